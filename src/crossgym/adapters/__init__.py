@@ -1,0 +1,1 @@
+"""Training backends: TRL, Unsloth, veRL and OpenRLHF. Each imports its framework inside functions only."""

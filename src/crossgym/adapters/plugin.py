@@ -1,0 +1,22 @@
+"""Registers the built-in training backends through the same hook third parties use."""
+
+from __future__ import annotations
+
+from crossgym.plugins import hookimpl
+from crossgym.plugins.registry import Registrar
+
+
+@hookimpl
+def crossgym_register_backends(registry: Registrar) -> None:
+    registry.add("trl", "crossgym.adapters.pending_backends:TRLPending",
+                 description="Hugging Face TRL GRPOTrainer (CPU and GPU; hf or vLLM generation)",
+                 install="pip install 'crossgym[trl]'", requires=("trl", "torch"))
+    registry.add("unsloth", "crossgym.adapters.pending_backends:UnslothPending",
+                 description="Unsloth FastLanguageModel + LoRA, trained with TRL's GRPOTrainer",
+                 install="pip install 'crossgym[unsloth]'", requires=("unsloth",))
+    registry.add("verl", "crossgym.adapters.pending_backends:VerlPending",
+                 description="veRL 0.9.1 main_ppo with the GRPO estimator (GPU cluster; vLLM or SGLang rollout)",
+                 install="pip install 'crossgym[verl]'", requires=("verl",))
+    registry.add("openrlhf", "crossgym.adapters.pending_backends:OpenRLHFPending",
+                 description="OpenRLHF 0.11.2 train_ppo_ray with group_norm advantages (GPU cluster; vLLM)",
+                 install="pip install 'crossgym[openrlhf]'", requires=("openrlhf",))

@@ -1,0 +1,96 @@
+"""Public helpers that rebuild plugins by name: the way one verifier reaches every backend and process."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Iterable, Mapping
+
+from crossgym.plugins.manager import registry
+from crossgym.protocol.errors import ConfigError, CrossgymError, VerifierError
+from crossgym.protocol.interfaces import Environment, InferenceEngine, TrainingBackend, Verifier
+from crossgym.protocol.task import Task, VerifierSpec
+
+
+def _build(kind: str, name: str, params: Mapping[str, Any]) -> Any:
+    factory = registry(kind).load(name)
+    try:
+        return factory(**params)
+    except CrossgymError:
+        raise
+    except TypeError as exc:
+        accepted = _accepted_params(factory)
+        fix = f"accepted params: {', '.join(accepted)}" if accepted else "see `crossgym list` and the docs"
+        err = VerifierError if kind == "verifiers" else ConfigError
+        if err is VerifierError:
+            raise VerifierError(f"cannot build {kind[:-1]} {name!r} with params {dict(params)!r}: {exc} ({fix})") \
+                from None
+        raise ConfigError(f"cannot build {kind[:-1].replace('_', ' ')} {name!r}: {exc}", fix=fix) from None
+
+
+def _accepted_params(factory: Any) -> list[str]:
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return []
+    return [p for p in sig.parameters if p not in ("self", "args", "kwargs")]
+
+
+@functools.lru_cache(maxsize=4096)
+def _verifier_cached(key: str) -> Verifier:
+    import json
+
+    spec = VerifierSpec.from_dict(json.loads(key))
+    return _build("verifiers", spec.name, spec.params)  # type: ignore[no-any-return]
+
+
+def load_verifier(spec: VerifierSpec | Mapping[str, Any] | str, **params: Any) -> Verifier:
+    """The verifier a spec names, built through the registry (instances are cached per spec)."""
+    if isinstance(spec, str):
+        spec = VerifierSpec(name=spec, params=params)
+    elif not isinstance(spec, VerifierSpec):
+        spec = VerifierSpec.from_dict(spec)
+    try:
+        return _verifier_cached(spec.key())
+    except TypeError as exc:  # unhashable/unserialisable params
+        raise VerifierError(f"verifier {spec.name!r}: params must be JSON ({exc})") from None
+
+
+def verify(task: Task, completion: Any) -> Any:
+    """Score one completion (a Completion or plain text) with the task's own verifier."""
+    from crossgym.protocol.task import Completion
+
+    if isinstance(completion, str):
+        completion = Completion.from_text(completion)
+    return load_verifier(task.verifier).verify(task, completion)
+
+
+def load_environment(name: str, **params: Any) -> Environment:
+    """A new episode object of the registered environment ``name``."""
+    return _build("environments", name, params)  # type: ignore[no-any-return]
+
+
+def environment_factory(name: str, **params: Any) -> Any:
+    """A zero-argument callable making fresh episodes (GRPO groups need many)."""
+    registry("environments").load(name)  # fail early on an unknown name
+    return functools.partial(load_environment, name, **params)
+
+
+def load_tasks(source: str, **params: Any) -> list[Task]:
+    """Tasks from a registered task source (generators take n and seed; loaders take path)."""
+    produced: Iterable[Task] = _build("task_sources", source, params)
+    return list(produced)
+
+
+def get_backend(name: str) -> TrainingBackend:
+    """The registered training backend ``name`` (not checked: call ``.check()`` before training)."""
+    return _build("backends", name, {})  # type: ignore[no-any-return]
+
+
+def get_engine(name: str, **params: Any) -> InferenceEngine:
+    """An inference engine instance (``hf`` takes model=..., ``openai`` takes base_url=..., ...)."""
+    return _build("engines", name, params)  # type: ignore[no-any-return]
+
+
+def clear_caches() -> None:
+    _verifier_cached.cache_clear()

@@ -1,0 +1,235 @@
+"""The one console script, `crossgym`. Each command's work lives in its subsystem; this file parses and prints.
+
+User errors (CrossgymError) print one line on stderr and exit 2; `--debug` shows the traceback instead.
+Every `--json` prints exactly one JSON document on stdout.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from crossgym import __version__
+from crossgym.protocol.errors import ConfigError, CrossgymError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="crossgym: verifiers and environments written once; GRPO on TRL, Unsloth, veRL and OpenRLHF.")
+_state = {"debug": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"crossgym {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    _state["debug"] = debug
+
+
+def _print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+def _parse_json_option(value: str | None, option: str) -> dict[str, Any]:
+    if not value:
+        return {}
+    text = Path(value).read_text(encoding="utf-8") if Path(value).is_file() else value
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"not valid JSON ({exc.msg} at column {exc.colno})", where=option,
+                          fix="""pass a JSON object, e.g. '{"key": 1}', or a file holding one""") from None
+    if not isinstance(parsed, dict):
+        raise ConfigError("must be a JSON object", where=option, fix="""e.g. '{"key": 1}'""")
+    return parsed
+
+
+def _call(target: str, **kwargs: Any) -> Any:
+    """Run a command implemented in a subsystem module ("module:function")."""
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("crossgym"):
+            raise CrossgymError(f"this command is not available in crossgym {__version__} yet") from None
+        raise
+    return getattr(module, attr)(**kwargs)
+
+
+# ---------------------------------------------------------------- list / check / verify / tasks
+@app.command("list")
+def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON document.")) -> None:
+    """Show verifiers, environments, task sources, backends and engines (and whether each can run here)."""
+    from crossgym.catalog import catalog
+
+    doc = catalog()
+    if as_json:
+        _print_json(doc)
+        return
+    from crossgym.cli_render import render_catalog
+
+    render_catalog(doc)
+
+
+@app.command("check")
+def check_cmd(
+    names: Optional[list[str]] = typer.Argument(None, help="Verifier names (default: all)."),  # noqa: UP007
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Self-check verifiers: each one's examples must pass, fail or be malformed as declared (exit 1 if not)."""
+    from crossgym.verifiers.selfcheck import check_verifiers
+
+    doc = check_verifiers(names or None)
+    if as_json:
+        _print_json(doc)
+    else:
+        from crossgym.cli_render import render_check
+
+        render_check(doc)
+    if not doc["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("verify")
+def verify_cmd(
+    verifier: Optional[str] = typer.Option(None, "--verifier", help="Verifier name (default: the task's own)."),  # noqa: UP007
+    params: Optional[str] = typer.Option(None, "--params", help="Verifier params as JSON (or a file)."),  # noqa: UP007
+    task: Path = typer.Option(..., "--task", help="A task JSON file (or a JSONL file holding one task)."),
+    completion: str = typer.Option(..., "--completion", help="Completion text, or a file holding it."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON."),
+) -> None:
+    """Score one completion for one task."""
+    from crossgym.verify_cmd import verify_one
+
+    verdict = verify_one(verifier=verifier, params=_parse_json_option(params, "--params"), task_path=task,
+                         completion=completion)
+    if as_json:
+        _print_json(verdict.to_dict())
+    else:
+        status = "PASS" if verdict.passed else ("ERROR" if verdict.error else "FAIL")
+        typer.echo(f"{status} reward={verdict.reward:g} {verdict.error or verdict.reason}".rstrip())
+    if verdict.error and verdict.error_kind != "malformed":
+        raise typer.Exit(1)
+
+
+@app.command("tasks")
+def tasks_cmd(
+    source: str = typer.Argument(..., help="A registered task source (see `crossgym list`)."),
+    params: Optional[str] = typer.Option(None, "--params", help="Source params as JSON (or a file)."),  # noqa: UP007
+    n: Optional[int] = typer.Option(None, "--n", help="How many tasks."),  # noqa: UP007
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed."),  # noqa: UP007
+    out: Optional[Path] = typer.Option(None, "--out", help="Write JSONL here (default: stdout)."),  # noqa: UP007
+) -> None:
+    """Generate or load tasks and write them as JSONL."""
+    from crossgym.api import load_tasks
+
+    p = _parse_json_option(params, "--params")
+    if n is not None:
+        p["n"] = n
+    if seed is not None:
+        p["seed"] = seed
+    tasks = load_tasks(source, **p)
+    lines = "".join(t.to_json() + "\n" for t in tasks)
+    if out is None:
+        sys.stdout.write(lines)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(lines, encoding="utf-8")
+        typer.echo(f"wrote {len(tasks)} tasks to {out}", err=True)
+
+
+# ---------------------------------------------------------------- eval / train / plan
+@app.command("eval")
+def eval_cmd(
+    config: Optional[Path] = typer.Argument(None, help="A RunConfig YAML (or use the flags)."),  # noqa: UP007
+    model: Optional[str] = typer.Option(None, "--model", help="Model directory (hf/vllm engines)."),  # noqa: UP007
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL."),  # noqa: UP007
+    tasks: Optional[str] = typer.Option(None, "--tasks", help="Task source name or JSONL file."),  # noqa: UP007
+    engine: Optional[str] = typer.Option(None, "--engine", help="hf, vllm, sglang or openai."),  # noqa: UP007
+    n: int = typer.Option(1, "--n", help="Samples per task (pass@k up to n)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Evaluate only the first N tasks."),  # noqa: UP007
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", help="Where rollouts and the report go."),  # noqa: UP007
+    as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON."),
+) -> None:
+    """Score the current model on tasks before training: pass@k, rewards, errors; writes a report."""
+    _call("crossgym.eval.command:run_eval_command", config=config, model=model, endpoint=endpoint, tasks=tasks,
+          engine=engine, n=n, limit=limit, output_dir=output_dir, as_json=as_json)
+
+
+@app.command("train")
+def train_cmd(
+    config: Path = typer.Argument(..., help="A RunConfig YAML."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="trl, unsloth, verl or openrlhf."),  # noqa: UP007
+    dry_run: bool = typer.Option(False, "--dry-run", help="Plan and check only; train nothing."),
+    skip_gate: bool = typer.Option(False, "--skip-gate", help="Skip the verifier self-check and eval gate."),
+) -> None:
+    """Run GRPO: the eval-first gate, then the backend."""
+    _call("crossgym.train:run_train_command", config=config, backend=backend, dry_run=dry_run, skip_gate=skip_gate)
+
+
+@app.command("plan")
+def plan_cmd(
+    config: Path = typer.Argument(..., help="A RunConfig YAML."),
+    backend: Optional[list[str]] = typer.Option(None, "--backend", help="Backends to plan (default: all)."),  # noqa: UP007
+    as_json: bool = typer.Option(False, "--json", help="Print the plans as JSON."),
+) -> None:
+    """Show what each backend would run for this config, side by side (no side effects)."""
+    _call("crossgym.train:run_plan_command", config=config, backends=backend or None, as_json=as_json)
+
+
+# ---------------------------------------------------------------- compat / serve / reverify
+@app.command("compat")
+def compat_cmd(
+    backend: Optional[list[str]] = typer.Option(None, "--backend", help="Backends to check (default: installed)."),  # noqa: UP007
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write an HTML report here."),  # noqa: UP007
+) -> None:
+    """Prove reward parity: every verifier's reward through each backend's native path equals its Verdict."""
+    _call("crossgym.compat_tests.runner:run_compat_command", backends=backend or None, as_json=as_json, html=html)
+
+
+@app.command("serve")
+def serve_cmd(
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8000, "--port"),
+    token: Optional[str] = typer.Option(None, "--token", envvar="CROSSGYM_TOKEN", help="Bearer token."),  # noqa: UP007
+) -> None:
+    """Serve verifiers and environments over HTTP."""
+    _call("crossgym.serve.command:run_serve_command", host=host, port=port, token=token)
+
+
+@app.command("reverify")
+def reverify_cmd(
+    rollouts: Path = typer.Argument(..., help="A rollouts.jsonl written by eval or train."),
+    as_json: bool = typer.Option(False, "--json", help="Print the drift report as JSON."),
+) -> None:
+    """Recompute rewards with the current verifiers and report drift."""
+    _call("crossgym.eval.reverify:run_reverify_command", rollouts=rollouts, as_json=as_json)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: user errors are one line and exit 2."""
+    try:
+        app(args=argv, prog_name="crossgym")
+    except CrossgymError as exc:
+        if _state["debug"]:
+            raise
+        sys.stderr.write(f"crossgym: error: {exc}\n")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("crossgym: interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Built-in environments and task sources (generators, file loaders, bridges)."""

@@ -1,0 +1,1 @@
+"""Inference engines: hf (embedded CPU default), vllm, sglang, and any OpenAI-compatible server."""

@@ -1,0 +1,206 @@
+"""RunConfig: one YAML file that runs on every backend. Errors name the file, the field and the fix."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from crossgym.protocol.errors import ConfigError
+
+Variant = Literal["grpo", "dapo", "dr_grpo", "gspo"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TasksConfig(_Model):
+    """Where tasks come from: a registered task source with params, or task files (JSONL)."""
+
+    source: str | None = None
+    """Registered task source name (see `crossgym list`), e.g. "arithmetic"."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Parameters for the source (n, seed, difficulty, ...)."""
+    files: list[str] = Field(default_factory=list)
+    """Task files (JSONL of Task objects); relative paths resolve against the config file."""
+
+    @model_validator(mode="after")
+    def _one_of(self) -> TasksConfig:
+        if not self.source and not self.files:
+            raise ValueError("give either 'source' (a registered task source) or 'files' (JSONL task files)")
+        return self
+
+
+class VerifierConfig(_Model):
+    """An extra reward term: a verifier applied to every task, weighted."""
+
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    weight: float = 1.0
+
+
+class EnvironmentConfig(_Model):
+    name: str = "single_turn"
+    """Registered environment; tasks that name their own env keep it unless this is set explicitly."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    max_turns: int = Field(default=1, ge=1)
+
+
+class LoraConfig(_Model):
+    r: int = Field(default=16, ge=1)
+    alpha: int = Field(default=32, ge=1)
+    dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    target_modules: list[str] | str = "all-linear"
+
+
+class GRPOConfig(_Model):
+    """GRPO hyper-parameters; each backend maps them to its own knobs (see `crossgym plan`)."""
+
+    num_generations: int = Field(default=8, ge=2)
+    learning_rate: float = Field(default=1e-6, gt=0)
+    beta: float = Field(default=0.0, ge=0)
+    epsilon: float = Field(default=0.2, gt=0)
+    epsilon_high: float | None = None
+    max_completion_length: int = Field(default=256, ge=1)
+    max_prompt_length: int | None = None
+    temperature: float = Field(default=1.0, ge=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    per_device_train_batch_size: int = Field(default=8, ge=1)
+    """Completions per device per step (TRL's meaning)."""
+    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    max_steps: int = Field(default=100, ge=1)
+    num_iterations: int = Field(default=1, ge=1)
+    loss_type: str | None = None
+    """Backend-native loss override; normally leave None and pick a `variant`."""
+    variant: Variant = "grpo"
+    scale_rewards: bool = True
+    lora: LoraConfig | None = None
+    logging_steps: int = Field(default=1, ge=1)
+    save_steps: int | None = None
+
+    @model_validator(mode="after")
+    def _batch_fits_group(self) -> GRPOConfig:
+        total = self.per_device_train_batch_size * self.gradient_accumulation_steps
+        if total % self.num_generations:
+            raise ValueError(
+                f"per_device_train_batch_size x gradient_accumulation_steps ({total}) must be a multiple of "
+                f"num_generations ({self.num_generations}): each GRPO group needs all its completions")
+        return self
+
+
+class RunConfig(_Model):
+    """Everything one run needs; the same file runs on every backend."""
+
+    model: str
+    """A local model directory (or a hub id when the machine has network)."""
+    tasks: TasksConfig
+    eval_tasks: TasksConfig | None = None
+    verifiers: list[VerifierConfig] = Field(default_factory=list)
+    """Extra weighted reward terms; each task's own verifier always scores with weight `task_weight`."""
+    task_weight: float = 1.0
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    grpo: GRPOConfig = Field(default_factory=GRPOConfig)
+    backend: str = "trl"
+    engine: str = "hf"
+    backend_args: dict[str, Any] = Field(default_factory=dict)
+    """Passed untouched to the backend's native config."""
+    output_dir: str = "runs/crossgym"
+    seed: int = 0
+    on_error: float | Literal["none"] = 0.0
+    """Reward for a verifier error or timeout; "none" hands None/NaN to backends that mask it."""
+
+    @field_validator("on_error", mode="before")
+    @classmethod
+    def _on_error(cls, v: Any) -> Any:
+        if v is None or (isinstance(v, str) and v.lower() in ("none", "null", "nan")):
+            return "none"
+        return v
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def with_overrides(self, **changes: Any) -> RunConfig:
+        """A copy with top-level fields replaced (validated again)."""
+        data = self.model_dump(mode="json")
+        data.update({k: v for k, v in changes.items() if v is not None})
+        return RunConfig.model_validate(data)
+
+
+_FIELD_FIXES = {
+    "missing": "add the field",
+    "extra_forbidden": "remove it or check its spelling",
+}
+
+
+def _where_and_fix(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
+    loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    kind = err["type"]
+    fix = _FIELD_FIXES.get(kind, "")
+    if kind == "extra_forbidden":
+        # suggest the nearest known field at that level
+        target: Any = model
+        for part in err["loc"][:-1]:
+            fld = getattr(target, "model_fields", {}).get(part)
+            ann = getattr(fld, "annotation", None)
+            target = next((a for a in getattr(ann, "__args__", (ann,)) if hasattr(a, "model_fields")), None)
+            if target is None:
+                break
+        known = list(getattr(target, "model_fields", {}) or {})
+        close = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)
+        if close:
+            fix = f"did you mean '{close[0]}'?"
+        elif known:
+            fix = f"known fields: {', '.join(known)}"
+    if not fix:
+        fix = "see `crossgym plan --help` and docs/configuration.md"
+    return loc, fix
+
+
+def parse_run_config(data: Any, *, source: str = "<config>") -> RunConfig:
+    """Validate a mapping into a RunConfig; the first problem becomes one ConfigError line."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping of settings, got {type(data).__name__}", where=source,
+                          fix="write the config as YAML key: value pairs (see examples/)")
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc, fix = _where_and_fix(dict(err), RunConfig)
+        msg = err["msg"]
+        if "input" in err and err["type"] not in ("missing", "extra_forbidden") and not isinstance(
+                err["input"], dict):
+            msg = f"{msg} (got {err['input']!r})"
+        more = len(exc.errors()) - 1
+        if more:
+            msg = f"{msg} [+{more} more problem{'s' if more > 1 else ''}]"
+        raise ConfigError(msg, where=f"{source}: {loc}", fix=fix) from None
+
+
+def load_run_config(path: str | Path) -> RunConfig:
+    """Read a YAML RunConfig; relative task files resolve against the config's folder."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError("config file not found", where=str(p), fix="check the path")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"invalid YAML: {problem}", where=where, fix="fix the YAML syntax at that line") from None
+    data = _resolve_files(data, p.parent)
+    return parse_run_config(data, source=str(p))
+
+
+def _resolve_files(data: Any, base: Path) -> Any:
+    if not isinstance(data, dict):
+        return data
+    for key in ("tasks", "eval_tasks"):
+        section = data.get(key)
+        if isinstance(section, dict) and isinstance(section.get("files"), list):
+            section["files"] = [f if Path(f).is_absolute() else str((base / f)) for f in section["files"]]
+    return data

@@ -1,0 +1,138 @@
+"""Chat messages, tool calls and tool specs, in OpenAI's chat format."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+def _require(d: Mapping[str, Any], key: str, kind: str) -> Any:
+    if not isinstance(d, Mapping):
+        raise ValueError(f"{kind} must be a JSON object, got {type(d).__name__}")
+    if key not in d:
+        raise ValueError(f"{kind} is missing required key {key!r}")
+    return d[key]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call made by the assistant."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI wire form: arguments as a JSON string."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolCall:
+        """Accept crossgym's form and OpenAI's (``{"function": {"name", "arguments": str}}``)."""
+        if "function" in d:
+            fn = d["function"]
+            args = fn.get("arguments", {})
+            if isinstance(args, str):
+                args = json.loads(args) if args.strip() else {}
+            return cls(id=str(d.get("id", "")), name=str(fn["name"]), arguments=dict(args))
+        args = d.get("arguments", {})
+        if isinstance(args, str):
+            args = json.loads(args) if args.strip() else {}
+        return cls(id=str(d.get("id", "")), name=str(_require(d, "name", "ToolCall")), arguments=dict(args))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the policy may call, in OpenAI function format (``parameters`` is a JSON Schema)."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"type": "function", "function": self.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolSpec:
+        if d.get("type") == "function" and "function" in d:
+            d = d["function"]
+        return cls(
+            name=str(_require(d, "name", "ToolSpec")),
+            description=str(d.get("description", "")),
+            parameters=dict(d.get("parameters") or {"type": "object", "properties": {}}),
+        )
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message. ``role`` is system, user, assistant or tool."""
+
+    role: str
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            d["name"] = self.name
+        return d
+
+    def to_openai(self) -> dict[str, Any]:
+        """The form chat templates and OpenAI-compatible servers take."""
+        d = self.to_dict()
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_openai() for c in self.tool_calls]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Message:
+        content = d.get("content")
+        if isinstance(content, list):  # OpenAI content parts: keep the text ones
+            content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+        return cls(
+            role=str(_require(d, "role", "Message")),
+            content="" if content is None else str(content),
+            tool_calls=tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
+            tool_call_id=d.get("tool_call_id"),
+            name=d.get("name"),
+        )
+
+
+def user(content: str) -> Message:
+    return Message(role="user", content=content)
+
+
+def system(content: str) -> Message:
+    return Message(role="system", content=content)
+
+
+def assistant(content: str = "", tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+    return Message(role="assistant", content=content, tool_calls=tuple(tool_calls))
+
+
+def messages_from(value: Any) -> tuple[Message, ...]:
+    """A prompt given as a string, one message dict, or a list of dicts/Messages."""
+    if isinstance(value, str):
+        return (user(value),)
+    if isinstance(value, Message):
+        return (value,)
+    if isinstance(value, Mapping):
+        return (Message.from_dict(value),)
+    return tuple(m if isinstance(m, Message) else Message.from_dict(m) for m in value)

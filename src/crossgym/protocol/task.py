@@ -1,0 +1,224 @@
+"""Tasks, verifier specs, completions, verdicts and examples: what a verifier consumes and produces."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from crossgym.protocol.messages import Message, ToolSpec, messages_from
+
+JSON = Any  # a JSON-serialisable value
+
+#: Verdict.error values start with one of these.
+ERROR_KINDS = ("timeout", "exception", "malformed")
+
+
+@dataclass(frozen=True)
+class VerifierSpec:
+    """A verifier by registered name and parameters; rebuilt through the registry in any process."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "params": self.params}
+
+    def key(self) -> str:
+        """A canonical string for caching and provenance."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | str) -> VerifierSpec:
+        if isinstance(d, str):
+            return cls(name=d)
+        if "name" not in d:
+            raise ValueError("VerifierSpec is missing required key 'name'")
+        return cls(name=str(d["name"]), params=dict(d.get("params") or {}))
+
+
+@dataclass(frozen=True)
+class Task:
+    """One input to the agent: prompt, reference answer, and the verifier that scores it."""
+
+    id: str
+    prompt: tuple[Message, ...]
+    answer: JSON
+    verifier: VerifierSpec
+    env: str = "single_turn"
+    tools: tuple[ToolSpec, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prompt, tuple):
+            object.__setattr__(self, "prompt", messages_from(self.prompt))
+        if not isinstance(self.tools, tuple):
+            object.__setattr__(self, "tools", tuple(self.tools))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "prompt": [m.to_dict() for m in self.prompt],
+            "answer": self.answer,
+            "verifier": self.verifier.to_dict(),
+            "env": self.env,
+            "tools": [t.to_dict() for t in self.tools],
+            "metadata": self.metadata,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Task:
+        for key in ("id", "prompt", "verifier"):
+            if key not in d:
+                raise ValueError(f"Task is missing required key {key!r}")
+        return cls(
+            id=str(d["id"]),
+            prompt=messages_from(d["prompt"]),
+            answer=d.get("answer"),
+            verifier=VerifierSpec.from_dict(d["verifier"]),
+            env=str(d.get("env", "single_turn")),
+            tools=tuple(ToolSpec.from_dict(t) for t in d.get("tools") or ()),
+            metadata=dict(d.get("metadata") or {}),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Task:
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the policy produced: the messages after the prompt (assistant turns, tool results)."""
+
+    messages: tuple[Message, ...]
+    token_ids: tuple[int, ...] | None = None
+    logprobs: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.messages, tuple):
+            object.__setattr__(self, "messages", messages_from(self.messages))
+        if self.token_ids is not None and not isinstance(self.token_ids, tuple):
+            object.__setattr__(self, "token_ids", tuple(self.token_ids))
+        if self.logprobs is not None and not isinstance(self.logprobs, tuple):
+            object.__setattr__(self, "logprobs", tuple(self.logprobs))
+
+    @classmethod
+    def from_text(cls, text: str) -> Completion:
+        return cls(messages=(Message(role="assistant", content=text),))
+
+    @property
+    def text(self) -> str:
+        """The final assistant message's text ("" when there is none)."""
+        for m in reversed(self.messages):
+            if m.role == "assistant":
+                return m.content
+        return ""
+
+    @property
+    def assistant_messages(self) -> tuple[Message, ...]:
+        return tuple(m for m in self.messages if m.role == "assistant")
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
+        if self.token_ids is not None:
+            d["token_ids"] = list(self.token_ids)
+        if self.logprobs is not None:
+            d["logprobs"] = list(self.logprobs)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Completion:
+        ids = d.get("token_ids")
+        lps = d.get("logprobs")
+        return cls(
+            messages=messages_from(d.get("messages") or ()),
+            token_ids=None if ids is None else tuple(int(i) for i in ids),
+            logprobs=None if lps is None else tuple(float(x) for x in lps),
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verifier's judgement. ``error`` is None, "timeout", "exception: ..." or "malformed: ..."."""
+
+    reward: float
+    passed: bool
+    components: dict[str, float] = field(default_factory=dict)
+    reason: str = ""
+    error: str | None = None
+
+    @classmethod
+    def ok(cls, reward: float, *, passed: bool | None = None, reason: str = "",
+           components: dict[str, float] | None = None, threshold: float = 1.0) -> Verdict:
+        """A normal judgement; ``passed`` defaults to reward >= threshold."""
+        reward = float(reward)
+        return cls(reward=reward, passed=reward >= threshold if passed is None else passed,
+                   components=dict(components or {}), reason=reason)
+
+    @classmethod
+    def malformed(cls, detail: str) -> Verdict:
+        return cls(reward=0.0, passed=False, reason=detail, error=f"malformed: {detail}")
+
+    @classmethod
+    def exception(cls, detail: str) -> Verdict:
+        return cls(reward=0.0, passed=False, reason=detail, error=f"exception: {detail}")
+
+    @classmethod
+    def timeout(cls, seconds: float) -> Verdict:
+        return cls(reward=0.0, passed=False, reason=f"verification exceeded {seconds:g} s", error="timeout")
+
+    @property
+    def error_kind(self) -> str | None:
+        """"timeout", "exception", "malformed" or None."""
+        if self.error is None:
+            return None
+        return self.error.split(":", 1)[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reward": self.reward, "passed": self.passed, "components": self.components,
+                "reason": self.reason, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Verdict:
+        reward = d["reward"]
+        return cls(
+            reward=math.nan if reward is None else float(reward),
+            passed=bool(d.get("passed", False)),
+            components={str(k): float(v) for k, v in (d.get("components") or {}).items()},
+            reason=str(d.get("reason", "")),
+            error=d.get("error"),
+        )
+
+
+Expect = Literal["pass", "fail", "malformed"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A worked case a verifier ships: this completion on this task should pass, fail, or be malformed."""
+
+    task: Task
+    completion: Completion
+    expect: Expect
+    note: str = ""
+
+    def matches(self, verdict: Verdict) -> bool:
+        """Whether ``verdict`` is what this example declares."""
+        if self.expect == "pass":
+            return verdict.passed and verdict.error is None
+        if self.expect == "fail":
+            return not verdict.passed and verdict.error is None
+        return not verdict.passed and verdict.error_kind == "malformed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task": self.task.to_dict(), "completion": self.completion.to_dict(),
+                "expect": self.expect, "note": self.note}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Example:
+        return cls(task=Task.from_dict(d["task"]), completion=Completion.from_dict(d["completion"]),
+                   expect=d["expect"], note=str(d.get("note", "")))

@@ -1,0 +1,1 @@
+"""Built-in verifiers, one module per family."""
