@@ -1,0 +1,38 @@
+"""Shared fixtures: offline, quiet libraries; one tiny model built once per session; clean plugin state."""
+
+from __future__ import annotations
+
+import os
+
+# keep every library offline and quiet before anything imports them
+for _k, _v in {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+               "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "RAY_USAGE_STATS_ENABLED": "0",
+               "WANDB_MODE": "disabled", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1",
+               "TRL_EXPERIMENTAL_SILENCE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}.items():
+    os.environ.setdefault(_k, _v)
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ~3M-parameter Llama model with a char-level tokenizer and Qwen2.5's tool-capable chat template."""
+    pytest.importorskip("transformers")
+    import torch
+
+    torch.set_num_threads(1)
+    from crossgym.inference.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model") / "tiny")
+
+
+@pytest.fixture
+def fresh_plugins():
+    """Rebuild the plugin registries before and after a test that changes plugins or the environment."""
+    from crossgym.plugins import reset_plugins
+
+    reset_plugins()
+    yield
+    reset_plugins()
