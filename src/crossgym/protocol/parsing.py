@@ -1,0 +1,349 @@
+"""Reading structure out of model text: tool calls in three dialects, fenced blocks and JSON (stdlib only).
+
+``parse_tool_calls`` accepts OpenAI ``tool_calls`` on the message, Hermes/Qwen ``<tool_call>{json}</tool_call>``
+blocks in the text, and Python call syntax ``f(a=1, b="x")`` or ``[f(a=1), g()]`` (parsed with ``ast``, literal
+arguments only, never evaluated). Everything here is linear-time or bounded on its input.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any, Iterator, Sequence
+
+from crossgym.protocol.messages import Message, ToolCall, ToolSpec
+
+#: Python-syntax calls longer than this are refused (ast.parse is not cheap on huge input)
+MAX_PY_CALL_CHARS = 100_000
+#: JSON nested deeper than this is refused before json.loads can hit the recursion limit
+MAX_JSON_DEPTH = 200
+
+
+class MalformedToolCall(ValueError):
+    """A tool call is present but cannot be read; the message says why."""
+
+
+class MalformedJSON(ValueError):
+    """No usable JSON value in the text; the message says why."""
+
+
+# ---------------------------------------------------------------------------------------------- fenced blocks
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.#-]*)[^\n]*\n", re.M)
+
+
+def iter_fenced(text: str) -> Iterator[tuple[str, str]]:
+    """(language, body) for each fenced code block (``` or ~~~), in order; an unclosed fence runs to the end."""
+    pos = 0
+    while True:
+        m = _FENCE.search(text, pos)
+        if m is None:
+            return
+        fence, lang = m.group(1), m.group(2).lower()
+        close = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.M)
+        c = close.search(text, m.end())
+        if c is None:
+            yield lang, text[m.end():]
+            return
+        yield lang, text[m.end():c.start()].rstrip("\n")
+        pos = c.end()
+
+
+def extract_fenced(text: str, lang: str | Sequence[str] | None = None, *, last: bool = True) -> str | None:
+    """The body of the last (or first) fenced block whose language is ``lang`` (any of several, "" = unlabelled;
+    None = any), or None when there is none."""
+    want = None if lang is None else {lang.lower()} if isinstance(lang, str) else {x.lower() for x in lang}
+    found = None
+    for block_lang, body in iter_fenced(text):
+        if want is None or block_lang in want:
+            if not last:
+                return body
+            found = body
+    return found
+
+
+# ---------------------------------------------------------------------------------------------- JSON
+def json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether brackets nest at most ``limit`` deep (ignoring brackets inside strings); linear time."""
+    if text.count("[") + text.count("{") <= limit:
+        return True
+    depth = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
+def _reject_constant(name: str) -> Any:
+    raise MalformedJSON(f"{name} is not valid JSON")
+
+
+def loads_strict(text: str, limit: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` that refuses NaN/Infinity and nesting deeper than ``limit``; raises MalformedJSON."""
+    if not json_depth_ok(text, limit):
+        raise MalformedJSON(f"JSON nests deeper than {limit} levels")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise MalformedJSON(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise MalformedJSON("JSON nests too deeply") from None
+
+
+def parse_json_text(text: str, *, fenced: str = "allow", allow_surrounding: bool = False,
+                    limit: int = MAX_JSON_DEPTH) -> Any:
+    """The JSON value in ``text``.
+
+    ``fenced``: "allow" (the whole text, or the whole text being one ```json/``` block), "require" (a fenced block
+    must hold it; text around the block is allowed), "forbid" (the whole text only). ``allow_surrounding``: also
+    accept prose around a single top-level object/array (the first balanced one). Raises MalformedJSON.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise MalformedJSON("empty text")
+    if fenced not in ("allow", "require", "forbid"):
+        raise ValueError(f"fenced must be allow, require or forbid, got {fenced!r}")
+    if fenced == "require":
+        body = extract_fenced(stripped, ("json", "jsonc", ""))
+        if body is None:
+            raise MalformedJSON("no ```json fenced block")
+        return loads_strict(body, limit)
+    if fenced == "allow" and stripped.startswith(("```", "~~~")):
+        blocks = list(iter_fenced(stripped))
+        if len(blocks) == 1 and blocks[0][0] in ("json", "jsonc", "") and _only_block(stripped):
+            return loads_strict(blocks[0][1], limit)
+    try:
+        return loads_strict(stripped, limit)
+    except MalformedJSON:
+        if not allow_surrounding:
+            raise
+    span = find_json_span(stripped)
+    if span is None:
+        raise MalformedJSON("no JSON object or array in the text")
+    return loads_strict(stripped[span[0]:span[1]], limit)
+
+
+def _only_block(text: str) -> bool:
+    lines = text.strip().splitlines()
+    return len(lines) >= 2 and lines[0].lstrip()[:3] in ("```", "~~~") and lines[-1].strip()[:3] in ("```", "~~~")
+
+
+def find_json_span(text: str, start: int = 0) -> tuple[int, int] | None:
+    """(start, end) of the first balanced {...} or [...] at or after ``start`` (string-aware, linear time)."""
+    i = start
+    n = len(text)
+    while i < n:
+        j1, j2 = text.find("{", i), text.find("[", i)
+        cands = [j for j in (j1, j2) if j >= 0]
+        if not cands:
+            return None
+        s = min(cands)
+        end = _balanced_end(text, s)
+        if end is not None:
+            return s, end
+        i = s + 1
+    return None
+
+
+def _balanced_end(text: str, s: int) -> int | None:
+    stack: list[str] = []
+    in_str = esc = False
+    pairs = {"{": "}", "[": "]"}
+    for k in range(s, len(text)):
+        ch = text[k]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in pairs:
+            stack.append(pairs[ch])
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+            if not stack:
+                return k + 1
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- tool calls
+_TOOL_OPEN = "<tool_call>"
+_TOOL_CLOSE = "</tool_call>"
+_PY_CALL_START = re.compile(r"\A\s*\[?\s*[A-Za-z_][\w.]*\s*\(")
+
+
+def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = ()) -> list[ToolCall]:
+    """The tool calls in an assistant message, in order: OpenAI ``tool_calls`` if present, else Hermes
+    ``<tool_call>`` blocks in the text, else a Python call expression making up the whole text (in a ```python
+    fence allowed). ``tools`` lets positional Python arguments map to parameter names. Returns [] when the message
+    holds no call; raises MalformedToolCall when a call is present but unreadable."""
+    if isinstance(message, Message):
+        if message.tool_calls:
+            return list(message.tool_calls)
+        text = message.content
+    else:
+        text = message
+    if not isinstance(text, str):
+        raise MalformedToolCall(f"message content must be text, got {type(text).__name__}")
+    if _TOOL_OPEN in text or _TOOL_CLOSE in text:
+        return _parse_hermes(text)
+    body = text.strip()
+    fenced = extract_fenced(body, ("python", "py", "tool_code", ""))
+    if fenced is not None and _only_block(body):
+        body = fenced.strip()
+    if _PY_CALL_START.match(body):
+        return parse_python_calls(body, tools)
+    return []
+
+
+def _parse_hermes(text: str) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    pos = 0
+    while True:
+        start = text.find(_TOOL_OPEN, pos)
+        stray = text.find(_TOOL_CLOSE, pos)
+        if start < 0:
+            if stray >= 0:
+                raise MalformedToolCall("</tool_call> without a matching <tool_call>")
+            return calls
+        if 0 <= stray < start:
+            raise MalformedToolCall("</tool_call> without a matching <tool_call>")
+        end = text.find(_TOOL_CLOSE, start + len(_TOOL_OPEN))
+        if end < 0:
+            raise MalformedToolCall(f"<tool_call> number {len(calls) + 1} is never closed")
+        body = text[start + len(_TOOL_OPEN):end].strip()
+        if _TOOL_OPEN in body:
+            raise MalformedToolCall("nested <tool_call> tags")
+        fenced = extract_fenced(body, ("json", ""))
+        if fenced is not None:
+            body = fenced.strip()
+        try:
+            obj = loads_strict(body)
+        except MalformedJSON as exc:
+            raise MalformedToolCall(f"<tool_call> number {len(calls) + 1}: {exc}") from None
+        calls.append(_call_from_obj(obj, len(calls)))
+        pos = end + len(_TOOL_CLOSE)
+
+
+def _call_from_obj(obj: Any, index: int) -> ToolCall:
+    where = f"tool call {index + 1}"
+    if not isinstance(obj, dict):
+        raise MalformedToolCall(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if "function" in obj and isinstance(obj["function"], dict):  # OpenAI wire form inside the tag
+        obj = obj["function"]
+    name = obj.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise MalformedToolCall(f"{where}: missing a string 'name'")
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = loads_strict(args) if args.strip() else {}
+        except MalformedJSON as exc:
+            raise MalformedToolCall(f"{where} ({name}): arguments string is not JSON: {exc}") from None
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise MalformedToolCall(f"{where} ({name}): arguments must be an object, got {type(args).__name__}")
+    return ToolCall(id=str(obj.get("id") or f"call_{index}"), name=name.strip(), arguments=args)
+
+
+def parse_python_calls(text: str, tools: Sequence[ToolSpec] = ()) -> list[ToolCall]:
+    """Calls written as Python: ``f(a=1)``, ``f(1, b=[2])``, ``[f(a=1), g()]`` or one call per line.
+    Literal arguments only (never evaluated); raises MalformedToolCall."""
+    if len(text) > MAX_PY_CALL_CHARS:
+        raise MalformedToolCall(f"python call text is over {MAX_PY_CALL_CHARS:,} characters")
+    src = text.strip()
+    try:
+        tree = ast.parse(src, mode="exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        raise MalformedToolCall(f"not valid Python call syntax: {getattr(exc, 'msg', None) or exc}") from None
+    nodes: list[ast.expr] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Expr):
+            raise MalformedToolCall(f"only call expressions are allowed, found a {type(stmt).__name__} statement")
+        v = stmt.value
+        nodes.extend(v.elts if isinstance(v, (ast.List, ast.Tuple)) else [v])
+    if not nodes:
+        raise MalformedToolCall("no call found")
+    by_name = {t.name: t for t in tools}
+    calls = []
+    for i, node in enumerate(nodes):
+        if not isinstance(node, ast.Call):
+            raise MalformedToolCall(f"call {i + 1}: expected name(args...), found {type(node).__name__}")
+        name = _dotted(node.func)
+        if name is None:
+            raise MalformedToolCall(f"call {i + 1}: the function must be a plain (dotted) name")
+        args: dict[str, Any] = {}
+        if node.args:
+            spec = by_name.get(name)
+            order = list((spec.parameters.get("properties") or {}).keys()) if spec else []
+            if len(node.args) > len(order):
+                raise MalformedToolCall(f"call {i + 1} ({name}): positional arguments need the tool's schema; "
+                                        "write name=value")
+            for pname, a in zip(order, node.args, strict=False):
+                args[pname] = _literal(a, name, pname)
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise MalformedToolCall(f"call {i + 1} ({name}): **kwargs are not allowed")
+            if kw.arg in args:
+                raise MalformedToolCall(f"call {i + 1} ({name}): argument {kw.arg!r} given twice")
+            args[kw.arg] = _literal(kw.value, name, kw.arg)
+        calls.append(ToolCall(id=f"call_{i}", name=name, arguments=args))
+    return calls
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+_PY_CONSTS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+
+
+def _literal(node: ast.expr, fn: str, arg: str, depth: int = 0) -> Any:
+    """A JSON value from a literal expression (JSON's true/false/null spellings accepted); nothing is evaluated."""
+    if depth > MAX_JSON_DEPTH:
+        raise MalformedToolCall(f"{fn}: argument {arg!r} nests too deeply")
+    if isinstance(node, ast.Constant):
+        if node.value is None or isinstance(node.value, (bool, int, float, str)):
+            return node.value
+        raise MalformedToolCall(f"{fn}: argument {arg!r} is a {type(node.value).__name__}, not a JSON value")
+    if isinstance(node, ast.Name) and node.id in _PY_CONSTS:
+        return _PY_CONSTS[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float):
+        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(x, fn, arg, depth + 1) for x in node.elts]
+    if isinstance(node, ast.Dict):
+        out = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                raise MalformedToolCall(f"{fn}: argument {arg!r} has a non-string key")
+            out[k.value] = _literal(v, fn, arg, depth + 1)
+        return out
+    raise MalformedToolCall(f"{fn}: argument {arg!r} is not a literal value ({type(node).__name__})")

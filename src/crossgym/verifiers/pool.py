@@ -1,0 +1,297 @@
+"""A small crossgym-owned pool of worker processes with hard per-call deadlines.
+
+Each worker is a forkserver (or spawn) child that serves jobs over a pipe. A job that overruns its deadline gets
+its worker killed and replaced (the replacement starts in the background, so the pool heals); the caller gets
+``PoolTimeout`` at the deadline. Thread-safe: many threads may call at once, each holding one worker per job.
+No signals are used in the caller, so this works from any thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import multiprocessing as mp
+import os
+import threading
+from collections import deque
+from typing import Any, Callable, Iterable, Sequence
+
+log = logging.getLogger(__name__)
+
+#: modules a worker imports before taking jobs (math-verify's import alone takes ~1 s)
+DEFAULT_WARM = ("crossgym.verifiers.base",)
+
+
+class PoolTimeout(Exception):
+    """The job ran past its deadline; its worker was killed."""
+
+
+class PoolError(Exception):
+    """The job could not run (worker died, result not picklable); the message says why."""
+
+
+def _worker_main(conn: Any, warm: Sequence[str]) -> None:
+    """Worker loop: receive (fn, args) batches, send back one ("ok"|"err", value) per job."""
+    import importlib
+
+    for mod in warm:
+        try:
+            importlib.import_module(mod)
+        except Exception as exc:  # a missing optional module must not kill the worker
+            log.debug("worker could not pre-import %s: %s", mod, exc)
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        fn, jobs = msg
+        for args in jobs:
+            try:
+                out: tuple[str, Any] = ("ok", fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - reported to the caller, never raised here
+                out = ("err", f"{type(exc).__name__}: {exc}")
+            try:
+                conn.send(out)
+            except Exception as exc:  # unpicklable result
+                conn.send(("err", f"result could not be sent back: {type(exc).__name__}: {exc}"))
+
+
+class _Worker:
+    def __init__(self, ctx: Any, warm: Sequence[str]) -> None:
+        parent, child = ctx.Pipe(duplex=True)
+        self.conn = parent
+        self.proc = ctx.Process(target=_worker_main, args=(child, tuple(warm)), daemon=True,
+                                name="crossgym-verifier-worker")
+        self.proc.start()
+        child.close()
+        self.ready = False
+
+    def wait_ready(self, timeout: float) -> bool:
+        if not self.ready and self.conn.poll(timeout):
+            try:
+                tag, _ = self.conn.recv()
+                self.ready = tag == "ready"
+            except (EOFError, OSError):
+                return False
+        return self.ready
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+            self.proc.join(timeout=5)
+        except Exception:  # already gone
+            pass
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+class WorkerPool:
+    """``size`` worker processes; ``call`` and ``map`` run picklable top-level functions with deadlines."""
+
+    def __init__(self, size: int | None = None, *, warm: Sequence[str] = DEFAULT_WARM,
+                 start_method: str | None = None, startup_timeout: float = 60.0) -> None:
+        self.size = max(1, size or min(os.cpu_count() or 1, 8))
+        self.warm = tuple(warm)
+        method = start_method or ("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        self._ctx = mp.get_context(method)
+        self.startup_timeout = startup_timeout
+        self._idle: deque[_Worker] = deque()
+        self._cv = threading.Condition()
+        self._live = 0  # workers started and not killed (idle, busy or starting)
+        self._closed = False
+        self.kills = 0
+
+    # -- worker lifecycle
+    def _spawn(self) -> _Worker:
+        return _Worker(self._ctx, self.warm)
+
+    def _replace_async(self) -> None:
+        def start() -> None:
+            try:
+                w = self._spawn()
+                ok = w.wait_ready(self.startup_timeout)
+            except Exception as exc:
+                log.warning("verifier worker failed to start: %s", exc)
+                ok, w = False, None  # type: ignore[assignment]
+            with self._cv:
+                if ok and not self._closed:
+                    self._idle.append(w)
+                else:
+                    self._live -= 1
+                    if w is not None:
+                        w.kill()
+                self._cv.notify()
+
+        threading.Thread(target=start, daemon=True, name="crossgym-pool-heal").start()
+
+    def _acquire(self) -> _Worker:
+        with self._cv:
+            while True:
+                if self._closed:
+                    raise PoolError("the verifier worker pool is closed")
+                if self._idle:
+                    return self._idle.popleft()
+                if self._live < self.size:
+                    self._live += 1
+                    break
+                self._cv.wait()
+        try:
+            w = self._spawn()
+            if not w.wait_ready(self.startup_timeout):
+                w.kill()
+                raise PoolError(f"a verifier worker did not start within {self.startup_timeout:g} s")
+            return w
+        except BaseException:
+            with self._cv:
+                self._live -= 1
+                self._cv.notify()
+            raise
+
+    def _release(self, w: _Worker) -> None:
+        with self._cv:
+            if self._closed:
+                w.kill()
+                self._live -= 1
+            else:
+                self._idle.append(w)
+            self._cv.notify()
+
+    def _discard(self, w: _Worker) -> None:
+        """Kill a worker (it overran or broke) and start its replacement in the background."""
+        w.kill()
+        self.kills += 1
+        with self._cv:
+            if self._closed:
+                self._live -= 1
+                self._cv.notify()
+                return
+        self._replace_async()
+
+    # -- running jobs
+    def warm_up(self) -> None:
+        """Start every worker now (otherwise they start on first use)."""
+        ws = [self._acquire() for _ in range(self.size)]
+        for w in ws:
+            self._release(w)
+
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
+        """``fn(*args)`` in a worker; raises PoolTimeout at the deadline, PoolError if it failed."""
+        return self.run_batch(fn, [args], timeout)[0]
+
+    def run_batch(self, fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], timeout: float,
+                  on_timeout: Any = PoolTimeout) -> list[Any]:
+        """Run ``jobs`` on one worker, each with its own deadline; an overrun job yields PoolTimeout (or raises it
+        when there is a single job) and the rest continue on a fresh worker."""
+        results: list[Any] = []
+        pending = list(jobs)
+        while pending:
+            w = self._acquire()
+            try:
+                w.conn.send((fn, pending))
+            except Exception as exc:
+                self._discard(w)
+                raise PoolError(f"could not send the job to a worker: {type(exc).__name__}: {exc}") from None
+            broke = False
+            for i in range(len(pending)):
+                if not w.conn.poll(timeout):
+                    self._discard(w)
+                    results.append(PoolTimeout(f"exceeded {timeout:g} s"))
+                    pending = pending[i + 1:]
+                    broke = True
+                    break
+                try:
+                    tag, value = w.conn.recv()
+                except (EOFError, OSError) as exc:
+                    self._discard(w)
+                    results.append(PoolError(f"worker died: {type(exc).__name__}"))
+                    pending = pending[i + 1:]
+                    broke = True
+                    break
+                results.append(value if tag == "ok" else PoolError(value))
+            if not broke:
+                self._release(w)
+                pending = []
+        if len(jobs) == 1 and isinstance(results[0], Exception):
+            raise results[0]
+        return results
+
+    def map(self, fn: Callable[..., Any], jobs: Iterable[tuple[Any, ...]], timeout: float,
+            chunksize: int = 16) -> list[Any]:
+        """Run many jobs across all workers, order preserved; failed jobs come back as exception objects."""
+        jobs = list(jobs)
+        chunks = [jobs[i:i + chunksize] for i in range(0, len(jobs), chunksize)]
+        out: list[list[Any]] = [[] for _ in chunks]
+        lock = threading.Lock()
+        next_chunk = [0]
+
+        def drain() -> None:
+            while True:
+                with lock:
+                    k = next_chunk[0]
+                    next_chunk[0] += 1
+                if k >= len(chunks):
+                    return
+                try:
+                    out[k] = self.run_batch(fn, chunks[k], timeout) if len(chunks[k]) > 1 else \
+                        [self._safe_call(fn, chunks[k][0], timeout)]
+                except Exception as exc:  # pool-level failure: report per job
+                    out[k] = [exc] * len(chunks[k])
+
+        threads = [threading.Thread(target=drain, daemon=True) for _ in range(min(self.size, len(chunks)))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return [r for chunk in out for r in chunk]
+
+    def _safe_call(self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> Any:
+        try:
+            return self.call(fn, args, timeout)
+        except (PoolTimeout, PoolError) as exc:
+            return exc
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            idle, self._idle = list(self._idle), deque()
+            self._live -= len(idle)
+            self._cv.notify_all()
+        for w in idle:
+            try:
+                w.conn.send(None)
+            except Exception:
+                pass
+            w.kill()
+
+
+_POOL: WorkerPool | None = None
+_POOL_LOCK = threading.Lock()
+_POOL_PID = 0
+
+
+def get_pool() -> WorkerPool:
+    """The process-wide verifier pool (size from CROSSGYM_VERIFIER_WORKERS, default min(cpus, 8))."""
+    global _POOL, _POOL_PID
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_PID != os.getpid():
+            size = int(os.environ.get("CROSSGYM_VERIFIER_WORKERS", "0") or 0) or None
+            _POOL = WorkerPool(size, warm=DEFAULT_WARM + ("math_verify",))
+            _POOL_PID = os.getpid()
+        return _POOL
+
+
+def shutdown_pool() -> None:
+    """Stop the process-wide pool's workers (a later call starts a new pool)."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None and _POOL_PID == os.getpid():
+        pool.close()
+
+
+atexit.register(shutdown_pool)
