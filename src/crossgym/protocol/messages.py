@@ -70,7 +70,8 @@ class ToolSpec:
         return cls(
             name=str(_require(d, "name", "ToolSpec")),
             description=str(d.get("description", "")),
-            parameters=dict(d.get("parameters") or {"type": "object", "properties": {}}),
+            parameters=dict(d["parameters"]) if d.get("parameters") is not None
+            else {"type": "object", "properties": {}},
         )
 
 

@@ -1,0 +1,74 @@
+"""RunConfig: YAML loading and one-line errors naming the file, the field and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crossgym.protocol.config import load_run_config, parse_run_config
+from crossgym.protocol.errors import ConfigError
+
+GOOD = """
+model: ./tiny
+tasks: {source: arithmetic, params: {n: 16, seed: 1}}
+grpo: {num_generations: 4, per_device_train_batch_size: 8, learning_rate: 1.0e-5, variant: dr_grpo}
+verifiers: [{name: length, params: {max_chars: 200}, weight: 0.1}]
+on_error: none
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "run.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_good_config_loads(tmp_path: Path) -> None:
+    run = load_run_config(_write(tmp_path, GOOD))
+    assert run.grpo.num_generations == 4 and run.grpo.variant == "dr_grpo"
+    assert run.on_error == "none" and run.verifiers[0].weight == 0.1
+    assert run.backend == "trl" and run.engine == "hf"
+
+
+def test_relative_task_files_resolve_against_config(tmp_path: Path) -> None:
+    run = load_run_config(_write(tmp_path, "model: m\ntasks: {files: [data/t.jsonl]}\n"))
+    assert run.tasks.files == [str(tmp_path / "data/t.jsonl")]
+
+
+@pytest.mark.parametrize(("text", "field", "hint"), [
+    ("model: m\ntasks: {source: a}\ngrpo: {learning_rat: 0.1}\n", "grpo.learning_rat", "did you mean 'learning_rate'"),
+    ("tasks: {source: a}\n", "model", "add the field"),
+    ("model: m\ntasks: {source: a}\ngrpo: {learning_rate: fast}\n", "grpo.learning_rate", "'fast'"),
+    ("model: m\ntasks: {}\n", "tasks", "either 'source'"),
+    ("model: m\ntasks: {source: a}\ngrpo: {num_generations: 3, per_device_train_batch_size: 8}\n", "grpo",
+     "multiple of"),
+    ("model: m\ntasks: {source: a}\ngrpo: {variant: ppo}\n", "grpo.variant", "grpo"),
+])
+def test_errors_name_file_field_and_fix(tmp_path: Path, text: str, field: str, hint: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_run_config(path)
+    line = str(info.value)
+    assert "\n" not in line
+    assert str(path) in line and field in line and hint in line
+
+
+def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "model: m\ntasks: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"run\.yaml:\d+: invalid YAML"):
+        load_run_config(path)
+
+
+def test_missing_file_and_non_mapping(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_run_config(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        parse_run_config(["a"], source="x.yaml")
+
+
+def test_with_overrides_revalidates() -> None:
+    run = parse_run_config({"model": "m", "tasks": {"source": "a"}})
+    assert run.with_overrides(backend="verl").backend == "verl"
+    with pytest.raises(Exception):
+        run.with_overrides(seed="x")

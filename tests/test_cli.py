@@ -1,0 +1,77 @@
+"""The CLI surface: --version, list --json shape, one-line user errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from crossgym import __version__
+from crossgym.cli import app, main
+
+runner = CliRunner()
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"crossgym {__version__}"
+
+
+def test_list_json_shape() -> None:
+    result = runner.invoke(app, ["list", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert {"verifiers", "environments", "task_sources", "backends", "engines"} <= set(doc)
+    for v in doc["verifiers"]:
+        assert {"name", "version", "description"} <= set(v)
+    for kind in ("backends", "engines"):
+        names = {b["name"] for b in doc[kind]}
+        assert names >= ({"trl", "unsloth", "verl", "openrlhf"} if kind == "backends"
+                         else {"hf", "vllm", "sglang", "openai"})
+        for row in doc[kind]:
+            assert {"name", "available", "reason", "install", "capabilities"} <= set(row)
+            if not row["available"]:
+                assert row["reason"], row
+
+
+def test_list_human_output() -> None:
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0 and "backends" in result.output and "openrlhf" in result.output
+
+
+def _run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def test_unknown_verifier_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run_main(["check", "no_such_verifier"], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "unknown verifier 'no_such_verifier'" in err and "Traceback" not in err
+
+
+def test_bad_config_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("model: m\ntasks: {source: a}\ngrpo: {learnin_rate: 1}\n")
+    code, _, err = _run_main(["plan", str(cfg)], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "bad.yaml: grpo.learnin_rate" in err and "learning_rate" in err
+
+
+def test_bad_params_json_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    task = tmp_path / "t.json"
+    task.write_text(json.dumps({"id": "t", "prompt": "p", "answer": 1, "verifier": {"name": "x"}}))
+    code, _, err = _run_main(["verify", "--task", str(task), "--completion", "1", "--params", "{oops"], capsys)
+    assert code == 2 and "--params: not valid JSON" in err
+
+
+def test_debug_shows_traceback(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "--debug", "check", "no_such_verifier"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
