@@ -1,0 +1,163 @@
+"""reasoning_gym: any reasoning-gym task scored by that dataset's own ``score_answer``.
+
+The task carries ``metadata["reasoning_gym"] = {"dataset", "config", "index", "entry"}`` (the bridge in
+``crossgym.environments.sources.reasoning_gym`` writes it). The entry scored is regenerated from dataset, config and
+index (reasoning-gym is deterministic), so ``score_answer`` sees exactly the entry it produced, tuples and all; the
+stored JSON ``entry`` is used when regeneration is off or impossible. The model's answer is read the way
+reasoning-gym reads it (``extract="reasoning_gym"``: the last ``<answer>...</answer>``), or by any crossgym extract
+mode. Runs in the worker-process pool: some scorers are CPU-heavy (sympy) and reasoning-gym takes ~3 s to import.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
+from crossgym.verifiers.extract import EXTRACT_MODES, locate_answer
+
+INSTALL = "pip install 'crossgym[tasks]'  (or: pip install reasoning-gym)"
+
+
+def _import_rg() -> Any:
+    try:
+        import reasoning_gym
+    except ImportError:
+        raise BadTask(f"reasoning-gym is not installed ({INSTALL})") from None
+    return reasoning_gym
+
+
+@functools.lru_cache(maxsize=256)
+def _dataset(name: str, config_json: str) -> Any:
+    rg = _import_rg()
+    return rg.create_dataset(name, **json.loads(config_json))
+
+
+def dataset_for(name: str, config: dict[str, Any]) -> Any:
+    """The reasoning-gym dataset ``name`` built with ``config`` (cached per process)."""
+    return _dataset(name, json.dumps(config, sort_keys=True))
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-safe copy (tuples -> lists, sets -> sorted lists, other objects -> str)."""
+    if depth > 50:
+        return str(value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [jsonable(v, depth + 1) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return sorted(items, key=repr)
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        try:
+            return jsonable(value.item(), depth + 1)
+        except Exception:
+            pass
+    return str(value)
+
+
+class ReasoningGym(BaseVerifier):
+    """A reasoning-gym task, scored by its dataset's own score_answer (reward in 0..1)."""
+
+    name = "reasoning_gym"
+    version = "1"
+    description = "reasoning-gym tasks scored by the dataset's own score_answer"
+    isolation = "process"
+    default_timeout = 30.0
+
+    def __init__(self, *, extract: str = "reasoning_gym", tag: str = "answer", regenerate: bool = True,
+                 threshold: float = 1.0, **params: Any) -> None:
+        super().__init__(**params)
+        if extract != "reasoning_gym" and extract not in EXTRACT_MODES:
+            raise VerifierError(f"verifier 'reasoning_gym': extract={extract!r} is not one of reasoning_gym, "
+                                f"{', '.join(EXTRACT_MODES)}")
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+            raise VerifierError(f"verifier 'reasoning_gym': threshold must be in (0, 1], got {threshold!r}")
+        self.extract = extract
+        self.tag = str(tag)
+        self.regenerate = bool(regenerate)
+        self.threshold = float(threshold)
+
+    def answer_text(self, text: str) -> str:
+        if self.extract == "reasoning_gym":
+            from crossgym.verifiers.extract import strip_think
+
+            text = strip_think(text)
+            close = f"</{self.tag}>"
+            start = text.rfind(f"<{self.tag}>")
+            end = text.find(close, start + 1) if start >= 0 else -1
+            if start < 0 or end < 0:
+                raise Malformed(f"no <{self.tag}>...</{self.tag}> in the completion")
+            return text[start + len(self.tag) + 2:end].strip()
+        span, _ = locate_answer(text, self.extract, tag=self.tag)
+        return span
+
+    def entry(self, task: Task) -> tuple[Any, dict[str, Any]]:
+        """(dataset object, entry) for the task."""
+        meta = task.metadata.get("reasoning_gym")
+        if not isinstance(meta, dict) or not isinstance(meta.get("dataset"), str):
+            raise BadTask("metadata['reasoning_gym'] must hold {'dataset', 'config', 'index', 'entry'}")
+        config = meta.get("config") or {}
+        try:
+            ds = dataset_for(meta["dataset"], dict(config))
+        except BadTask:
+            raise
+        except Exception as exc:
+            raise BadTask(f"cannot build reasoning-gym dataset {meta['dataset']!r}: {exc}") from None
+        index = meta.get("index")
+        if self.regenerate and isinstance(index, int) and not isinstance(index, bool):
+            try:
+                return ds, ds[index]
+            except Exception as exc:
+                if not isinstance(meta.get("entry"), dict):
+                    raise BadTask(f"cannot regenerate entry {index}: {exc}") from None
+        stored = meta.get("entry")
+        if not isinstance(stored, dict):
+            raise BadTask("no 'index' to regenerate and no stored 'entry'")
+        return ds, stored
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        text = completion.text
+        if not text.strip():
+            raise Malformed("empty completion")
+        answer = self.answer_text(text)
+        ds, entry = self.entry(task)
+        try:
+            value = ds.score_answer(answer, entry)
+        except Exception as exc:  # the dataset's scorer failing on odd model text counts as a wrong answer
+            return Verdict.ok(0.0, reason=clip(f"score_answer raised {type(exc).__name__}: {exc}", 200))
+        try:
+            reward = float(value)
+        except (TypeError, ValueError):
+            raise BadTask(f"score_answer returned {value!r}, not a number") from None
+        return Verdict.ok(reward, threshold=self.threshold,
+                          reason=f"score_answer gave {reward:g} for {clip(answer, 60)!r}",
+                          components={"score_answer": reward})
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        config = {"seed": 7, "size": 10}
+        meta = {"reasoning_gym": {"dataset": "basic_arithmetic", "config": config, "index": 0, "entry": None}}
+        try:
+            entry = dataset_for("basic_arithmetic", config)[0]
+            right = str(entry["answer"])
+        except Exception:  # reasoning-gym missing: the examples then show the bad-task path honestly
+            entry, right = None, "0"
+        meta["reasoning_gym"]["entry"] = jsonable(entry)
+        wrong = str(int(right) + 1) if right.lstrip("-").isdigit() else right + "0"
+        return [
+            cls.example(right, f"Let me compute.\n<answer>{right}</answer>", "pass", metadata=meta),
+            cls.example(right, f"<answer>{wrong}</answer>", "fail", metadata=meta),
+            cls.example(right, f"The answer is {right}", "malformed", "no <answer> tag", metadata=meta),
+        ]

@@ -1,0 +1,261 @@
+"""sql: run the model's query against an SQLite database built from the task and compare result sets.
+
+The database is the SQL script in ``task.metadata["database"]`` (CREATE/INSERT statements). ``answer`` is the
+expected result: ``{"rows": [[...], ...]}`` (or a bare list of rows), or ``{"query": "SELECT ..."}`` whose result
+on the same database is the reference. The model's query is the ``query``/``sql`` argument of its last ``submit``
+tool call, else the last ```sql block of its final message, else that message when it is one SELECT/WITH statement.
+It runs read-only (query_only, an authorizer that allows reads only, one statement, length limits) under a deadline
+enforced by SQLite's progress handler. Rows compare as multisets unless ``order_matters``; numbers compare with
+``float_tol``; column names are ignored unless ``check_columns``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import sqlite3
+import threading
+import time
+from collections import Counter
+from typing import Any, Sequence
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.parsing import extract_fenced
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
+
+#: tool names whose ``query`` argument is a final answer
+SUBMIT_TOOLS = ("submit", "submit_query", "answer", "final_answer")
+_STATEMENT = re.compile(r"^\s*(select|with|values)\b", re.I)
+
+
+class QueryError(Exception):
+    """The query could not run (syntax, not read-only, too slow, too big)."""
+
+
+# ------------------------------------------------------------------ databases
+_DB_CACHE: dict[str, bytes] = {}
+_DB_LOCK = threading.Lock()
+_DB_CACHE_MAX = 512
+
+
+def build_database(script: str) -> bytes:
+    """The serialized SQLite database a setup script builds (cached by the script's hash)."""
+    key = hashlib.sha256(script.encode("utf-8")).hexdigest()
+    with _DB_LOCK:
+        data = _DB_CACHE.get(key)
+    if data is not None:
+        return data
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(script)
+        conn.commit()
+        data = conn.serialize()
+    finally:
+        conn.close()
+    with _DB_LOCK:
+        if len(_DB_CACHE) >= _DB_CACHE_MAX:
+            _DB_CACHE.clear()
+        _DB_CACHE[key] = data
+    return data
+
+
+_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
+_RECURSIVE = getattr(sqlite3, "SQLITE_RECURSIVE", 33)
+
+
+def _authorizer(action: int, arg1: Any, arg2: Any, db: Any, source: Any) -> int:
+    if action in _READ_ACTIONS or action == _RECURSIVE:
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def open_readonly(script: str, *, max_length: int = 1_000_000) -> sqlite3.Connection:
+    """A private, read-only in-memory copy of the database the script builds."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    conn.deserialize(build_database(script))
+    conn.execute("PRAGMA query_only = ON")
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_length)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, 100_000)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_EXPR_DEPTH, 200)
+    conn.set_authorizer(_authorizer)
+    return conn
+
+
+def run_query(conn: sqlite3.Connection, query: str, *, timeout: float, max_rows: int) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """(column names, rows) of one read-only statement; raises QueryError on anything else."""
+    deadline = time.monotonic() + timeout
+    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 2000)
+    try:
+        cur = conn.execute(query)
+        rows = cur.fetchmany(max_rows + 1)
+        cols = [d[0] for d in cur.description or ()]
+    except sqlite3.OperationalError as exc:
+        if time.monotonic() > deadline or "interrupted" in str(exc):
+            raise QueryError(f"query ran over {timeout:g} s") from None
+        raise QueryError(str(exc)) from None
+    except (sqlite3.Error, ValueError, OverflowError, MemoryError) as exc:
+        raise QueryError(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        conn.set_progress_handler(None, 0)
+    if len(rows) > max_rows:
+        raise QueryError(f"query returned more than {max_rows} rows")
+    return cols, rows
+
+
+def execute(script: str, query: str, *, timeout: float = 5.0, max_rows: int = 10_000) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one read-only query on a fresh copy of the database; raises QueryError."""
+    conn = open_readonly(script)
+    try:
+        return run_query(conn, query, timeout=timeout, max_rows=max_rows)
+    finally:
+        conn.close()
+
+
+# ------------------------------------------------------------------ reading the answer
+def extract_query(completion: Completion) -> str:
+    """The model's final query (see the module docstring); raises Malformed when there is none."""
+    last = next((m for m in reversed(completion.messages) if m.role == "assistant"), None)
+    if last is None:
+        raise Malformed("no assistant message")
+    for call in reversed(last.tool_calls):
+        if call.name in SUBMIT_TOOLS:
+            q = call.arguments.get("query", call.arguments.get("sql"))
+            if isinstance(q, str) and q.strip():
+                return q.strip()
+            raise Malformed(f"{call.name} call without a 'query' string")
+    text = last.content or ""
+    if "<tool_call>" in text:
+        from crossgym.protocol.parsing import MalformedToolCall, parse_tool_calls
+
+        try:
+            calls = parse_tool_calls(last)
+        except MalformedToolCall as exc:
+            raise Malformed(f"unreadable tool call: {exc}") from None
+        for call in reversed(calls):
+            if call.name in SUBMIT_TOOLS:
+                q = call.arguments.get("query", call.arguments.get("sql"))
+                if isinstance(q, str) and q.strip():
+                    return q.strip()
+        if calls:
+            raise Malformed("the final message calls a tool but does not submit a query")
+    body = extract_fenced(text, ("sql", "sqlite", ""))
+    if body is not None and body.strip():
+        return body.strip()
+    if _STATEMENT.match(text):
+        return text.strip()
+    raise Malformed("no SQL query in the final message (use a ```sql block or the submit tool)")
+
+
+# ------------------------------------------------------------------ comparing
+def _norm_value(v: Any, digits: int) -> Any:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ("nan",)
+        if v.is_integer() and abs(v) < 2**53:
+            return int(v)
+        return round(v, digits)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    return v
+
+
+def normalize_rows(rows: Sequence[Sequence[Any]], digits: int) -> list[tuple[Any, ...]]:
+    return [tuple(_norm_value(v, digits) for v in row) for row in rows]
+
+
+def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple((0, "") if v is None else (1, v) if isinstance(v, (int, float)) else (2, str(v)) for v in row)
+
+
+def compare(got: Sequence[Sequence[Any]], want: Sequence[Sequence[Any]], *, order_matters: bool,
+            digits: int) -> tuple[bool, str]:
+    """(equal, reason) for two result sets."""
+    g, w = normalize_rows(got, digits), normalize_rows(want, digits)
+    if g and w and len(g[0]) != len(w[0]):
+        return False, f"{len(g[0])} columns, expected {len(w[0])}"
+    if len(g) != len(w):
+        return False, f"{len(g)} rows, expected {len(w)}"
+    if order_matters:
+        for i, (a, b) in enumerate(zip(g, w, strict=True)):
+            if a != b:
+                return False, f"row {i + 1} is {clip(repr(a), 60)}, expected {clip(repr(b), 60)}"
+        return True, f"{len(w)} rows match in order"
+    if Counter(g) == Counter(w):
+        return True, f"{len(w)} rows match"
+    missing = sorted((Counter(w) - Counter(g)).elements(), key=_sort_key)
+    return False, f"rows differ (e.g. missing {clip(repr(missing[0]), 60)})" if missing else "rows differ"
+
+
+class SQL(BaseVerifier):
+    """The model's query, run read-only on the task's SQLite database, must return the expected rows."""
+
+    name = "sql"
+    version = "1"
+    description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
+    default_timeout = 10.0
+
+    def __init__(self, *, order_matters: bool = False, check_columns: bool = False, float_digits: int = 6,
+                 query_timeout: float = 5.0, max_rows: int = 10_000, **params: Any) -> None:
+        super().__init__(**params)
+        if isinstance(float_digits, bool) or not isinstance(float_digits, int) or not 0 <= float_digits <= 15:
+            raise VerifierError(f"verifier 'sql': float_digits must be an int in 0..15, got {float_digits!r}")
+        if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+            raise VerifierError(f"verifier 'sql': max_rows must be a positive int, got {max_rows!r}")
+        if isinstance(query_timeout, bool) or not isinstance(query_timeout, (int, float)) or query_timeout <= 0:
+            raise VerifierError(f"verifier 'sql': query_timeout must be positive seconds, got {query_timeout!r}")
+        self.order_matters = bool(order_matters)
+        self.check_columns = bool(check_columns)
+        self.digits = float_digits
+        self.query_timeout = float(query_timeout)
+        self.max_rows = max_rows
+
+    def expected(self, task: Task, script: str) -> tuple[list[str] | None, list[Any]]:
+        ans = task.answer
+        if isinstance(ans, dict) and isinstance(ans.get("query"), str):
+            try:
+                cols, rows = execute(script, ans["query"], timeout=max(self.query_timeout, 5.0),
+                                     max_rows=self.max_rows)
+            except QueryError as exc:
+                raise BadTask(f"reference query fails: {exc}") from None
+            return cols, rows
+        rows = ans.get("rows") if isinstance(ans, dict) else ans
+        if not isinstance(rows, list) or not all(isinstance(r, (list, tuple)) for r in rows):
+            raise BadTask("answer must be {'rows': [[...], ...]}, {'query': 'SELECT ...'} or a list of rows")
+        cols = ans.get("columns") if isinstance(ans, dict) else None
+        return cols, [tuple(r) for r in rows]
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        script = task.metadata.get("database")
+        if not isinstance(script, str) or not script.strip():
+            raise BadTask("metadata['database'] must hold the SQL script that builds the database")
+        query = extract_query(completion)
+        want_cols, want = self.expected(task, script)
+        timeout = max(0.05, min(self.query_timeout, time_left(self.query_timeout) - 0.05))
+        try:
+            cols, got = execute(script, query, timeout=timeout, max_rows=self.max_rows)
+        except QueryError as exc:
+            return Verdict.ok(0.0, reason=clip(f"query failed: {exc}", 200), components={"executed": 0.0})
+        ok, reason = compare(got, want, order_matters=self.order_matters, digits=self.digits)
+        if ok and self.check_columns and want_cols is not None:
+            if [c.lower() for c in cols] != [c.lower() for c in want_cols]:
+                ok, reason = False, f"columns {cols}, expected {want_cols}"
+        return Verdict.ok(1.0 if ok else 0.0, reason=reason, components={"executed": 1.0, "rows": float(ok)})
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        db = ("CREATE TABLE pets(name TEXT, kind TEXT, age INT);"
+              "INSERT INTO pets VALUES ('Rex','dog',3),('Tom','cat',5),('Kit','cat',1);")
+        meta = {"database": db}
+        ans = {"query": "SELECT name FROM pets WHERE kind = 'cat'"}
+        return [
+            cls.example(ans, "```sql\nSELECT name FROM pets WHERE kind='cat' ORDER BY age\n```", "pass",
+                        "same rows; order ignored", metadata=meta),
+            cls.example(ans, "SELECT name FROM pets", "fail", "too many rows", metadata=meta),
+            cls.example(ans, "```sql\nDELETE FROM pets\n```", "fail", "writes are refused", metadata=meta),
+            cls.example(ans, "I think the cats are Tom and Kit.", "malformed", "no query", metadata=meta),
+        ]
