@@ -2,7 +2,7 @@
 
 The database is the SQL script in ``task.metadata["database"]`` (CREATE/INSERT statements). ``answer`` is the
 expected result: ``{"rows": [[...], ...]}`` (or a bare list of rows), or ``{"query": "SELECT ..."}`` whose result
-on the same database is the reference. The model's query is the ``query``/``sql`` argument of its last ``submit``
+on the same database is the reference (``rows`` wins when both are given). The model's query is the ``query``/``sql`` argument of its last ``submit``
 tool call, else the last ```sql block of its final message, else that message when it is one SELECT/WITH statement.
 It runs read-only (query_only, an authorizer that allows reads only, one statement, length limits) under a deadline
 enforced by SQLite's progress handler. Rows compare as multisets unless ``order_matters``; numbers compare with
@@ -18,7 +18,8 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.parsing import extract_fenced
@@ -63,10 +64,18 @@ def build_database(script: str) -> bytes:
 
 _READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 _RECURSIVE = getattr(sqlite3, "SQLITE_RECURSIVE", 33)
+#: schema-reading pragmas allowed without an argument (``PRAGMA table_info(t)`` passes the table as arg2)
+_READ_PRAGMAS = {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list",
+                 "table_list"}
+_DENIED_FUNCTIONS = {"load_extension"}
 
 
 def _authorizer(action: int, arg1: Any, arg2: Any, db: Any, source: Any) -> int:
+    if action == sqlite3.SQLITE_FUNCTION:
+        return sqlite3.SQLITE_DENY if str(arg2).lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
     if action in _READ_ACTIONS or action == _RECURSIVE:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and str(arg1).lower() in _READ_PRAGMAS:
         return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
 
@@ -216,7 +225,7 @@ class SQL(BaseVerifier):
 
     def expected(self, task: Task, script: str) -> tuple[list[str] | None, list[Any]]:
         ans = task.answer
-        if isinstance(ans, dict) and isinstance(ans.get("query"), str):
+        if isinstance(ans, dict) and "rows" not in ans and isinstance(ans.get("query"), str):
             try:
                 cols, rows = execute(script, ans["query"], timeout=max(self.query_timeout, 5.0),
                                      max_rows=self.max_rows)

@@ -1,0 +1,110 @@
+"""json_extraction: pull a record out of prose as JSON that follows a schema.
+
+``verifier="json_match"`` compares the extracted record with the truth (lists in any order);
+``verifier="json_schema"`` validates against the task's schema with every value pinned by ``const`` (the model is
+shown the same schema without the pins). difficulty 1: three flat fields; 2: five fields and a list;
+3: seven fields, a nested address and a second person as a distractor.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any, Iterator
+
+from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
+from crossgym.protocol.task import Task
+
+FIRST = ["Amara", "Bruno", "Chiara", "Dmitri", "Esther", "Farid", "Greta", "Hiro", "Isla", "Jamal", "Katya", "Luis"]
+LAST = ["Okafor", "Silva", "Rossi", "Ivanov", "Cohen", "Haddad", "Berg", "Tanaka", "Murray", "Diallo", "Novak"]
+CITIES = ["Lagos", "Porto", "Turin", "Kazan", "Haifa", "Beirut", "Bergen", "Osaka", "Dundee", "Dakar", "Brno"]
+JOBS = ["nurse", "engineer", "baker", "pilot", "teacher", "chemist", "architect", "plumber", "editor"]
+SKILLS = ["Python", "welding", "Spanish", "accounting", "first aid", "photography", "SQL", "carpentry", "piano"]
+STREETS = ["Oak Street", "Harbour Road", "Mill Lane", "Station Avenue", "Rose Court", "King's Way"]
+
+
+def _person(rng: random.Random) -> dict[str, Any]:
+    first, last = rng.choice(FIRST), rng.choice(LAST)
+    return {"name": f"{first} {last}", "age": rng.randint(19, 78), "city": rng.choice(CITIES),
+            "occupation": rng.choice(JOBS), "email": f"{first.lower()}.{last.lower()}@example.org",
+            "skills": rng.sample(SKILLS, rng.randint(2, 3)),
+            "address": {"street": f"{rng.randint(1, 99)} {rng.choice(STREETS)}", "city": rng.choice(CITIES),
+                        "zip": f"{rng.randint(10000, 99999)}"},
+            "years_experience": rng.randint(1, 20)}
+
+
+FIELDS = {1: ["name", "age", "city"], 2: ["name", "age", "city", "occupation", "skills"],
+          3: ["name", "age", "occupation", "email", "skills", "address", "years_experience"]}
+TYPES = {"name": {"type": "string"}, "age": {"type": "integer"}, "city": {"type": "string"},
+         "occupation": {"type": "string"}, "email": {"type": "string"},
+         "skills": {"type": "array", "items": {"type": "string"}},
+         "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"},
+                                                      "zip": {"type": "string"}},
+                     "required": ["street", "city", "zip"], "additionalProperties": False},
+         "years_experience": {"type": "integer"}}
+
+
+def _a(word: str) -> str:
+    return f"an {word}" if word[0] in "aeiou" else f"a {word}"
+
+
+def _prose(rng: random.Random, p: dict[str, Any], other: dict[str, Any] | None) -> str:
+    skills = ", ".join(p["skills"][:-1]) + " and " + p["skills"][-1]
+    first = p["name"].split()[0]
+    sentences = [
+        f"{p['name']} is {_a(str(p['age']) + '-year-old')} {p['occupation']} who lives in {p['city']}.",
+        f"Over {p['years_experience']} years of work, {first} has picked up {skills}.",
+        f"You can write to {first} at {p['email']}.",
+        f"{first}'s home address is {p['address']['street']}, {p['address']['zip']} {p['address']['city']}.",
+    ]
+    if other is not None:  # a second person, named in full, between the facts about the first
+        sentences.insert(rng.randint(1, 3), f"{first}'s neighbour, {other['name']}, is {other['age']} and works "
+                                            f"as {_a(other['occupation'])}.")
+    return " ".join(sentences)
+
+
+def schema_for(fields: list[str], record: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The object schema of ``fields``; with ``record`` every value is pinned by ``const``."""
+    props = {f: copy.deepcopy(TYPES[f]) for f in fields}
+    if record is not None:
+        for f in fields:
+            if f == "skills":
+                props[f].update({"minItems": len(record[f]), "maxItems": len(record[f]),
+                                 "items": {"enum": record[f]}, "uniqueItems": True})
+            elif f == "address":
+                for k, v in record[f].items():
+                    props[f]["properties"][k]["const"] = v
+            else:
+                props[f]["const"] = record[f]
+    return {"type": "object", "properties": props, "required": list(fields), "additionalProperties": False}
+
+
+def json_extraction(n: int = 100, seed: int = 0, difficulty: int = 1, verifier: str = "json_match",
+                    system_prompt: str | None = None) -> Iterator[Task]:
+    """Extract the person described in a paragraph as JSON."""
+    src = "json_extraction"
+    check_int(n, "n", src)
+    check_int(seed, "seed", src)
+    check_int(difficulty, "difficulty", src, lo=1, hi=3)
+    check_choice(verifier, "verifier", src, ("json_match", "json_schema"))
+    fields = FIELDS[difficulty]
+    for i in range(n):
+        rng = rng_for(src, seed, difficulty, i)
+        person = _person(rng)
+        other = _person(rng) if difficulty >= 3 else None
+        if other is not None and other["name"].split()[0] == person["name"].split()[0]:
+            other["name"] = rng.choice([x for x in FIRST if x not in person["name"]]) + " " + \
+                other["name"].split()[1]
+        record = {f: person[f] for f in fields}
+        prompt = (f"Text: {_prose(rng, person, other)}\n\nExtract the {'main ' if other else ''}person as a JSON "
+                  f"object that follows this JSON Schema:\n{json.dumps(schema_for(fields))}\n"
+                  "Reply with only the JSON object.")
+        if verifier == "json_match":
+            answer: Any = record
+            params: dict[str, Any] = {"list_order": False}
+        else:
+            answer = schema_for(fields, record)
+            params = {}
+        yield make_task(src, i, seed, prompt, answer, verifier, params, tag=f"d{difficulty}", system=system_prompt,
+                        metadata={"difficulty": difficulty, "record": record})
