@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
 
@@ -92,20 +93,36 @@ def _reject_constant(name: str) -> Any:
     raise MalformedJSON(f"{name} is not valid JSON")
 
 
-def loads_strict(text: str, limit: int = MAX_JSON_DEPTH) -> Any:
-    """``json.loads`` that refuses NaN/Infinity and nesting deeper than ``limit``; raises MalformedJSON."""
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise MalformedJSON(f"duplicate key {dup!r} in a JSON object")
+    return d
+
+
+def loads_strict(text: str, limit: int = MAX_JSON_DEPTH, *, unique_keys: bool = False) -> Any:
+    """``json.loads`` that refuses NaN/Infinity, nesting deeper than ``limit`` and (``unique_keys``) duplicate
+    keys, which parsers resolve differently; raises MalformedJSON."""
     if not json_depth_ok(text, limit):
         raise MalformedJSON(f"JSON nests deeper than {limit} levels")
     try:
+        if unique_keys:
+            return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_pairs)
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise MalformedJSON(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except MalformedJSON:
+        raise
+    except ValueError as exc:  # e.g. an integer over Python's 4300-digit conversion limit
+        raise MalformedJSON(f"invalid JSON: {exc}") from None
     except RecursionError:
         raise MalformedJSON("JSON nests too deeply") from None
 
 
 def parse_json_text(text: str, *, fenced: str = "allow", allow_surrounding: bool = False,
-                    limit: int = MAX_JSON_DEPTH) -> Any:
+                    limit: int = MAX_JSON_DEPTH, unique_keys: bool = False) -> Any:
     """The JSON value in ``text``.
 
     ``fenced``: "allow" (the whole text, or the whole text being one ```json/``` block), "require" (a fenced block
@@ -121,20 +138,20 @@ def parse_json_text(text: str, *, fenced: str = "allow", allow_surrounding: bool
         body = extract_fenced(stripped, ("json", "jsonc", ""))
         if body is None:
             raise MalformedJSON("no ```json fenced block")
-        return loads_strict(body, limit)
+        return loads_strict(body, limit, unique_keys=unique_keys)
     if fenced == "allow" and stripped.startswith(("```", "~~~")):
         blocks = list(iter_fenced(stripped))
         if len(blocks) == 1 and blocks[0][0] in ("json", "jsonc", "") and _only_block(stripped):
-            return loads_strict(blocks[0][1], limit)
+            return loads_strict(blocks[0][1], limit, unique_keys=unique_keys)
     try:
-        return loads_strict(stripped, limit)
+        return loads_strict(stripped, limit, unique_keys=unique_keys)
     except MalformedJSON:
         if not allow_surrounding:
             raise
     span = find_json_span(stripped)
     if span is None:
         raise MalformedJSON("no JSON object or array in the text")
-    return loads_strict(stripped[span[0]:span[1]], limit)
+    return loads_strict(stripped[span[0]:span[1]], limit, unique_keys=unique_keys)
 
 
 def _only_block(text: str) -> bool:

@@ -58,7 +58,8 @@ import logging
 import math
 import threading
 import time
-from typing import Any, ClassVar, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.messages import Message, ToolSpec

@@ -1,11 +1,33 @@
-"""Registers the built-in verifiers."""
+"""Registers the built-in verifiers (one ``registry.add`` per verifier)."""
 
 from __future__ import annotations
 
 from crossgym.plugins import hookimpl
 from crossgym.plugins.registry import Registrar
 
+_V = "crossgym.verifiers."
+_EXTRA = "pip install 'crossgym[verifiers]'"
+
 
 @hookimpl
 def crossgym_register_verifiers(registry: Registrar) -> None:
-    pass
+    add = registry.add
+    # sandbox / bridge verifiers (environments issue)
+    add("sql", _V + "sql:SQL", description="the model's SQL, run read-only on the task's SQLite DB; result sets")
+    add("reasoning_gym", _V + "reasoning_gym:ReasoningGym", description="reasoning-gym's own score_answer",
+        requires=("reasoning_gym",), install="pip install 'crossgym[tasks]'")
+    add("json_answer", _V + "json_answer:JsonAnswer",
+        description='demo reward: {"answer": N} present 0.5 + exact object 0.5 + right N 1.0')
+    add("exact_match", _V + "text:ExactMatch", description="answer equals a reference after normalisation")
+    add("numeric", _V + "numeric:Numeric", description="one number within absolute/relative tolerance")
+    add("math", _V + "math:Math", description="mathematical equivalence via math-verify (process pool)",
+        requires=("math_verify",), install=_EXTRA)
+    add("multiple_choice", _V + "choice:MultipleChoice", description="option letter or text from varied phrasings")
+    add("regex", _V + "patterns:Regex", description="pattern search/fullmatch or extract-then-compare",
+        requires=("regex",), install="pip install regex")
+    add("format_tags", _V + "format:FormatTags", description="required <tag> blocks, exactly one each, in order")
+    add("json_valid", _V + "json_checks:JsonValid", description="the completion parses as JSON")
+    add("json_schema", _V + "json_schema:JsonSchema", description="JSON validates against a JSON Schema",
+        requires=("fastjsonschema", "jsonschema"), install=_EXTRA)
+    add("json_match", _V + "json_checks:JsonMatch", description="structural JSON equality with options")
+    add("string_similarity", _V + "text:StringSimilarity", description="edit distance or token F1 with a threshold")

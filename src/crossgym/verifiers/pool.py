@@ -1,24 +1,32 @@
 """A small crossgym-owned pool of worker processes with hard per-call deadlines.
 
-Each worker is a forkserver (or spawn) child that serves jobs over a pipe. A job that overruns its deadline gets
-its worker killed and replaced (the replacement starts in the background, so the pool heals); the caller gets
-``PoolTimeout`` at the deadline. Thread-safe: many threads may call at once, each holding one worker per job.
-No signals are used in the caller, so this works from any thread.
+Processes: one *zygote* (a fresh ``python -c`` child that imports crossgym and the warm modules such as
+math-verify once) forks the workers on request, so a new or replacement worker is ready in milliseconds. This
+uses no multiprocessing start method: nothing re-imports the caller's ``__main__`` and no global forkserver state
+is shared with other parts. Jobs and results travel pickled over socket pairs.
+
+A job that overruns its deadline gets its worker killed (by the zygote, its parent) and replaced in the
+background, so the pool heals; the caller gets ``PoolTimeout`` at the deadline. Thread-safe: many threads may
+call at once, each holding one worker per job. No signals touch the caller, so this works from any thread.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
-import multiprocessing as mp
 import os
+import pickle
+import socket
+import sys
 import threading
+import time
 from collections import deque
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 log = logging.getLogger(__name__)
 
-#: modules a worker imports before taking jobs (math-verify's import alone takes ~1 s)
+#: modules the zygote imports before forking workers (math-verify's import alone takes ~1 s)
 DEFAULT_WARM = ("crossgym.verifiers.base",)
 
 
@@ -30,21 +38,18 @@ class PoolError(Exception):
     """The job could not run (worker died, result not picklable); the message says why."""
 
 
-def _worker_main(conn: Any, warm: Sequence[str]) -> None:
-    """Worker loop: receive (fn, args) batches, send back one ("ok"|"err", value) per job."""
-    import importlib
-
-    for mod in warm:
-        try:
-            importlib.import_module(mod)
-        except Exception as exc:  # a missing optional module must not kill the worker
-            log.debug("worker could not pre-import %s: %s", mod, exc)
+# ------------------------------------------------------------------------------------------------ worker side
+def _serve_jobs(conn: Any) -> None:
+    """Worker loop: (fn, jobs) batches in, one ("ok"|"err", value) reply per job out."""
     conn.send(("ready", os.getpid()))
     while True:
         try:
             msg = conn.recv()
         except (EOFError, OSError):
             return
+        except Exception as exc:  # an unpicklable job (e.g. a class defined in the caller's __main__)
+            conn.send(("err", f"job could not be loaded in the worker: {type(exc).__name__}: {exc}"))
+            continue
         if msg is None:
             return
         fn, jobs = msg
@@ -59,14 +64,141 @@ def _worker_main(conn: Any, warm: Sequence[str]) -> None:
                 conn.send(("err", f"result could not be sent back: {type(exc).__name__}: {exc}"))
 
 
+def _exit_with_parent() -> None:
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def zygote_main(fd: int) -> None:
+    """Entry point of the zygote (``python -c``): pre-import, then fork a worker per "spawn" request, sending
+    its socket back with SCM_RIGHTS; "kill PID" kills and reaps one of its workers."""
+    import importlib
+    import signal
+    from multiprocessing.connection import Connection
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the caller, which closes us
+    ctl = socket.socket(fileno=fd)
+    path, warm = pickle.loads(ctl.recv(1 << 20))
+    sys.path[:] = list(dict.fromkeys(list(path) + sys.path))
+    for mod in warm:
+        try:
+            importlib.import_module(mod)
+        except Exception as exc:  # a missing optional module must not stop the pool
+            log.debug("zygote could not pre-import %s: %s", mod, exc)
+    children: set[int] = set()
+    ctl.send(b"ready")
+    while True:
+        for pid in list(children):  # reap workers that exited on their own
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    children.discard(pid)
+            except ChildProcessError:
+                children.discard(pid)
+        try:
+            msg = ctl.recv(256)
+        except OSError:
+            msg = b""
+        if not msg:  # the pool is gone: so are we (workers notice and exit)
+            os._exit(0)
+        if msg == b"spawn":
+            mine, theirs = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:  # worker
+                try:
+                    ctl.close()
+                    mine.close()
+                    _exit_with_parent()
+                    _serve_jobs(Connection(theirs.detach()))
+                finally:
+                    os._exit(0)
+            theirs.close()
+            children.add(pid)
+            socket.send_fds(ctl, [str(pid).encode()], [mine.fileno()])
+            mine.close()
+        elif msg.startswith(b"kill "):
+            pid = int(msg[5:])
+            if pid in children:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+                children.discard(pid)
+            ctl.send(b"ok")
+
+
+# ------------------------------------------------------------------------------------------------ pool side
+class _Zygote:
+    """The parent's handle on the zygote process; requests are serialised by a lock."""
+
+    def __init__(self, warm: Sequence[str], startup_timeout: float) -> None:
+        import subprocess
+
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fd = theirs.fileno()
+        cmd = [sys.executable, "-c", f"from crossgym.verifiers.pool import zygote_main; zygote_main({fd})"]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self.proc = subprocess.Popen(cmd, pass_fds=(fd,), stdin=subprocess.DEVNULL, env=env, close_fds=True)
+        theirs.close()
+        self.sock = ours
+        self.lock = threading.Lock()
+        ours.send(pickle.dumps((list(sys.path), tuple(warm))))
+        ours.settimeout(startup_timeout)
+        try:
+            ready = ours.recv(16)
+        except OSError:
+            ready = b""
+        ours.settimeout(None)
+        if ready != b"ready":
+            self.close()
+            raise PoolError(f"the verifier worker zygote did not start within {startup_timeout:g} s")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def spawn(self) -> tuple[int, int]:
+        """(pid, fd) of a new worker."""
+        with self.lock:
+            self.sock.send(b"spawn")
+            msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
+        if not msg or not fds:
+            raise PoolError("the verifier worker zygote died")
+        return int(msg), fds[0]
+
+    def kill(self, pid: int) -> None:
+        with self.lock:
+            try:
+                self.sock.send(f"kill {pid}".encode())
+                self.sock.recv(16)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except Exception:
+            self.proc.kill()
+
+
 class _Worker:
-    def __init__(self, ctx: Any, warm: Sequence[str]) -> None:
-        parent, child = ctx.Pipe(duplex=True)
-        self.conn = parent
-        self.proc = ctx.Process(target=_worker_main, args=(child, tuple(warm)), daemon=True,
-                                name="crossgym-verifier-worker")
-        self.proc.start()
-        child.close()
+    def __init__(self, zygote: _Zygote) -> None:
+        from multiprocessing.connection import Connection
+
+        self.zygote = zygote
+        self.pid, fd = zygote.spawn()
+        self.conn = Connection(fd)
         self.ready = False
 
     def wait_ready(self, timeout: float) -> bool:
@@ -79,11 +211,7 @@ class _Worker:
         return self.ready
 
     def kill(self) -> None:
-        try:
-            self.proc.kill()
-            self.proc.join(timeout=5)
-        except Exception:  # already gone
-            pass
+        self.zygote.kill(self.pid)
         try:
             self.conn.close()
         except Exception:
@@ -94,12 +222,12 @@ class WorkerPool:
     """``size`` worker processes; ``call`` and ``map`` run picklable top-level functions with deadlines."""
 
     def __init__(self, size: int | None = None, *, warm: Sequence[str] = DEFAULT_WARM,
-                 start_method: str | None = None, startup_timeout: float = 60.0) -> None:
+                 startup_timeout: float = 60.0) -> None:
         self.size = max(1, size or min(os.cpu_count() or 1, 8))
         self.warm = tuple(warm)
-        method = start_method or ("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-        self._ctx = mp.get_context(method)
         self.startup_timeout = startup_timeout
+        self._zygote: _Zygote | None = None
+        self._zlock = threading.Lock()
         self._idle: deque[_Worker] = deque()
         self._cv = threading.Condition()
         self._live = 0  # workers started and not killed (idle, busy or starting)
@@ -108,7 +236,13 @@ class WorkerPool:
 
     # -- worker lifecycle
     def _spawn(self) -> _Worker:
-        return _Worker(self._ctx, self.warm)
+        with self._zlock:
+            if self._zygote is None or not self._zygote.alive():
+                if self._zygote is not None:
+                    self._zygote.close()
+                self._zygote = _Zygote(self.warm, self.startup_timeout)
+            zygote = self._zygote
+        return _Worker(zygote)
 
     def _replace_async(self) -> None:
         def start() -> None:
@@ -256,17 +390,18 @@ class WorkerPool:
             return exc
 
     def close(self) -> None:
+        """Stop idle workers and the zygote (busy workers exit when the zygote goes)."""
         with self._cv:
             self._closed = True
             idle, self._idle = list(self._idle), deque()
             self._live -= len(idle)
             self._cv.notify_all()
         for w in idle:
-            try:
-                w.conn.send(None)
-            except Exception:
-                pass
             w.kill()
+        with self._zlock:
+            if self._zygote is not None:
+                self._zygote.close()
+                self._zygote = None
 
 
 _POOL: WorkerPool | None = None

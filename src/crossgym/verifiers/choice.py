@@ -1,0 +1,133 @@
+"""multiple_choice: the chosen option, read from a letter or the option's text in many phrasings."""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any
+
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
+from crossgym.verifiers.extract import locate_answer, normalize
+
+_DECOR = str.maketrans("", "", "*_`$")
+_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}")
+_ALONE = re.compile(r"[(\[]?\s*([A-Za-z])\s*[)\]]?\s*[.:)]?")
+_LEAD = re.compile(r"(?:(?i:option|choice)\s+)?(?:[(\[]([A-Z])[)\]]|([A-Z])(?:[.:)]|\s*$))")
+_PHRASE = re.compile(
+    r"(?i:answer|option|choice)\s{0,3}(?i:is|would be|should be)?\s{0,3}[:\-]?\s{0,3}(?i:option\s|choice\s)?"
+    r"[(\[]?([A-Z])[)\]]?(?![\w'])"
+    r"|(?i:I\s(?:choose|pick|select|go with)|selected|select|choose)\s(?i:option\s)?[(\[]?([A-Z])[)\]]?(?![\w'])")
+
+
+def _letters(n: int) -> str:
+    return string.ascii_uppercase[:n]
+
+
+class MultipleChoice(BaseVerifier):
+    """The chosen option is the correct one.
+
+    answer: the correct letter ("B"), or {"answer": "B", "options": ["Paris", "Lyon", ...]} (options in letter
+    order; the model may then answer with the option text too). Options may also come from task.metadata["options"].
+    params: num_options (default: the number of options, else 10: letters A-J), extract ("auto", as exact_match).
+    Reads "B", "(B)", "B.", "**B**", "\\boxed{B}", "<answer>B</answer>", "Answer: B", "The correct option is (B)",
+    "I choose B", "B) Paris", or the option text alone. Naming two different options is malformed.
+    """
+
+    name = "multiple_choice"
+    version = "1"
+    description = "multiple-choice letter or option text from varied phrasings"
+
+    def __init__(self, *, num_options: int | None = None, extract: str = "auto", **params: Any) -> None:
+        super().__init__(**params)
+        from crossgym.protocol.errors import VerifierError
+        from crossgym.verifiers.extract import check_extract
+
+        if num_options is not None and (isinstance(num_options, bool) or not isinstance(num_options, int)
+                                        or not 2 <= num_options <= 26):
+            raise VerifierError(f"verifier 'multiple_choice': num_options must be 2..26, got {num_options!r}")
+        self.num_options = num_options
+        self.extract = check_extract(extract, self.name)
+
+    def _task_parts(self, task: Task) -> tuple[str, list[str]]:
+        a = task.answer
+        options = task.metadata.get("options") if isinstance(task.metadata, dict) else None
+        if isinstance(a, dict):
+            options = a.get("options", options)
+            a = a.get("answer")
+        if options is not None and (not isinstance(options, list) or not all(isinstance(o, str) for o in options)
+                                    or not 2 <= len(options) <= 26):
+            raise BadTask("options must be a list of 2..26 strings")
+        if not isinstance(a, str) or not a.strip():
+            raise BadTask(f"multiple_choice answer must be a letter, got {a!r}")
+        a = a.strip().strip("()").upper()
+        letters = _letters(self.num_options or (len(options) if options else 10))
+        if options and len(a) > 1:  # the answer given as option text
+            norm = [normalize(o, punctuation=True) for o in options]
+            t = normalize(a, punctuation=True)
+            if t in norm:
+                a = letters[norm.index(t)]
+        if len(a) != 1 or a not in letters:
+            raise BadTask(f"multiple_choice answer {a!r} is not one of the letters {letters}")
+        return a, list(options or [])
+
+    def choose(self, text: str, letters: str, options: list[str]) -> str:
+        """The one letter the completion picks; Malformed when there is none or there are several."""
+        span, where = locate_answer(text, self.extract)
+        span = _WRAP.sub(r"\1", span).translate(_DECOR).strip()
+        if not span:
+            raise Malformed("empty answer")
+        first_line = span.split("\n", 1)[0].strip()
+        m = _ALONE.fullmatch(first_line) if len(first_line) <= 8 else None
+        if m and m.group(1).upper() in letters and (where != "full" or first_line == span):
+            return m.group(1).upper()
+        if where != "full":  # a marked answer span: a letter list is ambiguous
+            found = {x.upper() for x in re.findall(r"(?<![A-Za-z])([A-Z])(?![A-Za-z'])", span) if x in letters}
+            if len(found) > 1:
+                raise Malformed(f"the answer names several options: {', '.join(sorted(found))}")
+        m = _LEAD.match(first_line)
+        if m and (m.group(1) or m.group(2)) in letters:
+            return self._agree(m.group(1) or m.group(2), first_line[m.end():], letters, options)
+        picks = [(x or y) for x, y in _PHRASE.findall(span[-2000:])]
+        picks = [p for p in picks if p in letters]
+        if picks:
+            return picks[-1]
+        if options:
+            t = normalize(span, punctuation=True)
+            norm = [normalize(o, punctuation=True) for o in options]
+            if t in norm:
+                return letters[norm.index(t)]
+            hits = {i for i, o in enumerate(norm) if o and re.search(rf"(?<!\w){re.escape(o)}(?!\w)", t)}
+            if len(hits) == 1 and where != "full":
+                return letters[hits.pop()]
+            if len(hits) > 1:
+                raise Malformed("the answer names several options")
+        raise Malformed(f"no option letter found in {clip(span, 60)!r}")
+
+    def _agree(self, letter: str, rest: str, letters: str, options: list[str]) -> str:
+        """"B) Lyon" when B is Paris and A is Lyon names two options: malformed."""
+        rest = normalize(rest, punctuation=True)
+        if options and rest:
+            norm = [normalize(o, punctuation=True) for o in options]
+            if rest in norm and letters[norm.index(rest)] != letter:
+                raise Malformed(f"letter {letter} and option text {clip(rest, 30)!r} disagree")
+        return letter
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        correct, options = self._task_parts(task)
+        letters = _letters(self.num_options or (len(options) if options else 10))
+        got = self.choose(completion.text, letters, options)
+        ok = got == correct
+        return Verdict.ok(float(ok), reason=f"chose {got}, correct {correct}")
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        opts = {"answer": "B", "options": ["Lyon", "Paris", "Nice", "Lille"]}
+        return [
+            cls.example("C", "The correct answer is (C).", "pass"),
+            cls.example(opts, "Paris", "pass", "option text"),
+            cls.example("B", "**B**", "pass", "markdown"),
+            cls.example("A", "<answer>D</answer>", "fail"),
+            cls.example("A", "Answer: A, B, C, D", "malformed", "listing every option"),
+            cls.example("A", "I am not sure.", "malformed", "no choice"),
+        ]

@@ -1,0 +1,205 @@
+"""Finding the answer in a completion and normalising text; shared by the text, numeric and choice verifiers.
+
+Every function here is linear-time in its input (no regex with nested quantifiers), so inline verifiers stay safe
+on the 1 MB inputs ``verify`` lets through.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from typing import Any
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.verifiers.base import Malformed, clip
+
+#: where a verifier looks for the answer (the ``extract`` param)
+EXTRACT_MODES = ("auto", "full", "answer_tag", "boxed", "marker", "last_line")
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_MARKER = re.compile(r"(?:final answer|the answer|answer)\s*(?:is|:|=)[ \t]*", re.I)
+_TAG_CACHE: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+
+def check_extract(mode: str, label: str) -> str:
+    """Validate an ``extract`` param."""
+    if mode not in EXTRACT_MODES:
+        raise VerifierError(f"verifier {label!r}: extract={mode!r} is not one of {', '.join(EXTRACT_MODES)}")
+    return mode
+
+
+def strip_think(text: str) -> str:
+    """The text after the reasoning: everything after the last ``</think>``. An unclosed ``<think>`` means the model
+    never finished reasoning: Malformed."""
+    close = text.rfind(_THINK_CLOSE)
+    if close >= 0:
+        return text[close + len(_THINK_CLOSE):]
+    if _THINK_OPEN in text:
+        raise Malformed("<think> is never closed (no answer after the reasoning)")
+    return text
+
+
+def _tag_patterns(tag: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    pats = _TAG_CACHE.get(tag)
+    if pats is None:
+        t = re.escape(tag)
+        pats = (re.compile(rf"<{t}(?:\s[^<>]{{0,200}})?>", re.I), re.compile(rf"</{t}\s*>", re.I))
+        _TAG_CACHE[tag] = pats
+    return pats
+
+
+def tag_contents(text: str, tag: str) -> list[str]:
+    """Bodies of every ``<tag>...</tag>`` (attributes allowed, case-insensitive); Malformed on unbalanced tags."""
+    open_re, close_re = _tag_patterns(tag)
+    opens = [m for m in open_re.finditer(text)]
+    closes = [m for m in close_re.finditer(text)]
+    if len(opens) != len(closes):
+        raise Malformed(f"<{tag}> tags are unbalanced ({len(opens)} opening, {len(closes)} closing)")
+    out = []
+    prev_end = -1
+    for o, c in zip(opens, closes, strict=True):
+        if c.start() < o.end() or o.start() < prev_end:
+            raise Malformed(f"<{tag}> tags are nested or out of order")
+        out.append(text[o.end():c.start()])
+        prev_end = c.end()
+    return out
+
+
+def boxed_contents(text: str) -> list[str]:
+    """Bodies of every ``\\boxed{...}`` / ``\\fbox{...}`` (braces balanced); Malformed on an unclosed one."""
+    out = []
+    pos = 0
+    while True:
+        i = _next_box(text, pos)
+        if i < 0:
+            return out
+        j = text.find("{", i)
+        depth = 0
+        for k in range(j, len(text)):
+            ch = text[k]
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    out.append(text[j + 1:k])
+                    pos = k + 1
+                    break
+        else:
+            raise Malformed("\\boxed{ is never closed")
+
+
+def _next_box(text: str, pos: int) -> int:
+    hits = [i for i in (text.find("\\boxed{", pos), text.find("\\fbox{", pos)) if i >= 0]
+    return min(hits) if hits else -1
+
+
+def one_of(values: list[str], what: str) -> str:
+    """The single answer among ``values``: several that differ (after whitespace trimming) are Malformed, since
+    a completion listing many answers must not collect the reward for any one of them."""
+    distinct = list(dict.fromkeys(v.strip() for v in values))
+    if len(distinct) > 1:
+        raise Malformed(f"{len(distinct)} different {what} answers: " + ", ".join(clip(d, 30) for d in distinct[:4]))
+    return distinct[0]
+
+
+def marker_answer(text: str) -> str | None:
+    """The rest of the line after the last "answer is"/"answer:"/"final answer:" marker, or None."""
+    last = None
+    for m in _MARKER.finditer(text):
+        last = m
+    if last is None:
+        return None
+    rest = text[last.end():]
+    line = rest.split("\n", 1)[0].strip()
+    return line.rstrip(".").strip().strip("*").strip() or None
+
+
+def extract_answer(text: str, mode: str = "auto", *, tag: str = "answer", think: bool = True) -> str:
+    """The answer span of ``text`` per ``mode`` (see ``locate_answer``)."""
+    return locate_answer(text, mode, tag=tag, think=think)[0]
+
+
+def locate_answer(text: str, mode: str = "auto", *, tag: str = "answer", think: bool = True) -> tuple[str, str]:
+    """(answer span, where it came from) per ``mode``:
+
+    * ``full``: the whole text (after any ``</think>``), stripped.
+    * ``answer_tag``: the body of ``<answer>...</answer>`` (``tag`` renames it); required, and several that differ
+      are Malformed.
+    * ``boxed``: the body of ``\\boxed{...}``; required, several that differ are Malformed.
+    * ``marker``: the rest of the line after the last "answer is" / "answer:" / "final answer:".
+    * ``last_line``: the last non-empty line.
+    * ``auto``: answer tag if present, else boxed, else marker, else the whole text ("full").
+    """
+    if think:
+        text = strip_think(text)
+    if mode == "full":
+        return text.strip(), "full"
+    if mode in ("answer_tag", "auto"):
+        bodies = tag_contents(text, tag)
+        if bodies:
+            return one_of(bodies, f"<{tag}>"), "answer_tag"
+        if mode == "answer_tag":
+            raise Malformed(f"no <{tag}>...</{tag}> in the completion")
+    if mode in ("boxed", "auto"):
+        boxes = boxed_contents(text)
+        if boxes:
+            return one_of(boxes, "\\boxed"), "boxed"
+        if mode == "boxed":
+            raise Malformed("no \\boxed{...} in the completion")
+    if mode in ("marker", "auto"):
+        found = marker_answer(text)
+        if found is not None:
+            return found, "marker"
+        if mode == "marker":
+            raise Malformed('no "answer is" / "answer:" line in the completion')
+    if mode == "last_line":
+        for line in reversed(text.splitlines()):
+            if line.strip():
+                return line.strip(), "last_line"
+        raise Malformed("empty completion")
+    return text.strip(), "full"
+
+
+# ---------------------------------------------------------------------------------------------- normalisation
+_PUNCT = str.maketrans("", "", string.punctuation + "‘’“”«»…–—·¿¡")
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b", re.I)
+_WS = re.compile(r"\s+")
+_LATEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|operatorname)\{([^{}]*)\}")
+
+
+def normalize(text: str, *, case_sensitive: bool = False, whitespace: bool = True, punctuation: bool = False,
+              articles: bool = False, latex: bool = True) -> str:
+    """Unicode NFKC, then optionally: unwrap ``\\text{..}`` and ``$..$``, lower-case, drop punctuation, drop
+    English articles, collapse whitespace."""
+    text = unicodedata.normalize("NFKC", text)
+    if latex:
+        text = _LATEX_WRAP.sub(r"\1", text)
+        s = text.strip()
+        if len(s) >= 2 and s[0] == "$" and s[-1] == "$":
+            text = s.strip("$")
+    if not case_sensitive:
+        text = text.casefold()
+    if punctuation:
+        text = text.translate(_PUNCT)
+    if articles:
+        text = _ARTICLES.sub(" ", text)
+    if whitespace:
+        text = _WS.sub(" ", text).strip()
+    return text
+
+
+def answers_list(answer: Any, label: str) -> list[str]:
+    """A task answer given as one string (or number) or a list of accepted ones, as strings."""
+    from crossgym.verifiers.base import BadTask
+
+    items = answer if isinstance(answer, list) else [answer]
+    if not items:
+        raise BadTask(f"{label}: the answer list is empty")
+    out = []
+    for a in items:
+        if isinstance(a, bool) or a is None or isinstance(a, (dict, list)):
+            raise BadTask(f"{label}: answer must be a string or a list of strings, got {type(a).__name__}")
+        out.append(str(a))
+    return out

@@ -1,0 +1,194 @@
+"""json_schema: the completion's JSON validates against a JSON Schema, with compiled and cached validators.
+
+Trusted schemas (the ``schema`` param, written by whoever wrote the config, or task schemas when
+``trusted_answers=True``) are compiled by fastjsonschema, which generates and execs Python code: ~10-20x faster
+than jsonschema, but a hostile schema could inject code, so schemas that arrive as task data use jsonschema's
+validator (also compiled once and cached) unless trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, clip
+from crossgym.verifiers.json_checks import _JsonBase
+
+#: compiled validators kept per process
+CACHE_SIZE = 2048
+
+Check = Callable[[Any], "str | None"]  # returns None when valid, else the first error message
+
+
+class _LRU:
+    def __init__(self, size: int) -> None:
+        self.size, self.data, self.lock = size, OrderedDict[str, Any](), threading.Lock()
+
+    def get(self, key: str, make: Callable[[], Any]) -> Any:
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]
+        value = make()
+        with self.lock:
+            self.data[key] = value
+            if len(self.data) > self.size:
+                self.data.popitem(last=False)
+        return value
+
+
+_CACHE = _LRU(CACHE_SIZE)
+
+
+def _fast(schema: dict[str, Any]) -> Check:
+    import fastjsonschema
+
+    fn = fastjsonschema.compile(schema, use_default=False, use_formats=True)
+
+    def check(value: Any) -> str | None:
+        try:
+            fn(value)
+            return None
+        except fastjsonschema.JsonSchemaValueException as exc:
+            return str(exc.message)
+
+    return check
+
+
+def _slow(schema: dict[str, Any]) -> Check:
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    v = cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+    def check(value: Any) -> str | None:
+        err = jsonschema.exceptions.best_match(v.iter_errors(value))
+        if err is None:
+            return None
+        path = "/".join(str(p) for p in err.absolute_path)
+        return f"{path or '<root>'}: {err.message}"
+
+    return check
+
+
+def compile_schema(schema: Any, trusted: bool) -> Check:
+    """A cached validator for ``schema``: fastjsonschema when trusted, jsonschema otherwise. Raises ValueError."""
+    if not isinstance(schema, (dict, bool)):
+        raise ValueError(f"a JSON Schema must be an object or boolean, got {type(schema).__name__}")
+    if isinstance(schema, bool):
+        return (lambda v: None) if schema else (lambda v: "the schema false rejects everything")
+    try:
+        key = ("F" if trusted else "S") + json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"schema is not JSON: {exc}") from None
+
+    def make() -> Check:
+        try:
+            return _fast(schema) if trusted else _slow(schema)
+        except ImportError as exc:
+            raise VerifierError(f"verifier 'json_schema' needs {exc.name} (fix: pip install "
+                                "'crossgym[verifiers]')") from None
+        except VerifierError:
+            raise
+        except Exception as exc:  # SchemaError, JsonSchemaDefinitionException, ...
+            raise ValueError(f"invalid JSON Schema: {clip(str(exc), 200)}") from None
+
+    return _CACHE.get(key, make)  # type: ignore[no-any-return]
+
+
+def _sub_schema(root: dict[str, Any], sub: Any) -> Any:
+    """A property's subschema made standalone: root definitions carried along so local $refs still resolve."""
+    if not isinstance(sub, dict):
+        return sub
+    extra = {k: root[k] for k in ("$defs", "definitions") if k in root and k not in sub}
+    return {**sub, **extra} if extra else sub
+
+
+class JsonSchema(_JsonBase):
+    """The completion is JSON that validates against a JSON Schema.
+
+    answer: the schema (an object), or null to use the ``schema`` param.
+    params: schema (the schema when tasks do not carry one; always trusted), trusted_answers (False: schemas from
+    task answers go through jsonschema; True compiles them with fastjsonschema too), partial (False: True gives
+    credit per top-level property of an object schema: required present, present values valid, no forbidden
+    extra keys), plus json_valid's fenced / allow_surrounding / think. Text that is not JSON is malformed;
+    JSON that breaks the schema fails with the first error as the reason.
+    """
+
+    name = "json_schema"
+    version = "1"
+    description = "JSON validates against a JSON Schema (fastjsonschema when trusted, cached; partial credit)"
+
+    def __init__(self, *, schema: dict[str, Any] | bool | None = None, trusted_answers: bool = False,
+                 partial: bool = False, **params: Any) -> None:
+        super().__init__(**params)
+        if schema is not None:
+            try:
+                compile_schema(schema, True)
+            except ValueError as exc:
+                raise VerifierError(f"verifier 'json_schema': param schema: {exc}") from None
+        self.schema, self.trusted_answers, self.partial = schema, bool(trusted_answers), bool(partial)
+
+    def _schema(self, task: Task) -> tuple[Any, bool]:
+        if task.answer is not None:
+            return task.answer, self.trusted_answers
+        if self.schema is None:
+            raise BadTask("no schema: give one as the task answer or the schema param")
+        return self.schema, True
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        schema, trusted = self._schema(task)
+        try:
+            check = compile_schema(schema, trusted)
+        except ValueError as exc:
+            raise BadTask(str(exc)) from None
+        value = self.parse(completion)
+        err = check(value)
+        if err is None:
+            return Verdict.ok(1.0, components={"valid": 1.0} if self.partial else {}, reason="valid")
+        if not self.partial:
+            return Verdict.ok(0.0, reason=clip(err, 200))
+        frac, comps = self._partial(schema, value, trusted)
+        comps["valid"] = 0.0
+        return Verdict.ok(frac, passed=False, components=comps, reason=clip(err, 200))
+
+    def _partial(self, schema: Any, value: Any, trusted: bool) -> tuple[float, dict[str, float]]:
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(value, dict) or not isinstance(props, dict) or not props:
+            return 0.0, {}
+        required = set(schema.get("required") or ())
+        comps: dict[str, float] = {}
+        for name, sub in props.items():
+            if name not in value:
+                comps[f"prop:{name}"] = 0.0 if name in required else 1.0
+                continue
+            try:
+                ok = compile_schema(_sub_schema(schema, sub), trusted)(value[name]) is None
+            except ValueError:
+                ok = False
+            comps[f"prop:{name}"] = float(ok)
+        if schema.get("additionalProperties") is False:
+            comps["no_extra_keys"] = float(all(k in props for k in value))
+        return sum(comps.values()) / len(comps), comps
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        person = {"type": "object", "properties": {"name": {"type": "string", "minLength": 1},
+                                                   "age": {"type": "integer", "minimum": 0}},
+                  "required": ["name", "age"], "additionalProperties": False}
+        return [
+            cls.example(person, '{"name": "Ada", "age": 36}', "pass"),
+            cls.example(None, '```json\n{"name": "Ada", "age": 36}\n```', "pass", "schema from params, fenced",
+                        params={"schema": person}),
+            cls.example(person, '{"name": "Ada", "age": -1}', "fail", "minimum"),
+            cls.example(person, '{"name": "Ada", "age": 36, "admin": true}', "fail", "extra key"),
+            cls.example(person, '{"name": "Ada", "age": "36"}', "fail", "partial credit 0.5",
+                        params={"partial": True}),
+            cls.example(person, "name: Ada, age: 36", "malformed", "not JSON"),
+        ]

@@ -1,0 +1,172 @@
+"""numeric: one number in the answer, compared with the reference within tolerances."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
+from crossgym.verifiers.extract import check_extract, locate_answer
+
+#: number tokens longer than this are refused (int() of huge digit strings is quadratic)
+MAX_NUMBER_CHARS = 200
+
+# signs, thousands separators (1,234,567), decimals, exponents, a/b fractions, LaTeX \frac{a}{b}, percent
+_NUM = re.compile(
+    r"(?P<frac>\\[dt]?frac\{\s*(?P<fn>[-+]?\d+(?:\.\d+)?)\s*\}\{\s*(?P<fd>[-+]?\d+(?:\.\d+)?)\s*\})"
+    r"|(?:(?<![\w).\]}])(?P<sign>[-+]))?(?P<cur>[$€£¥])?\s?"
+    r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?:\s?/\s?(?P<den>\d+(?:\.\d+)?)(?![\d.]))?"
+    r"(?P<exp>[eE][-+]?\d{1,4})?"
+    r"(?P<pct>\s?%)?"
+)
+_CLEAN = [("{,}", ","), ("\\,", ""), ("\\!", ""), ("\\%", "%"), ("\\$", "$"), ("−", "-"), ("–", "-"),
+          ("\u202f", ""), ("\u2009", "")]
+
+
+def _clean(text: str) -> str:
+    for a, b in _CLEAN:
+        if a in text:
+            text = text.replace(a, b)
+    return text
+
+
+def _to_fraction(tok: str) -> Fraction:
+    if len(tok) > MAX_NUMBER_CHARS:
+        raise Malformed(f"a number in the answer is over {MAX_NUMBER_CHARS} characters")
+    return Fraction(tok.replace(",", ""))
+
+
+def numbers_in(text: str) -> list[tuple[Fraction, bool, str]]:
+    """Every number in ``text`` as (value, is_percent, source text), in order. Linear time."""
+    text = _clean(text)
+    out = []
+    for m in _NUM.finditer(text):
+        if m.group("frac"):
+            num, den = _to_fraction(m.group("fn")), _to_fraction(m.group("fd"))
+            if den == 0:
+                raise Malformed("division by zero in the answer")
+            out.append((num / den, False, m.group(0)))
+            continue
+        val = _to_fraction(m.group("num"))
+        if m.group("den"):
+            den = _to_fraction(m.group("den"))
+            if den == 0:
+                raise Malformed("division by zero in the answer")
+            val = val / den
+        if m.group("exp"):
+            e = int(m.group("exp")[1:])
+            if abs(e) > 400:
+                raise Malformed("an exponent in the answer is out of range")
+            val = val * Fraction(10) ** e
+        if m.group("sign") == "-":
+            val = -val
+        out.append((val, bool(m.group("pct")), m.group(0).strip()))
+    return out
+
+
+def parse_reference(answer: Any) -> list[Fraction]:
+    """The accepted values of a task answer: a number, a numeric string, or a list of either."""
+    items = answer if isinstance(answer, list) else [answer]
+    vals = []
+    for a in items:
+        if isinstance(a, bool) or a is None:
+            raise BadTask(f"numeric answer must be a number or numeric string, got {a!r}")
+        if isinstance(a, (int, float)):
+            if not math.isfinite(a):
+                raise BadTask(f"numeric answer must be finite, got {a!r}")
+            vals.append(Fraction(a) if isinstance(a, int) else Fraction(repr(a)))
+            continue
+        try:
+            found = numbers_in(str(a))
+        except Malformed as exc:
+            raise BadTask(f"reference {a!r}: {exc}") from None
+        if len(found) != 1:
+            raise BadTask(f"reference {a!r} must hold exactly one number, found {len(found)}")
+        v, pct, _ = found[0]
+        vals.append(v / 100 if pct else v)
+    if not vals:
+        raise BadTask("numeric answer list is empty")
+    return vals
+
+
+class Numeric(BaseVerifier):
+    """The answer is one number equal to the reference within tolerance.
+
+    answer: a number, a numeric string ("1/2", "3.5e3", "1,234", "12.5%") or a list of accepted values.
+    params: rel_tol (1e-6), abs_tol (1e-9), extract (as exact_match, default "auto"), tag ("answer"),
+    fallback ("last_number" | "none", default "last_number": when no answer tag / box / "answer:" line exists,
+    the last number of the text is the answer, as GSM8K graders do; "none" requires the marked span),
+    percent ("either" | "value" | "fraction", default "either": "50%" matches 50 or 0.5).
+    Units, currency signs, thousands separators and LaTeX spacing are ignored. A marked answer span with two
+    different numbers (e.g. "\\boxed{3 or 4}") is malformed: listing candidates never earns reward.
+    """
+
+    name = "numeric"
+    version = "1"
+    description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
+
+    def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float = 1e-9, extract: str = "auto",
+                 tag: str = "answer", fallback: str = "last_number", percent: str = "either",
+                 **params: Any) -> None:
+        super().__init__(**params)
+        for k, v in (("rel_tol", rel_tol), ("abs_tol", abs_tol)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
+                raise VerifierError(f"verifier 'numeric': {k} must be a non-negative number, got {v!r}")
+        if fallback not in ("last_number", "none"):
+            raise VerifierError(f"verifier 'numeric': fallback={fallback!r} must be 'last_number' or 'none'")
+        if percent not in ("either", "value", "fraction"):
+            raise VerifierError(f"verifier 'numeric': percent={percent!r} must be either, value or fraction")
+        self.rel_tol, self.abs_tol = float(rel_tol), float(abs_tol)
+        self.extract = check_extract(extract, self.name)
+        self.tag, self.fallback, self.percent = str(tag), fallback, percent
+
+    def _prediction(self, text: str) -> tuple[Fraction, bool, str]:
+        span, where = locate_answer(text, self.extract, tag=self.tag)
+        whole = where == "full"
+        nums = numbers_in(span)
+        if not nums:
+            raise Malformed(f"no number in the answer {clip(span, 60)!r}")
+        if whole and self.fallback == "last_number":
+            return nums[-1]
+        distinct = {(v, p) for v, p, _ in nums}
+        if len(distinct) > 1:
+            shown = ", ".join(s for _, _, s in nums[:4])
+            raise Malformed(f"{len(distinct)} different numbers in the answer ({clip(shown, 60)})")
+        return nums[0]
+
+    def _close(self, a: Fraction, b: Fraction) -> bool:
+        if a == b:
+            return True
+        try:
+            return math.isclose(float(a), float(b), rel_tol=self.rel_tol, abs_tol=self.abs_tol)
+        except OverflowError:
+            return False
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        refs = parse_reference(task.answer)
+        val, pct, src = self._prediction(completion.text)
+        cands = [val]
+        if pct:
+            cands = {"either": [val, val / 100], "value": [val], "fraction": [val / 100]}[self.percent]
+        for r in refs:
+            if any(self._close(c, r) for c in cands):
+                return Verdict.ok(1.0, reason=f"{src} == {float(r):g}")
+        return Verdict.ok(0.0, reason=f"{clip(src, 40)} != {', '.join(f'{float(r):g}' for r in refs[:3])}")
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        return [
+            cls.example(1234.5, "The total is **$1,234.50**.\nFinal answer: $1,234.50", "pass", "currency, commas"),
+            cls.example("0.5", "\\boxed{\\frac{1}{2}}", "pass", "LaTeX fraction"),
+            cls.example(18, "Janet sells 16 - 3 - 4 = 9 eggs, earning 9 * 2 = 18 dollars.", "pass",
+                        "GSM8K-style: last number"),
+            cls.example(0.25, "Answer: 25%", "pass", "percent as fraction"),
+            cls.example(18, "The answer is 17.", "fail"),
+            cls.example(18, "\\boxed{17 or 18}", "malformed", "two candidates in the answer"),
+            cls.example(18, "I am not sure.", "malformed", "no number"),
+        ]

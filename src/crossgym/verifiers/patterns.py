@@ -1,0 +1,137 @@
+"""regex: the completion matches a pattern (search, fullmatch), or a captured group equals the reference.
+
+User patterns run on the ``regex`` package with its ``timeout=``: a catastrophically backtracking pattern gives
+``Verdict.timeout`` at the deadline instead of hanging the caller's thread.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
+from crossgym.verifiers.extract import normalize, strip_think
+
+MODES = ("search", "fullmatch", "extract")
+_FLAG_NAMES = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL", "x": "VERBOSE"}
+
+
+class RegexTimeout(Exception):
+    """A pattern ran past its deadline."""
+
+
+def _regex() -> Any:
+    try:
+        import regex
+    except ImportError as exc:
+        raise VerifierError("verifier 'regex' needs the regex package (fix: pip install regex)") from exc
+    return regex
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_pattern(pattern: str, flags: str) -> Any:
+    """A compiled ``regex`` pattern; raises ValueError on a bad pattern or flag."""
+    rx = _regex()
+    f = 0
+    for ch in flags:
+        if ch not in _FLAG_NAMES:
+            raise ValueError(f"unknown flag {ch!r} (use any of {''.join(_FLAG_NAMES)})")
+        f |= getattr(rx, _FLAG_NAMES[ch])
+    try:
+        return rx.compile(pattern, f | rx.VERSION0)
+    except rx.error as exc:
+        raise ValueError(f"bad pattern {pattern!r}: {exc}") from None
+
+
+class Regex(BaseVerifier):
+    """The completion matches a regular expression.
+
+    answer: for mode "search"/"fullmatch", the pattern (a string) or null to use the ``pattern`` param;
+    for mode "extract", the reference string (or a list of accepted ones) that the captured group must equal.
+    params: mode ("search" | "fullmatch" | "extract", default "search"), pattern (str: the pattern when the answer
+    is not one, required for "extract"), flags ("" - any of i, m, s, x), group (1: the group compared in extract
+    mode; 0 is the whole match), which ("last" | "first": which match extract uses), case_sensitive (False, extract
+    comparison only), think (True: match only text after </think>), timeout (1 s of matching, enforced by regex).
+    """
+
+    name = "regex"
+    version = "1"
+    description = "pattern search/fullmatch, or extract a group and compare it (ReDoS-safe timeout)"
+    default_timeout = 1.0
+
+    def __init__(self, *, mode: str = "search", pattern: str | None = None, flags: str = "", group: int | str = 1,
+                 which: str = "last", case_sensitive: bool = False, think: bool = True, **params: Any) -> None:
+        super().__init__(**params)
+        if mode not in MODES:
+            raise VerifierError(f"verifier 'regex': mode={mode!r} must be one of {', '.join(MODES)}")
+        if which not in ("first", "last"):
+            raise VerifierError(f"verifier 'regex': which={which!r} must be 'first' or 'last'")
+        if mode == "extract" and not pattern:
+            raise VerifierError("verifier 'regex': mode 'extract' needs a pattern param with a capture group")
+        if pattern is not None:
+            try:
+                compile_pattern(str(pattern), str(flags))
+            except ValueError as exc:
+                raise VerifierError(f"verifier 'regex': {exc}") from None
+        self.mode, self.pattern, self.flags, self.group = mode, pattern, str(flags), group
+        self.which, self.case_sensitive, self.think = which, bool(case_sensitive), bool(think)
+
+    def _compiled(self, task: Task) -> Any:
+        pat = self.pattern if self.mode == "extract" or task.answer is None else task.answer
+        if pat is None:
+            raise BadTask("no pattern: give one as the task answer or the pattern param")
+        if not isinstance(pat, str):
+            raise BadTask(f"the pattern must be a string, got {type(pat).__name__}")
+        try:
+            return compile_pattern(pat, self.flags)
+        except ValueError as exc:
+            raise BadTask(str(exc)) from None
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        rx = _regex()
+        pat = self._compiled(task)
+        text = strip_think(completion.text) if self.think else completion.text
+        budget = max(0.001, self.timeout)
+        try:
+            if self.mode == "search":
+                hit = pat.search(text, timeout=budget) is not None
+                return Verdict.ok(float(hit), reason="pattern found" if hit else "pattern not found")
+            if self.mode == "fullmatch":
+                hit = pat.fullmatch(text.strip(), timeout=budget) is not None
+                return Verdict.ok(float(hit), reason="whole answer matches" if hit else "answer does not match")
+            return self._extract(task, pat, text, budget)
+        except TimeoutError:
+            return Verdict.timeout(self.timeout)
+        except (IndexError, rx.error) as exc:
+            raise BadTask(f"pattern cannot be applied: {exc}") from None
+
+    def _extract(self, task: Task, pat: Any, text: str, budget: float) -> Verdict:
+        m = None
+        if self.which == "first":
+            m = pat.search(text, timeout=budget)
+        else:
+            for m in pat.finditer(text, timeout=budget, overlapped=False):  # noqa: B007 - keep the last
+                pass
+        if m is None:
+            raise Malformed("the pattern finds no answer in the completion")
+        got = m.group(self.group)
+        if got is None:
+            raise Malformed(f"group {self.group!r} did not take part in the match")
+        refs = task.answer if isinstance(task.answer, list) else [task.answer]
+        norm = lambda s: normalize(str(s), case_sensitive=self.case_sensitive)  # noqa: E731
+        ok = any(norm(got) == norm(r) for r in refs if r is not None)
+        return Verdict.ok(float(ok), reason=f"extracted {clip(got, 60)!r}")
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        iso = {"mode": "fullmatch"}
+        ex = {"mode": "extract", "pattern": r"(?i)final answer:\s*([A-Za-z]+)"}
+        return [
+            cls.example(r"\d{4}-\d{2}-\d{2}", "2024-05-17", "pass", "ISO date, fullmatch", params=iso),
+            cls.example(r"\d{4}-\d{2}-\d{2}", "May 17, 2024", "fail", params=iso),
+            cls.example("blue", "Thinking...\nFinal answer: Blue", "pass", "extract then compare", params=ex),
+            cls.example("blue", "Final answer: red", "fail", params=ex),
+            cls.example("blue", "I refuse.", "malformed", "nothing to extract", params=ex),
+        ]

@@ -1,0 +1,155 @@
+"""exact_match and string_similarity: compare the answer span with reference strings after normalisation."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BaseVerifier, Malformed, clip
+from crossgym.verifiers.extract import answers_list, check_extract, extract_answer, normalize
+
+
+class _TextBase(BaseVerifier):
+    def __init__(self, *, extract: str = "auto", tag: str = "answer", case_sensitive: bool = False,
+                 whitespace: bool = True, punctuation: bool = False, articles: bool = False, **params: Any) -> None:
+        super().__init__(**params)
+        self.extract = check_extract(extract, self.name)
+        self.tag = str(tag)
+        self.norm = {"case_sensitive": bool(case_sensitive), "whitespace": bool(whitespace),
+                     "punctuation": bool(punctuation), "articles": bool(articles)}
+
+    def _pred(self, completion: Completion) -> str:
+        span = extract_answer(completion.text, self.extract, tag=self.tag)
+        if not span.strip():
+            raise Malformed("no answer in the completion")
+        return span
+
+
+class ExactMatch(_TextBase):
+    """The answer span equals one of the references after normalisation.
+
+    answer: a string, or a list of accepted strings.
+    params: extract ("auto" | "full" | "answer_tag" | "boxed" | "marker" | "last_line", default "auto": an
+    <answer> tag, else \\boxed{}, else an "answer:" line, else the whole text), tag ("answer"), case_sensitive
+    (False), whitespace (True: collapse runs), punctuation (False: True drops it), articles (False: True drops
+    a/an/the). Unicode is NFKC-normalised and \\text{..}/$..$ unwrapped.
+    """
+
+    name = "exact_match"
+    version = "1"
+    description = "answer equals the reference after normalisation (case, whitespace, punctuation, articles)"
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        refs = answers_list(task.answer, self.name)
+        pred = normalize(self._pred(completion), **self.norm)
+        for r in refs:
+            if pred == normalize(r, **self.norm):
+                return Verdict.ok(1.0, reason=f"matches {clip(r)!r}")
+        return Verdict.ok(0.0, reason=f"{clip(pred)!r} matches none of {len(refs)} reference(s)")
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        return [
+            cls.example("Paris", "<think>France's capital...</think><answer> paris </answer>", "pass",
+                        "case and spaces ignored"),
+            cls.example(["New York City", "NYC"], "The answer is NYC.", "pass", "one of several references"),
+            cls.example("The Beatles", "beatles", "pass", "articles dropped", params={"articles": True}),
+            cls.example("Paris", "<answer>Lyon</answer>", "fail"),
+            cls.example("Paris", "<answer>Paris</answer><answer>Lyon</answer>", "malformed",
+                        "two different answers"),
+            cls.example("Paris", "", "malformed", "empty completion"),
+        ]
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (two-row dynamic programme, O(len(a) * len(b)))."""
+    if a == b:
+        return 0
+    if len(a) < len(b):
+        a, b = b, a
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+#: edit distance is quadratic: longer normalised answers are refused (use metric="token_f1")
+MAX_EDIT_CHARS = 2000
+
+
+def edit_similarity(a: str, b: str) -> float:
+    """1 - Levenshtein(a, b) / max(len): 1.0 for equal strings, 0.0 for nothing in common."""
+    n = max(len(a), len(b))
+    if n == 0:
+        return 1.0
+    if n > MAX_EDIT_CHARS:
+        raise Malformed(f"answer is over {MAX_EDIT_CHARS} characters, too long for edit distance "
+                        "(use metric=token_f1)")
+    return 1.0 - _edit_distance(a, b) / n
+
+
+def token_f1(pred: str, ref: str) -> float:
+    """SQuAD token F1 on whitespace tokens."""
+    p, r = pred.split(), ref.split()
+    if not p or not r:
+        return float(p == r)
+    common = sum((Counter(p) & Counter(r)).values())
+    if common == 0:
+        return 0.0
+    prec, rec = common / len(p), common / len(r)
+    return 2 * prec * rec / (prec + rec)
+
+
+class StringSimilarity(_TextBase):
+    """Similarity between the answer span and the closest reference: normalised edit distance or token F1.
+
+    answer: a string, or a list of accepted strings (the best one counts).
+    params: metric ("edit" | "token_f1", default "edit"), threshold (0.8: passed when similarity >= it),
+    reward ("similarity": the similarity itself | "binary": 1.0 at or above the threshold, else 0.0), plus
+    exact_match's extract, tag and normalisation params (punctuation and articles default to True here).
+    Edit distance refuses answers over 2,000 characters (malformed); token F1 is linear.
+    """
+
+    name = "string_similarity"
+    version = "1"
+    description = "normalised edit distance or token F1 against a reference, with a threshold"
+
+    def __init__(self, *, metric: str = "edit", threshold: float = 0.8, reward: str = "similarity",
+                 punctuation: bool = True, articles: bool = True, **params: Any) -> None:
+        super().__init__(punctuation=punctuation, articles=articles, **params)
+        if metric not in ("edit", "token_f1"):
+            raise VerifierError(f"verifier 'string_similarity': metric={metric!r} must be 'edit' or 'token_f1'")
+        if reward not in ("similarity", "binary"):
+            raise VerifierError(f"verifier 'string_similarity': reward={reward!r} must be 'similarity' or 'binary'")
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise VerifierError(f"verifier 'string_similarity': threshold must be in [0, 1], got {threshold!r}")
+        self.metric, self.threshold, self.reward = metric, float(threshold), reward
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        refs = answers_list(task.answer, self.name)
+        pred = normalize(self._pred(completion), **self.norm)
+        fn = edit_similarity if self.metric == "edit" else token_f1
+        best, best_ref = -1.0, ""
+        for r in refs:
+            s = fn(pred, normalize(r, **self.norm))
+            if s > best:
+                best, best_ref = s, r
+        passed = best >= self.threshold
+        reward = best if self.reward == "similarity" else float(passed)
+        return Verdict.ok(reward, passed=passed, components={self.metric: best},
+                          reason=f"{self.metric} {best:.3f} vs {clip(best_ref)!r} (threshold {self.threshold:g})")
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        return [
+            cls.example("Albert Einstein", "Answer: Albert Einstien", "pass", "one transposition"),
+            cls.example("the quick brown fox", "quick brown fox jumps", "pass", "token F1 0.86",
+                        params={"metric": "token_f1"}),
+            cls.example("Albert Einstein", "Answer: Isaac Newton", "fail"),
+            cls.example("Albert Einstein", "   ", "malformed", "blank completion"),
+        ]
