@@ -38,15 +38,14 @@ class BaseEnvironment:
 
     #: the registered name
     name: ClassVar[str] = ""
-    #: default turn budget (assistant actions) unless ``max_turns=`` is given
+    #: turn budget (assistant actions) unless ``max_turns=`` or the task's ``metadata["max_turns"]`` sets one
     default_max_turns: ClassVar[int] = 1
 
     def __init__(self, *, max_turns: int | None = None) -> None:
-        turns = self.default_max_turns if max_turns is None else max_turns
-        if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
-            raise ConfigError(f"environment {self.name!r}: max_turns must be a positive integer, got {turns!r}",
-                              fix="pass max_turns=N with N >= 1")
-        self.max_turns = turns
+        if max_turns is not None:
+            _check_turns(max_turns, f"environment {self.name!r}")
+        self.max_turns_param = max_turns
+        self.max_turns = self.default_max_turns if max_turns is None else max_turns
         self.task: Task | None = None
         self.seed: int | None = None
         self.rng = random.Random(0)
@@ -76,6 +75,9 @@ class BaseEnvironment:
                               fix="build tasks with crossgym.load_tasks or Task.from_dict")
         self.release()
         self.task, self.seed = task, seed
+        if self.max_turns_param is None:  # a task may carry its own turn budget
+            turns = task.metadata.get("max_turns", self.default_max_turns)
+            self.max_turns = _check_turns(turns, f"task {task.id!r} metadata['max_turns']")
         self.rng = random.Random(seed if seed is not None else task.id)
         self.turns, self.done, self.closed = 0, False, False
         self._messages, self._verdict = [], None
@@ -154,6 +156,13 @@ class BaseEnvironment:
 
     def reward(self) -> float:
         return self.verdict().reward
+
+
+def _check_turns(turns: Any, where: str) -> int:
+    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+        raise ConfigError(f"{where}: max_turns must be a positive integer, got {turns!r}",
+                          fix="pass max_turns=N with N >= 1")
+    return turns
 
 
 def tool_message(call: ToolCall | None, content: str) -> Message:

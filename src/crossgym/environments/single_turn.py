@@ -15,6 +15,7 @@ class SingleTurnEnv(BaseEnvironment):
 
     def __init__(self, *, max_turns: int | None = None) -> None:
         super().__init__(max_turns=1 if max_turns is None else max_turns)
+        self.max_turns_param = self.max_turns  # one reply, whatever the task's metadata says
 
     def respond(self, action: Message) -> Reply:
         return Reply(done=True)
