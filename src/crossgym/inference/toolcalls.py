@@ -1,37 +1,27 @@
 """Tool calls out of generated text, in the Hermes/Qwen form ``<tool_call>{"name", "arguments"}</tool_call>``.
 
-Parsed like TRL's Qwen response schema: content is the text before the first ``<tool_call>``; a call whose JSON does
-not parse leaves the whole text as plain content with no tool calls (TRL's fallback).
+Parsed like TRL's Qwen response schema and vLLM's hermes parser: content is the text before the first
+``<tool_call>``; when a block cannot be read the whole text stays plain content with no tool calls (TRL's
+fallback), and the environment or verifier judges it. The block grammar is crossgym.protocol.parsing's.
 """
 
 from __future__ import annotations
 
-import json
-import re
+from crossgym.protocol.messages import Message
+from crossgym.protocol.parsing import MalformedToolCall, parse_tool_calls
 
-from crossgym.protocol.messages import Message, ToolCall
-
-_CALL = re.compile(r"<tool_call>\s*(.+?)\s*</tool_call>", re.DOTALL)
+_OPEN = "<tool_call>"
 
 
 def parse_assistant_text(text: str) -> Message:
     """An assistant Message with ``tool_calls`` taken from ``<tool_call>`` blocks (none if any block is bad)."""
-    start = text.find("<tool_call>")
+    start = text.find(_OPEN)
     if start < 0:
         return Message(role="assistant", content=text)
-    calls = []
-    for i, m in enumerate(_CALL.finditer(text, start)):
-        try:
-            obj = json.loads(m.group(1))
-            name = obj["name"]
-            args = obj.get("arguments", obj.get("parameters", {}))
-            if isinstance(args, str):
-                args = json.loads(args) if args.strip() else {}
-            if not isinstance(name, str) or not isinstance(args, dict):
-                raise TypeError("name must be a string and arguments an object")
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return Message(role="assistant", content=text)
-        calls.append(ToolCall(id=f"call_{i}", name=name, arguments=args))
+    try:
+        calls = parse_tool_calls(text)
+    except MalformedToolCall:
+        return Message(role="assistant", content=text)
     if not calls:
         return Message(role="assistant", content=text)
     content = text[:start]
