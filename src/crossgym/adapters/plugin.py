@@ -8,7 +8,7 @@ from crossgym.plugins.registry import Registrar
 
 @hookimpl
 def crossgym_register_backends(registry: Registrar) -> None:
-    registry.add("trl", "crossgym.adapters.pending_backends:TRLPending",
+    registry.add("trl", "crossgym.adapters.trl.backend:TRLBackend",
                  description="Hugging Face TRL GRPOTrainer (CPU and GPU; hf or vLLM generation)",
                  install="pip install 'crossgym[trl]'", requires=("trl", "torch"))
     registry.add("unsloth", "crossgym.adapters.pending_backends:UnslothPending",

@@ -1,0 +1,217 @@
+"""TRLBackend: one RunConfig -> TRL GRPOTrainer, through TRL's public API only (reward_funcs, reward_weights,
+rollout_func, GRPOConfig, TrainerCallback, save_model)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from crossgym.adapters.common import (
+    RolloutSink,
+    VerdictReward,
+    build_reward_functions,
+    check_verifiers_build,
+    load_run_tasks,
+    needs_episodes,
+    task_rows,
+)
+from crossgym.adapters.trl import config_map
+from crossgym.adapters.trl.outputs import ProgressFn, make_run_logger, plot_reward_curve, read_metrics, summarize
+from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
+from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
+from crossgym.protocol.task import Task, VerifierSpec
+
+if TYPE_CHECKING:
+    from crossgym.protocol.config import RunConfig
+
+log = logging.getLogger(__name__)
+
+INSTALL = "pip install 'crossgym[trl]'"
+SUPPORTED_TRL = ("1.16",)
+
+
+class TRLBackend:
+    """GRPO on Hugging Face TRL's GRPOTrainer: CPU or GPU, hf or vLLM generation, LoRA or full fine-tuning."""
+
+    name = "trl"
+    capabilities = Capabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
+                                needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), token_ids=True,
+                                logprobs=False)
+
+    def check(self) -> None:
+        """BackendUnavailable with the install command when trl, torch or datasets are missing or too old."""
+        import importlib.metadata
+        import importlib.util
+
+        # checked without importing (`crossgym list` calls this and must stay fast)
+        missing = [m for m in ("trl", "torch", "transformers", "datasets") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise BackendUnavailable(self.name, f"missing Python package(s): {', '.join(missing)}", INSTALL)
+        version = importlib.metadata.version("trl")
+        if not version.startswith(SUPPORTED_TRL):
+            raise BackendUnavailable(self.name, f"crossgym's TRL backend supports trl {', '.join(SUPPORTED_TRL)}.x, "
+                                     f"found {version}", "pip install 'trl>=1.16,<1.17'")
+
+    # ------------------------------------------------------------ plan
+    def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
+        """The GRPOConfig, the trainer's other arguments and the equivalent plain TRL script; no side effects."""
+        from crossgym.adapters.trl.script import plain_trl_script
+
+        notes: list[str] = []
+        if tasks is None:
+            try:
+                tasks = load_run_tasks(run.tasks)
+            except CrossgymError as exc:
+                notes.append(f"tasks not loaded ({exc}); reward functions shown for config verifiers only")
+                tasks = []
+        device = config_map.detect_device()
+        kwargs = config_map.grpo_kwargs(run, device=device)
+        funcs, weights = build_reward_functions(run, tasks)
+        kwargs = {k: v for k, v in kwargs.items() if k != "reward_weights"} | {
+            "reward_weights": run.backend_args.get("reward_weights", weights)}
+        episodes = needs_episodes(tasks, run) if tasks else run.environment.max_turns > 1
+        try:
+            config_map.check_backend_args(run)
+        except ImportError:
+            notes.append("trl is not installed here: backend_args were not checked against GRPOConfig")
+        if run.grpo.max_prompt_length:
+            notes.append(f"TRL 1.16 has no max_prompt_length: prompts over {run.grpo.max_prompt_length} tokens "
+                         "are dropped before training")
+        notes.append(f"device: {device}" + (" (use_cpu, bf16 off, gradient checkpointing off)"
+                                            if device == "cpu" else ""))
+        if episodes:
+            notes.append("multi-turn/tool tasks: generation runs through crossgym's rollout_func (environment "
+                         "reset/step; tool-result tokens masked out of the loss)")
+        lora = config_map.lora_kwargs(run)
+        names = [(f.name, None if f.spec is None else json.dumps(f.spec.to_dict())) for f in funcs]
+        trainer_args = {"model": run.model, "reward_funcs": [f.name for f in funcs],
+                        "peft_config": lora, "rollout_func": "crossgym EpisodeRollout" if episodes else None}
+        script = plain_trl_script(run, kwargs, names, episodes=episodes, lora=lora)
+        return Plan(backend=self.name, native_config={"GRPOConfig": kwargs, "GRPOTrainer": trainer_args},
+                    argv=("python", "train_trl.py"), files={"train_trl.py": script}, notes=tuple(notes))
+
+    def reward_function(self, spec: VerifierSpec, *, on_error: float | str = 0.0) -> VerdictReward:
+        """TRL's native reward object for one verifier: a reward function applying ``spec`` to every row."""
+        return VerdictReward(spec.name, spec=spec, on_error=on_error)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ train
+    def build_trainer(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
+                      callbacks: Sequence[Any] = (), record_rollouts: bool = True) -> Any:
+        """A ready GRPOTrainer for ``run`` (tasks loaded from the config when not given)."""
+        self.check()
+        config_map.check_backend_args(run)
+        from datasets import Dataset
+        from trl import GRPOConfig, GRPOTrainer
+
+        tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
+        check_verifiers_build(run, tasks)
+        _seed_everything(run.seed)
+        device = config_map.detect_device()
+        kwargs = config_map.grpo_kwargs(run, device=device)
+        tasks = _drop_long_prompts(run, tasks)
+        episodes = needs_episodes(tasks, run)
+        if episodes and run.engine != "hf":
+            raise ConfigError("multi-turn and tool tasks run through crossgym's rollout_func, which generates "
+                              "with hf only", where="engine", fix="set engine: hf for this config")
+        out = Path(run.output_dir)
+        sink = RolloutSink(out / "rollouts.jsonl", model=run.model) if record_rollouts else None
+        if sink is not None and sink.path.exists():
+            sink.path.unlink()
+        funcs, weights = build_reward_functions(run, tasks, sink=sink)
+        kwargs.setdefault("reward_weights", weights)
+        args = GRPOConfig(**kwargs)
+        peft_config = None
+        lora = config_map.lora_kwargs(run)
+        if lora is not None:
+            from peft import LoraConfig
+
+            peft_config = LoraConfig(**lora)
+        rollout_func = None
+        if episodes:
+            from crossgym.adapters.trl.episodes import EpisodeRollout
+
+            rollout_func = EpisodeRollout(tasks, run)
+        dataset = Dataset.from_list(task_rows(tasks, episodes=episodes))
+        try:
+            trainer = GRPOTrainer(model=run.model, reward_funcs=list(funcs), args=args, train_dataset=dataset,
+                                  peft_config=peft_config, rollout_func=rollout_func, callbacks=list(callbacks))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"TRL could not start: {str(exc).splitlines()[0]}", where="model / grpo",
+                              fix="check the model path and the GRPO settings (`crossgym plan`)") from exc
+        if sink is not None:
+            sink.step = lambda: int(trainer.state.global_step)
+        return trainer
+
+    def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
+              stop: threading.Event | None = None, callbacks: Sequence[Any] = ()) -> TrainResult:
+        """Train; writes metrics.jsonl, reward_curve.png, rollouts.jsonl and final/ to output_dir.
+
+        ``stop`` set (the CLI's first Ctrl-C) ends training after the current step; a KeyboardInterrupt mid-step
+        still saves what the model has. Either way final/ holds a loadable checkpoint and metrics say so.
+        """
+        out = Path(run.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        logger = make_run_logger(out, progress=progress, stop=stop)
+        trainer = self.build_trainer(run, tasks=tasks, callbacks=[logger, *callbacks])
+        from transformers.trainer_callback import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)  # metrics.jsonl (and the CLI's bar) replace raw dict printing
+        interrupted = False
+        try:
+            trainer.train()
+        except KeyboardInterrupt:
+            interrupted = True
+            log.warning("interrupted at step %d: saving the model as it is", trainer.state.global_step)
+        final = out / "final"
+        trainer.save_model(str(final))
+        tok = trainer.processing_class
+        if tok is not None and not (final / "tokenizer_config.json").exists():
+            tok.save_pretrained(str(final))
+        rows = read_metrics(out / "metrics.jsonl")
+        metrics = summarize(rows, logger.step_times)
+        metrics.update({"interrupted": interrupted, "stopped_early": logger.stopped_early,
+                        "max_steps": run.grpo.max_steps})
+        png = plot_reward_curve(out / "metrics.jsonl", out / "reward_curve.png",
+                                title=f"GRPO on {Path(run.model).name} (TRL)")
+        metrics["reward_curve"] = str(png) if png else None
+        metrics["metrics_file"] = str(out / "metrics.jsonl")
+        steps = int(trainer.state.global_step)
+        (final / "crossgym_run.json").write_text(json.dumps(
+            {"backend": self.name, "steps": steps, "interrupted": interrupted or logger.stopped_early,
+             "config": run.to_dict(), "metrics": metrics}, indent=2, default=str), encoding="utf-8")
+        return TrainResult(output_dir=str(out), steps=steps, checkpoint=str(final), metrics=metrics)
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _drop_long_prompts(run: RunConfig, tasks: list[Task]) -> list[Task]:
+    """TRL 1.16 has no max_prompt_length: drop tasks whose templated prompt is longer, with a warning."""
+    limit = run.grpo.max_prompt_length
+    if not limit:
+        return tasks
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(run.model)
+    kept = []
+    for t in tasks:
+        msgs = [m.to_openai() for m in t.prompt]
+        tools = [s.to_openai() for s in t.tools] or None
+        text = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=False)
+        if len(tok(text, add_special_tokens=False)["input_ids"]) <= limit:
+            kept.append(t)
+    if len(kept) < len(tasks):
+        log.warning("dropped %d of %d tasks whose prompt exceeds max_prompt_length=%d", len(tasks) - len(kept),
+                    len(tasks), limit)
+    if not kept:
+        raise ConfigError(f"every prompt is longer than {limit} tokens", where="grpo.max_prompt_length",
+                          fix="raise it or leave it unset")
+    return kept

@@ -1,0 +1,139 @@
+"""What a TRL run leaves in output_dir: metrics.jsonl (one line per TRL log), step times, the reward-curve PNG,
+and a hook for progress bars and graceful stops (a TrainerCallback: TRL's public extension point)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+log = logging.getLogger(__name__)
+
+#: progress(step, max_steps, logs): called after every step (logs {} ) and every TRL log (logs = the log dict).
+ProgressFn = Callable[[int, int, dict[str, Any]], None]
+
+
+def make_run_logger(output_dir: str | Path, *, progress: ProgressFn | None = None,
+                    stop: threading.Event | None = None) -> Any:
+    """A TrainerCallback writing metrics.jsonl and step times, reporting progress, and stopping when ``stop`` is
+    set (at the end of the current step, so the checkpoint saved afterwards is consistent)."""
+    from transformers import TrainerCallback
+
+    class RunLogger(TrainerCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.path = Path(output_dir) / "metrics.jsonl"
+            self.step_times: list[float] = []
+            self._t0: float | None = None
+            self._start = time.time()
+            self.stopped_early = False
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("", encoding="utf-8")
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self._t0 = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if self._t0 is not None:
+                self.step_times.append(time.perf_counter() - self._t0)
+            if progress is not None:
+                progress(state.global_step, state.max_steps, {})
+            if stop is not None and stop.is_set():
+                self.stopped_early = True
+                control.should_training_stop = True
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+                   **kw: Any) -> None:
+            if not logs:
+                return
+            row = {"step": state.global_step, "time_s": round(time.time() - self._start, 3)}
+            if self.step_times:
+                row["step_time_s"] = round(self.step_times[-1], 4)
+            row.update({k: _jsonable(v) for k, v in logs.items()})
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
+            if progress is not None:
+                progress(state.global_step, state.max_steps, dict(logs))
+
+    return RunLogger()
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return None
+    if isinstance(v, (int, float, str, bool)) or v is None:
+        return v
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def read_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a metrics.jsonl (missing file: [])."""
+    p = Path(path)
+    if not p.is_file():
+        return []
+    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def reward_series(rows: list[dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
+    """{"reward": [(step, value)], "rewards/<name>/mean": [...]} from metrics rows (NaN/None skipped)."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for r in rows:
+        for k, v in r.items():
+            if (k == "reward" or (k.startswith("rewards/") and k.endswith("/mean"))) and isinstance(v, (int, float)):
+                out.setdefault(k, []).append((int(r["step"]), float(v)))
+    return out
+
+
+def plot_reward_curve(metrics_path: str | Path, png_path: str | Path, *, title: str = "GRPO reward") -> Path | None:
+    """Write a reward-vs-step PNG (raw points and a moving average); None when there is nothing to plot."""
+    series = reward_series(read_metrics(metrics_path))
+    if not series:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    for name, pts in sorted(series.items(), key=lambda kv: kv[0] != "reward"):
+        steps = [s for s, _ in pts]
+        vals = [v for _, v in pts]
+        label = "reward (weighted sum)" if name == "reward" else name.split("/")[1]
+        line = ax.plot(steps, vals, alpha=0.25, linewidth=1)[0]
+        k = max(1, len(vals) // 10)
+        smooth = [sum(vals[max(0, i - k + 1):i + 1]) / len(vals[max(0, i - k + 1):i + 1]) for i in range(len(vals))]
+        ax.plot(steps, smooth, color=line.get_color(), linewidth=2, label=f"{label} (mean of {k})")
+    ax.set_xlabel("step")
+    ax.set_ylabel("reward")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(png_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    plt.close(fig)
+    return out
+
+
+def summarize(rows: list[dict[str, Any]], step_times: list[float]) -> dict[str, Any]:
+    """Headline numbers for TrainResult.metrics: first/last-10 mean reward, step times."""
+    rewards = [v for _, v in reward_series(rows).get("reward", [])]
+    k = min(10, len(rewards))
+    out: dict[str, Any] = {"logged_steps": len(rewards)}
+    if k:
+        out["reward_first10"] = sum(rewards[:k]) / k
+        out["reward_last10"] = sum(rewards[-k:]) / k
+    if step_times:
+        ordered = sorted(step_times)
+        out["mean_step_s"] = sum(step_times) / len(step_times)
+        out["median_step_s"] = ordered[len(ordered) // 2]
+    return out

@@ -1,0 +1,249 @@
+"""`crossgym train` and `crossgym plan`: the eval-first gate, then a backend; and what each backend would run.
+
+User errors are CrossgymErrors (the CLI prints one line and exits 2). Progress bars and tables live here, in the
+command layer; the backends only log.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import signal
+import sys
+import threading
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from crossgym.protocol.errors import BackendUnavailable, CrossgymError
+
+if TYPE_CHECKING:
+    from crossgym.protocol.config import RunConfig
+    from crossgym.protocol.interfaces import TrainResult
+
+log = logging.getLogger(__name__)
+
+
+class GateFailed(CrossgymError):
+    """The eval-first gate refused the run (a verifier failed its self-check, or rewards have no spread)."""
+
+
+# ---------------------------------------------------------------- shared
+def load_config(config: Path | str) -> RunConfig:
+    from crossgym.protocol.config import load_run_config
+
+    return load_run_config(config)
+
+
+def quiet_libraries() -> None:
+    """Keep transformers/datasets/TRL from printing their own bars and advice under ours."""
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"(transformers|trl|accelerate|torch)\..*")
+    try:
+        import transformers
+
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+    except ImportError:
+        pass
+    try:
+        import datasets
+
+        datasets.utils.logging.disable_progress_bar()
+        datasets.utils.logging.set_verbosity_error()
+    except ImportError:
+        pass
+
+
+def _backend(name: str) -> Any:
+    from crossgym.api import get_backend
+
+    backend = get_backend(name)
+    backend.check()  # BackendUnavailable: one line with the install command (or "not built yet")
+    return backend
+
+
+# ---------------------------------------------------------------- plan
+def plan_documents(run: RunConfig, backends: Sequence[str]) -> list[dict[str, Any]]:
+    """One entry per backend: its Plan as a dict, or {"backend", "available": False, "reason", "install"}."""
+    docs = []
+    for name in backends:
+        try:
+            plan = _backend(name).plan(run)
+        except BackendUnavailable as exc:
+            docs.append({"backend": name, "available": False, "reason": exc.reason, "install": exc.install})
+            continue
+        docs.append({"available": True, **plan.to_dict()})
+    return docs
+
+
+def run_plan_command(config: Path, backends: list[str] | None, as_json: bool) -> None:
+    """Print what each backend would run for ``config``: native config and generated files, side by side."""
+    from crossgym.plugins import registry
+
+    run = load_config(config)
+    names = list(backends) if backends else registry("backends").names()
+    for n in names:
+        registry("backends").entry(n)  # unknown names fail first, with a suggestion
+    docs = plan_documents(run, names)
+    if as_json:
+        sys.stdout.write(json.dumps({"config": str(config), "plans": docs}, indent=2, default=str) + "\n")
+        return
+    _render_plans(docs)
+
+
+def _config_lines(native: dict[str, Any]) -> str:
+    lines = []
+    for section, body in native.items():
+        if isinstance(body, dict):
+            lines.append(f"{section}:")
+            lines.extend(f"  {k}: {_short(v)}" for k, v in body.items())
+        else:
+            lines.append(f"{section}: {_short(body)}")
+    return "\n".join(lines)
+
+
+def _short(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, default=str)
+
+
+def _render_plans(docs: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    console = Console()
+    table = Table(show_lines=True, title="crossgym plan", title_justify="left")
+    for d in docs:
+        if d["available"]:
+            table.add_column(d["backend"], overflow="fold", ratio=3, min_width=30)
+        else:
+            table.add_column(d["backend"], overflow="fold", ratio=1, max_width=22)
+    cells = []
+    for d in docs:
+        if not d["available"]:
+            text = f"not available: {d['reason']}"
+            if d.get("install"):
+                text += f"\ninstall: {d['install']}"
+            cells.append(escape(text))
+        else:
+            body = _config_lines(d["native_config"])
+            if d["notes"]:
+                body += "\n\nnotes:\n" + "\n".join(f"- {n}" for n in d["notes"])
+            cells.append(escape(body))
+    table.add_row(*cells)
+    console.print(table)
+    for d in docs:
+        if not d["available"]:
+            continue
+        for fname, text in d["files"].items():
+            console.print(f"\n[bold]{d['backend']}: {fname}[/] (run: {' '.join(d['argv'])})")
+            console.print(Syntax(text, "python" if fname.endswith(".py") else "yaml", word_wrap=True))
+
+
+# ---------------------------------------------------------------- gate
+def run_gate_step(run: RunConfig, tasks: list[Any]) -> str | None:
+    """Run crossgym.eval.gate.run_gate; raise GateFailed with its one line when it refuses. Returns a summary
+    line, or None when this build has no gate yet."""
+    try:
+        from crossgym.eval import gate
+    except ImportError:
+        return None
+    result = gate.run_gate(run, tasks)
+    ok = getattr(result, "ok", result if isinstance(result, bool) else True)
+    message = getattr(result, "message", None) or getattr(result, "reason", None) or str(result)
+    if not ok:
+        raise GateFailed(f"eval gate: {message} (fix: fix the verifier or the task, or pass --skip-gate)")
+    return message
+
+
+# ---------------------------------------------------------------- train
+def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gate: bool) -> None:
+    """`crossgym train`: config -> gate -> backend.train with a progress bar; prints where the outputs went."""
+    from rich.console import Console
+
+    from crossgym.adapters.common import check_verifiers_build, load_run_tasks
+
+    err = Console(stderr=True)
+    run = load_config(config)
+    name = backend or run.backend
+    b = _backend(name)
+    if name != run.backend:
+        run = run.with_overrides(backend=name)
+    tasks = load_run_tasks(run.tasks)
+    check_verifiers_build(run, tasks)
+    if dry_run:
+        plan = b.plan(run)
+        _render_plans([{"available": True, **plan.to_dict()}])
+        Console().print(f"dry run: {len(tasks)} tasks and their verifiers load; nothing was trained")
+        return
+    quiet_libraries()
+    if skip_gate:
+        err.print("eval gate skipped (--skip-gate)")
+    else:
+        with err.status("eval gate: verifier self-check and a small eval of the starting model"):
+            line = run_gate_step(run, tasks)
+        err.print(f"eval gate passed: {line}" if line else "eval gate: not available in this build, skipped")
+    result = _train_with_progress(b, run, tasks, err)
+    _print_result(result)
+    if result.metrics.get("interrupted") or result.metrics.get("stopped_early"):
+        raise SystemExit(130)
+
+
+def _train_with_progress(backend: Any, run: RunConfig, tasks: list[Any], err: Any) -> TrainResult:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    stop = threading.Event()
+    presses = {"n": 0}
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        presses["n"] += 1
+        if presses["n"] == 1:
+            stop.set()
+            err.print("[yellow]Ctrl-C: stopping after this step and saving the model (press again to stop now)[/]")
+        else:
+            raise KeyboardInterrupt
+
+    state = {"reward": float("nan")}
+    progress = Progress(TextColumn("[bold]GRPO[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("reward {task.fields[reward]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                        console=err, transient=False)
+    task_id = progress.add_task(f"{run.backend} {Path(run.model).name}", total=run.grpo.max_steps, reward="-")
+
+    def on_progress(step: int, max_steps: int, logs: dict[str, Any]) -> None:
+        if "reward" in logs:
+            state["reward"] = float(logs["reward"])
+        progress.update(task_id, completed=step, total=max_steps or run.grpo.max_steps,
+                        reward=f"{state['reward']:.3f}")
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
+    try:
+        with progress:
+            offered = {"tasks": tasks, "progress": on_progress, "stop": stop}
+            accepted = inspect.signature(backend.train).parameters
+            kwargs = {k: v for k, v in offered.items() if k in accepted}  # the protocol only promises train(run)
+            return backend.train(run, **kwargs)  # type: ignore[no-any-return]
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _print_result(result: TrainResult) -> None:
+    m = result.metrics
+    out = sys.stdout
+    if m.get("interrupted") or m.get("stopped_early"):
+        out.write(f"stopped at step {result.steps} (Ctrl-C); the model so far is saved\n")
+    else:
+        out.write(f"trained {result.steps} steps\n")
+    if "reward_first10" in m:
+        out.write(f"mean reward: first 10 steps {m['reward_first10']:.3f} -> last 10 steps {m['reward_last10']:.3f}\n")
+    if "mean_step_s" in m:
+        out.write(f"step time: mean {m['mean_step_s']:.2f} s, median {m['median_step_s']:.2f} s\n")
+    out.write(f"checkpoint:   {result.checkpoint}\n")
+    out.write(f"metrics:      {m.get('metrics_file')}\n")
+    if m.get("reward_curve"):
+        out.write(f"reward curve: {m['reward_curve']}\n")
