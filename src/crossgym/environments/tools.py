@@ -84,6 +84,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     params: dict[str, str] = {}
     section: str | None = None
     current: str | None = None
+    numpy = False  # "Parameters" underlined with dashes: "name : type" lines, descriptions indented below
     for line in lines:
         sphinx = _SPHINX_PARAM.match(line)
         if sphinx:
@@ -97,17 +98,21 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         head = _SECTION.match(line)
         if head:
             section = "args" if head.group(1).lower().startswith(("arg", "param")) else "other"
-            current = None
+            current, numpy = None, False
             continue
         if section is None:
             description.append(line)
             continue
         if section == "args":
-            if set(line.strip()) <= {"-"} and line.strip():  # numpy underline
+            if line.strip() and set(line.strip()) <= {"-"}:  # numpy underline
+                numpy = True
                 continue
-            m = _ARG_LINE.match(line)
             indent = len(line) - len(line.lstrip())
-            if m and indent <= 4 and not (current and indent > 4):
+            m = _ARG_LINE.match(line)
+            if numpy and indent == 0 and m:
+                current = m.group(1)
+                params[current] = ""
+            elif not numpy and m and indent <= 4 and not (current and indent > 4):
                 current = m.group(1)
                 params[current] = m.group(2).strip()
             elif current and line.strip():

@@ -1,0 +1,74 @@
+"""The sql environment: read-only exploration tools, submit or a ```sql reply, scored on a fresh database."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossgym.environments.sources.sql_tasks import sql
+from crossgym.environments.sql import SqlEnv
+from crossgym.protocol.errors import ConfigError
+from crossgym.protocol.messages import Message, ToolCall
+from crossgym.protocol.task import Task, VerifierSpec
+
+
+def call(name: str, **args: object) -> Message:
+    return Message(role="assistant", content="", tool_calls=(ToolCall(id="c", name=name, arguments=dict(args)),))
+
+
+@pytest.fixture
+def task() -> Task:
+    return next(iter(sql(n=1, seed=7, difficulty=2, env="sql")))
+
+
+def test_exploration_tools(task: Task) -> None:
+    env = SqlEnv(row_limit=3)
+    obs = env.reset(task)
+    assert [t.name for t in obs.tools] == ["list_tables", "describe", "query", "submit"]
+    assert env.step(call("list_tables")).messages[0].content == "departments, employees, orders"
+    desc = env.step(call("describe", table="orders")).messages[0].content
+    assert "unit_price INTEGER" in desc
+    rows = env.step(call("query", sql="SELECT id, name FROM employees ORDER BY id")).messages[0].content
+    lines = rows.splitlines()
+    assert lines[0] == "id | name" and lines[-1].startswith("... (") and len(lines) == 5
+    assert "no table named" in env.step(call("describe", table="nope")).messages[0].content
+    assert "not a table name" in env.step(call("describe", table="x; DROP TABLE t")).messages[0].content
+
+
+def test_writes_and_attach_are_refused_and_change_nothing(task: Task) -> None:
+    env = SqlEnv(max_turns=10)
+    env.reset(task)
+    for bad in ("DELETE FROM employees", "DROP TABLE orders", "ATTACH DATABASE 'x.db' AS x",
+                "UPDATE employees SET salary = 0", "PRAGMA query_only = 0", "SELECT 1; DELETE FROM orders"):
+        out = env.step(call("query", sql=bad)).messages[0].content
+        assert out.startswith("Error"), (bad, out)
+    count = env.step(call("query", sql="SELECT COUNT(*) FROM employees")).messages[0].content
+    assert int(count.splitlines()[1]) > 0
+
+
+def test_submit_ends_and_scores(task: Task) -> None:
+    env = SqlEnv()
+    env.reset(task)
+    result = env.step(call("submit", query=task.metadata["reference"]))
+    assert result.done and result.info["final"] == "submit"
+    assert env.verdict().reward == 1.0
+
+
+def test_plain_sql_reply_ends_and_scores(task: Task) -> None:
+    env = SqlEnv()
+    env.reset(task)
+    assert env.step(Message(role="assistant", content="```sql\nSELECT 1\n```")).done
+    assert env.verdict().reward == 0.0 and env.verdict().error is None
+
+
+def test_slow_exploration_query_times_out_as_a_tool_error(task: Task) -> None:
+    env = SqlEnv(query_timeout=0.2)
+    env.reset(task)
+    out = env.step(call("query", sql="WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c) "
+                                     "SELECT COUNT(*) FROM c")).messages[0].content
+    assert "ran over" in out
+
+
+def test_missing_database_is_a_config_error() -> None:
+    t = Task(id="x", prompt="q", answer=[], verifier=VerifierSpec("sql"), env="sql")
+    with pytest.raises(ConfigError, match="metadata\\['database'\\]"):
+        SqlEnv().reset(t)

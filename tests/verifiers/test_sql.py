@@ -1,0 +1,159 @@
+"""sql verifier: result-set comparison on a read-only copy of the task's database, under a deadline."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from crossgym.api import load_verifier
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.messages import Message, ToolCall
+from crossgym.protocol.task import Completion, Task, VerifierSpec
+from crossgym.verifiers.sql import SQL, compare, execute, extract_query
+
+DB = """
+CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL, qty INTEGER);
+INSERT INTO items VALUES (1, 'pen', 1.5, 10), (2, 'ink', 7.25, 3), (3, 'pad', 3.0, 10), (4, 'clip', 0.1, 200);
+"""
+
+
+def task(answer: object, **params: object) -> Task:
+    return Task(id="q", prompt="?", answer=answer, verifier=VerifierSpec("sql", dict(params)),
+                metadata={"database": DB})
+
+
+def score(answer: object, text: str | Completion, **params: object):
+    comp = text if isinstance(text, Completion) else Completion.from_text(text)
+    return load_verifier(VerifierSpec("sql", dict(params))).verify(task(answer, **params), comp)
+
+
+def test_examples_behave_as_declared() -> None:
+    for ex in SQL.examples():
+        assert ex.matches(load_verifier(ex.task.verifier).verify(ex.task, ex.completion)), ex.note
+
+
+@pytest.mark.parametrize("text", [
+    "```sql\nSELECT name FROM items WHERE qty = 10\n```",
+    "SELECT name FROM items WHERE qty >= 10 AND qty < 11",
+    "Here you go:\n```sqlite\nselect i.name from items as i where i.qty=10 order by name desc\n```",
+    "```\nWITH t AS (SELECT * FROM items) SELECT name FROM t WHERE qty = 10\n```",
+    "First attempt:\n```sql\nSELECT 1\n```\nand the final one:\n```sql\nSELECT name FROM items WHERE qty = 10;\n```",
+])
+def test_equivalent_queries_pass(text: str) -> None:
+    v = score({"query": "SELECT name FROM items WHERE qty = 10"}, text)
+    assert v.passed and v.reward == 1.0, v
+
+
+def test_rows_answer_floats_ints_and_order() -> None:
+    rows = {"rows": [["ink", 7.25], ["pad", 3], ["pen", 1.5]]}
+    q = "SELECT name, price FROM items WHERE price > 1 ORDER BY price DESC"
+    assert score(rows, q).passed  # 3.0 equals 3; order ignored by default
+    assert not score(rows, "SELECT name, price FROM items WHERE price > 1 ORDER BY price ASC",
+                     order_matters=True).passed
+    assert score({"rows": [["ink", 7.25], ["pad", 3.0], ["pen", 1.5]]}, q, order_matters=True).passed
+    assert score([["ink", 7.25000000001], ["pad", 3], ["pen", 1.5]], q).passed  # bare list, float_digits=6
+    assert not score(rows, "SELECT name, price, qty FROM items WHERE price > 1").passed
+    assert not score(rows, "SELECT name, price FROM items").passed
+
+
+def test_duplicates_count_as_a_multiset() -> None:
+    want = {"query": "SELECT qty FROM items WHERE qty = 10"}
+    assert score(want, "SELECT qty FROM items WHERE qty = 10").passed
+    assert not score(want, "SELECT DISTINCT qty FROM items WHERE qty = 10").passed
+
+
+def test_check_columns() -> None:
+    want = {"rows": [[4]], "columns": ["n"]}
+    assert score(want, "SELECT COUNT(*) AS n FROM items", check_columns=True).passed
+    assert not score(want, "SELECT COUNT(*) FROM items", check_columns=True).passed
+    assert score(want, "SELECT COUNT(*) FROM items").passed
+
+
+@pytest.mark.parametrize("query", [
+    "DELETE FROM items", "DROP TABLE items", "INSERT INTO items VALUES (9, 'x', 1, 1)",
+    "UPDATE items SET qty = 0", "ATTACH DATABASE '/tmp/crossgym-sql-test.db' AS other",
+    "PRAGMA query_only = 0", "SELECT load_extension('/tmp/x')", "SELECT 1; DELETE FROM items",
+    "CREATE TABLE t(x)", "SELECT randomblob(200000000)",
+])
+def test_writes_and_escapes_fail_without_changing_the_database(query: str) -> None:
+    v = score({"query": "SELECT COUNT(*) FROM items"}, f"```sql\n{query}\n```")
+    assert v.reward == 0.0 and not v.passed and v.error is None
+    assert execute(DB, "SELECT COUNT(*) FROM items") == (["COUNT(*)"], [(4,)])
+
+
+def test_runaway_query_is_stopped_by_the_deadline() -> None:
+    v = score({"query": "SELECT 1"}, "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM c) SELECT max(n) "
+                                     "FROM c", query_timeout=0.3)
+    assert v.reward == 0.0 and "ran over" in v.reason
+
+
+def test_too_many_rows() -> None:
+    v = score({"query": "SELECT 1"}, "SELECT * FROM items a, items b, items c", max_rows=10)
+    assert v.reward == 0.0 and "more than 10 rows" in v.reason
+
+
+def test_submit_tool_call_forms() -> None:
+    want = {"query": "SELECT name FROM items WHERE id = 2"}
+    openai = Completion(messages=(Message(role="assistant", content="", tool_calls=(
+        ToolCall(id="1", name="submit", arguments={"query": "SELECT name FROM items WHERE id=2"}),)),))
+    assert score(want, openai).passed
+    hermes = Completion.from_text('<tool_call>{"name": "submit", "arguments": {"query": "SELECT \'ink\'"}}</tool_call>')
+    assert score(want, hermes).passed
+    explore_only = Completion(messages=(Message(role="assistant", content="", tool_calls=(
+        ToolCall(id="1", name="query", arguments={"sql": "SELECT 1"}),)),))
+    assert score(want, explore_only).error_kind == "malformed"
+    empty_submit = Completion(messages=(Message(role="assistant", content="", tool_calls=(
+        ToolCall(id="1", name="submit", arguments={}),)),))
+    assert score(want, empty_submit).error_kind == "malformed"
+
+
+@pytest.mark.parametrize("text", ["", "I don't know", "<tool_call>{bad</tool_call>", "The answer is ink."])
+def test_no_query_is_malformed(text: str) -> None:
+    v = score({"query": "SELECT 1"}, text)
+    assert v.error_kind == "malformed" and v.reward == 0.0
+
+
+def test_bad_tasks_are_exceptions_not_crashes() -> None:
+    v = load_verifier("sql").verify(Task(id="x", prompt="?", answer={"query": "SELECT 1"}, verifier=VerifierSpec("sql")),
+                                    Completion.from_text("SELECT 1"))
+    assert v.error_kind == "exception" and "metadata['database']" in v.reason
+    assert score({"query": "SELECT nope FROM nothing"}, "SELECT 1").error_kind == "exception"
+    assert score("not rows", "SELECT 1").error_kind == "exception"
+
+
+def test_bad_params_raise_verifier_error() -> None:
+    for params in ({"float_digits": 40}, {"max_rows": 0}, {"query_timeout": -1}, {"nope": 1}):
+        with pytest.raises(VerifierError):
+            load_verifier(VerifierSpec("sql", params))
+
+
+def test_compare_reasons() -> None:
+    assert compare([(1,)], [(1,), (2,)], order_matters=False, digits=6) == (False, "1 rows, expected 2")
+    ok, reason = compare([(2,), (1,)], [(1,), (2,)], order_matters=True, digits=6)
+    assert not ok and reason.startswith("row 1 is")
+    assert compare([(None,)], [(None,)], order_matters=False, digits=6)[0]
+
+
+def test_extract_query_reads_only_the_last_assistant_message() -> None:
+    comp = Completion(messages=(Message(role="assistant", content="```sql\nSELECT 1\n```"),
+                                Message(role="tool", content="1"),
+                                Message(role="assistant", content="```sql\nSELECT 2\n```")))
+    assert extract_query(comp) == "SELECT 2"
+
+
+def test_thread_safe_under_concurrency() -> None:
+    v = load_verifier("sql")
+    t = task({"query": "SELECT name FROM items WHERE qty = 10"})
+    results: list[bool] = []
+
+    def work(i: int) -> None:
+        q = "SELECT name FROM items WHERE qty = 10" if i % 2 == 0 else "SELECT name FROM items"
+        results.append(v.verify(t, Completion.from_text(q)).passed == (i % 2 == 0))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(32)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(results) == 32 and all(results)
