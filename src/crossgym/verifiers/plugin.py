@@ -31,3 +31,12 @@ def crossgym_register_verifiers(registry: Registrar) -> None:
         requires=("fastjsonschema", "jsonschema"), install=_EXTRA)
     add("json_match", _V + "json_checks:JsonMatch", description="structural JSON equality with options")
     add("string_similarity", _V + "text:StringSimilarity", description="edit distance or token F1 with a threshold")
+    add("tool_call", _V + "tool_call:ToolCallVerifier",
+        description="expected function calls (OpenAI/Hermes/Python syntax), schema-checked")
+    add("instructions", _V + "instructions:Instructions", description="IFEval-style checkable constraints")
+    add("length", _V + "length:Length", description="length budget or over/under-length penalty")
+    add("xml_valid", _V + "markup:XmlValid", description="well-formed XML, DTDs refused")
+    add("yaml_valid", _V + "markup:YamlValid", description="one safe YAML document")
+    add("judge", _V + "judge:Judge", description="LLM-as-judge via an OpenAI-compatible endpoint",
+        requires=("httpx",), install="pip install httpx")
+    add("composite", _V + "composite:Composite", description="weighted sum / min / all of other verifiers")

@@ -1,0 +1,120 @@
+"""verify_many: score many (task, completion) pairs, cheap verifiers in-process and heavy ones across processes.
+
+Order is preserved and every pair gets its own Verdict: a bad spec, a crash or a timeout in one never touches
+another. "process" verifiers (math, ...) go to the worker pool in chunks (one round trip per chunk, each job with
+its own deadline); "thread" verifiers (judge, sandbox clients) run concurrently on a thread pool; "inline" ones
+run in this thread while the others proceed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from crossgym.protocol.errors import CrossgymError
+from crossgym.protocol.task import Completion, Task, Verdict
+from crossgym.verifiers.base import BaseVerifier, _finite, _pool_score, check_inputs, clip
+
+log = logging.getLogger(__name__)
+
+
+def _load(task: Any, cache: dict[str, Any]) -> Any:
+    """The task's verifier (cached per spec), or an exception Verdict explaining why it cannot be built."""
+    from crossgym.api import load_verifier
+
+    if not isinstance(task, Task):
+        return None
+    key = task.verifier.key()
+    if key not in cache:
+        try:
+            cache[key] = load_verifier(task.verifier)
+        except CrossgymError as exc:
+            cache[key] = Verdict.exception(clip(f"cannot build verifier {task.verifier.name!r}: {exc}", 400))
+        except Exception as exc:  # a broken plugin
+            cache[key] = Verdict.exception(clip(f"verifier {task.verifier.name!r} failed to build: "
+                                                f"{type(exc).__name__}: {exc}", 400))
+    return cache[key]
+
+
+def _safe_verify(verifier: Any, task: Task, completion: Any) -> Verdict:
+    try:
+        v = verifier.verify(task, completion)
+        return v if isinstance(v, Verdict) else Verdict.exception(f"verify returned {type(v).__name__}")
+    except Exception as exc:  # a third-party verifier that breaks the never-raise rule
+        return Verdict.exception(clip(f"verify raised {type(exc).__name__}: {exc}", 400))
+
+
+def verify_many(pairs: Iterable[tuple[Task, Completion | str]], workers: int | None = None,
+                chunksize: int = 32) -> list[Verdict]:
+    """One Verdict per (task, completion), in order. ``workers``: processes for "process" verifiers and threads
+    for "thread" verifiers (default: the pool's size, min(cpus, 8)). A completion may be given as plain text."""
+    items = [(t, Completion.from_text(c) if isinstance(c, str) else c) for t, c in pairs]
+    out: list[Verdict | None] = [None] * len(items)
+    cache: dict[str, Any] = {}
+    by_proc: dict[int, list[int]] = {}
+    threaded: list[int] = []
+    inline: list[int] = []
+    verifiers: list[Any] = []
+    for i, (task, comp) in enumerate(items):
+        v = _load(task, cache)
+        verifiers.append(v)
+        if v is None:
+            out[i] = check_inputs(task, comp) or Verdict.malformed("task must be a crossgym Task")
+        elif isinstance(v, Verdict):
+            out[i] = v
+        elif isinstance(v, BaseVerifier) and v.isolation == "process":
+            bad = check_inputs(task, comp, v.max_chars)
+            if bad is not None:
+                out[i] = bad
+            else:
+                by_proc.setdefault(id(v), []).append(i)
+        elif getattr(v, "isolation", "inline") == "thread":
+            threaded.append(i)
+        else:
+            inline.append(i)
+
+    background: list[threading.Thread] = []
+    if by_proc:
+        t = threading.Thread(target=_run_process_jobs, args=(items, verifiers, by_proc, out, workers, chunksize),
+                             daemon=True, name="crossgym-verify-many")
+        t.start()
+        background.append(t)
+    pool = None
+    if threaded:
+        pool = ThreadPoolExecutor(max_workers=max(1, workers or 8), thread_name_prefix="crossgym-verify")
+        futures = {i: pool.submit(_safe_verify, verifiers[i], *items[i]) for i in threaded}
+    for i in inline:
+        out[i] = _safe_verify(verifiers[i], *items[i])
+    if pool is not None:
+        for i, f in futures.items():
+            out[i] = f.result()
+        pool.shutdown(wait=False)
+    for t in background:
+        t.join()
+    return [v if v is not None else Verdict.exception("no verdict produced") for v in out]
+
+
+def _run_process_jobs(items: list[tuple[Any, Any]], verifiers: list[Any], by_proc: dict[int, list[int]],
+                      out: list[Verdict | None], workers: int | None, chunksize: int) -> None:
+    from crossgym.verifiers.pool import PoolError, PoolTimeout, get_pool
+
+    pool = get_pool()
+    if workers and workers > pool.size:
+        pool.size = workers  # grow: extra workers start on demand
+    for idx in by_proc.values():
+        v: BaseVerifier = verifiers[idx[0]]
+        jobs = [(type(v), v._init_kwargs, items[i][0], items[i][1], v.timeout) for i in idx]
+        try:
+            results = pool.map(_pool_score, jobs, timeout=v.timeout, chunksize=chunksize)
+        except Exception as exc:  # the pool itself failed: every job of this verifier reports it
+            results = [PoolError(f"{type(exc).__name__}: {exc}")] * len(jobs)
+        for i, r in zip(idx, results, strict=True):
+            if isinstance(r, PoolTimeout):
+                out[i] = Verdict.timeout(v.timeout)
+            elif isinstance(r, Exception):
+                out[i] = Verdict.exception(clip(str(r), 400))
+            else:
+                out[i] = _finite(r)

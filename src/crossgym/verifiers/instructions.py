@@ -1,0 +1,98 @@
+"""instructions: IFEval-style verifiable instructions, several per task; reward = share satisfied (or all)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
+from crossgym.verifiers.constraints import CHECKS
+from crossgym.verifiers.extract import strip_think
+
+
+def _signature_ok(fn: Any, kwargs: dict[str, Any]) -> str:
+    try:
+        inspect.signature(fn).bind("text", **kwargs)
+    except TypeError as exc:
+        return str(exc)
+    return ""
+
+
+class Instructions(BaseVerifier):
+    """The response follows every listed instruction.
+
+    answer: a list of constraints, each ``{"type": NAME, ...arguments}``; counts take ``min``, ``max`` or
+    ``exactly``. Types: word_count, char_count, sentence_count, paragraph_count (separator "blank" | "***"),
+    first_word_of_paragraph (n, word), keywords_include (keywords), keywords_exclude (keywords),
+    keyword_frequency (keyword), letter_frequency (letter), lowercase, uppercase, capital_word_frequency,
+    placeholders ([like this]), bullet_count, numbered_count, highlighted_sections (*like this*), sections
+    (marker "SECTION"), json_format, starts_with (prefix), ends_with (suffix), no_commas, quotation, title
+    (<<like this>>), postscript (marker "P.S."), two_responses (separator "******"), contains (phrase).
+    params: reward ("fraction": share of constraints met, passed only when all are | "all": 1.0 or 0.0),
+    think (True: check only the text after </think>). Each constraint is reported in components as
+    "<index>:<type>". A blank response is malformed.
+    """
+
+    name = "instructions"
+    version = "1"
+    description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
+
+    def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:
+        super().__init__(**params)
+        if reward not in ("fraction", "all"):
+            raise VerifierError(f"verifier 'instructions': reward={reward!r} must be 'fraction' or 'all'")
+        self.reward, self.think = reward, bool(think)
+
+    @staticmethod
+    def constraints(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+        """The task's constraints as (type, kwargs), validated; BadTask on a bad one."""
+        if isinstance(answer, dict):
+            answer = [answer]
+        if not isinstance(answer, list) or not answer:
+            raise BadTask("instructions answer must be a non-empty list of {'type': ..., ...} constraints")
+        out = []
+        for i, c in enumerate(answer):
+            if not isinstance(c, dict) or c.get("type") not in CHECKS:
+                raise BadTask(f"constraint {i + 1}: type must be one of {', '.join(sorted(CHECKS))}, got "
+                              f"{c.get('type') if isinstance(c, dict) else c!r}")
+            kwargs = {k: v for k, v in c.items() if k != "type"}
+            err = _signature_ok(CHECKS[c["type"]], kwargs)
+            if err:
+                raise BadTask(f"constraint {i + 1} ({c['type']}): {err}")
+            out.append((c["type"], kwargs))
+        return out
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        cons = self.constraints(task.answer)
+        text = strip_think(completion.text) if self.think else completion.text
+        if not text.strip():
+            raise Malformed("blank response")
+        comps: dict[str, float] = {}
+        failed = []
+        for i, (kind, kwargs) in enumerate(cons):
+            try:
+                ok, detail = CHECKS[kind](text, **kwargs)
+            except TypeError as exc:
+                raise BadTask(f"constraint {i + 1} ({kind}): {exc}") from None
+            comps[f"{i}:{kind}"] = float(ok)
+            if not ok:
+                failed.append(f"{kind}: {detail}")
+        frac = sum(comps.values()) / len(comps)
+        passed = not failed
+        reward = frac if self.reward == "fraction" else float(passed)
+        reason = f"all {len(cons)} instructions followed" if passed else "; ".join(failed)[:300]
+        return Verdict.ok(reward, passed=passed, components=comps, reason=reason)
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        rules = [{"type": "word_count", "max": 12}, {"type": "lowercase"}, {"type": "no_commas"},
+                 {"type": "keywords_include", "keywords": ["ocean"]}]
+        return [
+            cls.example(rules, "the ocean is wide and deep and very blue", "pass"),
+            cls.example(rules, "The ocean, wide and deep, is blue.", "fail", "capitals and commas: reward 0.5"),
+            cls.example([{"type": "bullet_count", "exactly": 3}, {"type": "ends_with", "suffix": "Any questions?"}],
+                        "* one\n* two\n* three\nAny questions?", "pass"),
+            cls.example(rules, "   ", "malformed", "blank response"),
+        ]

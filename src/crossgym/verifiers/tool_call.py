@@ -1,0 +1,213 @@
+"""tool_call: the completion makes the expected function calls, with arguments valid for the tools' schemas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.messages import Message, ToolCall, ToolSpec
+from crossgym.protocol.parsing import MalformedToolCall, parse_tool_calls
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
+from crossgym.verifiers.schema_lite import json_equal, validator
+
+#: more calls than this in one completion is malformed (matching is quadratic in the call count)
+MAX_CALLS = 64
+
+
+def _norm_str(s: str) -> str:
+    return " ".join(s.casefold().split())
+
+
+class _Expected:
+    """One expected call: name, argument alternatives, optional argument names."""
+
+    def __init__(self, d: Any, index: int) -> None:
+        if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+            raise BadTask(f"expected call {index + 1} must be an object with a string 'name'")
+        args = d.get("arguments", {})
+        if not isinstance(args, dict):
+            raise BadTask(f"expected call {index + 1} ({d['name']}): arguments must be an object")
+        optional = d.get("optional", [])
+        if not isinstance(optional, list) or not all(isinstance(o, str) for o in optional):
+            raise BadTask(f"expected call {index + 1} ({d['name']}): optional must be a list of argument names")
+        self.name: str = d["name"]
+        self.args: dict[str, list[Any]] = {k: (v if isinstance(v, list) else [v]) for k, v in args.items()}
+        self.optional = set(optional)
+
+
+class ToolCallVerifier(BaseVerifier):
+    """The assistant calls the expected functions with acceptable arguments.
+
+    answer: one expected call or a list of them (parallel calls; [] means "answer without calling a tool"):
+    ``{"name": "get_weather", "arguments": {"city": ["Paris", "Paris, France"], "unit": "celsius"},
+    "optional": ["unit"]}``. An argument's value is its accepted value, or a list of accepted values (so a
+    list-valued argument is written inside a list: ``"ids": [[1, 2]]``). Names in ``optional`` may be left out;
+    an argument left out that has a ``default`` in the tool's schema is compared as that default.
+    Calls are read from OpenAI ``tool_calls``, Hermes ``<tool_call>{json}</tool_call>`` or Python syntax
+    ``get_weather(city="Paris")``; ``task.tools`` (ToolSpecs) name the callable functions and their JSON Schemas:
+    a call to an unknown function, or with arguments the schema rejects, fails.
+    params: order (False: parallel calls may come in any order), allow_extra_args (False), allow_extra_calls
+    (False), strings ("normalized": case and whitespace ignored | "exact"), scope ("last": the final assistant
+    message | "all": every assistant message, for multi-turn episodes), reward ("all" | "fraction": matched
+    calls / max(expected, made)). Unreadable call syntax is malformed.
+    """
+
+    name = "tool_call"
+    version = "1"
+    description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
+
+    def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
+                 strings: str = "normalized", scope: str = "last", reward: str = "all", **params: Any) -> None:
+        super().__init__(**params)
+        for k, v, ok in (("strings", strings, ("normalized", "exact")), ("scope", scope, ("last", "all")),
+                         ("reward", reward, ("all", "fraction"))):
+            if v not in ok:
+                raise VerifierError(f"verifier 'tool_call': {k}={v!r} must be one of {', '.join(ok)}")
+        self.order, self.allow_extra_args, self.allow_extra_calls = bool(order), bool(allow_extra_args), \
+            bool(allow_extra_calls)
+        self.strings, self.scope, self.reward = strings, scope, reward
+
+    # ---------------------------------------------------------------- reading
+    def calls(self, completion: Completion, tools: tuple[ToolSpec, ...]) -> list[ToolCall]:
+        """The calls the completion makes (Malformed on unreadable syntax)."""
+        msgs: list[Message] = list(completion.assistant_messages)
+        if not msgs:
+            raise Malformed("no assistant message")
+        if self.scope == "last":
+            msgs = msgs[-1:]
+        out: list[ToolCall] = []
+        for m in msgs:
+            try:
+                out.extend(parse_tool_calls(m, tools))
+            except MalformedToolCall as exc:
+                raise Malformed(str(exc)) from None
+            if len(out) > MAX_CALLS:
+                raise Malformed(f"more than {MAX_CALLS} tool calls")
+        return out
+
+    # ---------------------------------------------------------------- matching
+    def _value_ok(self, got: Any, accepted: list[Any]) -> bool:
+        for a in accepted:
+            if self.strings == "normalized" and isinstance(a, str) and isinstance(got, str):
+                if _norm_str(a) == _norm_str(got):
+                    return True
+            elif json_equal(got, a):
+                return True
+        return False
+
+    def _args_match(self, exp: _Expected, call: ToolCall, spec: ToolSpec | None) -> str:
+        """"" when ``call`` satisfies ``exp``, else why not."""
+        if call.name != exp.name:
+            return f"called {call.name}, expected {exp.name}"
+        props = (spec.parameters.get("properties") or {}) if spec else {}
+        for arg, accepted in exp.args.items():
+            if arg in call.arguments:
+                if not self._value_ok(call.arguments[arg], accepted):
+                    return f"{exp.name}: {arg}={clip(repr(call.arguments[arg]), 40)} is not accepted"
+            elif isinstance(props.get(arg), dict) and "default" in props[arg]:
+                if not self._value_ok(props[arg]["default"], accepted) and arg not in exp.optional:
+                    return f"{exp.name}: {arg} left at its default {props[arg]['default']!r}"
+            elif arg not in exp.optional:
+                return f"{exp.name}: missing argument {arg!r}"
+        if not self.allow_extra_args:
+            for arg, v in call.arguments.items():
+                if arg in exp.args:
+                    continue
+                default = props.get(arg, {}).get("default", ...) if isinstance(props.get(arg), dict) else ...
+                if default is ... or not json_equal(v, default):
+                    return f"{exp.name}: unexpected argument {arg!r}"
+        return ""
+
+    def _check_schema(self, call: ToolCall, specs: dict[str, ToolSpec]) -> str:
+        if not specs:
+            return ""
+        spec = specs.get(call.name)
+        if spec is None:
+            return f"called unknown function {clip(call.name, 40)!r}"
+        err = validator(spec.parameters)(call.arguments)
+        return f"{call.name}: {err}" if err else ""
+
+    def _match(self, expected: list[_Expected], calls: list[ToolCall], specs: dict[str, ToolSpec]) \
+            -> tuple[int, str]:
+        """(matched expected calls, first mismatch) with a maximum bipartite matching (any order)."""
+        why: dict[tuple[int, int], str] = {}
+        ok = [[not (why.setdefault((i, j), self._args_match(e, c, specs.get(c.name)))) for j, c in enumerate(calls)]
+              for i, e in enumerate(expected)]
+        if self.order:
+            matched = 0
+            for i in range(min(len(expected), len(calls))):
+                if not ok[i][i]:
+                    return matched, why[(i, i)]
+                matched += 1
+            return matched, ""
+        owner: dict[int, int] = {}
+
+        def augment(i: int, seen: set[int]) -> bool:
+            for j in range(len(calls)):
+                if ok[i][j] and j not in seen:
+                    seen.add(j)
+                    if j not in owner or augment(owner[j], seen):
+                        owner[j] = i
+                        return True
+            return False
+
+        matched = sum(augment(i, set()) for i in range(len(expected)))
+        first = ""
+        if matched < len(expected):
+            done = set(owner.values())
+            i = next(k for k in range(len(expected)) if k not in done)
+            same = [j for j, c in enumerate(calls) if c.name == expected[i].name and j not in owner]
+            first = why[(i, same[0])] if same else f"no call to {expected[i].name}"
+        return matched, first
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        raw = task.answer if isinstance(task.answer, list) else [task.answer]
+        expected = [_Expected(d, i) for i, d in enumerate(raw)]
+        specs = {t.name: t for t in task.tools}
+        for e in expected:
+            if specs and e.name not in specs:
+                raise BadTask(f"expected function {e.name!r} is not among task.tools")
+        calls = self.calls(completion, task.tools)
+        if not expected:
+            ok = not calls
+            return Verdict.ok(float(ok), reason="no call, as expected" if ok else f"unexpected call {calls[0].name}")
+        if not calls:
+            return Verdict.ok(0.0, reason="no tool call")
+        for c in calls:
+            err = self._check_schema(c, specs)
+            if err:
+                return Verdict.ok(0.0, components={"matched": 0.0}, reason=err)
+        matched, why = self._match(expected, calls, specs)
+        extra = len(calls) - matched
+        denom = max(len(expected), len(calls))
+        passed = matched == len(expected) and (extra == 0 or self.allow_extra_calls)
+        if matched == len(expected) and extra and not self.allow_extra_calls:
+            why = f"{extra} extra call(s)"
+        frac = matched / (len(expected) if self.allow_extra_calls else denom)
+        reward = float(passed) if self.reward == "all" else (1.0 if passed else frac)
+        return Verdict.ok(reward, passed=passed, components={"matched": frac},
+                          reason="all expected calls made" if passed else why)
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        weather = {"name": "get_weather", "description": "Current weather",
+                   "parameters": {"type": "object", "properties": {
+                       "city": {"type": "string"},
+                       "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"}},
+                       "required": ["city"]}}
+        time_ = {"name": "get_time", "parameters": {"type": "object", "properties": {"tz": {"type": "string"}},
+                                                     "required": ["tz"]}}
+        tools = [weather, time_]
+        one = {"name": "get_weather", "arguments": {"city": ["Paris", "Paris, France"], "unit": "celsius"}}
+        both = [one, {"name": "get_time", "arguments": {"tz": "Europe/Paris"}}]
+        return [
+            cls.example(one, '<tool_call>{"name": "get_weather", "arguments": {"city": "paris"}}</tool_call>',
+                        "pass", "Hermes syntax; unit left at its schema default", tools=tools),
+            cls.example(both, 'get_time(tz="Europe/Paris")\nget_weather(city="Paris, France", unit="celsius")',
+                        "pass", "parallel calls in another order, Python syntax", tools=tools),
+            cls.example(one, 'get_time(tz="Europe/Paris")', "fail", "wrong function", tools=tools),
+            cls.example(one, 'get_weather(city="Paris", unit="kelvin")', "fail", "schema enum", tools=tools),
+            cls.example(one, '<tool_call>{"name": "get_weather", "arguments": {"city": </tool_call>',
+                        "malformed", "broken JSON", tools=tools),
+        ]
