@@ -16,6 +16,9 @@ def crossgym_register_verifiers(registry: Registrar) -> None:
     add("sql", _V + "sql:SQL", description="the model's SQL, run read-only on the task's SQLite DB; result sets")
     add("reasoning_gym", _V + "reasoning_gym:ReasoningGym", description="reasoning-gym's own score_answer",
         requires=("reasoning_gym",), install="pip install 'crossgym[tasks]'")
+    add("code_tests", _V + "code:CodeTests", description="Python solution vs unit tests in the sandbox (partial credit)")
+    add("code_output", _V + "code:CodeOutput", description="run the model's program on stdin; compare stdout")
+    add("shell", _V + "shell:Shell", description="replay shell commands in a seeded sandbox dir; compare final state")
     add("json_answer", _V + "json_answer:JsonAnswer",
         description='demo reward: {"answer": N} present 0.5 + exact object 0.5 + right N 1.0')
     add("exact_match", _V + "text:ExactMatch", description="answer equals a reference after normalisation")

@@ -1,0 +1,243 @@
+"""code_tests and code_output: model-written Python judged in the sandbox.
+
+``code_tests`` runs unit tests through ``crossgym.sandbox.run_python_tests``: the solution lives in one confined
+process and the tests, the expected values and the verdicts in another it cannot reach, and only values of exact
+built-in types cross between them. So exiting early (sys.exit, os._exit), printing success markers, returning an
+object whose ``__eq__`` is always True, or patching builtins and the harness cannot pass a test. Reward = fraction
+of test units passed (``partial=False``: all or nothing).
+
+``code_output`` runs the program with each case's stdin and compares its stdout with the expected text.
+
+The code read from a completion is the last ```python block of the last assistant message that has one (a multi-turn
+episode's final fix), else the final message itself when it parses as Python.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from typing import Any
+
+from crossgym.protocol.errors import CrossgymError, VerifierError
+from crossgym.protocol.parsing import extract_fenced
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
+
+log = logging.getLogger(__name__)
+
+CODE_LANGS = ("python", "py", "python3", "")
+#: most characters of code taken from a completion
+MAX_CODE_CHARS = 200_000
+
+
+def extract_code(completion: Completion, langs: tuple[str, ...] = CODE_LANGS) -> str:
+    """The solution code in a completion (see the module docstring); Malformed when there is none."""
+    assistant = [m for m in completion.messages if m.role == "assistant"]
+    if not assistant:
+        raise Malformed("no assistant message")
+    for m in reversed(assistant):
+        body = extract_fenced(m.content or "", langs)
+        if body is not None and body.strip():
+            return _cap(body)
+        for call in m.tool_calls:  # a submit/run_tests tool call carrying the code
+            code = call.arguments.get("code")
+            if isinstance(code, str) and code.strip():
+                return _cap(code)
+    text = (assistant[-1].content or "").strip()
+    if text and len(text) <= MAX_CODE_CHARS:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            tree = None
+        if tree is not None and any(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
+                                                   ast.Assign)) for n in tree.body):
+            return text
+    raise Malformed("no code in the completion (put it in a ```python block)")
+
+
+def _cap(code: str) -> str:
+    if len(code) > MAX_CODE_CHARS:
+        raise Malformed(f"the code is over {MAX_CODE_CHARS:,} characters")
+    return code
+
+
+def _sandbox_timeout(budget: float) -> float:
+    """A sandbox deadline that leaves the verifier time to answer before its own deadline."""
+    return max(0.5, min(budget, time_left(budget) - 0.5))
+
+
+class CodeTests(BaseVerifier):
+    """A Python solution judged by unit tests in the sandbox; reward = fraction of units passed.
+
+    answer: {"tests": [snippet, ...] | source, "entry_point": optional name for a HumanEval ``check(candidate)``,
+    "prelude": optional trusted code (imports, the problem's signature)}; a bare list or string means the tests.
+    params: partial (True), run_timeout (10 s for the whole run), test_timeout (per unit, default none), tier.
+    """
+
+    name = "code_tests"
+    version = "1"
+    description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
+    isolation = "thread"
+    default_timeout = 30.0
+
+    def __init__(self, *, partial: bool = True, run_timeout: float = 10.0, test_timeout: float | None = None,
+                 tier: str | None = None, **params: Any) -> None:
+        super().__init__(**params)
+        for key, val in (("run_timeout", run_timeout), ("test_timeout", test_timeout)):
+            if val is not None and (isinstance(val, bool) or not isinstance(val, (int, float)) or val <= 0):
+                raise VerifierError(f"verifier 'code_tests': {key} must be positive seconds, got {val!r}")
+        self.partial = bool(partial)
+        self.run_timeout = float(run_timeout)
+        self.test_timeout = None if test_timeout is None else float(test_timeout)
+        self.tier = tier
+
+    @staticmethod
+    def tests_of(task: Task) -> tuple[list[str] | str, str | None, str | None]:
+        ans = task.answer
+        if isinstance(ans, dict):
+            tests, entry, prelude = ans.get("tests"), ans.get("entry_point"), ans.get("prelude")
+        else:
+            tests, entry, prelude = ans, None, None
+        if isinstance(tests, str) and tests.strip():
+            return tests, entry, prelude
+        if isinstance(tests, list) and tests and all(isinstance(t, str) for t in tests):
+            return list(tests), entry, prelude
+        raise BadTask("answer must be {'tests': [...] or source, 'entry_point'?, 'prelude'?}")
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        code = extract_code(completion)
+        tests, entry, prelude = self.tests_of(task)
+        from crossgym import sandbox
+
+        try:
+            res = sandbox.run_python_tests(code, tests, entry_point=entry, prelude=prelude,
+                                           timeout=_sandbox_timeout(self.run_timeout),
+                                           test_timeout=self.test_timeout, tier=self.tier)
+        except CrossgymError as exc:
+            raise RuntimeError(f"sandbox: {exc}") from None
+        if res.total == 0:
+            if res.error and res.error.startswith("tests:"):
+                raise BadTask(res.error)
+            return Verdict.ok(0.0, reason=clip(f"no test ran: {res.error}", 200), components={"passed": 0.0})
+        frac = res.fraction
+        reward = frac if self.partial else float(res.all_passed)
+        failed = [d for d in res.details if not d.passed]
+        if res.all_passed:
+            reason = f"{res.passed}/{res.total} tests passed"
+        else:
+            first = failed[0] if failed else None
+            why = res.error or (f"{first.name}: {first.error}" if first else "failed")
+            reason = f"{res.passed}/{res.total} tests passed; {why}"
+        return Verdict.ok(reward, passed=res.all_passed, reason=clip(reason, 300),
+                          components={"passed": float(res.passed), "total": float(res.total), "fraction": frac})
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        tests = {"tests": ["assert add(2, 3) == 5", "assert add(-1, 1) == 0", "assert add(10, 5) == 15"]}
+        return [
+            cls.example(tests, "```python\ndef add(a, b):\n    return a + b\n```", "pass"),
+            cls.example(tests, "```python\ndef add(a, b):\n    return abs(a) + b\n```", "fail", "2 of 3 pass: 0.67"),
+            cls.example(tests, "```python\nimport sys\ndef add(a, b):\n    return 0\nsys.exit(0)\n```", "fail",
+                        "exiting early passes nothing"),
+            cls.example(tests, "```python\nclass Any:\n    def __eq__(self, o):\n        return True\n"
+                               "def add(a, b):\n    return Any()\n```", "fail", "an always-equal object"),
+            cls.example(tests, "I would add the two numbers.", "malformed", "no code"),
+        ]
+
+
+def _normalize_output(text: str, mode: str) -> Any:
+    if mode == "exact":
+        return text
+    if mode == "tokens":
+        return text.split()
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").rstrip().split("\n"))
+
+
+class CodeOutput(BaseVerifier):
+    """A program (Python, or a shell script) run on each case's stdin must print the expected stdout.
+
+    answer: {"cases": [{"stdin": "...", "stdout": "..."}, ...]} (or one case as {"stdin", "stdout"}).
+    params: compare ("strip": trailing spaces and final newlines ignored | "exact" | "tokens": whitespace-split),
+    language ("python" | "shell"), partial (True: fraction of cases), run_timeout (5 s per case), tier.
+    """
+
+    name = "code_output"
+    version = "1"
+    description = "run the model's program on stdin; compare stdout with the expected output"
+    isolation = "thread"
+    default_timeout = 60.0
+
+    def __init__(self, *, compare: str = "strip", language: str = "python", partial: bool = True,
+                 run_timeout: float = 5.0, tier: str | None = None, **params: Any) -> None:
+        super().__init__(**params)
+        if compare not in ("strip", "exact", "tokens"):
+            raise VerifierError(f"verifier 'code_output': compare={compare!r} must be strip, exact or tokens")
+        if language not in ("python", "shell"):
+            raise VerifierError(f"verifier 'code_output': language={language!r} must be python or shell")
+        if isinstance(run_timeout, bool) or not isinstance(run_timeout, (int, float)) or run_timeout <= 0:
+            raise VerifierError(f"verifier 'code_output': run_timeout must be positive seconds, got {run_timeout!r}")
+        self.compare, self.language, self.partial = compare, language, bool(partial)
+        self.run_timeout, self.tier = float(run_timeout), tier
+
+    @staticmethod
+    def cases_of(task: Task) -> list[dict[str, str]]:
+        ans = task.answer
+        cases = ans.get("cases", [ans] if "stdout" in ans else None) if isinstance(ans, dict) else ans
+        if not isinstance(cases, list) or not cases or not all(
+                isinstance(c, dict) and isinstance(c.get("stdout"), str) and isinstance(c.get("stdin", ""), str)
+                for c in cases):
+            raise BadTask("answer must be {'cases': [{'stdin': str, 'stdout': str}, ...]}")
+        return cases
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        langs = CODE_LANGS if self.language == "python" else ("bash", "sh", "shell", "")
+        code = extract_code(completion, langs) if self.language == "python" else _shell_code(completion, langs)
+        cases = self.cases_of(task)
+        from crossgym import sandbox
+
+        ok = 0
+        first_fail = ""
+        for i, case in enumerate(cases):
+            timeout = _sandbox_timeout(self.run_timeout)
+            try:
+                if self.language == "python":
+                    res = sandbox.run_python(code, stdin=case.get("stdin", ""), timeout=timeout, tier=self.tier)
+                else:
+                    res = sandbox.run_program(["/bin/sh", "-c", code], stdin=case.get("stdin", ""), timeout=timeout,
+                                              tier=self.tier)
+            except CrossgymError as exc:
+                raise RuntimeError(f"sandbox: {exc}") from None
+            good = not res.timed_out and _normalize_output(res.stdout, self.compare) == \
+                _normalize_output(case["stdout"], self.compare)
+            ok += good
+            if not good and not first_fail:
+                if res.timed_out:
+                    first_fail = f"case {i + 1}: timed out"
+                elif res.exit_code != 0:
+                    first_fail = f"case {i + 1}: exit {res.exit_code}: {clip(res.stderr.strip(), 100)}"
+                else:
+                    first_fail = f"case {i + 1}: printed {clip(res.stdout.strip(), 50)!r}"
+            if not good and not self.partial:
+                break
+        frac = ok / len(cases)
+        all_ok = ok == len(cases)
+        reason = f"{ok}/{len(cases)} cases match" + ("" if all_ok else f"; {first_fail}")
+        return Verdict.ok(frac if self.partial else float(all_ok), passed=all_ok, reason=reason,
+                          components={"cases_passed": float(ok), "cases": float(len(cases))})
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        cases = {"cases": [{"stdin": "3 4\n", "stdout": "7\n"}, {"stdin": "10 -2\n", "stdout": "8"}]}
+        return [
+            cls.example(cases, "```python\na, b = map(int, input().split())\nprint(a + b)\n```", "pass"),
+            cls.example(cases, "```python\nprint(7)\n```", "fail", "right only for the first case"),
+            cls.example(cases, "Add them and print the sum.", "malformed", "no code"),
+        ]
+
+
+def _shell_code(completion: Completion, langs: tuple[str, ...]) -> str:
+    for m in reversed([m for m in completion.messages if m.role == "assistant"]):
+        body = extract_fenced(m.content or "", langs)
+        if body is not None and body.strip():
+            return _cap(body)
+    raise Malformed("no ```bash block in the completion")

@@ -1,0 +1,164 @@
+"""shell: replay the model's shell commands in a sandboxed scratch directory seeded with the task's files, then
+compare the final files (and the last command's output) with the expected state.
+
+Commands are the ``command`` arguments of the completion's ``run``/``shell``/``bash`` tool calls, in order (what the
+``shell`` environment executes), each run as its own step of a sandbox ShellSession (files carry over between
+commands; the working directory and variables do not, exactly as in the environment). Without tool calls, the last
+```bash block of the final message runs as one script. The seed files are ``task.metadata["files"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crossgym.protocol.errors import CrossgymError, VerifierError
+from crossgym.protocol.parsing import MalformedToolCall, extract_fenced, parse_tool_calls
+from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
+
+#: tool names whose ``command`` argument is a shell command
+SHELL_TOOLS = ("run", "shell", "bash", "run_command", "execute")
+SHELL_LANGS = ("bash", "sh", "shell", "console", "")
+MAX_COMMANDS = 64
+
+
+def extract_commands(completion: Completion) -> list[str]:
+    """The commands the completion ran (see the module docstring); Malformed when there are none."""
+    commands: list[str] = []
+    assistant = [m for m in completion.messages if m.role == "assistant"]
+    for m in assistant:
+        calls = list(m.tool_calls)
+        if not calls and "<tool_call>" in (m.content or ""):
+            try:
+                calls = parse_tool_calls(m)
+            except MalformedToolCall:
+                calls = []  # the environment answered it with an error and ran nothing
+        for c in calls:
+            if c.name in SHELL_TOOLS:
+                cmd = c.arguments.get("command", c.arguments.get("cmd"))
+                if isinstance(cmd, str) and cmd.strip():
+                    commands.append(cmd)
+    if commands:
+        if len(commands) > MAX_COMMANDS:
+            raise Malformed(f"more than {MAX_COMMANDS} commands")
+        return commands
+    if assistant:
+        body = extract_fenced(assistant[-1].content or "", SHELL_LANGS)
+        if body is not None and body.strip():
+            return [body]
+    raise Malformed("no shell commands in the completion (use the run tool or a ```bash block)")
+
+
+def _norm(text: str, strict: bool) -> str:
+    if strict:
+        return text
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").rstrip().split("\n"))
+
+
+def seed_files(task: Task) -> dict[str, str]:
+    files = task.metadata.get("files") or {}
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        raise BadTask("metadata['files'] must map relative paths to text")
+    return files
+
+
+class Shell(BaseVerifier):
+    """Final files and output after replaying the model's commands must match the expected state.
+
+    answer: {"files": {path: expected text, or null for "must not exist"}, "output": optional expected stdout of
+    the last command}. params: strict_whitespace (False: trailing spaces and final newlines ignored),
+    forbid_extra (False: True fails when other files were created, changed or removed), partial (False: True gives
+    the fraction of checks met), command_timeout (5 s each), tier.
+    """
+
+    name = "shell"
+    version = "1"
+    description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
+    isolation = "thread"
+    default_timeout = 60.0
+
+    def __init__(self, *, strict_whitespace: bool = False, forbid_extra: bool = False, partial: bool = False,
+                 command_timeout: float = 5.0, tier: str | None = None, **params: Any) -> None:
+        super().__init__(**params)
+        if isinstance(command_timeout, bool) or not isinstance(command_timeout, (int, float)) or command_timeout <= 0:
+            raise VerifierError(f"verifier 'shell': command_timeout must be positive seconds, got {command_timeout!r}")
+        self.strict = bool(strict_whitespace)
+        self.forbid_extra = bool(forbid_extra)
+        self.partial = bool(partial)
+        self.command_timeout = float(command_timeout)
+        self.tier = tier
+
+    def replay(self, files: dict[str, str], commands: list[str]) -> tuple[dict[str, bytes], str, set[str]]:
+        """(final files, last stdout, changed paths) after running ``commands`` one by one."""
+        from crossgym import sandbox
+
+        changed: set[str] = set()
+        last_out = ""
+        try:
+            with sandbox.shell_session(files, tier=self.tier) as session:
+                for cmd in commands:
+                    budget = time_left(self.command_timeout * len(commands)) - 1.0
+                    if budget <= 0.2:
+                        raise TimeoutError("out of time replaying the commands")
+                    res = session.run(cmd, timeout=min(self.command_timeout, budget))
+                    last_out = res.stdout
+                    changed.update(res.files_changed)
+                final = session.files
+        except CrossgymError as exc:
+            raise RuntimeError(f"sandbox: {exc}") from None
+        return final, last_out, changed
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        commands = extract_commands(completion)
+        ans = task.answer
+        if not isinstance(ans, dict) or not ({"files", "output"} & set(ans)):
+            raise BadTask("answer must be {'files': {path: text | null}, 'output'?: text}")
+        expected = ans.get("files") or {}
+        if not isinstance(expected, dict):
+            raise BadTask("answer['files'] must map paths to text or null")
+        final, last_out, changed = self.replay(seed_files(task), commands)
+        checks: dict[str, float] = {}
+        problems: list[str] = []
+        for path, want in sorted(expected.items()):
+            got = final.get(path)
+            if want is None:
+                ok = got is None
+                if not ok:
+                    problems.append(f"{path} should not exist")
+            elif got is None:
+                ok = False
+                problems.append(f"{path} is missing")
+            else:
+                ok = _norm(got.decode("utf-8", "replace"), self.strict) == _norm(str(want), self.strict)
+                if not ok:
+                    problems.append(f"{path} has {clip(got.decode('utf-8', 'replace').strip(), 40)!r}")
+            checks[f"file:{path}"] = float(ok)
+        if "output" in ans and ans["output"] is not None:
+            ok = _norm(last_out, self.strict) == _norm(str(ans["output"]), self.strict)
+            checks["output"] = float(ok)
+            if not ok:
+                problems.append(f"the last command printed {clip(last_out.strip(), 40)!r}")
+        if self.forbid_extra:
+            extra = sorted(p for p in changed if p not in expected)
+            checks["no_extra_changes"] = float(not extra)
+            if extra:
+                problems.append(f"unexpected changes: {', '.join(extra[:3])}")
+        if not checks:
+            raise BadTask("the answer checks nothing")
+        met = sum(checks.values())
+        all_ok = met == len(checks)
+        reward = met / len(checks) if self.partial else float(all_ok)
+        reason = f"{int(met)}/{len(checks)} checks met" + ("" if all_ok else f": {'; '.join(problems[:3])}")
+        return Verdict.ok(reward, passed=all_ok, reason=clip(reason, 300), components=checks)
+
+    @classmethod
+    def examples(cls) -> list[Example]:
+        meta = {"files": {"notes.txt": "b\na\nc\n"}}
+        ans = {"files": {"sorted.txt": "a\nb\nc\n", "notes.txt": "b\na\nc\n"}}
+        return [
+            cls.example(ans, "```bash\nsort notes.txt > sorted.txt\n```", "pass", metadata=meta),
+            cls.example(ans, "```bash\nsort notes.txt > sorted.txt && rm notes.txt\n```", "fail",
+                        "the input was deleted", metadata=meta),
+            cls.example(ans, "```bash\ncp notes.txt sorted.txt\n```", "fail", "not sorted", metadata=meta),
+            cls.example(ans, "Just sort the file.", "malformed", "no commands", metadata=meta),
+        ]
