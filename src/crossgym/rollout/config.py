@@ -1,0 +1,69 @@
+"""What one rollout run generates with, its hash (part of every rollout's key) and each record's provenance."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossgym.protocol.episode import SamplingParams
+from crossgym.protocol.task import Task, VerifierSpec
+
+#: a hard cap on turns per episode, whatever the environment says (an environment that never ends)
+MAX_TURNS = 64
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """How rollouts are generated. Rollouts made under an equal config hash are interchangeable on resume."""
+
+    model: str
+    engine: str
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    n: int = 1
+    """Samples per task (sample indices 0..n-1; raising n later only adds the new indices)."""
+    environment: str | None = None
+    """Run every task in this registered environment; None: each task's own ``env`` when registered, else one turn."""
+    env_params: dict[str, Any] = field(default_factory=dict)
+    max_turns: int = MAX_TURNS
+    """A safety cap on assistant turns per episode; environments set their own budgets below it."""
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"n must be >= 1, got {self.n}")
+        if self.max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "engine": self.engine, "sampling": self.sampling.to_dict(), "n": self.n,
+                "environment": self.environment, "env_params": self.env_params, "max_turns": self.max_turns}
+
+    def hash(self) -> str:
+        """A short hash of everything that changes what is generated (not n: more samples extend a run)."""
+        doc = self.to_dict()
+        doc.pop("n")
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def rollout_key(task_id: str, sample: int, config_hash: str) -> str:
+    """The resume key of one rollout: task id, sample index and config hash."""
+    return f"{task_id}#{sample}@{config_hash}"
+
+
+def provenance(task: Task, sample: int, config: RolloutConfig, config_hash: str, verifier: Any,
+               environment: str, **extra: Any) -> dict[str, Any]:
+    """Where a reward came from, enough to re-check it later (`crossgym reverify`)."""
+    from crossgym import __version__
+
+    spec: VerifierSpec = task.verifier
+    doc = {"key": rollout_key(task.id, sample, config_hash), "config_hash": config_hash, "sample": sample,
+           "verifier": {"name": spec.name, "version": str(getattr(verifier, "version", "") or "") or None,
+                        "params": spec.params},
+           "crossgym_version": __version__, "model": config.model, "engine": config.engine,
+           "sampling": config.sampling.to_dict(), "environment": environment,
+           "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    doc.update(extra)
+    return doc

@@ -1,0 +1,203 @@
+"""The rollout runner: tasks x n samples through environments and an engine, verified while generation goes on.
+
+Episodes are played in batches. Within a batch, every active episode's next turn goes to the engine together
+(identical prompts, such as a task's n first turns, become one call with n samples). A finished batch is handed to
+a verification thread pool and the next batch starts generating at once; finished batches are written to the
+store, in order, each flushed and fsync'd. Rollouts already in the store under the same key are not redone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict, deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Sequence
+
+from crossgym.protocol.episode import Rollout
+from crossgym.protocol.errors import CrossgymError
+from crossgym.protocol.interfaces import InferenceEngine
+from crossgym.protocol.task import Task, Verdict
+from crossgym.rollout.config import RolloutConfig, provenance, rollout_key
+from crossgym.rollout.episode import BUILTIN_SINGLE_TURN, Episode
+from crossgym.rollout.store import RolloutStore, iter_records
+
+log = logging.getLogger(__name__)
+
+#: progress(done, total): rollouts finished (resumed ones included) out of tasks x n
+Progress = Callable[[int, int], None]
+
+
+class RolloutRunner:
+    """Runs ``config`` over tasks with ``engine``; ``batch_size`` episodes per batch, ``verify_workers`` threads."""
+
+    def __init__(self, engine: InferenceEngine, config: RolloutConfig, *, store: RolloutStore | None = None,
+                 batch_size: int = 32, verify_workers: int = 4, max_pending: int = 2,
+                 progress: Progress | None = None) -> None:
+        self.engine = engine
+        self.config = config
+        self.store = store
+        self.batch_size = max(1, batch_size)
+        self.verify_workers = max(1, verify_workers)
+        self.max_pending = max(1, max_pending)
+        self.progress = progress
+        self.config_hash = config.hash()
+        self._env_names: set[str] | None = None
+
+    # ------------------------------------------------------------------ set-up
+    def _env_for(self, task: Task) -> tuple[Any, str]:
+        """A fresh environment for ``task`` (the config's, else the task's own if registered) or None."""
+        from crossgym.api import load_environment
+        from crossgym.plugins.manager import registry
+
+        if self._env_names is None:
+            self._env_names = set(registry("environments").names())
+        name = self.config.environment or task.env
+        if name not in self._env_names:
+            if self.config.environment:  # asked for by name: an unknown one is an error (with a suggestion)
+                registry("environments").entry(name)
+            return None, BUILTIN_SINGLE_TURN
+        return load_environment(name, **self.config.env_params), name
+
+    def _preflight(self, tasks: Sequence[Task]) -> dict[str, Any]:
+        """Build every verifier the tasks name before generating anything: a bad name fails in one line."""
+        from crossgym.api import load_verifier
+
+        verifiers = {}
+        for t in tasks:
+            key = t.verifier.key()
+            if key not in verifiers:
+                verifiers[key] = load_verifier(t.verifier)
+        return verifiers
+
+    # ------------------------------------------------------------------ the run
+    def run(self, tasks: Sequence[Task]) -> list[Rollout]:
+        """Rollouts for every task and sample index, resumed ones included, in task then sample order."""
+        tasks = list(tasks)
+        ids = [t.id for t in tasks]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise CrossgymError(f"task ids must be unique (rollouts are keyed by them): {dup!r} appears twice")
+        verifiers = self._preflight(tasks)
+        n = self.config.n
+        wanted = [(t, j) for t in tasks for j in range(n)]
+        done_keys = self.store.keys() if self.store is not None else set()
+        todo = [(t, j) for t, j in wanted if rollout_key(t.id, j, self.config_hash) not in done_keys]
+        finished: dict[str, Rollout] = {}
+        total = len(wanted)
+        count = total - len(todo)
+        if count:
+            log.info("resuming: %d of %d rollouts already in %s", count, total, self.store and self.store.path)
+        self._report(count, total)
+        if self.store is not None:
+            self.store.open()
+        pending: deque[list[Future[Rollout]]] = deque()
+        with ThreadPoolExecutor(self.verify_workers, thread_name_prefix="crossgym-verify") as pool:
+            try:
+                for start in range(0, len(todo), self.batch_size):
+                    episodes = self._play(todo[start:start + self.batch_size])
+                    pending.append([pool.submit(self._score, ep, verifiers) for ep in episodes])
+                    # write every batch already verified; wait only when too many are queued
+                    while pending and (len(pending) > self.max_pending or all(f.done() for f in pending[0])):
+                        count += self._write([f.result() for f in pending.popleft()], finished)
+                        self._report(count, total)
+            finally:  # on an error too: what was generated is kept, so a rerun resumes after it
+                while pending:
+                    count += self._write([f.result() for f in pending.popleft()], finished)
+                    self._report(count, total)
+        missing = {rollout_key(t.id, j, self.config_hash) for t, j in wanted} - set(finished)
+        if missing:
+            for doc in iter_records(self.store.path) if self.store is not None else ():
+                key = (doc.get("provenance") or {}).get("key")
+                if key in missing and key not in finished:
+                    finished[key] = Rollout.from_dict(doc)
+        return [finished[k] for k in (rollout_key(t.id, j, self.config_hash) for t, j in wanted) if k in finished]
+
+    def _report(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
+
+    def _write(self, rollouts: list[Rollout], finished: dict[str, Rollout]) -> int:
+        if self.store is not None:
+            self.store.append(rollouts)
+        for r in rollouts:
+            finished[r.provenance["key"]] = r
+        return len(rollouts)
+
+    # ------------------------------------------------------------------ generation
+    def _play(self, batch: list[tuple[Task, int]]) -> list[Episode]:
+        """Play a batch of episodes to the end, all active episodes' turns generated together."""
+        episodes = []
+        seed = self.config.sampling.seed
+        for task, j in batch:
+            env, name = self._env_for(task)
+            ep = Episode(task=task, index=j, env=env, env_name=name)
+            ep.start(None if seed is None else seed + j)
+            episodes.append(ep)
+        try:
+            while True:
+                active = [ep for ep in episodes if not ep.done]
+                if not active:
+                    return episodes
+                self._turn(active)
+        finally:
+            for ep in episodes:
+                ep.close()
+
+    def _turn(self, active: list[Episode]) -> None:
+        """Generate one turn for every active episode, grouping identical prompts into n-sample calls."""
+        groups: dict[str, list[Episode]] = defaultdict(list)
+        for ep in active:
+            groups[ep.prompt_key()].append(ep)
+        by_size: dict[int, list[list[Episode]]] = defaultdict(list)
+        for members in groups.values():
+            by_size[len(members)].append(members)
+        for size, group_list in sorted(by_size.items()):
+            prompts = [g[0].conversation() for g in group_list]
+            tools = [list(g[0].tools) for g in group_list]
+            t = time.perf_counter()
+            out = self.engine.generate(prompts, size, self.config.sampling,
+                                       tools if any(tools) else None)
+            per_episode = (time.perf_counter() - t) / (size * len(group_list))
+            if len(out) != len(group_list) or any(len(row) != size for row in out):
+                raise CrossgymError(f"engine {self.config.engine!r} returned the wrong number of completions")
+            for members, row in zip(group_list, out):
+                for ep, completion in zip(members, row):
+                    ep.take(completion, per_episode, self.config.max_turns)
+
+    # ------------------------------------------------------------------ verification
+    def _score(self, ep: Episode, verifiers: dict[str, Any]) -> Rollout:
+        task = ep.task
+        verifier = verifiers[task.verifier.key()]
+        completion = ep.completion()
+        t = time.perf_counter()
+        if ep.error is not None:
+            verdict = ep.error
+        else:
+            try:
+                verdict = verifier.verify(task, completion)
+            except Exception as exc:  # verifiers must not raise; if one does, the rollout says so
+                verdict = Verdict.exception(f"verify raised {type(exc).__name__}: {exc}")
+        timings = {**ep.timings, "verify_s": time.perf_counter() - t}
+        extra: dict[str, Any] = {}
+        for key in ("truncated", "error"):
+            if key in ep.info:
+                extra[f"env_{key}"] = ep.info[key]
+        prov = provenance(task, ep.index, self.config, self.config_hash, verifier, ep.env_name, **extra)
+        return Rollout(task=task, completion=completion, verdict=verdict, turns=ep.turns, timings=timings,
+                       provenance=prov)
+
+
+def run_rollouts(engine: InferenceEngine, tasks: Sequence[Task], config: RolloutConfig, *,
+                 store: RolloutStore | str | None = None, batch_size: int = 32, verify_workers: int = 4,
+                 progress: Progress | None = None) -> list[Rollout]:
+    """Rollouts of ``tasks`` x ``config.n`` (see RolloutRunner); ``store`` may be a path to a JSONL file."""
+    if isinstance(store, str) or (store is not None and not isinstance(store, RolloutStore)):
+        store = RolloutStore(store)
+    runner = RolloutRunner(engine, config, store=store, batch_size=batch_size, verify_workers=verify_workers,
+                           progress=progress)
+    try:
+        return runner.run(tasks)
+    finally:
+        if store is not None:
+            store.close()

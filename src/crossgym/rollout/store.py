@@ -1,0 +1,135 @@
+"""An append-only JSONL rollout store: one Rollout per line, each batch flushed and fsync'd before it counts.
+
+An interrupted run leaves at most one torn last line; opening the store for writing cuts it off, and the keys
+of every complete line (``provenance["key"]``) tell the runner which rollouts are done. One writer at a time
+(an exclusive flock); readers need no lock.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from crossgym.protocol.episode import Rollout
+from crossgym.protocol.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def iter_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The JSON object on each complete line; unreadable lines are skipped with a warning."""
+    p = Path(path)
+    if not p.is_file():
+        return
+    with p.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            if not raw.endswith(b"\n"):
+                log.warning("%s:%d: ignoring a torn last line (an interrupted write)", p, lineno)
+                return
+            if not raw.strip():
+                continue
+            try:
+                doc = json.loads(raw)
+            except ValueError:
+                log.warning("%s:%d: ignoring a line that is not JSON", p, lineno)
+                continue
+            if isinstance(doc, dict):
+                yield doc
+
+
+def read_rollouts(path: str | Path) -> list[Rollout]:
+    """Every complete rollout in a store file (in file order)."""
+    out = []
+    for doc in iter_records(path):
+        try:
+            out.append(Rollout.from_dict(doc))
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("%s: skipping a record that is not a rollout: %s", path, exc)
+    return out
+
+
+class RolloutStore:
+    """Append-only rollouts at ``path``: ``keys()`` of finished ones, ``append(batch)`` durable per batch."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    def open(self) -> RolloutStore:
+        """Take the writer lock and cut a torn last line left by an interrupted run."""
+        if self._fd is not None:
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ConfigError("another run is writing this rollout store", where=str(self.path),
+                              fix="wait for it to finish, or use another --output-dir") from None
+        except ImportError:  # no flock on this platform: one writer is the caller's promise
+            pass
+        self._fd = fd
+        self._repair_tail()
+        return self
+
+    def _repair_tail(self) -> None:
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        if size == 0:
+            return
+        with self.path.open("rb") as f:
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            # find the last complete line
+            pos = size
+            while pos > 0:
+                step = min(65536, pos)
+                f.seek(pos - step)
+                chunk = f.read(step)
+                nl = chunk.rfind(b"\n")
+                if nl >= 0:
+                    pos = pos - step + nl + 1
+                    break
+                pos -= step
+        log.warning("%s: cutting a torn last record (%d bytes) left by an interrupted run", self.path, size - pos)
+        os.ftruncate(self._fd, pos)
+        os.fsync(self._fd)
+
+    def keys(self) -> set[str]:
+        """Keys of the complete rollouts already stored."""
+        return {str(doc.get("provenance", {}).get("key")) for doc in iter_records(self.path)
+                if isinstance(doc.get("provenance"), dict) and doc["provenance"].get("key")}
+
+    def append(self, rollouts: Sequence[Rollout]) -> None:
+        """Write a batch as JSON lines in one write, then flush and fsync it."""
+        if not rollouts:
+            return
+        self.open()
+        assert self._fd is not None
+        data = "".join(json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=True) + "\n" for r in rollouts)
+        buf = memoryview(data.encode("utf-8"))
+        while buf:
+            written = os.write(self._fd, buf)
+            buf = buf[written:]
+        os.fsync(self._fd)
+
+    def read(self) -> list[Rollout]:
+        return read_rollouts(self.path)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the flock
+            self._fd = None
+
+    def __enter__(self) -> RolloutStore:
+        return self.open()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
