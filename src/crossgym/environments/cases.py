@@ -78,7 +78,7 @@ def shell_case() -> EnvCase:
 
     task = next(iter(shell_tasks(n=1, seed=2, difficulty=2, env="shell")))
     commands = task.metadata["reference"]
-    correct = [_call("run", {"command": "ls -la"})]
+    correct = [_call("run", {"command": "ls"})]
     correct += [_call("run", {"command": c}, f"call_{i}") for i, c in enumerate(commands)]
     correct.append(_say("Done."))
     wrong = [_call("run", {"command": "echo nothing > unrelated.txt"}), _say("Done.")]
@@ -89,10 +89,10 @@ def code_case() -> EnvCase:
     from crossgym.environments.sources.python_functions import python_functions
 
     task = next(iter(python_functions(n=1, seed=4, difficulty=1, env="code")))
-    ref = task.metadata["reference"]
-    buggy = task.metadata["buggy"]
+    ref, buggy, entry = task.metadata["reference"], task.metadata["buggy"], task.metadata["entry_point"]
+    stub = f"def {entry}(*args, **kwargs):\n    return None\n"  # fails every test
     correct = [_say(f"First try:\n```python\n{buggy}\n```"), _say(f"Fixed:\n```python\n{ref}\n```")]
-    wrong = [_say(f"```python\n{buggy}\n```")] * int(task.metadata.get("max_turns", 3))
+    wrong = [_say(f"```python\n{stub}```")] * int(task.metadata.get("max_turns", 3))
     return EnvCase("code", _factory("code"), task, correct=correct, wrong=wrong,
                    notes="a failing first attempt, then the fix")
 
