@@ -17,6 +17,6 @@ def crossgym_register_backends(registry: Registrar) -> None:
     registry.add("verl", "crossgym.adapters.pending_backends:VerlPending",
                  description="veRL 0.9.1 main_ppo with the GRPO estimator (GPU cluster; vLLM or SGLang rollout)",
                  install="pip install 'crossgym[verl]'", requires=("verl",))
-    registry.add("openrlhf", "crossgym.adapters.pending_backends:OpenRLHFPending",
+    registry.add("openrlhf", "crossgym.adapters.openrlhf.backend:OpenRLHFBackend",
                  description="OpenRLHF 0.11.2 train_ppo_ray with group_norm advantages (GPU cluster; vLLM)",
                  install="pip install 'crossgym[openrlhf]'", requires=("openrlhf",))

@@ -1,0 +1,217 @@
+"""OpenRLHFBackend: one RunConfig -> OpenRLHF 0.11.2 `train_ppo_ray` with group-normalised (GRPO) advantages.
+
+plan() computes the flags and the generated files (prompt dataset, reward or agent file, launch script) and writes
+nothing. train() writes them under ``<output_dir>/openrlhf/`` and launches OpenRLHF; on a machine without GPUs or
+without vLLM/DeepSpeed it stops before the launch with one line saying what is missing and where the files are.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import logging
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from crossgym.adapters.openrlhf import config_map, files
+from crossgym.adapters.openrlhf.agent import AgentConfig
+from crossgym.adapters.openrlhf.convert import dataset_jsonl
+from crossgym.adapters.openrlhf.scoring import QueryScorer, ScoreConfig, special_tail_tokens
+from crossgym.protocol.errors import BackendUnavailable, CrossgymError
+from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
+from crossgym.protocol.task import Task, VerifierSpec
+
+if TYPE_CHECKING:
+    from crossgym.protocol.config import RunConfig
+
+log = logging.getLogger(__name__)
+
+INSTALL = "pip install 'openrlhf[vllm]==0.11.2' on a CUDA machine (see docs/backends/openrlhf.md)"
+#: What a launch needs: (module, why, install).
+REQUIRED = (
+    ("openrlhf", "OpenRLHF itself", INSTALL),
+    ("ray", "OpenRLHF's scheduler", "pip install 'ray[default]==2.55.0'"),
+    ("deepspeed", "the actor's trainer", "DS_BUILD_OPS=0 pip install --no-build-isolation deepspeed==0.19.6"),
+    ("vllm", "OpenRLHF's only generator", "pip install vllm==0.29.0"),
+    ("flash_attn", "imported by openrlhf.models", "pip install --no-build-isolation flash-attn==2.8.3"),
+    ("transformers", "models and tokenizers", "pip install transformers==5.15.0"),
+)
+SUBDIR = "openrlhf"
+_STEP = re.compile(r"Global step (\d+)")
+
+
+def _tasks_need_agent(tasks: Sequence[Task], run: RunConfig) -> bool:
+    """Whether some task needs an environment loop: a multi-turn or non-single_turn env, tools, tool messages."""
+    env_set = "name" in run.environment.model_fields_set
+    if run.environment.max_turns > 1 or (env_set and run.environment.name != "single_turn"):
+        return True
+    for t in tasks:
+        if (not env_set and t.env != "single_turn") or t.tools:
+            return True
+        if any(m.tool_calls or m.role == "tool" for m in t.prompt):
+            return True
+    return False
+
+
+class OpenRLHFBackend:
+    """GRPO on OpenRLHF 0.11.2 (Ray, DeepSpeed, vLLM): GPU clusters; single- and multi-turn."""
+
+    name = "openrlhf"
+    capabilities = Capabilities(multi_turn=True, lora=True, engines=("vllm",), distributed=True, needs_gpu=True,
+                                variants=("grpo", "dapo", "dr_grpo", "gspo"), token_ids=True, logprobs=False)
+
+    # ------------------------------------------------------------ check
+    def missing(self) -> list[str]:
+        """Everything a launch here would lack, one phrase each with its fix (found without importing anything)."""
+        out = []
+        for module, why, install in REQUIRED:
+            if importlib.util.find_spec(module) is None:
+                out.append(f"{module} ({why}; {install})")
+        if importlib.util.find_spec("openrlhf") is not None:
+            version = importlib.metadata.version("openrlhf")
+            if not version.startswith("0.11."):
+                out.append(f"openrlhf 0.11.x (found {version}; pip install --no-deps openrlhf==0.11.2)")
+        if config_map.visible_gpus() == 0:
+            out.append("an NVIDIA GPU (none visible)")
+        return out
+
+    def check(self) -> None:
+        """BackendUnavailable when OpenRLHF 0.11 itself is missing, naming everything else a launch would lack too.
+
+        With OpenRLHF installed, plan and train work (train writes the run files); the launch itself also needs
+        vLLM, flash-attn, DeepSpeed and GPUs, which ``missing()`` lists and train() checks before launching.
+        """
+        missing = self.missing()
+        if any(m.startswith("openrlhf") for m in missing):
+            raise BackendUnavailable(self.name, "missing " + "; ".join(missing), None)
+
+    # ------------------------------------------------------------ plan
+    def _configs(self, run: RunConfig) -> tuple[ScoreConfig, AgentConfig]:
+        out = Path(run.output_dir).resolve()
+        on_error = run.on_error
+        assert on_error != "none"  # refused by config_map.check_run
+        score = ScoreConfig(on_error=float(on_error), task_weight=run.task_weight,
+                            extras=tuple((v.name, dict(v.params), v.weight) for v in run.verifiers),
+                            strip_tokens=special_tail_tokens(run.model), model=run.model,
+                            rollouts=str(out / "rollouts.jsonl"))
+        env_fields = run.environment.model_fields_set
+        agent = AgentConfig(score=score, env=run.environment.name if "name" in env_fields else None,
+                            env_params=dict(run.environment.params),
+                            max_turns=run.environment.max_turns if "max_turns" in env_fields else None,
+                            seed=run.seed)
+        return score, agent
+
+    def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
+        """Flags, argv and generated files (keys relative to output_dir); checked by OpenRLHF's own parser when
+        it is installed. Writes nothing."""
+        from crossgym.adapters.common import load_run_tasks
+
+        notes: list[str] = []
+        config_map.check_run(run)
+        if tasks is None:
+            try:
+                tasks = load_run_tasks(run.tasks)
+            except CrossgymError as exc:
+                notes.append(f"tasks not loaded ({exc}): the prompt dataset is empty in this plan")
+                tasks = []
+        agent = _tasks_need_agent(tasks, run)
+        work = Path(run.output_dir).resolve() / SUBDIR
+        paths = {"prompts": str(work / "prompts.jsonl"), "reward": str(work / "reward.py"),
+                 "agent": str(work / "agent.py")}
+        flags = config_map.flags(run, files=paths, agent=agent, tasks=len(tasks))
+        lay = config_map.layout(run, tasks=len(tasks))
+        argv = [*config_map.ENTRY, *config_map.argv_from_flags(flags)]
+        score, agent_cfg = self._configs(run)
+        generated = {f"{SUBDIR}/prompts.jsonl": dataset_jsonl(tasks, rows=lay["rows"], seed=run.seed)}
+        if agent:
+            generated[f"{SUBDIR}/agent.py"] = files.agent_file(agent_cfg.to_dict())
+        else:
+            generated[f"{SUBDIR}/reward.py"] = files.reward_file(score.to_dict())
+        generated[f"{SUBDIR}/launch.sh"] = files.launch_script(argv, workdir=str(work))
+        notes.append(f"{lay['rows']} prompt rows ({lay['tasks']} tasks cycled) = {run.grpo.max_steps} steps x "
+                     f"{lay['prompts']} prompts x {run.grpo.num_generations} samples; "
+                     f"{lay['nodes']} node(s) x {lay['gpus']} GPU(s)")
+        notes.append("multi-turn/tool tasks: OpenRLHF's MultiTurnAgentExecutor runs crossgym episodes (agent.py)"
+                      if agent else "single-turn: OpenRLHF's reward_func scores with crossgym verifiers (reward.py)")
+        if run.engine == "hf":
+            notes.append("OpenRLHF generates with vLLM only: engine 'hf' runs as vllm")
+        if score.strip_tokens is None:
+            notes.append("model is not a local directory: end-of-sequence tokens are read from its tokenizer at "
+                         "run time")
+        notes.extend(self._native_check(argv))
+        lacking = self.missing()
+        if lacking:
+            notes.append("a launch on this machine would lack: " + "; ".join(lacking))
+        native = {"flags": flags, "layout": lay, "agent": agent,
+                  "reward_config": (agent_cfg.to_dict() if agent else score.to_dict())}
+        return Plan(backend=self.name, native_config=native, argv=tuple(argv), files=generated, notes=tuple(notes))
+
+    @staticmethod
+    def _native_check(argv: list[str]) -> list[str]:
+        if importlib.util.find_spec("openrlhf") is None:
+            return ["openrlhf is not installed here: the flags were not checked by its parser"]
+        from crossgym.adapters.openrlhf.native_cli import parse_native
+
+        native = parse_native(argv[len(config_map.ENTRY):])
+        said = [ln.strip() for ln in native.printed.splitlines() if ln.strip()]
+        return ["flags accepted by OpenRLHF's own train_ppo_ray parser and checks"] + [
+            f"OpenRLHF says: {ln}" for ln in said]
+
+    def reward_function(self, spec: VerifierSpec, *, on_error: float = 0.0, model: str | None = None
+                        ) -> Callable[..., Any]:
+        """OpenRLHF's native reward object for one verifier: a ``reward_func(queries, prompts, labels)`` applying
+        ``spec`` to every row (``model``: the tokenizer whose end-of-sequence tokens are cut)."""
+        return QueryScorer(ScoreConfig(on_error=on_error, override=(spec.name, dict(spec.params)),
+                                       strip_tokens=special_tail_tokens(model), model=model))
+
+    # ------------------------------------------------------------ train
+    def write(self, run: RunConfig, plan: Plan) -> Path:
+        """Write the plan's files under output_dir; returns the folder holding them."""
+        out = Path(run.output_dir).resolve()
+        for rel, text in plan.files.items():
+            p = out / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
+            if p.suffix == ".sh":
+                p.chmod(0o755)
+        return out / SUBDIR
+
+    def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
+              progress: Callable[[dict[str, Any]], None] | None = None, **_: Any) -> TrainResult:
+        """Write the files, then launch OpenRLHF and wait; stops before the launch when this machine cannot run it."""
+        from crossgym.adapters.common import check_verifiers_build, load_run_tasks
+
+        tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
+        check_verifiers_build(run, tasks)
+        plan = self.plan(run, tasks=tasks)
+        work = self.write(run, plan)
+        missing = self.missing()
+        if missing:
+            raise BackendUnavailable(self.name, f"cannot launch on this machine (missing {'; '.join(missing)}); "
+                                     f"the run files are in {work}: run launch.sh there on a GPU node", None)
+        argv = [sys.executable, *plan.argv[1:]]
+        log_path = work / "train.log"
+        steps = 0
+        log.info("launching OpenRLHF: %s (log: %s)", " ".join(plan.argv[:3]), log_path)
+        with log_path.open("w", encoding="utf-8") as fh:
+            proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                fh.write(line)
+                m = _STEP.search(line)
+                if m:
+                    steps = int(m.group(1))
+                    if progress is not None:
+                        progress({"step": steps, "max_steps": run.grpo.max_steps})
+            rc = proc.wait()
+        if rc != 0:
+            raise CrossgymError(f"OpenRLHF exited with status {rc} after {steps} steps; see {log_path}")
+        final = str(Path(run.output_dir).resolve() / "final")
+        return TrainResult(output_dir=str(Path(run.output_dir).resolve()), steps=steps, checkpoint=final,
+                           metrics={"log": str(log_path), "rollouts": str(Path(run.output_dir).resolve()
+                                                                             / "rollouts.jsonl")})

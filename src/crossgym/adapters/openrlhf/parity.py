@@ -1,0 +1,147 @@
+"""Rewards as OpenRLHF itself computes them, for the compat suite (run inside the openrlhf venv; no GPU, no vLLM).
+
+Each (task, completion) goes through OpenRLHF's own code path: the prompt is built by OpenRLHF's
+``preprocess_data`` (chat template applied, as PromptDataset does), then OpenRLHF's ``SingleTurnAgentExecutor``
+loads the generated reward file and scores the replayed completion, or, for tasks that need an environment,
+OpenRLHF's ``MultiTurnAgentExecutor`` runs the generated agent file. Only the engine is replaced: a replay engine
+returns the completion's assistant turns as token ids. The tokenizer is byte-level, so any text round-trips.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import tempfile
+import types
+from pathlib import Path
+from typing import Any, Sequence
+
+from crossgym.adapters.openrlhf import files
+from crossgym.adapters.openrlhf.agent import AgentConfig
+from crossgym.adapters.openrlhf.convert import INPUT_KEY, LABEL_KEY, task_row
+from crossgym.adapters.openrlhf.scoring import ScoreConfig
+from crossgym.protocol.messages import Message
+from crossgym.protocol.task import Completion, Task
+
+EOS = "<|im_end|>"
+PAD = "<|endoftext|>"
+SPECIAL_TOKENS = [PAD, "<|im_start|>", EOS, "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
+                  "<think>", "</think>"]
+
+
+def byte_tokenizer() -> Any:
+    """A lossless byte-level tokenizer (no merges) with Qwen2.5's special tokens and chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from crossgym.inference.tiny import qwen_chat_template
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    tok = Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(alphabet)}, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(SPECIAL_TOKENS)
+    hf = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, pad_token=PAD)
+    hf.chat_template = qwen_chat_template()
+    return hf
+
+
+class ReplayEngine:
+    """Stands in for OpenRLHF's vLLM engine: each generate() returns the next scripted turn, ending in EOS."""
+
+    def __init__(self, tokenizer: Any, turns: Sequence[str]) -> None:
+        self.tok = tokenizer
+        self.turns = list(turns)
+        self.calls: list[list[int]] = []
+
+    async def generate(self, prompt_ids: Any, sampling_params: Any, multi_modal_data: Any = None) -> Any:
+        self.calls.append(list(prompt_ids))
+        text = self.turns.pop(0) if self.turns else ""
+        ids = list(self.tok(text, add_special_tokens=False)["input_ids"]) + [self.tok.eos_token_id]
+        limit = getattr(sampling_params, "max_tokens", None)
+        finish = "stop"
+        if limit is not None and len(ids) > limit:
+            ids, finish = ids[:limit], "length"
+        out = types.SimpleNamespace(token_ids=ids, text=self.tok.decode(ids, skip_special_tokens=False),
+                                    finish_reason=finish, logprobs=None)
+        return types.SimpleNamespace(outputs=[out])
+
+
+class SamplingParams:
+    """The two attributes OpenRLHF's executors read from vLLM's SamplingParams."""
+
+    def __init__(self, max_tokens: int | None = None) -> None:
+        self.max_tokens = max_tokens
+        self.logprobs = None
+
+
+def needs_agent(task: Task) -> bool:
+    return task.env != "single_turn" or bool(task.tools) or any(m.tool_calls or m.role == "tool"
+                                                                  for m in task.prompt)
+
+
+def action_text(message: Message) -> str:
+    """An assistant turn as the policy writes it: its text, then Hermes <tool_call> blocks for its tool calls."""
+    parts = [message.content] if message.content else []
+    for call in message.tool_calls:
+        parts.append("<tool_call>\n" + json.dumps({"name": call.name, "arguments": call.arguments}) + "\n</tool_call>")
+    return "\n".join(parts)
+
+
+def load_module(path: Path, name: str) -> Any:
+    """Load a generated file the way OpenRLHF does (importlib spec from the file location)."""
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def native_prompt(task: Task, tokenizer: Any) -> tuple[str, Any]:
+    """(prompt, label) as OpenRLHF's PromptDataset builds them from our dataset row (its preprocess_data)."""
+    from openrlhf.datasets.prompts_dataset import preprocess_data
+
+    prompt, label = preprocess_data(task_row(task), None, INPUT_KEY, LABEL_KEY, tokenizer.apply_chat_template)
+    return str(prompt), label
+
+
+def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str], *,
+                   on_error: float = 0.0, max_length: int = 8192) -> list[float | None]:
+    """Each completion's reward through OpenRLHF's own executors; None where OpenRLHF gives no reward."""
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    if len(tasks) != len(completions):
+        raise ValueError(f"{len(tasks)} tasks but {len(completions)} completions")
+    tok = byte_tokenizer()
+    score = ScoreConfig(on_error=on_error, strip_tokens=(EOS, PAD))
+    with tempfile.TemporaryDirectory(prefix="crossgym-openrlhf-") as tmp:
+        reward_path = Path(tmp) / "reward.py"
+        reward_path.write_text(files.reward_file(score.to_dict()), encoding="utf-8")
+        agent_path = Path(tmp) / "agent.py"
+        agent_path.write_text(files.agent_file(AgentConfig(score=score).to_dict()), encoding="utf-8")
+        single = SingleTurnAgentExecutor(str(reward_path))
+        agent_cls = None
+
+        async def one(task: Task, completion: Completion | str) -> float | None:
+            nonlocal agent_cls
+            comp = Completion.from_text(completion) if isinstance(completion, str) else completion
+            prompt, label = native_prompt(task, tok)
+            if needs_agent(task):
+                if agent_cls is None:
+                    agent_cls = load_module(agent_path, "agent_module").AgentExecutor
+                turns = [action_text(m) for m in comp.assistant_messages] or [""]
+                out = await agent_cls().execute(prompt, label, SamplingParams(), max_length, tok,
+                                                ReplayEngine(tok, turns))
+            else:
+                out = await single.execute(prompt, label, SamplingParams(), max_length, tok,
+                                           ReplayEngine(tok, [comp.text]))
+            reward = out.get("reward")
+            if reward is None:
+                return None
+            return float(reward.flatten()[0].item()) if hasattr(reward, "flatten") else float(reward)
+
+        async def run_all() -> list[float | None]:
+            return [await one(t, c) for t, c in zip(tasks, completions, strict=True)]
+
+        return asyncio.run(run_all())
