@@ -125,7 +125,7 @@ def tool_choice(n: int = 100, seed: int = 0, difficulty: int = 1, mode: str = "e
             yield make_task(src, i, seed, prompt, final, vname, params, env="tool_use", tools=tools,
                             tag=f"{mode}-d{difficulty}", system=system_prompt, metadata=meta)
         else:
-            answer = {"calls": [{"name": c, "arguments": a} for c, a in calls]}
+            answer = [{"name": c, "arguments": a} for c, a in calls]
             prompt = f"{question} Call the right tool{'s' if len(calls) > 1 else ''} to find out."
             yield make_task(src, i, seed, prompt, answer, "tool_call", {}, env="single_turn", tools=tools,
                             tag=f"{mode}-d{difficulty}", system=system_prompt, metadata=meta)
