@@ -17,7 +17,8 @@ _LEAD = re.compile(r"(?:(?i:option|choice)\s+)?(?:[(\[]([A-Z])[)\]]|([A-Z])(?:[.
 _PHRASE = re.compile(
     r"(?i:answer|option|choice)\s{0,3}(?i:is|would be|should be)?\s{0,3}[:\-]?\s{0,3}(?i:option\s|choice\s)?"
     r"[(\[]?([A-Z])[)\]]?(?![\w'])"
-    r"|(?i:I\s(?:choose|pick|select|go with)|selected|select|choose)\s(?i:option\s)?[(\[]?([A-Z])[)\]]?(?![\w'])")
+    r"|(?i:I\s(?:choose|pick|select|go with)|selected|select|choose)\s(?i:option\s)?[(\[]?([A-Z])[)\]]?(?![\w'])"
+    r"|(?i:it is|it's|it must be|must be)\s(?i:option\s)?[(\[]?([A-Z])[)\]]?(?=\s{0,3}(?:[.!,;]|$))")
 
 
 def _letters(n: int) -> str:
@@ -88,7 +89,7 @@ class MultipleChoice(BaseVerifier):
         m = _LEAD.match(first_line)
         if m and (m.group(1) or m.group(2)) in letters:
             return self._agree(m.group(1) or m.group(2), first_line[m.end():], letters, options)
-        picks = [(x or y) for x, y in _PHRASE.findall(span[-2000:])]
+        picks = [(x or y or z) for x, y, z in _PHRASE.findall(span[-2000:])]
         picks = [p for p in picks if p in letters]
         if picks:
             return picks[-1]

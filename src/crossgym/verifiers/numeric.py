@@ -140,12 +140,10 @@ class Numeric(BaseVerifier):
         return nums[0]
 
     def _close(self, a: Fraction, b: Fraction) -> bool:
+        """math.isclose in exact rational arithmetic (floats would round big integers together)."""
         if a == b:
             return True
-        try:
-            return math.isclose(float(a), float(b), rel_tol=self.rel_tol, abs_tol=self.abs_tol)
-        except OverflowError:
-            return False
+        return abs(a - b) <= max(Fraction(self.rel_tol) * max(abs(a), abs(b)), Fraction(self.abs_tol))
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         refs = parse_reference(task.answer)

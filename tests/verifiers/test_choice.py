@@ -1,0 +1,61 @@
+"""multiple_choice: letters and option text from the phrasings models actually use."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion
+from crossgym.verifiers.choice import MultipleChoice
+
+OPTS = {"answer": "B", "options": ["Lyon", "Paris", "Nice", "Lille"]}
+
+
+def run(answer, text, **params):
+    return MultipleChoice(**params).verify(MultipleChoice.task(answer, params=params), Completion.from_text(text))
+
+
+@pytest.mark.parametrize("text", [
+    "B", "b", "(B)", "B.", "B)", "[B]", "**B**", "`B`", "\\boxed{B}", "$\\boxed{\\text{B}}$", "<answer>B</answer>",
+    "Answer: B", "The answer is B.", "The correct answer is (B).", "The correct option is **B**.",
+    "I choose B.", "I'd go with option B", "Option B", "B) Paris", "B. Paris is the capital.",
+    "Paris", "paris", "Answer: Paris", "Let me think. The answer should be (B).",
+    "<think>A is Lyon, not the capital. C and D are not either.</think>\nB",
+    "Looking at each option... Therefore, the answer is B because Paris is the capital.",
+])
+def test_picks_b(text):
+    v = run(OPTS, text)
+    assert v.passed and v.error is None, (text, v)
+
+
+@pytest.mark.parametrize("text", ["A", "(C)", "Answer: D", "Lyon", "The answer is A."])
+def test_wrong_letter_fails(text):
+    v = run(OPTS, text)
+    assert not v.passed and v.error is None, (text, v)
+
+
+@pytest.mark.parametrize("text", [
+    "", "I am not sure.", "Answer: A, B, C, D", "<answer>A or B</answer>", "\\boxed{AB}", "B) Lyon",
+    "<answer>B</answer><answer>C</answer>", "It's Lyon or Paris",
+])
+def test_malformed(text):
+    v = run(OPTS, text)
+    assert v.error_kind == "malformed", (text, v)
+
+
+def test_answer_forms():
+    assert run("C", "C").passed
+    assert run("(c)", "C").passed
+    assert run({"answer": "Paris", "options": ["Lyon", "Paris"]}, "B").passed  # answer given as the text
+    t = MultipleChoice.task("A", metadata={"options": ["yes", "no"]})
+    assert MultipleChoice().verify(t, Completion.from_text("yes")).passed
+    assert run("K", "K").error_kind == "exception"  # beyond A-J without options
+    assert run("K", "K", num_options=12).passed
+    assert run(["A"], "A").error_kind == "exception"
+    with pytest.raises(VerifierError):
+        MultipleChoice(num_options=1)
+
+
+def test_roman_numeral_i_is_not_option_i_by_accident():
+    assert run("A", "I think it is A.").passed
+    assert run("A", "I am not sure").error_kind == "malformed"

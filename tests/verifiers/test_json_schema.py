@@ -1,0 +1,90 @@
+"""json_schema: fastjsonschema for trusted schemas, jsonschema for task-supplied ones; partial credit."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("fastjsonschema")
+pytest.importorskip("jsonschema")
+
+from crossgym.protocol.errors import VerifierError  # noqa: E402
+from crossgym.protocol.task import Completion  # noqa: E402
+from crossgym.verifiers.json_schema import JsonSchema, compile_schema  # noqa: E402
+
+PERSON = {"type": "object", "properties": {"name": {"type": "string", "minLength": 1},
+                                          "age": {"type": "integer", "minimum": 0},
+                                          "email": {"type": "string", "pattern": "^[^@]+@[^@]+$"},
+                                          "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3}},
+          "required": ["name", "age"], "additionalProperties": False}
+
+
+def run(answer, text, **params):
+    return JsonSchema(**params).verify(JsonSchema.task(answer, params=params), Completion.from_text(text))
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+@pytest.mark.parametrize("text,ok", [
+    ('{"name": "Ada", "age": 36}', True),
+    ('{"name": "Ada", "age": 36, "email": "ada@example.org", "tags": ["math"]}', True),
+    ('```json\n{"name": "Ada", "age": 36}\n```', True),
+    ('{"name": "", "age": 36}', False),
+    ('{"name": "Ada", "age": -1}', False),
+    ('{"name": "Ada", "age": 36.5}', False),
+    ('{"name": "Ada", "age": "36"}', False),
+    ('{"name": "Ada", "age": true}', False),
+    ('{"name": "Ada"}', False),
+    ('{"name": "Ada", "age": 36, "admin": true}', False),
+    ('{"name": "Ada", "age": 36, "email": "nope"}', False),
+    ('{"name": "Ada", "age": 36, "tags": ["a", "b", "c", "d"]}', False),
+    ("[]", False),
+])
+def test_validation_same_on_both_engines(text, ok, trusted):
+    v = run(PERSON, text, trusted_answers=trusted)
+    assert v.passed is ok and v.error is None, v
+
+
+def test_schema_from_params_and_errors_reported():
+    v = run(None, '{"name": "Ada", "age": -5}', schema=PERSON)
+    assert not v.passed and "minimum" in v.reason or "0" in v.reason
+    assert run(None, "{}", schema=True).passed
+    assert not run(None, "{}", schema=False).passed
+
+
+def test_partial_credit():
+    v = run(PERSON, '{"name": "Ada", "age": "36"}', partial=True)
+    assert not v.passed and v.components["prop:name"] == 1.0 and v.components["prop:age"] == 0.0
+    assert 0 < v.reward < 1
+    v = run(PERSON, '{"name": "Ada", "age": 36, "x": 1}', partial=True)
+    assert not v.passed and v.components["no_extra_keys"] == 0.0 and v.reward == pytest.approx(4 / 5)
+    assert run(PERSON, '{"name": "Ada", "age": 36}', partial=True).reward == 1.0
+    assert run(PERSON, "[1]", partial=True).reward == 0.0
+
+
+def test_partial_credit_resolves_local_refs():
+    schema = {"$defs": {"pos": {"type": "integer", "minimum": 1}}, "type": "object",
+              "properties": {"n": {"$ref": "#/$defs/pos"}, "s": {"type": "string"}}, "required": ["n", "s"]}
+    v = run(schema, '{"n": 0, "s": "x"}', partial=True)
+    assert v.components == {"prop:n": 0.0, "prop:s": 1.0, "valid": 0.0}
+
+
+def test_junk_and_malformed():
+    assert run(PERSON, 'Here it is: {"name": "Ada", "age": 36}').error_kind == "malformed"
+    assert run(PERSON, '{"name": "Ada", "age": 36} extra').error_kind == "malformed"
+    assert run(PERSON, '{"name": "Ada", "name": "Bob", "age": 36}').error_kind == "malformed"
+    assert run(PERSON, "").error_kind == "malformed"
+    assert run(PERSON, 'Here it is: {"name": "Ada", "age": 36}', allow_surrounding=True).passed
+
+
+def test_bad_schemas():
+    assert run({"type": "nonsense"}, "{}").error_kind == "exception"
+    assert run("not a schema", "{}").error_kind == "exception"
+    assert run(None, "{}").error_kind == "exception"
+    with pytest.raises(VerifierError):
+        JsonSchema(schema={"type": 5})
+
+
+def test_validators_are_cached():
+    a = compile_schema(PERSON, True)
+    b = compile_schema(dict(reversed(list(PERSON.items()))), True)  # same schema, other key order
+    assert a is b
+    assert compile_schema(PERSON, False) is not a

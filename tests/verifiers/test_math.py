@@ -1,0 +1,117 @@
+"""math: math-verify equivalence in the worker pool; hard timeouts from threads; list-many-answers hacks."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("math_verify")
+
+from crossgym.protocol.errors import VerifierError  # noqa: E402
+from crossgym.protocol.task import Completion  # noqa: E402
+from crossgym.verifiers.math import Math, parse_gold  # noqa: E402
+
+HANG = "The answer is $9^{9^{9^{9}}}$"  # sympy tries to evaluate the tower: never finishes
+
+
+def run(answer, text, **params):
+    return Math(**params).verify(Math.task(answer, params=params), Completion.from_text(text))
+
+
+@pytest.mark.parametrize("gold,text", [
+    ("\\frac{1}{2}", "The probability is $\\boxed{\\frac{1}{2}}$."),
+    ("\\frac{1}{2}", "The answer is $0.5$"),
+    ("0.5", "$\\boxed{\\frac12}$"),
+    ("2\\sqrt{2}", "$\\sqrt{8}$"),
+    ("(x+1)^2", "So it is $x^2+2x+1$."),
+    ("x^2+2x+1", "Final answer: $(x+1)^2$"),
+    ("\\{1,2\\}", "The solutions are $\\{2, 1\\}$"),
+    ("(1,2)", "The interval is $(1, 2)$"),
+    ("\\pi/2", "The angle is $\\boxed{\\frac{\\pi}{2}}$"),
+    ("3", "After simplifying, the final answer is $3$."),
+    ("3", "\\boxed{3}"),
+    (3, "\\boxed{3}"),
+    ("1000", "The answer is $1{,}000$"),
+    ("10\\%", "$\\boxed{10\\%}$"),
+    ("x=3", "$\\boxed{x=3}$"),
+    ("$-\\frac{3}{4}$", "$\\boxed{-0.75}$"),
+    ("\\boxed{5}", "$\\boxed{5}$"),
+    (["4", "\\frac{8}{2}"], "$\\boxed{4}$"),
+])
+def test_equivalent_answers_pass(gold, text):
+    v = run(gold, text)
+    assert v.passed and v.error is None, v
+
+
+@pytest.mark.parametrize("gold,text", [
+    ("3", "The answer is $\\boxed{4}$."),
+    ("\\frac{1}{2}", "$\\boxed{\\frac{1}{3}}$"),
+    ("(x+1)^2", "$x^2+1$"),
+    ("2", "It is $1$ or $2$ or $3$."),  # many candidates parse as a set, not as 2
+    ("2", "$\\boxed{1, 2, 3}$"),
+    ("2", "$\\boxed{2}$ or $\\boxed{3}$"),
+    ("2", "<think>The answer is $\\boxed{2}$</think>The answer is $\\boxed{3}$"),  # reasoning is not the answer
+])
+def test_wrong_or_hedged_answers_fail(gold, text):
+    v = run(gold, text)
+    assert not v.passed and v.error is None, v
+
+
+@pytest.mark.parametrize("text", ["", "   ", "I do not know.", "<think>hmm, maybe 3", "no math here at all"])
+def test_malformed(text):
+    v = run("3", text)
+    assert v.error_kind == "malformed", v
+
+
+def test_bare_latex_gold_is_read_as_math():
+    # math-verify's plain-expression extraction would read 2\sqrt{2} as 2: the bare gold is wrapped in $..$
+    assert str(parse_gold("2\\sqrt{2}")[0]) == "2*sqrt(2)"
+    assert run("2\\sqrt{2}", "$2$").passed is False
+    assert run("5 dollars", "The answer is $5$").passed
+
+
+def test_unparsable_gold_is_an_exception():
+    v = run("", "$3$")
+    assert v.error_kind == "exception" and "bad task" in v.reason
+    assert run(None, "$3$").error_kind == "exception"
+
+
+def test_timeout_from_a_thread_and_the_pool_heals():
+    out = {}
+
+    def worker():
+        t0 = time.monotonic()
+        out["v"] = run("(x+1)^2", HANG, timeout=1.5)
+        out["dt"] = time.monotonic() - t0
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join(60)
+    assert out["v"].error == "timeout", out
+    assert out["dt"] < 30  # returned at the deadline (plus worker start-up), not after sympy finished
+    assert run("3", "$\\boxed{3}$").passed  # the killed worker was replaced
+
+
+def test_many_threads_at_once_are_correct_and_deterministic():
+    cases = [("\\frac{1}{2}", "$0.5$", True), ("3", "$4$", False), ("(x+1)^2", "$x^2+2x+1$", True)] * 4
+    results = [None] * len(cases)
+
+    def go(i):
+        g, t, _ = cases[i]
+        results[i] = run(g, t)
+
+    ts = [threading.Thread(target=go, args=(i,)) for i in range(len(cases))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert [r.passed for r in results] == [c[2] for c in cases]
+    assert len({(r.reward, r.reason) for r in results[::3]}) == 1
+
+
+def test_params_validated():
+    for bad in ({"float_rounding": 0}, {"numeric_precision": "x"}, {"timeout": -1}, {"nope": 1}):
+        with pytest.raises(VerifierError):
+            Math(**bad)

@@ -1,0 +1,111 @@
+"""numeric: number formats seen in GSM8K/MATH-style completions, tolerances, and list-many-answers hacks."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion
+from crossgym.verifiers.numeric import Numeric, numbers_in
+
+
+def run(answer, text, **params):
+    return Numeric(**params).verify(Numeric.task(answer, params=params), Completion.from_text(text))
+
+
+@pytest.mark.parametrize("answer,text", [
+    (18, "18"),
+    (18, "Janet has 16 - 3 - 4 = 9 eggs. 9 * $2 = $18.\n#### 18"),
+    (18, "The answer is 18 dollars."),
+    (18, "<answer>18.0</answer>"),
+    (1234567, "Final answer: 1,234,567"),
+    (1234.5, "\\boxed{1{,}234.5}"),
+    (0.5, "\\boxed{\\frac{1}{2}}"),
+    (0.5, "Answer: 1/2"),
+    (0.75, "\\boxed{\\dfrac{3}{4}}"),
+    (-3, "x = −3, so the answer is -3"),
+    (-3, "<answer>-3</answer>"),
+    (25, "The discount is 25%."),
+    (0.25, "Answer: 25%"),
+    (1e-3, "Answer: 1e-3"),
+    (3500, "Answer: 3.5e3"),
+    (5, "Answer: $5"),
+    (5, "The answer is: **5**"),
+    ("12.5%", "Answer: 12.5%"),
+    ("12.5%", "Answer: 0.125"),
+    ("1/3", "Answer: 0.3333333"),  # within rel_tol 1e-6
+    ([7, 7.0], "7"),
+    (100, "<think>maybe 90? no, 80... or 100</think>The total is 100."),
+])
+def test_passes(answer, text):
+    v = run(answer, text, rel_tol=1e-6 if answer != "1/3" else 1e-6)
+    assert v.passed and v.error is None, v
+
+
+@pytest.mark.parametrize("answer,text", [
+    (18, "The answer is 17."),
+    (18, "<answer>180</answer>"),
+    (0.5, "Answer: 5"),
+    (1000, "Answer: 1,001"),
+    (-3, "Answer: 3"),
+    (18, "I computed 18 first, but the answer is 19."),
+])
+def test_fails(answer, text):
+    v = run(answer, text)
+    assert not v.passed and v.error is None, v
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "I don't know.",
+    "\\boxed{17 or 18}",
+    "<answer>17, 18, 19</answer>",
+    "Answer: 17 18",
+    "\\boxed{18}\\boxed{17}",
+    "Answer: 1/0",
+    "Answer: " + "9" * 500,
+])
+def test_malformed(text):
+    v = run(18, text)
+    assert v.error_kind == "malformed", v
+
+
+def test_listing_many_numbers_in_full_text_judges_only_the_last():
+    # GSM8K convention: without a marked answer the last number is the answer, so listing candidates cannot win
+    assert not run(18, "17 18 19").passed
+    assert run(18, "17 19 18").passed
+    assert run(18, "17 18 19", fallback="none").error_kind == "malformed"
+
+
+def test_tolerances():
+    assert run(3.14159, "Answer: 3.1416", rel_tol=1e-4).passed
+    assert not run(3.14159, "Answer: 3.1416").passed
+    assert run(100, "Answer: 100.4", abs_tol=0.5).passed
+    assert not run(100, "Answer: 100.6", abs_tol=0.5).passed
+    assert run(10**30, "Answer: 1000000000000000000000000000000").passed  # exact for big integers
+    assert not run(10**30, "Answer: 1000000000000000000000000000001", rel_tol=0).passed
+
+
+def test_percent_modes():
+    assert run(0.5, "Answer: 50%", percent="fraction").passed
+    assert not run(50, "Answer: 50%", percent="fraction").passed
+    assert run(50, "Answer: 50%", percent="value").passed
+    assert not run(0.5, "Answer: 50%", percent="value").passed
+
+
+def test_numbers_in_is_exact():
+    vals = [v for v, _, _ in numbers_in("1,234.5 and 1/3 and \\frac{2}{4} and -7 and 2e2 and 12 %")]
+    assert vals == [Fraction("1234.5"), Fraction(1, 3), Fraction(1, 2), Fraction(-7), Fraction(200), Fraction(12)]
+    # a minus sign between numbers is subtraction, not a sign
+    assert [v for v, _, _ in numbers_in("16-3")] == [16, 3]
+
+
+def test_bad_tasks_and_params():
+    assert run(None, "1").error_kind == "exception"
+    assert run("twelve", "12").error_kind == "exception"
+    assert run(float("nan"), "1").error_kind == "exception"
+    for bad in ({"rel_tol": -1}, {"fallback": "first"}, {"percent": "x"}, {"abs_tol": "0.1"}):
+        with pytest.raises(VerifierError):
+            Numeric(**bad)

@@ -1,0 +1,75 @@
+"""regex: search, fullmatch, extract-then-compare; catastrophic patterns time out instead of hanging."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion
+from crossgym.verifiers.patterns import Regex
+
+
+def run(answer, text, **params):
+    return Regex(**params).verify(Regex.task(answer, params=params), Completion.from_text(text))
+
+
+def test_search_and_fullmatch():
+    assert run(r"\bPython\b", "I like Python a lot").passed
+    assert not run(r"\bPython\b", "I like Pythonic code").passed
+    assert run(r"\d{3}-\d{4}", " 555-1234 \n", mode="fullmatch").passed
+    assert not run(r"\d{3}-\d{4}", "call 555-1234", mode="fullmatch").passed
+    assert run("hello", "HELLO", flags="i").passed
+    assert not run("hello", "HELLO").passed
+    assert run(None, "order #123", pattern=r"#\d+").passed
+
+
+def test_extract_then_compare():
+    p = {"mode": "extract", "pattern": r"(?i)answer:\s*(\w+)"}
+    assert run("blue", "answer: red\n...\nAnswer: BLUE", **p).passed  # the last match counts
+    assert not run("blue", "Answer: blue\nanswer: red", **p).passed
+    assert run("blue", "Answer: blue\nanswer: red", which="first", **p).passed
+    assert not run("blue", "Answer: BLUE", case_sensitive=True, **p).passed
+    assert run(["red", "blue"], "Answer: red", **p).passed
+    assert run("x", "nothing here", **p).error_kind == "malformed"
+    named = {"mode": "extract", "pattern": r"ID=(?P<id>\d+)", "group": "id"}
+    assert run("42", "ID=42", **named).passed
+    opt = {"mode": "extract", "pattern": r"a(b)?c", "group": 1}
+    assert run("b", "ac", **opt).error_kind == "malformed"
+
+
+def test_think_is_ignored_unless_asked():
+    assert not run("secret", "<think>secret</think>public").passed
+    assert run("secret", "<think>secret</think>public", think=False).passed
+
+
+def test_redos_pattern_times_out_from_a_thread():
+    evil = r"^(a|aa)+$"  # exponential backtracking even in the regex package
+    text = "a" * 60 + "!"
+    out = {}
+
+    def go():
+        t0 = time.monotonic()
+        out["v"] = run(evil, text, timeout=0.3)
+        out["dt"] = time.monotonic() - t0
+
+    t = threading.Thread(target=go)
+    t.start()
+    t.join(30)
+    assert out["v"].error == "timeout"
+    assert out["dt"] < 10
+
+
+def test_bad_patterns():
+    with pytest.raises(VerifierError):
+        Regex(pattern="(unclosed")
+    with pytest.raises(VerifierError):
+        Regex(mode="extract")
+    with pytest.raises(VerifierError):
+        Regex(pattern="x", flags="q")
+    assert run("(unclosed", "x").error_kind == "exception"
+    assert run(7, "x").error_kind == "exception"
+    assert run(None, "x").error_kind == "exception"
+    assert run("x", "x", mode="extract", pattern="x", group=3).error_kind == "exception"

@@ -1,0 +1,117 @@
+"""exact_match and string_similarity on real-world answer formats."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion
+from crossgym.verifiers.text import ExactMatch, StringSimilarity, edit_similarity, token_f1
+
+
+def run(cls, answer, text, **params):
+    return cls(**params).verify(cls.task(answer, params=params), Completion.from_text(text))
+
+
+@pytest.mark.parametrize("answer,text", [
+    ("Paris", "Paris"),
+    ("Paris", "  paris\n"),
+    ("Paris", "<answer>PARIS</answer>"),
+    ("Paris", "<think>Lyon? no.</think>\n<answer>Paris</answer>"),
+    ("Paris", "Let me think.\nFinal answer: Paris."),
+    ("Paris", "The answer is **Paris**"),
+    ("Paris", "\\boxed{\\text{Paris}}"),
+    ("New York", "new   york"),
+    (["NYC", "New York City"], "<answer>new york city</answer>"),
+    ("Ｐａｒｉｓ", "Paris"),  # NFKC folds full-width letters
+    ("42", "<answer>42</answer>"),
+    (42, "<answer>42</answer>"),
+])
+def test_exact_match_passes(answer, text):
+    v = run(ExactMatch, answer, text)
+    assert v.passed and v.error is None, v
+
+
+@pytest.mark.parametrize("answer,text", [
+    ("Paris", "Lyon"),
+    ("Paris", "<answer>Paris, France</answer>"),
+    ("Paris", "Paris or Lyon"),
+    ("Paris", "<think>Paris</think><answer>Lyon</answer>"),  # the reasoning never counts
+    ("Paris", "The answer is Lyon. Paris is nice too."),
+])
+def test_exact_match_fails(answer, text):
+    v = run(ExactMatch, answer, text)
+    assert not v.passed and v.error is None and v.reward == 0.0, v
+
+
+@pytest.mark.parametrize("text,why", [
+    ("", "blank"),
+    ("<answer>Paris</answer><answer>Lyon</answer>", "two answers"),
+    ("<think>still thinking about Paris", "unclosed think"),
+    ("<answer>Paris", "unclosed answer"),
+    ("<answer>  </answer>", "empty answer"),
+])
+def test_exact_match_malformed(text, why):
+    v = run(ExactMatch, "Paris", text)
+    assert v.error_kind == "malformed", (why, v)
+
+
+def test_repeated_identical_answers_are_one_answer():
+    assert run(ExactMatch, "Paris", "<answer>Paris</answer> so <answer>Paris</answer>").passed
+
+
+def test_normalisation_options():
+    assert not run(ExactMatch, "Paris", "paris", case_sensitive=True).passed
+    assert run(ExactMatch, "Paris", "Paris", case_sensitive=True).passed
+    assert not run(ExactMatch, "U.S.A.", "USA").passed
+    assert run(ExactMatch, "U.S.A.", "USA", punctuation=True).passed
+    assert run(ExactMatch, "The Beatles", "beatles", articles=True).passed
+    assert not run(ExactMatch, "The Beatles", "beatles").passed
+    assert run(ExactMatch, "a b", "a\n\tb").passed
+    assert not run(ExactMatch, "a b", "a  b", whitespace=False).passed
+
+
+def test_extract_modes():
+    assert run(ExactMatch, "yes", "Reasoning...\nyes", extract="last_line").passed
+    assert run(ExactMatch, "Paris", "Paris", extract="answer_tag").error_kind == "malformed"
+    assert run(ExactMatch, "x", "answer: x", extract="full").passed is False
+    assert run(ExactMatch, "7", "\\boxed{7}", extract="boxed").passed
+    with pytest.raises(VerifierError):
+        ExactMatch(extract="nope")
+
+
+def test_bad_task_answer_is_an_exception_verdict():
+    v = run(ExactMatch, {"a": 1}, "x")
+    assert v.error_kind == "exception" and "bad task" in v.reason
+    assert run(ExactMatch, [], "x").error_kind == "exception"
+
+
+def test_edit_similarity_and_token_f1():
+    assert edit_similarity("kitten", "sitting") == pytest.approx(1 - 3 / 7)
+    assert edit_similarity("", "") == 1.0
+    assert edit_similarity("abc", "abc") == 1.0
+    assert token_f1("the cat sat", "the cat sat") == 1.0
+    assert token_f1("a b", "c d") == 0.0
+    assert token_f1("cat sat mat", "cat sat") == pytest.approx(0.8)
+
+
+def test_string_similarity():
+    v = run(StringSimilarity, "Albert Einstein", "Albert Einstien")
+    assert v.passed and 0.8 < v.reward < 1.0 and "edit" in v.components
+    v = run(StringSimilarity, "Albert Einstein", "Albert Einstien", reward="binary")
+    assert v.reward == 1.0
+    v = run(StringSimilarity, "Albert Einstein", "Niels Bohr")
+    assert not v.passed and v.reward < 0.5
+    v = run(StringSimilarity, ["Isaac Newton", "Albert Einstein"], "albert einstein")
+    assert v.reward == 1.0
+    v = run(StringSimilarity, "the quick brown fox", "a quick brown dog", metric="token_f1", threshold=0.6)
+    assert v.passed and v.reward == pytest.approx(2 / 3)  # articles dropped: 2 of 3 tokens shared
+
+
+def test_string_similarity_caps_edit_distance_and_validates():
+    v = run(StringSimilarity, "x", "y" * 5000)
+    assert v.error_kind == "malformed" and "token_f1" in v.reason
+    assert run(StringSimilarity, "x", "y " * 100_000, metric="token_f1").error is None
+    for bad in ({"metric": "cosine"}, {"threshold": 2}, {"reward": "max"}, {"threshold": True}):
+        with pytest.raises(VerifierError):
+            StringSimilarity(**bad)
