@@ -42,3 +42,35 @@ BACKEND_TESTS = {
 
 def _has_tests(path: str) -> bool:
     return os.path.isdir(path) and any(n.startswith("test_") for n in os.listdir(path))
+
+
+@nox.session(name="verl", python="3.11")
+def verl(session: nox.Session) -> None:
+    """veRL 0.9.1 without extras (they pin torch==2.11) plus the agent-loop extras; proves the veRL backend on CPU."""
+    _base(session)
+    session.install(TORCH, "verl==0.9.1", "cachetools", "uvicorn", "fastapi", "TransferQueue")
+    session.install(TORCH, "-e", ".[verifiers]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
+    _pytest(session, BACKEND_TESTS["verl"])
+
+
+# openrlhf==0.11.2's requirements less flash-attn (a CUDA source build; only openrlhf.models needs it) and deepspeed
+# (installed after, without its CUDA ops). vllm is its optional extra and is not installed: the CPU tests drive
+# OpenRLHF's agent executors with a replay engine.
+OPENRLHF_REQS = (
+    "accelerate", "aiohttp", "bitsandbytes", "datasets", "einops", "grpcio>=1.74.0", "huggingface-hub>=1.0.0",
+    "isort", "jsonlines", "loralib", "optimum", "optree>=0.15.0", "packaging", "peft", "pylatexenc",
+    "pynvml>=12.0.0", "ray[default]==2.55.0", "sympy", "tensorboard", "torchdata", "torchmetrics", "tqdm",
+    "transformers==5.15.0", "transformers-stream-generator", "wandb", "wheel",
+)
+
+
+@nox.session(name="openrlhf", python="3.11")
+def openrlhf(session: nox.Session) -> None:
+    """OpenRLHF 0.11.2 by its measured recipe (a plain install fails on flash-attn); proves the backend on CPU."""
+    _base(session)
+    session.install("--no-deps", "openrlhf==0.11.2")
+    session.install(TORCH, *OPENRLHF_REQS)
+    session.install(TORCH, "setuptools", "wheel", "ninja", "hjson", "py-cpuinfo", "psutil", "msgpack", "numpy")
+    session.install(TORCH, "--no-build-isolation", "deepspeed==0.19.6", env={"DS_BUILD_OPS": "0"})
+    session.install(TORCH, "-e", ".[verifiers]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
+    _pytest(session, BACKEND_TESTS["openrlhf"])

@@ -14,7 +14,7 @@ def crossgym_register_backends(registry: Registrar) -> None:
     registry.add("unsloth", "crossgym.adapters.pending_backends:UnslothPending",
                  description="Unsloth FastLanguageModel + LoRA, trained with TRL's GRPOTrainer",
                  install="pip install 'crossgym[unsloth]'", requires=("unsloth",))
-    registry.add("verl", "crossgym.adapters.pending_backends:VerlPending",
+    registry.add("verl", "crossgym.adapters.verl.backend:VerlBackend",
                  description="veRL 0.9.1 main_ppo with the GRPO estimator (GPU cluster; vLLM or SGLang rollout)",
                  install="pip install 'crossgym[verl]'", requires=("verl",))
     registry.add("openrlhf", "crossgym.adapters.openrlhf.backend:OpenRLHFBackend",

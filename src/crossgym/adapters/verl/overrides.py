@@ -1,0 +1,317 @@
+"""RunConfig -> Hydra overrides for ``python -m verl.trainer.main_ppo`` (pure: no veRL import).
+
+MAPPING is the table docs/backends/verl.md shows; ``overrides()`` returns the ordered key -> value settings and
+``hydra_args()`` renders them as ``key=value`` strings Hydra parses back to the same values. ``backend_args`` are
+applied last and untouched (a key we also set is replaced in place, so each key appears once).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping
+
+from crossgym.protocol.errors import ConfigError
+
+if TYPE_CHECKING:
+    from crossgym.protocol.config import RunConfig
+
+#: veRL 0.9.1's loss aggregation modes (ActorConfig.__post_init__ accepts exactly these).
+LOSS_AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+#: grpo.loss_type given in TRL's names -> veRL's loss aggregation (a config written for TRL keeps its meaning).
+TRL_LOSS_NAMES = {"grpo": "seq-mean-token-mean", "dapo": "token-mean", "bnpo": "token-mean",
+                  "dr_grpo": "seq-mean-token-sum-norm"}
+#: crossgym engine -> veRL rollout.name ("hf" has no veRL rollout: vLLM stands in, with a note).
+ENGINES = {"hf": "vllm", "vllm": "vllm", "sglang": "sglang"}
+
+#: grpo.variant -> veRL knobs. clip_ratio_* apply only when grpo.epsilon / epsilon_high were not set explicitly.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "grpo": {"loss_agg_mode": "seq-mean-token-mean", "loss_mode": "vanilla"},
+    "dapo": {"loss_agg_mode": "token-mean", "loss_mode": "vanilla", "clip_ratio_high": 0.28},
+    "dr_grpo": {"loss_agg_mode": "seq-mean-token-sum-norm", "loss_mode": "vanilla", "norm_adv_by_std": False},
+    "gspo": {"loss_agg_mode": "seq-mean-token-mean", "loss_mode": "gspo", "clip_ratio_low": 3e-4,
+             "clip_ratio_high": 4e-4},
+}
+
+A = "actor_rollout_ref.actor."
+R = "actor_rollout_ref.rollout."
+
+#: (crossgym field, veRL override(s), note): the mapping table of docs/backends/verl.md.
+MAPPING: list[tuple[str, str, str]] = [
+    ("(always)", "algorithm.adv_estimator=grpo, algorithm.use_kl_in_reward=false", "group-relative advantages"),
+    ("model", "actor_rollout_ref.model.path", "a local directory or hub id, visible on every node"),
+    ("tasks / eval_tasks", "data.train_files / data.val_files", "parquet written by crossgym (no eval_tasks: the "
+     "train file, with validation off)"),
+    ("grpo.num_generations", R + "n", ""),
+    ("grpo.per_device_train_batch_size x gradient_accumulation_steps x GPUs / num_generations",
+     "data.train_batch_size = " + A + "ppo_mini_batch_size", "prompts per step; one optimizer step per batch, as "
+     "in TRL"),
+    ("grpo.per_device_train_batch_size", A + "ppo_micro_batch_size_per_gpu, " + R + "log_prob_micro_batch_size_per_gpu"
+     ", actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", "completions per GPU per forward"),
+    ("grpo.learning_rate", A + "optim.lr", ""),
+    ("grpo.beta", A + "use_kl_loss, " + A + "kl_loss_coef, " + A + "kl_loss_type=low_var_kl",
+     "beta 0: no KL loss and no reference model"),
+    ("grpo.epsilon / epsilon_high", A + "clip_ratio_low / clip_ratio_high", "epsilon_high unset: = epsilon (dapo "
+     "0.28, gspo 3e-4/4e-4 when unset)"),
+    ("grpo.max_prompt_length", "data.max_prompt_length + data.filter_overlong_prompts=true", "unset: 1024"),
+    ("grpo.max_completion_length", "data.max_response_length", "multi-turn: budget for all turns, tool results "
+     "included"),
+    ("grpo.temperature / top_p", R + "temperature / top_p", ""),
+    ("grpo.max_steps", "trainer.total_training_steps (+ total_epochs enough to reach it)", ""),
+    ("grpo.num_iterations", A + "ppo_epochs", ""),
+    ("grpo.scale_rewards", "algorithm.norm_adv_by_std_in_grpo", "variant dr_grpo: false"),
+    ("grpo.variant", A + "loss_agg_mode, " + A + "policy_loss.loss_mode", "grpo: seq-mean-token-mean/vanilla; dapo: "
+     "token-mean/vanilla; dr_grpo: seq-mean-token-sum-norm/vanilla, no std scaling; gspo: seq-mean-token-mean/gspo"),
+    ("grpo.loss_type", A + "loss_agg_mode", "veRL names, or TRL's grpo/dapo/bnpo/dr_grpo mapped to them"),
+    ("grpo.lora", "actor_rollout_ref.model.lora_rank / lora_alpha / target_modules", "dropout is not a veRL knob"),
+    ("grpo.save_steps", "trainer.save_freq", "unset: max_steps (one checkpoint at the end)"),
+    ("grpo.logging_steps", "(none)", "veRL logs every step"),
+    ("seed", "data.seed, " + R + "seed", ""),
+    ("output_dir", "trainer.default_local_dir = <output_dir>/checkpoints", "plus trainer.experiment_name"),
+    ("engine", R + "name", "vllm or sglang; hf has no veRL rollout, so vllm stands in"),
+    ("on_error, task_weight, verifiers[]", "reward.custom_reward_function.path=<output_dir>/verl/crossgym_reward.py",
+     "bound in the generated module; on_error must be a number"),
+    ("environment (multi-turn, tools)", R + "multi_turn.enable, " + R + "agent.agent_loop_config_path, agent_name "
+     "column", "crossgym's agent loop drives reset/step; environment tokens masked"),
+    ("environment.max_turns", R + "multi_turn.max_assistant_turns", ""),
+    ("(GPUs)", "trainer.n_gpus_per_node, trainer.nnodes", "GPUs seen here, else 1; override in backend_args"),
+    ("(fixed)", R + "tensor_model_parallel_size=1, trainer.logger=[console], trainer.resume_mode=disable",
+     "override in backend_args"),
+    ("backend_args", "any Hydra override", "dotted keys (nested mappings are flattened), applied last, untouched"),
+]
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where the generated files live (absolute paths on the machine that launches veRL)."""
+
+    train_files: str
+    val_files: str | None
+    reward_module: str
+    agent_loops: str | None = None
+    tool_config: str | None = None
+    checkpoints: str = "checkpoints"
+
+
+def detect_gpus() -> int:
+    """GPUs visible here without importing torch: CUDA_VISIBLE_DEVICES when set, else `nvidia-smi -L`, else 0."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        ids = [x for x in visible.split(",") if x.strip() and x.strip() != "-1"]
+        return len(ids)
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return 0
+    try:
+        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def flatten_backend_args(args: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """backend_args as dotted Hydra keys; nested mappings are flattened, values are left as they are."""
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value and not full.startswith(("+", "~")) and not _is_dict_leaf(full):
+            out.update(flatten_backend_args(value, full + "."))
+        else:
+            out[full] = value
+    return out
+
+
+def _is_dict_leaf(key: str) -> bool:
+    # settings whose value is itself a mapping in veRL's config (kept whole)
+    return key.endswith(("reward_kwargs", "engine_kwargs", "override_config", "runtime_env"))
+
+
+def variant_settings(run: RunConfig) -> dict[str, Any]:
+    """veRL's clip ratios, loss aggregation, policy-loss mode and std scaling for grpo.variant / grpo.loss_type."""
+    g = run.grpo
+    explicit = g.model_fields_set
+    v = VARIANTS[g.variant]
+    # gspo's tiny ratios yield to an explicit epsilon; dapo's clip-higher yields only to an explicit epsilon_high
+    low = v["clip_ratio_low"] if "clip_ratio_low" in v and "epsilon" not in explicit else g.epsilon
+    if g.epsilon_high is not None:
+        high = g.epsilon_high
+    elif "clip_ratio_high" in v and (g.variant == "dapo" or "epsilon" not in explicit):
+        high = v["clip_ratio_high"]
+    else:
+        high = low
+    agg = v["loss_agg_mode"]
+    if g.loss_type is not None:
+        agg = TRL_LOSS_NAMES.get(g.loss_type, g.loss_type)
+        if agg not in LOSS_AGG_MODES:
+            raise ConfigError(f"veRL 0.9.1 has no loss aggregation {g.loss_type!r}", where="grpo.loss_type",
+                              fix=f"use one of {', '.join(LOSS_AGG_MODES)} (or leave it unset and pick grpo.variant)")
+    norm = v.get("norm_adv_by_std", bool(g.scale_rewards))
+    return {"clip_ratio_low": low, "clip_ratio_high": high, "loss_agg_mode": agg, "loss_mode": v["loss_mode"],
+            "norm_adv_by_std_in_grpo": norm}
+
+
+def rollout_name(run: RunConfig) -> tuple[str, str | None]:
+    """(veRL rollout.name, a note or None) for run.engine; unknown engines are one ConfigError."""
+    name = ENGINES.get(run.engine)
+    if name is None:
+        raise ConfigError(f"veRL cannot generate with engine {run.engine!r}", where="engine",
+                          fix="use vllm or sglang (veRL's rollout engines)")
+    note = None if run.engine == name else "engine hf: veRL has no hf rollout, so generation runs on vLLM"
+    return name, note
+
+
+def overrides(run: RunConfig, paths: Paths, *, n_tasks: int | None = None, episodes: bool = False,
+              gpus: int | None = None) -> tuple[dict[str, Any], list[str]]:
+    """(ordered Hydra key -> value, notes) for ``run``; ``gpus`` is GPUs per node (detected when None)."""
+    from crossgym.adapters.verl.reward import reward_settings
+
+    reward_settings(run)  # on_error "none" fails here, before anything else
+    g = run.grpo
+    notes: list[str] = []
+    extra = flatten_backend_args(run.backend_args)
+    if "trainer.n_gpus_per_node" in extra:
+        per_node = int(extra["trainer.n_gpus_per_node"])
+    else:
+        per_node = detect_gpus() if gpus is None else gpus
+        if per_node < 1:
+            notes.append("no GPU visible here: planned for 1 GPU per node (set backend_args "
+                         "trainer.n_gpus_per_node for the cluster)")
+            per_node = 1
+    nnodes = int(extra.get("trainer.nnodes", 1))
+    world = per_node * nnodes
+    completions = g.per_device_train_batch_size * g.gradient_accumulation_steps * world
+    prompts = completions // g.num_generations
+    engine, note = rollout_name(run)
+    if note:
+        notes.append(note)
+    v = variant_settings(run)
+    max_steps = g.max_steps
+    epochs = 1
+    if n_tasks is not None:
+        per_epoch = n_tasks // prompts
+        if per_epoch < 1:
+            raise ConfigError(f"{n_tasks} tasks make no full batch of {prompts} prompts per step (veRL drops the "
+                              "last partial batch)", where="tasks / grpo.per_device_train_batch_size",
+                              fix=f"give at least {prompts} tasks or a smaller per_device_train_batch_size")
+        epochs = math.ceil(max_steps / per_epoch)
+    has_eval = paths.val_files is not None
+    o: dict[str, Any] = {
+        "algorithm.adv_estimator": "grpo",
+        "algorithm.norm_adv_by_std_in_grpo": v["norm_adv_by_std_in_grpo"],
+        "algorithm.use_kl_in_reward": False,
+        "data.train_files": paths.train_files,
+        "data.val_files": paths.val_files or paths.train_files,
+        "data.train_batch_size": prompts,
+        "data.max_prompt_length": g.max_prompt_length or 1024,
+        "data.max_response_length": g.max_completion_length,
+        "data.filter_overlong_prompts": True,
+        "data.seed": run.seed,
+        "actor_rollout_ref.model.path": run.model,
+        A + "optim.lr": g.learning_rate,
+        A + "ppo_mini_batch_size": prompts,
+        A + "ppo_micro_batch_size_per_gpu": g.per_device_train_batch_size,
+        A + "ppo_epochs": g.num_iterations,
+        A + "use_kl_loss": g.beta > 0,
+        A + "kl_loss_coef": g.beta,
+        A + "kl_loss_type": "low_var_kl",
+        A + "entropy_coeff": 0,
+        A + "clip_ratio_low": v["clip_ratio_low"],
+        A + "clip_ratio_high": v["clip_ratio_high"],
+        A + "loss_agg_mode": v["loss_agg_mode"],
+        A + "policy_loss.loss_mode": v["loss_mode"],
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": g.per_device_train_batch_size,
+        R + "name": engine,
+        R + "n": g.num_generations,
+        R + "temperature": g.temperature,
+        R + "top_p": g.top_p,
+        R + "seed": run.seed,
+        R + "tensor_model_parallel_size": 1,
+        R + "log_prob_micro_batch_size_per_gpu": g.per_device_train_batch_size,
+    }
+    if g.lora is not None:
+        o["actor_rollout_ref.model.lora_rank"] = g.lora.r
+        o["actor_rollout_ref.model.lora_alpha"] = g.lora.alpha
+        o["actor_rollout_ref.model.target_modules"] = g.lora.target_modules
+        if g.lora.dropout:
+            notes.append("grpo.lora.dropout has no veRL knob: ignored")
+    if episodes:
+        o[R + "multi_turn.enable"] = True
+        o[R + "multi_turn.format"] = "hermes"
+        if "max_turns" in run.environment.model_fields_set:
+            o[R + "multi_turn.max_assistant_turns"] = run.environment.max_turns
+        if paths.agent_loops:
+            o[R + "agent.agent_loop_config_path"] = paths.agent_loops
+        notes.append("multi-turn/tool tasks: crossgym's agent loop plays each episode (environment reset/step); "
+                     "environment tokens get response_mask 0; the reward is the Verdict on the whole episode")
+    if paths.tool_config:
+        o[R + "multi_turn.tool_config_path"] = paths.tool_config
+    o.update({
+        "reward.custom_reward_function.path": paths.reward_module,
+        "reward.custom_reward_function.name": "compute_score",
+        "reward.reward_manager.name": "naive",
+        "trainer.total_training_steps": max_steps,
+        "trainer.total_epochs": epochs,
+        "trainer.n_gpus_per_node": per_node,
+        "trainer.nnodes": nnodes,
+        "trainer.logger": ["console"],
+        "trainer.project_name": "crossgym",
+        "trainer.experiment_name": _experiment(run.output_dir),
+        "trainer.default_local_dir": paths.checkpoints,
+        "trainer.save_freq": g.save_steps or max_steps,
+        "trainer.test_freq": (g.save_steps or max_steps) if has_eval else -1,
+        "trainer.val_before_train": has_eval,
+        "trainer.resume_mode": "disable",
+    })
+    if g.logging_steps != 1:
+        notes.append("grpo.logging_steps has no veRL knob: veRL logs every step")
+    for key, value in extra.items():  # untouched, last; replacing ours in place keeps one value per key
+        o[key] = value
+    return o, notes
+
+
+def _experiment(output_dir: str) -> str:
+    name = os.path.basename(os.path.normpath(output_dir)) or "run"
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+_SAFE = re.compile(r"^[A-Za-z_/~][A-Za-z0-9_./+@%:~-]*$")
+_KEYWORDS = {"true", "false", "null", "inf", "nan"}
+
+
+def hydra_value(value: Any) -> str:
+    """A value in Hydra's override grammar that parses back to the same Python value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{k}:{hydra_value(v)}" for k, v in value.items()) + "}"
+    text = str(value)
+    if _SAFE.match(text) and text.lower() not in _KEYWORDS and "${" not in text:
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def hydra_args(settings: Mapping[str, Any]) -> list[str]:
+    """``key=value`` strings for the command line (keys starting with + or ~ are kept as given)."""
+    out = []
+    for key, value in settings.items():
+        if key.startswith("~") and value is None:
+            out.append(key)
+        else:
+            out.append(f"{key}={hydra_value(value)}")
+    return out
