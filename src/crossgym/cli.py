@@ -160,10 +160,14 @@ def eval_cmd(
     limit: Optional[int] = typer.Option(None, "--limit", help="Evaluate only the first N tasks."),  # noqa: UP007
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", help="Where rollouts and the report go."),  # noqa: UP007
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature (default 1.0)."),  # noqa: UP007
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Most tokens per turn (default 256)."),  # noqa: UP007
+    seed: Optional[int] = typer.Option(None, "--seed", help="Sampling seed."),  # noqa: UP007
 ) -> None:
     """Score the current model on tasks before training: pass@k, rewards, errors; writes a report."""
     _call("crossgym.eval.command:run_eval_command", config=config, model=model, endpoint=endpoint, tasks=tasks,
-          engine=engine, n=n, limit=limit, output_dir=output_dir, as_json=as_json)
+          engine=engine, n=n, limit=limit, output_dir=output_dir, as_json=as_json, temperature=temperature,
+          max_tokens=max_tokens, seed=seed)
 
 
 @app.command("train")

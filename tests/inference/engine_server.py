@@ -97,7 +97,7 @@ class EngineServer:
             choice: dict[str, Any] = {"index": i, "message": m, "finish_reason": g.finish_reason}
             if body.get("logprobs"):
                 toks = self.engine.tokenizer.convert_ids_to_tokens(list(g.token_ids))
-                choice["logprobs"] = {"content": [{"token": t, "logprob": lp} for t, lp in zip(toks, g.logprobs)]}
+                choice["logprobs"] = {"content": [{"token": t, "logprob": lp} for t, lp in zip(toks, g.logprobs, strict=False)]}
             if body.get("return_token_ids"):
                 choice["token_ids"] = list(g.token_ids)
             choices.append(choice)
@@ -110,12 +110,12 @@ class EngineServer:
         sps = body.get("sampling_params") or {}
         sps = sps if isinstance(sps, list) else [sps] * len(batch)
         out = []
-        for prompt, sp in zip(batch, sps):
+        for prompt, sp in zip(batch, sps, strict=False):
             g = self._generate([prompt], self._sampling(sp, "max_new_tokens", "sampling_seed"))[0]
             meta: dict[str, Any] = {"finish_reason": {"type": g.finish_reason}, "prompt_tokens": len(prompt),
                                     "completion_tokens": len(g.token_ids)}
             if body.get("return_logprob"):
-                meta["output_token_logprobs"] = [[lp, t, None] for lp, t in zip(g.logprobs, g.token_ids)]
+                meta["output_token_logprobs"] = [[lp, t, None] for lp, t in zip(g.logprobs, g.token_ids, strict=False)]
             out.append({"text": g.text, "output_ids": list(g.token_ids), "meta_info": meta})
         return out[0] if single else out
 

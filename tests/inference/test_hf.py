@@ -68,7 +68,7 @@ def test_batched_left_padding_matches_one_prompt_at_a_time(hf_engine, tiny_model
     batched = hf_engine.generate(PROMPTS, 1, greedy)
     single = HFEngine(tiny_model_dir, batch_size=1)
     single._model, single._chat = hf_engine.model, hf_engine.chat  # same weights, batches of one
-    for prompt, row in zip(PROMPTS, batched):
+    for prompt, row in zip(PROMPTS, batched, strict=False):
         alone = single.generate([prompt], 1, greedy)[0][0]
         assert alone.token_ids == row[0].token_ids
         assert alone.logprobs == pytest.approx(row[0].logprobs, abs=1e-4)

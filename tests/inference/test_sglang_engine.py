@@ -15,7 +15,7 @@ def test_native_generate_gives_the_hf_engines_tokens_and_logprobs(engine_server,
     greedy = SamplingParams(temperature=0.0, max_tokens=6)
     got = engine.generate(PROMPTS, 2, greedy)
     want = hf_engine.generate(PROMPTS, 1, greedy)
-    for row, ref in zip(got, want):
+    for row, ref in zip(got, want, strict=False):
         assert len(row) == 2
         for c in row:
             assert (c.text, c.token_ids) == (ref[0].text, ref[0].token_ids)

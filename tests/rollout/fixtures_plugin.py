@@ -65,6 +65,21 @@ class Slow(FirstLetter):
         return verdict
 
 
+class Equals(FirstLetter):
+    """1.0 only when the text equals the task's answer: on random text, always 0 (identical rewards)."""
+
+    name = "test_equals"
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        if not completion.text:
+            raise Malformed("empty completion")
+        return Verdict.ok(1.0 if completion.text == task.answer else 0.0)
+
+    @classmethod
+    def examples(cls):  # type: ignore[no-untyped-def]
+        return [cls.example("a", "a", "pass"), cls.example("a", "b", "fail"), cls.example("a", "", "malformed")]
+
+
 class Broken(FirstLetter):
     """A verifier whose own examples are wrong: its self-check fails."""
 
@@ -105,6 +120,7 @@ class Plugin:
         registry.add("test_first_letter", f"{__name__}:FirstLetter")
         registry.add("test_broken", f"{__name__}:Broken")
         registry.add("test_slow", f"{__name__}:Slow")
+        registry.add("test_equals", f"{__name__}:Equals")
 
     @hookimpl
     def crossgym_register_environments(self, registry):  # type: ignore[no-untyped-def]
@@ -113,8 +129,8 @@ class Plugin:
 
 
 def make_tasks(count: int, *, env: str = "single_turn", verifier: str = "test_first_letter",
-               source: str = "letters") -> list[Task]:
+               source: str = "letters", answer: object = None) -> list[Task]:
     from crossgym.protocol import VerifierSpec
 
-    return [Task(id=f"{source}-{i}", prompt=f"Write anything #{i}", answer=None, verifier=VerifierSpec(verifier),
+    return [Task(id=f"{source}-{i}", prompt=f"Write anything #{i}", answer=answer, verifier=VerifierSpec(verifier),
                  env=env, metadata={"source": source}) for i in range(count)]

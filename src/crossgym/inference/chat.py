@@ -7,8 +7,9 @@ Decoding drops special tokens (skip_special_tokens=True) except tool-call marker
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from crossgym.inference.base import template_messages
 from crossgym.protocol.errors import ConfigError

@@ -10,8 +10,9 @@ import contextlib
 import importlib.util
 import logging
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from crossgym.inference.base import BASE_CAPABILITIES, Generation, per_prompt_tools, to_completion, truncate_at_stop
 from crossgym.inference.chat import ChatFormat, load_tokenizer
@@ -126,9 +127,9 @@ class HFEngine:
                  tools: list[list[Any]] | None = None) -> list[list[Completion]]:
         """n completions per chat prompt; tool calls are parsed where the prompt offered tools."""
         tool_lists = per_prompt_tools(tools, len(prompts))
-        ids = [self.chat.render(p, t) for p, t in zip(prompts, tool_lists)]
+        ids = [self.chat.render(p, t) for p, t in zip(prompts, tool_lists, strict=False)]
         gens = self.generate_ids(ids, n, params)
-        return [[to_completion(g, parse_tools=t is not None) for g in row] for row, t in zip(gens, tool_lists)]
+        return [[to_completion(g, parse_tools=t is not None) for g in row] for row, t in zip(gens, tool_lists, strict=False)]
 
     def generate_ids(self, prompt_ids: Sequence[Sequence[int]], n: int, params: SamplingParams) -> list[list[Generation]]:
         """n generations per already rendered prompt, in batches of ``batch_size`` sequences."""
@@ -142,7 +143,7 @@ class HFEngine:
         with self._lock, torch.inference_mode(), _seeded(params.seed, cpu_only=self.device == "cpu"):
             for start in range(0, len(flat), self.batch_size):
                 chunk = flat[start:start + self.batch_size]
-                for (pi, _), gen in zip(chunk, self._generate_batch([ids for _, ids in chunk], params)):
+                for (pi, _), gen in zip(chunk, self._generate_batch([ids for _, ids in chunk], params), strict=False):
                     out[pi].append(gen)
         return out
 

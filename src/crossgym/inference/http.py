@@ -10,8 +10,9 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, TypeVar
 
 from crossgym.protocol.errors import BackendUnavailable, CrossgymError
 

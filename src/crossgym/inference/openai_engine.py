@@ -124,7 +124,7 @@ class OpenAIEngine:
             raise ValueError(f"n must be >= 1, got {n}")
         tool_lists = per_prompt_tools(tools, len(prompts))
         jobs: list[tuple[int, dict[str, Any]]] = []
-        for pi, (prompt, tl) in enumerate(zip(prompts, tool_lists)):
+        for pi, (prompt, tl) in enumerate(zip(prompts, tool_lists, strict=False)):
             msgs = list(messages_from(prompt))
             if self.use_n:
                 jobs.append((pi, self.request_body(msgs, n, params, tl)))
@@ -134,7 +134,7 @@ class OpenAIEngine:
                     jobs.append((pi, self.request_body(msgs, 1, p, tl)))
         answers = self.client.map(lambda job: self.client.post("/chat/completions", job[1]), jobs)
         out: list[list[Completion]] = [[] for _ in prompts]
-        for (pi, _), doc in zip(jobs, answers):
+        for (pi, _), doc in zip(jobs, answers, strict=False):
             out[pi].extend(parse_choices(doc, parse_tools=tool_lists[pi] is not None, engine=self.name))
         for pi, row in enumerate(out):
             if len(row) != n:

@@ -120,9 +120,9 @@ class SGLangEngine:
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
         tool_lists = per_prompt_tools(tools, len(prompts))
-        ids = [self.chat.render(p, t) for p, t in zip(prompts, tool_lists)]
+        ids = [self.chat.render(p, t) for p, t in zip(prompts, tool_lists, strict=False)]
         gens = self.generate_ids(ids, n, params)
-        return [[to_completion(g, parse_tools=t is not None) for g in row] for row, t in zip(gens, tool_lists)]
+        return [[to_completion(g, parse_tools=t is not None) for g in row] for row, t in zip(gens, tool_lists, strict=False)]
 
     def generate_ids(self, prompt_ids: list[list[int]], n: int, params: SamplingParams) -> list[list[Generation]]:
         """n generations per rendered prompt via POST /generate, ``batch_size`` sequences per request."""
@@ -130,8 +130,8 @@ class SGLangEngine:
         chunks = [flat[i:i + self.batch_size] for i in range(0, len(flat), self.batch_size)]
         answers = self.client.map(lambda chunk: self._post_chunk(chunk, params), chunks)
         out: list[list[Generation]] = [[] for _ in prompt_ids]
-        for chunk, docs in zip(chunks, answers):
-            for (pi, _, _), doc in zip(chunk, docs):
+        for chunk, docs in zip(chunks, answers, strict=False):
+            for (pi, _, _), doc in zip(chunk, docs, strict=False):
                 out[pi].append(self._generation(doc, params))
         return out
 

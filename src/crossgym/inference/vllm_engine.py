@@ -83,9 +83,9 @@ class VLLMEngine:
         self.load()
         assert self._chat is not None
         tool_lists = per_prompt_tools(tools, len(prompts))
-        ids = [self._chat.render(p, t) for p, t in zip(prompts, tool_lists)]
+        ids = [self._chat.render(p, t) for p, t in zip(prompts, tool_lists, strict=False)]
         gens = self.generate_ids(ids, n, params)
-        return [[to_completion(g, parse_tools=t is not None) for g in row] for row, t in zip(gens, tool_lists)]
+        return [[to_completion(g, parse_tools=t is not None) for g in row] for row, t in zip(gens, tool_lists, strict=False)]
 
     def generate_ids(self, prompt_ids: list[list[int]], n: int, params: SamplingParams) -> list[list[Generation]]:
         """n generations per rendered prompt with ``LLM.generate`` (token-id prompts)."""
@@ -103,7 +103,7 @@ class VLLMEngine:
             row = []
             for c in out.outputs:
                 ids = [int(t) for t in c.token_ids]
-                lps = tuple(float(step[t].logprob) for step, t in zip(c.logprobs, ids)) if c.logprobs else None
+                lps = tuple(float(step[t].logprob) for step, t in zip(c.logprobs, ids, strict=False)) if c.logprobs else None
                 text = chat.decode(ids)
                 if params.stop:
                     text = truncate_at_stop(text, params.stop)[0]

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 _LAZY = {"RolloutConfig": "config", "RolloutRunner": "runner", "run_rollouts": "runner", "RolloutStore": "store",
          "pass_at_k": "passk", "mean_pass_at_k": "passk"}
-__all__ = sorted(_LAZY)
+__all__ = ["RolloutConfig", "RolloutRunner", "RolloutStore", "mean_pass_at_k", "pass_at_k", "run_rollouts"]
 
 
 def __getattr__(name: str) -> Any:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import CrossgymError
@@ -161,8 +162,8 @@ class RolloutRunner:
             per_episode = (time.perf_counter() - t) / (size * len(group_list))
             if len(out) != len(group_list) or any(len(row) != size for row in out):
                 raise CrossgymError(f"engine {self.config.engine!r} returned the wrong number of completions")
-            for members, row in zip(group_list, out):
-                for ep, completion in zip(members, row):
+            for members, row in zip(group_list, out, strict=False):
+                for ep, completion in zip(members, row, strict=False):
                     ep.take(completion, per_episode, self.config.max_turns)
 
     # ------------------------------------------------------------------ verification

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError

@@ -1,0 +1,131 @@
+"""`crossgym eval`: settings from a RunConfig and/or flags, a rich progress bar on stderr, a summary or JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from crossgym.protocol.episode import SamplingParams
+from crossgym.protocol.errors import ConfigError
+from crossgym.rollout.config import RolloutConfig
+
+DEFAULT_OUTPUT = Path("runs") / "eval"
+
+
+def run_eval_command(config: Path | None, model: str | None, endpoint: str | None, tasks: str | None,
+                     engine: str | None, n: int, limit: int | None, output_dir: Path | None, as_json: bool,
+                     temperature: float | None = None, max_tokens: int | None = None,
+                     seed: int | None = None) -> dict[str, Any]:
+    """Run one eval as the CLI asks and print the result; returns the metrics document."""
+    from crossgym.eval.run import (
+        build_engine,
+        engine_model_name,
+        environment_from_run,
+        load_task_list,
+        run_eval,
+        sampling_from_run,
+    )
+
+    if n < 1:
+        raise ConfigError(f"--n must be >= 1, got {n}", where="--n", fix="e.g. --n 4")
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {limit}", where="--limit", fix="e.g. --limit 20")
+    environment, env_params = None, {}
+    if config is not None:
+        from crossgym.protocol.config import load_run_config
+
+        run = load_run_config(config)
+        model = model or (None if endpoint else run.model)
+        engine = engine or (None if endpoint else run.engine)
+        sampling = sampling_from_run(run)
+        environment, env_params = environment_from_run(run)
+        if tasks is None:
+            section = run.eval_tasks or run.tasks
+            task_list = load_task_list(section.source, params=section.params, files=section.files)
+        else:
+            task_list = load_task_list(tasks)
+        output_dir = output_dir or Path(run.output_dir) / "eval"
+    else:
+        if tasks is None:
+            raise ConfigError("no tasks given", where="crossgym eval",
+                              fix="pass --tasks SOURCE (see `crossgym list`) or --tasks FILE.jsonl, or a config")
+        if not model and not endpoint:
+            raise ConfigError("no model given", where="crossgym eval",
+                              fix="pass --model DIR (hf, vllm) or --endpoint URL (openai, sglang, vllm)")
+        sampling = SamplingParams()
+        task_list = load_task_list(tasks)
+        output_dir = output_dir or DEFAULT_OUTPUT
+    overrides = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens), ("seed", seed))
+                 if v is not None}
+    if overrides:
+        sampling = SamplingParams.from_dict({**sampling.to_dict(), **overrides})
+    if limit is not None:
+        task_list = task_list[:limit]
+    eng = build_engine(engine, model=model, endpoint=endpoint)
+    rc = RolloutConfig(model=engine_model_name(eng, model or endpoint or "?"), engine=getattr(eng, "name", engine),
+                       sampling=sampling, n=n, environment=environment, env_params=env_params)
+    with _progress_bar(total=len(task_list) * n) as progress:
+        result = run_eval(eng, task_list, rc, output_dir=output_dir, progress=progress)
+    close = getattr(eng, "close", None)
+    if callable(close):
+        close()
+    if as_json:
+        sys.stdout.write(json.dumps(result.metrics, indent=2, default=str) + "\n")
+    else:
+        _print_summary(result.metrics, result.output_dir, result.report)
+    return result.metrics
+
+
+class _progress_bar:
+    """A rich progress bar on stderr (only when stderr is a terminal); the runner reports (done, total)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> Any:
+        if not sys.stderr.isatty():
+            return None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._progress = Progress(TextColumn("rollouts"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                  console=Console(stderr=True), transient=True)
+        self._progress.start()
+        self._task = self._progress.add_task("eval", total=self.total)
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        self._progress.update(self._task, completed=done, total=total)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def _print_summary(metrics: dict[str, Any], output_dir: Path | None, report: Path | None) -> None:
+    def f(v: Any) -> str:
+        return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    errs = metrics["errors"]
+    lines = [f"{metrics['n_tasks']} tasks x {metrics['samples_per_task']['max']} samples = "
+             f"{metrics['n_rollouts']} rollouts ({metrics['run']['model']}, {metrics['run']['engine']})",
+             "  " + "  ".join(f"pass@{k} {f(v)}" for k, v in metrics["pass@k"].items()),
+             f"  mean reward {f(metrics['mean_reward'])}  (std {f(metrics['reward_std'])})",
+             f"  errors {errs['total']}: timeout {errs['timeout']}, malformed {errs['malformed']}, "
+             f"exception {errs['exception']}"]
+    for name, g in metrics["by_source"].items():
+        lines.append(f"  source {name}: pass@1 {f(g['pass@1'])}, mean reward {f(g['mean_reward'])} "
+                     f"({g['n_tasks']} tasks)")
+    for name, g in metrics["by_verifier"].items():
+        lines.append(f"  verifier {name} v{','.join(g['versions']) or '?'}: pass@1 {f(g['pass@1'])}, "
+                     f"errors {g['errors']['total']}")
+    if metrics.get("identical_rewards"):
+        lines.append("  note: every reward is identical: GRPO would have nothing to learn from these tasks")
+    if output_dir is not None:
+        lines.append(f"  wrote {output_dir / 'rollouts.jsonl'}, {output_dir / 'metrics.json'}"
+                     + (f", {report}" if report else ""))
+    sys.stdout.write("\n".join(lines) + "\n")

@@ -1,0 +1,118 @@
+"""`crossgym reverify`: score stored rollouts again with today's verifiers and report what changed (drift)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from crossgym.protocol.episode import Rollout
+from crossgym.protocol.errors import ConfigError, CrossgymError
+from crossgym.protocol.task import Verdict, VerifierSpec
+from crossgym.rollout.store import read_rollouts
+
+#: changed rollouts listed one by one in the report
+MAX_LISTED = 20
+
+
+def _same(a: Verdict, b: Verdict) -> bool:
+    ra, rb = a.reward, b.reward
+    rewards_equal = (math.isnan(ra) and math.isnan(rb)) or ra == rb or abs(ra - rb) <= 1e-9
+    return rewards_equal and a.passed == b.passed and a.error_kind == b.error_kind
+
+
+def _spec(r: Rollout) -> VerifierSpec:
+    v = r.provenance.get("verifier")
+    if isinstance(v, dict) and v.get("name"):
+        return VerifierSpec(name=str(v["name"]), params=dict(v.get("params") or {}))
+    return r.task.verifier
+
+
+def reverify(path: str | Path, *, workers: int = 4) -> dict[str, Any]:
+    """The drift report: per verifier how many rewards changed, old and new versions, and the changed rollouts."""
+    from crossgym.api import load_verifier
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError("rollout file not found", where=str(p), fix="pass the rollouts.jsonl an eval wrote")
+    rollouts = read_rollouts(p)
+    verifiers: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    for r in rollouts:
+        spec = _spec(r)
+        key = spec.key()
+        if key in verifiers or spec.name in unavailable:
+            continue
+        try:
+            verifiers[key] = load_verifier(spec)
+        except CrossgymError as exc:
+            unavailable[spec.name] = str(exc)
+
+    def check(r: Rollout) -> tuple[Rollout, Verdict] | None:
+        v = verifiers.get(_spec(r).key())
+        if v is None:
+            return None
+        try:
+            return r, v.verify(r.task, r.completion)
+        except Exception as exc:  # a verifier must not raise; if it does, that is drift too
+            return r, Verdict.exception(f"verify raised {type(exc).__name__}: {exc}")
+
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="crossgym-reverify") as pool:
+        results = [x for x in pool.map(check, rollouts) if x is not None]
+    by_verifier: dict[str, dict[str, Any]] = {}
+    changes = []
+    for r, new in results:
+        spec = _spec(r)
+        old_version = (r.provenance.get("verifier") or {}).get("version")
+        new_version = str(getattr(verifiers[spec.key()], "version", "") or "") or None
+        g = by_verifier.setdefault(spec.name, {"n": 0, "changed": 0, "old_versions": set(),
+                                               "current_version": new_version, "old_sum": 0.0, "new_sum": 0.0})
+        g["n"] += 1
+        g["old_versions"].add(str(old_version))
+        g["old_sum"] += 0.0 if math.isnan(r.verdict.reward) else r.verdict.reward
+        g["new_sum"] += 0.0 if math.isnan(new.reward) else new.reward
+        if not _same(r.verdict, new):
+            g["changed"] += 1
+            if len(changes) < MAX_LISTED:
+                changes.append({"key": r.provenance.get("key"), "task": r.task.id, "verifier": spec.name,
+                                "old_version": old_version, "new_version": new_version,
+                                "old": {"reward": r.verdict.reward, "passed": r.verdict.passed,
+                                        "error": r.verdict.error},
+                                "new": {"reward": new.reward, "passed": new.passed, "error": new.error}})
+    for g in by_verifier.values():
+        g["old_versions"] = sorted(g["old_versions"])
+        g["mean_old"] = g.pop("old_sum") / g["n"]
+        g["mean_new"] = g.pop("new_sum") / g["n"]
+        g["version_changed"] = g["old_versions"] != [str(g["current_version"])]
+    changed = sum(g["changed"] for g in by_verifier.values())
+    return {"path": str(p), "n": len(rollouts), "checked": len(results), "changed": changed,
+            "unavailable": unavailable, "by_verifier": dict(sorted(by_verifier.items())), "changes": changes,
+            "ok": changed == 0 and not unavailable}
+
+
+def run_reverify_command(rollouts: Path, as_json: bool) -> dict[str, Any]:
+    """Print the drift report (JSON or lines); exit 1 when any reward changed or a verifier is missing."""
+    import typer
+
+    doc = reverify(rollouts)
+    if as_json:
+        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    else:
+        lines = [f"{doc['checked']} of {doc['n']} rollouts re-scored; {doc['changed']} changed"]
+        for name, g in doc["by_verifier"].items():
+            ver = f"v{','.join(g['old_versions'])} -> v{g['current_version']}" if g["version_changed"] \
+                else f"v{g['current_version']}"
+            lines.append(f"  {name} ({ver}): {g['changed']}/{g['n']} changed, mean reward "
+                         f"{g['mean_old']:.3f} -> {g['mean_new']:.3f}")
+        for name, why in doc["unavailable"].items():
+            lines.append(f"  {name}: not re-scored: {why}")
+        for c in doc["changes"]:
+            lines.append(f"  {c['task']} [{c['verifier']}]: {c['old']['reward']:g} -> {c['new']['reward']:g}"
+                         + (f" ({c['new']['error']})" if c["new"]["error"] else ""))
+        sys.stdout.write("\n".join(lines) + "\n")
+    if not doc["ok"]:
+        raise typer.Exit(1)
+    return doc

@@ -1,0 +1,146 @@
+"""Evaluation as a library call: an engine, tasks and a RolloutConfig in; rollouts, metrics and a report out."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from crossgym.protocol.episode import Rollout, SamplingParams
+from crossgym.protocol.errors import ConfigError
+from crossgym.protocol.interfaces import InferenceEngine
+from crossgym.protocol.task import Task
+from crossgym.rollout.config import RolloutConfig
+from crossgym.rollout.runner import Progress, RolloutRunner
+from crossgym.rollout.store import RolloutStore
+
+log = logging.getLogger(__name__)
+
+ROLLOUTS_FILE = "rollouts.jsonl"
+METRICS_FILE = "metrics.json"
+
+
+@dataclass
+class EvalResult:
+    """What an eval produced: its rollouts (resumed ones included), metrics, and where files went."""
+
+    rollouts: list[Rollout]
+    metrics: dict[str, Any]
+    output_dir: Path | None = None
+    report: Path | None = None
+
+
+def build_engine(engine: str | None = None, *, model: str | None = None, endpoint: str | None = None,
+                 **params: Any) -> InferenceEngine:
+    """An engine from CLI-style settings: ``hf``/``vllm`` take a model directory, servers an endpoint URL."""
+    from crossgym.api import get_engine
+
+    name = engine or ("openai" if endpoint else "hf")
+    kw: dict[str, Any] = dict(params)
+    if name == "hf":
+        if not model:
+            raise ConfigError("the hf engine needs a model directory", where="--model",
+                              fix="pass --model DIR, or --endpoint URL with --engine openai|sglang|vllm")
+        kw["model"] = model
+    elif name == "vllm":
+        if endpoint:
+            kw.update(base_url=endpoint, model=model)
+        elif model:
+            kw["model"] = model
+        else:
+            raise ConfigError("the vllm engine needs a model or a server", where="--model/--endpoint",
+                              fix="pass --model DIR (in process) or --endpoint http://HOST:PORT/v1 (vllm serve)")
+    elif name in ("openai", "sglang"):
+        if not endpoint:
+            raise ConfigError(f"the {name} engine needs a server URL", where="--endpoint",
+                              fix="pass --endpoint http://HOST:PORT (see docs/engines.md)")
+        kw["base_url"] = endpoint
+        if model:
+            kw["model"] = model
+    else:  # a plugin engine: hand it what was given
+        kw.update({k: v for k, v in (("model", model), ("base_url", endpoint)) if v})
+    built = get_engine(name, **kw)
+    check = getattr(built, "check", None)
+    if callable(check):
+        check()
+    return built
+
+
+def engine_model_name(engine: InferenceEngine, fallback: str) -> str:
+    try:
+        return str(getattr(engine, "model_name", None) or fallback)
+    except Exception:  # asking a server may fail; provenance falls back to what the user gave
+        return fallback
+
+
+def run_eval(engine: InferenceEngine, tasks: Sequence[Task], config: RolloutConfig, *,
+             output_dir: str | Path | None = None, report: bool = True, progress: Progress | None = None,
+             batch_size: int = 32, verify_workers: int = 4) -> EvalResult:
+    """Roll out ``tasks`` x ``config.n``, compute metrics, and (with ``output_dir``) write rollouts.jsonl,
+    metrics.json and report.html there. An interrupted eval in the same directory resumes."""
+    from crossgym import __version__
+    from crossgym.eval.metrics import compute_metrics
+
+    if not tasks:
+        raise ConfigError("no tasks to evaluate", fix="check the task source, its params and --limit")
+    out = Path(output_dir) if output_dir is not None else None
+    store = RolloutStore(out / ROLLOUTS_FILE) if out is not None else None
+    runner = RolloutRunner(engine, config, store=store, batch_size=batch_size, verify_workers=verify_workers,
+                           progress=progress)
+    try:
+        rollouts = runner.run(tasks)
+    finally:
+        if store is not None:
+            store.close()
+    metrics = compute_metrics(rollouts)
+    metrics["run"] = {"model": config.model, "engine": config.engine, "n": config.n,
+                      "sampling": config.sampling.to_dict(), "environment": config.environment,
+                      "config_hash": runner.config_hash, "crossgym_version": __version__}
+    html = None
+    if out is not None:
+        (out / METRICS_FILE).write_text(json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8")
+        if report:
+            from crossgym.eval.report import write_report
+
+            html = write_report(out, metrics, rollouts, run_info=metrics["run"])
+    return EvalResult(rollouts=rollouts, metrics=metrics, output_dir=out, report=html)
+
+
+def sampling_from_run(run: Any) -> SamplingParams:
+    """A RunConfig's GRPO sampling settings as SamplingParams (what training would sample with)."""
+    g = run.grpo
+    return SamplingParams(temperature=g.temperature, top_p=g.top_p, max_tokens=g.max_completion_length,
+                          seed=run.seed)
+
+
+def environment_from_run(run: Any) -> tuple[str | None, dict[str, Any]]:
+    """The environment a RunConfig sets explicitly (None: each task's own) and its params."""
+    if "environment" not in run.model_fields_set:
+        return None, {}
+    env = run.environment
+    params = dict(env.params)
+    if "max_turns" in env.model_fields_set:
+        params["max_turns"] = env.max_turns
+    return env.name, params
+
+
+def load_task_list(source: str | None = None, *, params: dict[str, Any] | None = None,
+                   files: Sequence[str] = ()) -> list[Task]:
+    """Tasks from a registered source (with params) and/or JSONL task files."""
+    from crossgym.api import load_tasks
+
+    tasks: list[Task] = []
+    if source:
+        p = Path(source)
+        if p.suffix in (".jsonl", ".json") or (p.exists() and p.is_file()):
+            files = [source, *files]
+        else:
+            tasks.extend(load_tasks(source, **(params or {})))
+    for f in files:
+        if not Path(f).is_file():
+            raise ConfigError("task file not found", where=str(f), fix="check the path")
+        tasks.extend(load_tasks("jsonl", path=str(f)))
+    return tasks
