@@ -266,7 +266,9 @@ class BaseVerifier:
         from crossgym.verifiers.pool import PoolError, PoolTimeout, get_pool
 
         try:
-            out = get_pool().call(_pool_score, (type(self), self._init_kwargs, task, completion, self.timeout),
+            pool = get_pool()
+            pool.require(type(self).__module__)
+            out = pool.call(_pool_score, (type(self), self._init_kwargs, task, completion, self.timeout),
                                   self.timeout)
         except PoolTimeout:
             return Verdict.timeout(self.timeout)

@@ -106,6 +106,7 @@ def _run_process_jobs(items: list[tuple[Any, Any]], verifiers: list[Any], by_pro
         pool.size = workers  # grow: extra workers start on demand
     for idx in by_proc.values():
         v: BaseVerifier = verifiers[idx[0]]
+        pool.require(type(v).__module__)
         jobs = [(type(v), v._init_kwargs, items[i][0], items[i][1], v.timeout) for i in idx]
         try:
             results = pool.map(_pool_score, jobs, timeout=v.timeout, chunksize=chunksize)

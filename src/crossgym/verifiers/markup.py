@@ -131,7 +131,11 @@ def load_yaml(text: str) -> Any:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         docs = list(yaml.load_all(text, Loader=loader))
+    except RecursionError:
+        raise _Refused("YAML nests too deeply") from None
     except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):
+            raise _Refused("YAML nests too deeply") from None
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ValueError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}{where}") from None

@@ -64,6 +64,13 @@ def _serve_jobs(conn: Any) -> None:
                 conn.send(("err", f"result could not be sent back: {type(exc).__name__}: {exc}"))
 
 
+def _import_all(modules: Sequence[str]) -> None:
+    import importlib
+
+    for m in modules:
+        importlib.import_module(m)
+
+
 def _exit_with_parent() -> None:
     parent = os.getppid()
 
@@ -122,6 +129,12 @@ def zygote_main(fd: int) -> None:
             children.add(pid)
             socket.send_fds(ctl, [str(pid).encode()], [mine.fileno()])
             mine.close()
+        elif msg.startswith(b"import "):
+            try:
+                importlib.import_module(msg[7:].decode())
+            except Exception as exc:
+                log.debug("zygote could not import %s: %s", msg[7:], exc)
+            ctl.send(b"ok")
         elif msg.startswith(b"kill "):
             pid = int(msg[5:])
             if pid in children:
@@ -150,6 +163,7 @@ class _Zygote:
         theirs.close()
         self.sock = ours
         self.lock = threading.Lock()
+        self.imported: set[str] = set(warm)
         ours.send(pickle.dumps((list(sys.path), tuple(warm))))
         ours.settimeout(startup_timeout)
         try:
@@ -172,6 +186,15 @@ class _Zygote:
         if not msg or not fds:
             raise PoolError("the verifier worker zygote died")
         return int(msg), fds[0]
+
+    def preload(self, module: str) -> None:
+        """Import ``module`` in the zygote, so workers forked from now on start with it."""
+        with self.lock:
+            try:
+                self.sock.send(f"import {module}".encode())
+                self.sock.recv(16)
+            except OSError:
+                pass
 
     def kill(self, pid: int) -> None:
         with self.lock:
@@ -200,6 +223,7 @@ class _Worker:
         self.pid, fd = zygote.spawn()
         self.conn = Connection(fd)
         self.ready = False
+        self.imported: set[str] = set(zygote.imported)
 
     def wait_ready(self, timeout: float) -> bool:
         if not self.ready and self.conn.poll(timeout):
@@ -228,6 +252,7 @@ class WorkerPool:
         self.startup_timeout = startup_timeout
         self._zygote: _Zygote | None = None
         self._zlock = threading.Lock()
+        self._modules: set[str] = set(self.warm)
         self._idle: deque[_Worker] = deque()
         self._cv = threading.Condition()
         self._live = 0  # workers started and not killed (idle, busy or starting)
@@ -240,7 +265,7 @@ class WorkerPool:
             if self._zygote is None or not self._zygote.alive():
                 if self._zygote is not None:
                     self._zygote.close()
-                self._zygote = _Zygote(self.warm, self.startup_timeout)
+                self._zygote = _Zygote(tuple(sorted(self._modules)), self.startup_timeout)
             zygote = self._zygote
         return _Worker(zygote)
 
@@ -306,6 +331,29 @@ class WorkerPool:
                 return
         self._replace_async()
 
+    def require(self, module: str) -> None:
+        """Make sure workers have imported ``module`` before they run a job (imports do not eat deadlines)."""
+        if module not in self._modules:
+            with self._zlock:
+                self._modules.add(module)
+                if self._zygote is not None:
+                    self._zygote.preload(module)
+                    self._zygote.imported.add(module)
+
+    def _prepare(self, w: _Worker) -> bool:
+        missing = tuple(sorted(self._modules - w.imported))
+        if not missing:
+            return True
+        try:
+            w.conn.send((_import_all, [(missing,)]))
+            if not w.conn.poll(self.startup_timeout):
+                return False
+            w.conn.recv()  # an import error shows up again, with its message, when the job runs
+        except (EOFError, OSError):
+            return False
+        w.imported.update(missing)
+        return True
+
     # -- running jobs
     def warm_up(self) -> None:
         """Start every worker now (otherwise they start on first use)."""
@@ -325,6 +373,10 @@ class WorkerPool:
         pending = list(jobs)
         while pending:
             w = self._acquire()
+            if not self._prepare(w):
+                self._discard(w)
+                raise PoolError(f"a verifier worker could not import {sorted(self._modules)} within "
+                                f"{self.startup_timeout:g} s")
             try:
                 w.conn.send((fn, pending))
             except Exception as exc:

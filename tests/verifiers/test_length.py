@@ -1,0 +1,49 @@
+"""length: budgets and linear penalties in words, characters and tokens."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.task import Completion
+from crossgym.verifiers.length import Length
+
+
+def run(text, answer=None, token_ids=None, **params):
+    comp = Completion.from_text(text)
+    if token_ids is not None:
+        comp = Completion(messages=comp.messages, token_ids=token_ids)
+    return Length(**params).verify(Length.task(answer, params=params), comp)
+
+
+def test_budget():
+    assert run("one two three", max=3).passed
+    assert not run("one two three four", max=3).passed
+    assert run("abc", unit="chars", min=3, max=3).passed
+    assert not run("ab", unit="chars", min=3).passed
+    v = run("x", token_ids=[1, 2, 3], unit="tokens", max=2)
+    assert not v.passed and v.components == {"tokens": 3.0}
+
+
+def test_linear_penalty():
+    assert run("w " * 15, max=10, mode="linear").reward == pytest.approx(0.0)  # 15 >= 10 * 1.5
+    assert run("w " * 12, max=10, mode="linear").reward == pytest.approx(0.6)
+    assert run("w " * 10, max=10, mode="linear").reward == 1.0
+    assert run("w " * 8, min=10, mode="linear", slack=0.4).reward == pytest.approx(0.5)
+
+
+def test_think_counting():
+    text = "<think>" + "w " * 50 + "</think> short answer"
+    assert not run(text, max=10).passed
+    assert run(text, max=10, count_think=False).passed
+
+
+def test_per_task_bounds_and_errors():
+    assert run("a b c", answer={"min": 2, "max": 4}).passed
+    assert run("a b c", answer={"min": 5, "max": 4}).error_kind == "exception"
+    assert run("a b c").error_kind == "exception"  # no bound anywhere
+    assert run("a", answer="short").error_kind == "exception"
+    assert run("a", unit="tokens", max=3).error_kind == "malformed"
+    for bad in ({"max": -1}, {"unit": "bytes"}, {"mode": "cosine"}, {"slack": 0}, {"min": 1.5}):
+        with pytest.raises(VerifierError):
+            Length(**bad)

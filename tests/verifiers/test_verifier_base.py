@@ -1,0 +1,164 @@
+"""BaseVerifier: the never-raise guarantee, input checks, and deadlines for inline, thread and process isolation."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+import time
+
+import pytest
+
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.messages import Message
+from crossgym.protocol.task import Completion, Task, Verdict
+from crossgym.verifiers.base import MAX_CHARS, BadTask, BaseVerifier, Malformed, check_inputs, time_left
+
+
+class Echo(BaseVerifier):
+    """Behaviour picked by the completion text, so one class covers every path."""
+
+    name = "echo_test"
+    default_timeout = 1.0
+
+    def __init__(self, *, bonus: float = 0.0, **params):
+        super().__init__(**params)
+        self.bonus = bonus
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        t = completion.text
+        if t == "spin":
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                pass
+        if t == "sleep":
+            time.sleep(30)
+        if t == "raise":
+            raise ValueError("boom")
+        if t == "malformed":
+            raise Malformed("no answer")
+        if t == "badtask":
+            raise BadTask("answer missing")
+        if t == "recurse":
+            def f(n):
+                return f(n + 1)
+            f(0)
+        if t == "nan":
+            return Verdict.ok(float("nan"))
+        if t == "notaverdict":
+            return 1.0  # type: ignore[return-value]
+        if t == "left":
+            return Verdict.ok(1.0 if 0 < time_left() <= self.timeout else 0.0)
+        if t == "pid":
+            return Verdict.ok(1.0, reason=str(os.getpid()))
+        return Verdict.ok(1.0 if t == task.answer else self.bonus)
+
+
+class EchoThread(Echo):
+    isolation = "thread"
+
+
+class EchoProcess(Echo):
+    isolation = "process"
+
+
+def task(answer="yes"):
+    return Echo.task(answer)
+
+
+def comp(text):
+    return Completion.from_text(text)
+
+
+@pytest.mark.parametrize("cls", [Echo, EchoThread, EchoProcess])
+def test_paths_map_to_verdicts(cls):
+    v = cls()
+    assert v.verify(task(), comp("yes")).passed
+    assert not v.verify(task(), comp("no")).passed
+    assert v.verify(task(), comp("raise")).error == "exception: ValueError: boom"
+    assert v.verify(task(), comp("malformed")).error == "malformed: no answer"
+    bad = v.verify(task(), comp("badtask"))
+    assert bad.error_kind == "exception" and "bad task" in bad.reason
+    assert v.verify(task(), comp("recurse")).error_kind == "malformed"
+    assert v.verify(task(), comp("nan")).error_kind == "exception"
+    assert v.verify(task(), comp("notaverdict")).error_kind == "exception"
+    assert v.verify(task(), comp("left")).passed
+
+
+@pytest.mark.parametrize("t,c", [
+    (None, comp("x")), (task(), None), (task(), "yes"), ("task", comp("x")), (task(), 42),
+    (task(), Completion(messages=(Message(role="assistant", content="x" * (MAX_CHARS + 1)),))),
+    (task(), Completion(messages=tuple(Message(role="user", content="x") for _ in range(10_001)))),
+    (task(), comp("bad \ud800 surrogate")),
+])
+@pytest.mark.parametrize("cls", [Echo, EchoThread])
+def test_bad_inputs_are_malformed(cls, t, c):
+    assert cls().verify(t, c).error_kind == "malformed"
+
+
+def test_check_inputs_counts_every_message():
+    many = Completion(messages=(Message(role="user", content="x" * 600_000),
+                                Message(role="assistant", content="y" * 600_000)))
+    assert check_inputs(task(), many) is not None
+    assert check_inputs(task(), comp("ok")) is None
+
+
+def test_thread_deadline_from_a_thread():
+    out = {}
+
+    def go():
+        t0 = time.monotonic()
+        out["v"] = EchoThread(timeout=0.3).verify(task(), comp("sleep"))
+        out["dt"] = time.monotonic() - t0
+
+    th = threading.Thread(target=go)
+    th.start()
+    th.join(10)
+    assert out["v"].error == "timeout" and out["dt"] < 3
+
+
+def test_process_deadline_kills_and_heals():
+    v = EchoProcess(timeout=0.5)
+    first = int(v.verify(task(), comp("pid")).reason)
+    results = {}
+
+    def go(i, text):
+        results[i] = v.verify(task(), comp(text))
+
+    ths = [threading.Thread(target=go, args=(i, t)) for i, t in enumerate(["spin", "yes", "spin", "no"])]
+    t0 = time.monotonic()
+    for th in ths:
+        th.start()
+    for th in ths:
+        th.join(60)
+    assert time.monotonic() - t0 < 20
+    assert [results[i].error for i in range(4)] == ["timeout", None, "timeout", None]
+    assert results[1].passed and not results[3].passed
+    assert v.verify(task(), comp("yes")).passed  # the pool healed
+    assert first != os.getpid()
+
+
+def test_params_and_pickling():
+    with pytest.raises(VerifierError, match="unknown params"):
+        Echo(bogus=1)
+    for bad in (0, -1, "1", float("inf"), True):
+        with pytest.raises(VerifierError):
+            Echo(timeout=bad)
+    e = Echo(bonus=0.25, timeout=2)
+    e2 = pickle.loads(pickle.dumps(e))
+    assert e2.bonus == 0.25 and e2.timeout == 2.0 and e2.spec.params == {"bonus": 0.25, "timeout": 2}
+    assert e2.verify(task(), comp("no")).reward == 0.25
+    assert "bonus=0.25" in repr(e)
+
+
+def test_deterministic():
+    v = Echo()
+    outs = {v.verify(task(), comp(t)).to_dict().__repr__() for t in ["yes"] * 5}
+    assert len(outs) == 1
+
+
+def test_not_implemented_score_is_an_exception_verdict():
+    class Bare(BaseVerifier):
+        name = "bare"
+
+    assert Bare().verify(task(), comp("x")).error_kind == "exception"
