@@ -180,8 +180,10 @@ class VerdictReward:
         self.spec = spec
         self.only = only
         self.sink = sink
-        #: The last batch scored: (completion, verdict, reward) per row; tests compare it with fresh Verdicts.
-        self.last: list[tuple[Completion, Verdict | None, float | None]] = []
+        #: Called after every batch with (tasks, completions, verdicts, rewards); verdicts/rewards are None for rows
+        #: this function does not score. The rewards are exactly what the trainer receives.
+        self.observers: list[Callable[[list[Task], list[Completion], list[Verdict | None], list[float | None]],
+                                      None]] = []
 
     def __repr__(self) -> str:
         return f"VerdictReward({self.name!r})"
@@ -199,9 +201,11 @@ class VerdictReward:
         episodes = kwargs.get(COMPLETION_COLUMN)
         rewards: list[float | None] = []
         batch: list[tuple[Completion, Verdict | None, float | None]] = []
+        tasks: list[Task] = []
         records = []
         for i, tj in enumerate(tasks_json):
             task = task_from_json(tj)
+            tasks.append(task)
             if episodes is not None and episodes[i] is not None:
                 completion = Completion.from_dict(json.loads(episodes[i]))
             else:
@@ -222,7 +226,8 @@ class VerdictReward:
             batch.append((completion, verdict, reward))
             if self.sink is not None and self.spec is None:
                 records.append(_record(task, completion, verdict, reward, verifier, self.sink))
-        self.last = batch
+        for observer in self.observers:
+            observer(tasks, [c for c, _, _ in batch], [v for _, v, _ in batch], list(rewards))
         self._log(kwargs.get("log_metric"), batch)
         if self.sink is not None and records:
             self.sink.write(records)

@@ -42,6 +42,11 @@ class TRLBackend:
                                 needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), token_ids=True,
                                 logprobs=False)
 
+    def __init__(self) -> None:
+        #: What the last build_trainer() made: the reward functions (in reward_weights order) and the rollout_func.
+        self.reward_funcs: list[VerdictReward] = []
+        self.rollout_func: Any = None
+
     def check(self) -> None:
         """BackendUnavailable with the install command when trl, torch or datasets are missing or too old."""
         import importlib.metadata
@@ -144,6 +149,7 @@ class TRLBackend:
                               fix="check the model path and the GRPO settings (`crossgym plan`)") from exc
         if sink is not None:
             sink.step = lambda: int(trainer.state.global_step)
+        self.reward_funcs, self.rollout_func = list(funcs), rollout_func
         return trainer
 
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
