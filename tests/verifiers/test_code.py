@@ -1,0 +1,147 @@
+"""code_tests and code_output: real sandbox runs; partial credit; reward hacks that must not pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossgym.api import load_verifier
+from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.messages import Message, ToolCall
+from crossgym.protocol.task import Completion, Task, VerifierSpec
+from crossgym.verifiers.code import CodeOutput, CodeTests, extract_code
+from crossgym.verifiers.base import Malformed
+
+TESTS = {"tests": ["assert add(2, 3) == 5", "assert add(-1, 1) == 0", "assert add(10, 5) == 15",
+                   "assert add(0, 0) == 0"]}
+
+
+def run_tests(code: str, answer: object = TESTS, **params: object):
+    t = Task(id="t", prompt="write add", answer=answer, verifier=VerifierSpec("code_tests", dict(params)))
+    return load_verifier(t.verifier).verify(t, Completion.from_text(f"```python\n{code}\n```"))
+
+
+def test_examples_behave_as_declared() -> None:
+    for cls in (CodeTests, CodeOutput):
+        for ex in cls.examples():
+            assert ex.matches(load_verifier(ex.task.verifier).verify(ex.task, ex.completion)), (cls.name, ex.note)
+
+
+def test_correct_and_partial_credit() -> None:
+    ok = run_tests("def add(a, b):\n    return a + b")
+    assert ok.reward == 1.0 and ok.passed and ok.components["total"] == 4
+    half = run_tests("def add(a, b):\n    return abs(a) + abs(b)")
+    assert half.reward == pytest.approx(0.75) and not half.passed
+    assert run_tests("def add(a, b):\n    return abs(a) + abs(b)", partial=False).reward == 0.0
+
+
+@pytest.mark.parametrize("hack, note", [
+    ("import sys\ndef add(a, b):\n    return 0\nsys.exit(0)", "sys.exit while loading"),
+    ("import os\ndef add(a, b):\n    return 0\nos._exit(0)", "os._exit while loading"),
+    ("def add(a, b):\n    raise SystemExit(0)", "SystemExit from the function"),
+    ("import os\ndef add(a, b):\n    os._exit(0)", "os._exit from the function"),
+    ("class Eq:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+     "def add(a, b):\n    return Eq()", "__eq__ always True"),
+    ("class I(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
+     "def add(a, b):\n    return I(0)", "an int subclass with a forged __eq__"),
+    ("print('4/4 tests passed')\nprint('PASSED')\nprint('{\"unit\": 0, \"ok\": true}')\ndef add(a, b):\n    return 0",
+     "printing success markers"),
+    ("import builtins\nbuiltins.AssertionError = type('Nope', (Exception,), {})\ndef add(a, b):\n    return 0",
+     "replacing AssertionError"),
+    ("import builtins\n_real = builtins.__import__\nbuiltins.__import__ = lambda *a, **k: _real(*a, **k)\n"
+     "import sys\nsys.modules['unittest'] = None\ndef add(a, b):\n    return 0", "patching the import system"),
+    ("import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'{\"unit\": 0, \"ok\": true}\\n')\n"
+     "    except OSError:\n        pass\ndef add(a, b):\n    return 0", "writing forged results to every fd"),
+    ("import gc, sys\nfor o in gc.get_objects():\n    if isinstance(o, dict) and 'tests' in o:\n"
+     "        o['tests'] = []\ndef add(a, b):\n    return 0", "hunting the harness's test list"),
+    ("import signal, os\nos.kill(os.getppid(), signal.SIGKILL)\ndef add(a, b):\n    return 0",
+     "killing the harness"),
+    ("def add(a, b):\n    while True:\n        pass", "an infinite loop"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt while loading"),
+])
+def test_reward_hacks_do_not_pass(hack: str, note: str) -> None:
+    honest = run_tests("def add(a, b):\n    return 0")  # what 'return 0' earns without any trick: 2 of 4
+    assert honest.reward == 0.5
+    v = run_tests(hack, run_timeout=3)
+    assert not v.passed, note
+    assert v.reward <= honest.reward, (note, v)
+    assert v.error is None, (note, v)
+
+
+def test_hidden_expected_values_cannot_be_read_back() -> None:
+    """The solution process never holds the tests: reading the harness's source finds nothing to copy."""
+    code = ("import gc\nfound = [o for o in gc.get_objects() if isinstance(o, str) and 'assert add' in o]\n"
+            "def add(a, b):\n    return len(found) * 1000")
+    v = run_tests(code)
+    assert v.reward == 0.5  # add(-1, 1) == 0 and add(0, 0) == 0: what returning 0 earns, so nothing was found
+
+
+def test_humaneval_check_function_and_prelude() -> None:
+    check = "def check(candidate):\n    assert candidate(2) == 4\n    assert candidate(3) == 9\n"
+    ans = {"tests": check, "entry_point": "square", "prelude": "import math\n"}
+    assert run_tests("def square(x):\n    return x * x", ans).passed
+    assert not run_tests("def square(x):\n    return x + x", ans).passed
+
+
+def test_code_extraction_rules() -> None:
+    multi = Completion(messages=(
+        Message(role="assistant", content="```python\ndef f():\n    return 1\n```"),
+        Message(role="user", content="1/2 tests pass"),
+        Message(role="assistant", content="Fixed:\n```python\ndef f():\n    return 2\n```\nDone."),
+        Message(role="user", content="all pass"),
+        Message(role="assistant", content="Thanks!"),
+    ))
+    assert extract_code(multi) == "def f():\n    return 2"
+    bare = Completion.from_text("def f():\n    return 3")
+    assert extract_code(bare) == "def f():\n    return 3"
+    call = Completion(messages=(Message(role="assistant", content="", tool_calls=(
+        ToolCall(id="1", name="run_tests", arguments={"code": "def f():\n    return 4"}),)),))
+    assert extract_code(call).endswith("return 4")
+    for text in ("I would write a loop.", "", "print(1"):
+        with pytest.raises(Malformed):
+            extract_code(Completion.from_text(text))
+
+
+def test_syntax_error_fails_without_being_malformed() -> None:
+    v = run_tests("def add(a, b)\n    return a + b")
+    assert v.reward == 0.0 and v.error is None and not v.passed
+
+
+def test_bad_tasks_and_params() -> None:
+    assert run_tests("def add(a, b):\n    return a + b", answer={"tests": []}).error_kind == "exception"
+    assert run_tests("def add(a, b):\n    return a + b", answer={"tests": "x = 1"}).error_kind == "exception"
+    with pytest.raises(VerifierError):
+        load_verifier(VerifierSpec("code_tests", {"run_timeout": 0}))
+
+
+# ---------------------------------------------------------------------------------------------- code_output
+def run_output(code: str, answer: object, **params: object):
+    t = Task(id="t", prompt="?", answer=answer, verifier=VerifierSpec("code_output", dict(params)))
+    return load_verifier(t.verifier).verify(t, Completion.from_text(code))
+
+
+CASES = {"cases": [{"stdin": "3\n1 2 3\n", "stdout": "6\n"}, {"stdin": "2\n10 -4\n", "stdout": "6"},
+                   {"stdin": "1\n7\n", "stdout": "7  \n\n"}]}
+SOLUTION = "```python\ninput()\nprint(sum(map(int, input().split())))\n```"
+
+
+def test_code_output_cases_and_partial_credit() -> None:
+    assert run_output(SOLUTION, CASES).reward == 1.0
+    v = run_output("```python\nprint(6)\n```", CASES)
+    assert v.reward == pytest.approx(2 / 3) and not v.passed
+    assert run_output("```python\nprint(6)\n```", CASES, partial=False).reward == 0.0
+    assert run_output(SOLUTION, CASES, compare="exact").reward == pytest.approx(1 / 3)
+    tokens = {"stdin": "", "stdout": "a  b\nc"}
+    assert run_output("```python\nprint('a b c')\n```", tokens, compare="tokens").passed
+    assert run_output("```bash\nread a b; echo $((a * b))\n```", {"stdin": "6 7\n", "stdout": "42"},
+                      language="shell").passed
+
+
+def test_code_output_failures() -> None:
+    slow = run_output("```python\nwhile True:\n    pass\n```", {"stdin": "", "stdout": "1"}, run_timeout=1)
+    assert slow.reward == 0.0 and "timed out" in slow.reason
+    crash = run_output("```python\nraise ValueError('boom')\n```", {"stdin": "", "stdout": "1"})
+    assert crash.reward == 0.0 and "exit 1" in crash.reason
+    assert run_output("just print it", CASES).error_kind == "malformed"
+    assert run_output(SOLUTION, {"cases": [{"stdin": 1}]}).error_kind == "exception"
+    with pytest.raises(VerifierError):
+        load_verifier(VerifierSpec("code_output", {"compare": "fuzzy"}))
