@@ -163,8 +163,8 @@ class RunConfig(_Model):
         return self.model_dump(mode="json")
 
     def with_overrides(self, **changes: Any) -> RunConfig:
-        """A copy with top-level fields replaced (validated again)."""
-        data = self.model_dump(mode="json")
+        """A copy with top-level fields replaced (validated again); fields left unset stay unset."""
+        data = self.model_dump(mode="json", exclude_unset=True)
         data.update({k: v for k, v in changes.items() if v is not None})
         return RunConfig.model_validate(data)
 
