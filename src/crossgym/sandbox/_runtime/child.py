@@ -1,0 +1,176 @@
+"""One task's process, forked from the server: confine, read the private payload, seed files, run."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import linecache
+import os
+import stat
+import sys
+import traceback
+from typing import Any
+
+from . import confine, wire
+
+# fds inside a task: 0 payload (then stdin), 1 stdout, 2 stderr, 3 private result pipe (tests mode)
+RESULT_FD = 3
+SETUP_FAILED = 125
+
+
+def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: dict[str, int],
+         scratch: str, uid: int | None, nproc_base: int) -> None:
+    """Never returns. ``fds`` maps payload/stdout/stderr/status[/result] to fds inherited from the server."""
+    status = fds["status"]
+    try:
+        confine.start_session(server_pid)
+        mode = hdr["mode"]
+        high = {name: fcntl.fcntl(fd, fcntl.F_DUPFD, 200) for name, fd in fds.items()}
+        targets = {"payload": 0, "stdout": 1, "stderr": 2, "result": RESULT_FD, "status": 9}
+        for name, fd in high.items():
+            os.dup2(fd, targets[name])
+        status = 9
+        os.closerange(RESULT_FD + 1 if "result" in fds else RESULT_FD, 9)
+        os.closerange(10, 1 << 16)
+        confine.reset_signals(for_exec=(mode == "exec"))
+        os.chdir(scratch)
+        os.umask(0o022)
+        conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, keep_rules=(mode == "tests"))
+        if uid is None:
+            confine.set_dumpable(False)
+        zygote = None
+        if mode == "tests":
+            from . import solution
+            zygote = solution.start_zygote(conf)  # forked before the payload is read
+            conf.drop_rules()
+        payload = wire.read_obj(0)
+        _seed(payload.get("files", []))
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch,
+               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+        env.update(payload.get("env") or {})
+        os.environ.clear()
+        os.environ.update(env)
+    except BaseException as exc:  # the task never started: tell the server, not the task's stderr
+        try:
+            wire.write_all(status, wire.line({"setup_error": f"{type(exc).__name__}: {exc}"}))
+        finally:
+            os._exit(SETUP_FAILED)
+    os.close(status)
+    if mode == "exec":
+        _exec(payload["argv"], env)
+    elif mode == "python":
+        _run_python(payload["source"], payload.get("filename") or "main.py", scratch)
+    else:
+        from . import harness
+        harness.main(payload, zygote, scratch)
+    os._exit(SETUP_FAILED)
+
+
+def _seed(files: list[list[Any]]) -> None:
+    """Write the task's seed files (sizes in the header, bytes follow in the payload stream)."""
+    for rel, size, mode in files:
+        data = wire.read_exact(0, size) if size else b""
+        parts = [p for p in rel.split("/") if p]
+        if not parts or any(p in (".", "..") or "\0" in p for p in parts):
+            raise ValueError(f"bad seed path {rel!r}")
+        dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in parts[:-1]:
+                try:
+                    os.mkdir(part, 0o755, dir_fd=dfd)
+                except FileExistsError:
+                    pass
+                nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+                os.close(dfd)
+                dfd = nfd
+            fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+                         (mode or 0o644) & 0o777, dir_fd=dfd)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise ValueError(f"seed path {rel!r} is not a regular file")
+                wire.write_all(fd, data)
+                os.fchmod(fd, (mode or 0o644) & 0o777)
+            finally:
+                os.close(fd)
+        finally:
+            os.close(dfd)
+
+
+def _exec(argv: list[str], env: dict[str, str]) -> None:
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        os.write(2, f"sandbox: cannot run {argv[0]!r}: {exc.strerror}\n".encode())
+        os._exit(127)
+
+
+def _run_python(source: str, filename: str, scratch: str) -> None:
+    """Run source the way ``python3 main.py`` would, in this already-running interpreter."""
+    import atexit
+    import builtins
+
+    for name in [m for m in sys.modules if m == "_runtime" or m.startswith("_runtime.")]:
+        del sys.modules[name]
+    sys.path[:] = [scratch] + confine.stdlib_path()
+    sys.argv[:] = [filename]
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8",
+                                 errors="strict")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
+                                  errors="strict")
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    atexit._clear()
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    rc = 0
+    try:
+        code = compile(source, filename, "exec")
+        exec(code, {"__name__": "__main__", "__file__": filename, "__builtins__": builtins})
+    except SystemExit as exc:
+        rc = exit_code(exc)
+    except BaseException as exc:
+        rc = 1
+        _print_exc(exc)
+    os._exit(finish(rc))
+
+
+def exit_code(exc: SystemExit) -> int:
+    """The exit status ``python3`` gives for a SystemExit."""
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except BaseException:
+        pass
+    return 1
+
+
+def finish(rc: int) -> int:
+    """Interpreter shutdown steps that matter to a task: threads, atexit, flushing."""
+    import atexit
+
+    try:
+        if "threading" in sys.modules:
+            sys.modules["threading"]._shutdown()  # type: ignore[attr-defined]
+        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        rc = exit_code(exc)
+    except BaseException as exc:
+        _print_exc(exc)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            rc = rc or 120
+    return rc
+
+
+def _print_exc(exc: BaseException) -> None:
+    try:
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+        traceback.print_exception(type(exc), exc, tb)
+        sys.stderr.flush()
+    except BaseException:
+        pass

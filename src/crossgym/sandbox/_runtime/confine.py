@@ -1,0 +1,147 @@
+"""Confinement applied in each task's process before untrusted code runs: uid, rlimits, Landlock, seccomp."""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import os
+import resource
+import signal
+import sys
+from typing import Any
+
+from . import landlock
+
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP = 1, 4, 22
+PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
+SECCOMP_MODE_FILTER = 2
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+RO_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc"]
+DEV_FILES = {"/dev/null": landlock.FILE_RIGHTS, "/dev/zero": landlock.FILE_RIGHTS,
+             "/dev/full": landlock.FILE_RIGHTS, "/dev/urandom": landlock.READ_FILE,
+             "/dev/random": landlock.READ_FILE}
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class Confinement:
+    """Prepared once in the server; :meth:`apply` runs in every forked task process."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.landlock_abi = landlock.abi() if cfg.get("landlock", True) else 0
+        self.ro_dirs = RO_DIRS + [p for p in cfg.get("ro_paths", []) if p]
+        self._bpf = None
+        self._prog = None
+        bpf = base64.b64decode(cfg["bpf"]) if cfg.get("bpf") else b""
+        if bpf:
+            self._bpf = ctypes.create_string_buffer(bpf, len(bpf))
+            self._prog = _SockFprog(len(bpf) // 8, ctypes.addressof(self._bpf))
+        self.seccomp = self._prog is not None
+        self._rules: list[tuple[int, int]] = []
+
+    def apply(self, limits: dict[str, int], scratch: str, uid: int | None, nproc_base: int = 0,
+              keep_rules: bool = False) -> None:
+        """Drop to ``uid`` (when given), set rlimits, then Landlock and seccomp. Raises OSError.
+        ``keep_rules`` keeps the Landlock rule fds open for one :meth:`nest` later."""
+        rules = landlock.open_rules([scratch], self.ro_dirs, DEV_FILES) if self.landlock_abi else []
+        try:
+            if uid is not None:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+            _rlimits(limits, nproc_base)
+            if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
+            if rules:
+                landlock.restrict(self.landlock_abi, rules)
+            self.apply_seccomp()
+        finally:
+            if keep_rules:
+                self._rules = rules
+            else:
+                landlock.close_rules(rules)
+
+    def nest(self) -> None:
+        """A nested Landlock domain (same rules): its processes cannot signal the parent domain."""
+        rules, self._rules = self._rules, []
+        try:
+            if rules:
+                landlock.restrict(self.landlock_abi, rules)
+        finally:
+            landlock.close_rules(rules)
+
+    def drop_rules(self) -> None:
+        """Close rule fds kept for :meth:`nest` (in the process that will not nest)."""
+        landlock.close_rules(self._rules)
+        self._rules = []
+
+    def apply_seccomp(self) -> None:
+        """Load the pre-built BPF filter (no internet sockets, no setsid, ptrace, mount, unshare, bpf...)."""
+        if self._prog is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+                                                   ctypes.byref(self._prog), 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "seccomp filter failed to load")
+
+
+def _rlimits(limits: dict[str, int], nproc_base: int) -> None:
+    table = {"memory": resource.RLIMIT_AS, "file_size": resource.RLIMIT_FSIZE,
+             "open_files": resource.RLIMIT_NOFILE, "stack": resource.RLIMIT_STACK}
+    for key, res in table.items():
+        if limits.get(key):
+            _lower(res, int(limits[key]))
+    if limits.get("cpu"):
+        soft = int(limits["cpu"])
+        _lower(resource.RLIMIT_CPU, soft + 1)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+    if limits.get("processes"):
+        _lower(resource.RLIMIT_NPROC, int(limits["processes"]) + nproc_base)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _lower(res: int, value: int) -> None:
+    soft, hard = resource.getrlimit(res)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(res, (value, value))
+
+
+def start_session(server_pid: int) -> None:
+    """New session and process group; die with the server."""
+    os.setsid()
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != server_pid:
+        os._exit(70)
+
+
+def reset_signals(for_exec: bool) -> None:
+    """Undo the server's signal set-up; a program gets SIGPIPE/SIGXFSZ back at their defaults."""
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:
+        pass
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, signal.SIGUSR1):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL if for_exec else signal.default_int_handler)
+    if for_exec:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def set_dumpable(flag: bool) -> None:
+    """A non-dumpable process's memory, fds and environ are closed to other processes of its uid."""
+    libc.prctl(PR_SET_DUMPABLE, 1 if flag else 0, 0, 0, 0)
+
+
+def subreaper() -> None:
+    """Orphans of tasks are re-parented to this process (the server), which reaps them."""
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def stdlib_path() -> list[str]:
+    """The interpreter's own module path, without the directory that holds this package."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [p for p in sys.path if p and os.path.abspath(p) != here]

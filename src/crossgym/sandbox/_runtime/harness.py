@@ -1,0 +1,312 @@
+"""The test harness: runs the tests in its own process and calls the solution in another one.
+
+The solution's names appear here as proxies; a call sends plain arguments to the solution process and
+gets a plain value back (or an opaque handle that compares by identity). Every comparison, every
+expected value and the private result pipe stay in this process, which the solution cannot signal,
+trace or read. Results are written unit by unit, so a timeout keeps what already passed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from . import codec, confine, solution, wire
+from .child import RESULT_FD
+
+_BUILTIN_EXC = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Exception)}
+_MAX_REPLY = 64 << 20
+
+
+class TestTimeout(BaseException):
+    """A test unit ran past its time (BaseException, so tests' own ``except Exception`` lets it through)."""
+
+
+class SolutionError(Exception):
+    """The solution raised something that is not a built-in exception, or its process died."""
+
+
+class Remote:
+    """The current solution process; a fresh one is forked after a timeout."""
+
+    def __init__(self, zygote: solution.Zygote, source: str) -> None:
+        self.zygote = zygote
+        self.source = source
+        self.pid = 0
+        self.req = self.rep = -1
+        self.generation = 0
+        self.broken: str | None = None
+
+    def manifest(self) -> dict[str, Any]:
+        """Start a solution process and return the names its source defines."""
+        if self.broken:
+            raise SolutionError(self.broken)
+        self.pid, self.req, self.rep = self.zygote.spawn()
+        self.generation += 1
+        reply = self._exchange(["init", self.source], loading=True)
+        return reply  # type: ignore[no-any-return]
+
+    def request(self, msg: list[Any]) -> Any:
+        if not self.pid:
+            self.manifest()
+        return self._exchange(msg)
+
+    def stop(self) -> None:
+        if self.pid:
+            self.zygote.kill(self.pid)
+            for fd in (self.req, self.rep):
+                os.close(fd)
+            self.pid = 0
+
+    def _exchange(self, msg: list[Any], loading: bool = False) -> Any:
+        try:
+            wire.write_all(self.req, wire.pack(msg))
+            reply = wire.read_obj(self.rep, _MAX_REPLY)
+        except TestTimeout:
+            self.stop()
+            if loading:
+                self.broken = "the solution did not finish loading in time"
+            raise
+        except (EOFError, OSError, ValueError):
+            self.stop()
+            if loading:
+                self.broken = "the solution's process exited while loading"
+                raise SolutionError(self.broken) from None
+            raise SolutionError("the solution's process exited during the call") from None
+        if reply[0] == "ok":
+            return reply[1]
+        if loading:
+            self.broken = f"the solution failed to load: {reply[1]}: {reply[3]}"
+            self.stop()
+            raise SolutionError(self.broken)
+        cls, module, text = reply[1], reply[2], reply[3]
+        if module == "builtins" and cls in _BUILTIN_EXC:
+            raise _BUILTIN_EXC[cls](text)
+        raise SolutionError(f"{cls}: {text}")
+
+    def value(self, tree: Any) -> Any:
+        generation = self.generation
+        return codec.decode(tree, lambda hid, tname: RemoteObject(self, hid, tname, generation))
+
+    def arg(self, value: Any) -> Any:
+        def handle(obj: Any) -> int:
+            if isinstance(obj, RemoteObject) and obj._generation == self.generation:
+                return obj._hid
+            raise codec.Unencodable(f"cannot pass a {type(obj).__name__} to the solution")
+        return codec.encode(value, handle)
+
+    def call(self, target: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not self.pid:
+            self.manifest()
+        sent = [self.arg(a) for a in args]
+        result, mutated = self.request(["call", target, sent, {k: self.arg(v) for k, v in kwargs.items()}])
+        for index, tree in mutated.items():
+            _update(args[int(index)], self.value(tree))
+        return self.value(result)
+
+    def op(self, name: str, obj: RemoteObject, *args: Any) -> Any:
+        if obj._generation != self.generation or not self.pid:
+            raise SolutionError("this object belonged to a solution process that was stopped")
+        return self.value(self.request([name, obj._hid, [self.arg(a) for a in args]]))
+
+
+def _update(original: Any, new: Any) -> None:
+    """Mirror an in-place change the solution made to a list, dict, set or bytearray argument."""
+    if type(original) is list or type(original) is bytearray:
+        original[:] = new
+    elif type(original) in (dict, set):
+        original.clear()
+        original.update(new)
+
+
+class Proxy:
+    """A function or class of the solution, called by name in the solution's process."""
+
+    def __init__(self, remote: Remote, name: str) -> None:
+        self._remote = remote
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._remote.call(["n", self.__name__], args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<solution {self.__name__}>"
+
+
+class RemoteObject:
+    """An object that stays in the solution's process. Equal only to itself."""
+
+    __slots__ = ("_remote", "_hid", "_type", "_generation")
+
+    def __init__(self, remote: Remote, hid: int, tname: str, generation: int) -> None:
+        self._remote, self._hid, self._type, self._generation = remote, hid, tname, generation
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._remote.op("getattr", self, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._remote.call(["h", self._hid], args, kwargs)
+
+    def __iter__(self) -> Any:
+        return self._remote.op("iter", self)
+
+    def __next__(self) -> Any:
+        return self._remote.op("next", self)
+
+    def __len__(self) -> int:
+        return self._remote.op("len", self)  # type: ignore[no-any-return]
+
+    def __bool__(self) -> bool:
+        return self._remote.op("bool", self)  # type: ignore[no-any-return]
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._remote.op("getitem", self, key)
+
+    def __contains__(self, item: Any) -> bool:
+        return self._remote.op("contains", self, item)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return self._remote.op("repr", self)  # type: ignore[no-any-return]
+
+    def __str__(self) -> str:
+        return self._remote.op("str", self)  # type: ignore[no-any-return]
+
+
+class Reporter:
+    """``__cg__`` in the transformed tests: arms each unit's timer and writes its outcome."""
+
+    def __init__(self, kinds: list[str], unit_timeout: float, deadline: float) -> None:
+        self.kinds = kinds
+        self.ordinal = {i: n for n, i in enumerate(i for i, k in enumerate(kinds) if k == "unit")}
+        self.unit_timeout = unit_timeout
+        self.deadline = deadline
+        self.done: set[int] = set()
+
+    def begin(self, i: int) -> None:
+        left = min(self.unit_timeout, self.deadline - time.monotonic())
+        if left <= 0:
+            raise TestTimeout()
+        signal.setitimer(signal.ITIMER_REAL, left)
+
+    def ok(self, i: int) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if self.kinds[i] == "unit":
+            self._write(i, True, None)
+
+    def fail(self, i: int, exc: BaseException) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        err = "timeout" if isinstance(exc, TestTimeout) else _describe(exc)
+        if self.kinds[i] == "unit":
+            self._write(i, False, err)
+        else:
+            emit({"setup_error": err})
+
+    def _write(self, i: int, ok: bool, err: str | None) -> None:
+        if i not in self.done:
+            self.done.add(i)
+            emit({"unit": self.ordinal[i], "ok": ok, "error": err})
+
+
+def emit(msg: dict[str, Any]) -> None:
+    wire.write_all(RESULT_FD, wire.line(msg))
+
+
+def _describe(exc: BaseException) -> str:
+    text = ""
+    try:
+        text = str(exc)[:300]
+    except BaseException:
+        pass
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _alarm(*_: Any) -> None:
+    raise TestTimeout()
+
+
+def main(payload: dict[str, Any], zygote: solution.Zygote, scratch: str) -> None:
+    """Plan the units, load the solution, run every unit, report. Never returns."""
+    from . import plan
+
+    spec = payload["tests"]
+    sys.path[:] = confine.stdlib_path()
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
+                                  line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    signal.signal(signal.SIGALRM, _alarm)
+    start = time.monotonic()
+    deadline = start + float(spec.get("budget_s", 10.0))
+    entry = spec.get("entry_point")
+    try:
+        module, names, kinds = plan.build(spec["tests"], entry)
+    except SyntaxError as exc:
+        emit({"total": 0, "names": [], "error": f"the tests do not parse: {exc}"})
+        os._exit(0)
+    emit({"total": sum(k == "unit" for k in kinds), "names": names})
+    reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
+    remote = Remote(zygote, spec["solution"])
+    ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter}
+    prelude_names = _prelude(ns, spec.get("prelude"))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, min(reporter.unit_timeout, deadline - time.monotonic())))
+        manifest = remote.manifest()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except BaseException as exc:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        emit({"solution_error": "timeout while loading" if isinstance(exc, TestTimeout) else _describe(exc)})
+        manifest = {}
+    _bind(ns, remote, manifest, prelude_names, entry)
+    try:
+        exec(module, ns)
+    except BaseException as exc:  # a timeout between units, or a failure outside any unit
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
+    remote.stop()
+    emit({"done": True})
+    os._exit(0)
+
+
+def _prelude(ns: dict[str, Any], prelude: str | None) -> set[str]:
+    """Run trusted code (a problem's prompt) here; the names it defines are never taken from the solution."""
+    if not prelude:
+        return set()
+    before = set(ns)
+    try:
+        exec(compile(prelude, "prelude.py", "exec"), ns)
+    except BaseException as exc:
+        emit({"setup_error": f"prelude: {_describe(exc)}"})
+    return set(ns) - before
+
+
+def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude: set[str],
+          entry: str | None) -> None:
+    """Give the tests the solution's names, except ones that would shadow builtins or trusted code."""
+    import importlib
+
+    for name, kind in manifest.items():
+        if name != entry and (name in prelude or hasattr(builtins, name) or name in ns):
+            continue
+        if kind[0] == "f":
+            ns[name] = Proxy(remote, name)
+        elif kind[0] == "m":
+            top = str(kind[1]).split(".")[0]
+            if top in sys.stdlib_module_names:
+                try:
+                    ns[name] = importlib.import_module(str(kind[1]))
+                except ImportError:
+                    pass
+        else:
+            try:
+                ns[name] = remote.value(kind[1])
+            except ValueError:
+                pass
+    if entry:
+        ns[entry] = Proxy(remote, entry)

@@ -1,0 +1,96 @@
+"""Turn test source into numbered units: every statement that asserts something is one unit.
+
+Accepted shapes: a list of snippets (one unit each, e.g. MBPP's ``test_list``); a module whose top-level
+statements assert; a ``check(candidate)`` function (HumanEval), whose asserting statements are the units;
+``def test_*()`` functions, one unit each. Each statement is wrapped so a failure is recorded and the next
+unit still runs.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+
+def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], list[str]]:
+    """(code object, unit names, kind per wrapped statement: "unit" or "setup")."""
+    names: list[str] = []
+    kinds: list[str] = []
+    body: list[ast.stmt] = []
+    if isinstance(tests, list):
+        for snippet in tests:
+            stmts = ast.parse(snippet, "tests.py").body
+            body.append(_wrap(stmts, _register(kinds, names, "unit", snippet)))
+    else:
+        source = tests
+        module = ast.parse(source, "tests.py")
+        has_check = any(isinstance(s, ast.FunctionDef) and s.name == "check" for s in module.body)
+        test_funcs = []
+        for stmt in module.body:
+            if entry and has_check and _calls(stmt, "check"):
+                continue  # the harness calls check itself, with the solution's entry point
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == "check":
+                stmt.body = [_wrap([s], _register(kinds, names, _kind(s), _text(source, s))) for s in stmt.body]
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
+                test_funcs.append(stmt.name)
+            body.append(_wrap([stmt], _register(kinds, names, _kind(stmt), _text(source, stmt))))
+        if entry and has_check:
+            call = ast.parse(f"check({entry})").body
+            body.append(_wrap(call, _register(kinds, names, "setup", "check")))
+        for name in test_funcs:
+            body.append(_wrap(ast.parse(f"{name}()").body, _register(kinds, names, "unit", f"{name}()")))
+    tree = ast.Module(body=body, type_ignores=[])
+    ast.fix_missing_locations(tree)
+    return compile(tree, "tests.py", "exec"), names, kinds
+
+
+def _register(kinds: list[str], names: list[str], kind: str, text: str) -> int:
+    kinds.append(kind)
+    if kind == "unit":
+        names.append(text)
+    return len(kinds) - 1
+
+
+def _kind(stmt: ast.stmt) -> str:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return "setup"
+    return "unit" if _asserts(stmt) else "setup"
+
+
+def _asserts(node: ast.AST) -> bool:
+    """True when the statement asserts something that is not a constant (nested defs do not count)."""
+    if isinstance(node, ast.Assert):
+        return not isinstance(node.test, ast.Constant)
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(child, ast.Assert) and not isinstance(child.test, ast.Constant):
+            return True
+        if _asserts(child):
+            return True
+    return False
+
+
+def _calls(stmt: ast.stmt, name: str) -> bool:
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == name)
+
+
+def _text(source: str, stmt: ast.stmt) -> str:
+    text = ast.get_source_segment(source, stmt) or type(stmt).__name__
+    first = text.strip().splitlines()[0] if text.strip() else text
+    return first[:160]
+
+
+def _wrap(stmts: list[ast.stmt], index: int) -> ast.stmt:
+    """__cg__.begin(i); try: <stmts> except BaseException as e: __cg__.fail(i, e) else: __cg__.ok(i)"""
+    def call(method: str, *args: ast.expr) -> ast.stmt:
+        fn = ast.Attribute(value=ast.Name("__cg__", ast.Load()), attr=method, ctx=ast.Load())
+        return ast.Expr(ast.Call(fn, [ast.Constant(index), *args], []))
+
+    handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name="__cg_exc",
+                                body=[call("fail", ast.Name("__cg_exc", ast.Load()))])
+    guarded = ast.Try(body=[call("begin"), *stmts], handlers=[handler], orelse=[call("ok")], finalbody=[])
+    for node in (guarded, handler):
+        ast.copy_location(node, stmts[0])
+    return guarded

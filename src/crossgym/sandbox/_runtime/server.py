@@ -1,0 +1,321 @@
+"""The sandbox server: a clean single-threaded process that forks one confined child per task.
+
+It never reads a task's payload (source, stdin, files, tests): those travel on a pipe straight from the
+caller to the task's process, so nothing one task sends can be found in the memory a later task inherits.
+Requests arrive on a SOCK_SEQPACKET socket as a small JSON header plus the task's pipe ends (SCM_RIGHTS);
+the outcome goes back on the task's own status pipe.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from . import child, codec, confine, harness, plan, solution, wire  # noqa: F401  preloaded: tasks cannot read this directory
+
+FD_NAMES = ("payload", "stdout", "stderr", "status", "result")
+
+
+class Task:
+    """A request: queued, then running in a slot, then reported."""
+
+    def __init__(self, hdr: dict[str, Any], fds: dict[str, int]) -> None:
+        self.id = hdr.get("id")
+        self.hdr = hdr
+        self.fds = fds
+        self.slot = -1
+        self.pid = 0
+        self.start = 0.0
+        self.deadline = 0.0
+        self.timed_out = False
+        self.killed_for: str | None = None
+        self.scratch = ""
+        self.keep = bool(hdr.get("keep"))
+
+
+class Server:
+    """Slots, a queue, deadlines and reaping; one process for the whole pool."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.cfg = cfg
+        self.pid = os.getpid()
+        self.root = cfg["scratch_root"]
+        self.uid_base = cfg.get("uid_base")
+        self.free = list(range(int(cfg.get("workers", 1))))[::-1]
+        self.queue: collections.deque[Task] = collections.deque()
+        self.running: dict[int, Task] = {}
+        self.conf = confine.Confinement(cfg)
+        self._nproc = (0, 0.0)
+        confine.subreaper()
+        confine.set_dumpable(False)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        self.wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    # ------------------------------------------------------------------ loops
+    def serve(self, sock: socket.socket) -> None:
+        """Handle requests until the caller closes its end of ``sock``."""
+        while True:
+            timeout = self._next_timeout()
+            readable, _, _ = select.select([sock, self.wake_r], [], [], timeout)
+            if self.wake_r in readable:
+                self._drain_wakeups()
+            self._reap()
+            if sock in readable:
+                try:
+                    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, len(FD_NAMES))
+                except (ConnectionError, OSError):
+                    data, fds = b"", []
+                if not data:
+                    break
+                self._request(data, fds)
+            self._expire()
+            self._start_queued()
+        self.shutdown()
+
+    def run_one(self, hdr: dict[str, Any], fds: dict[str, int]) -> None:
+        """Oneshot mode (one task inside its own bubblewrap): run it, report it, exit."""
+        self.queue.append(Task(hdr, fds))
+        self._start_queued()
+        while self.running or self.queue:
+            readable, _, _ = select.select([self.wake_r], [], [], self._next_timeout())
+            if readable:
+                self._drain_wakeups()
+            self._reap()
+            self._expire()
+
+    def shutdown(self) -> None:
+        """Kill every task, reap, remove scratch directories that nobody keeps."""
+        for task in list(self.running.values()):
+            self._kill(task)
+        deadline = time.monotonic() + 5
+        while self.running and time.monotonic() < deadline:
+            self._reap(block_s=0.05)
+        for task in self.queue:
+            self._close_fds(task)
+
+    # --------------------------------------------------------------- requests
+    def _request(self, data: bytes, fds: list[int]) -> None:
+        try:
+            hdr = json.loads(data)
+        except ValueError:
+            for fd in fds:
+                os.close(fd)
+            return
+        if hdr.get("op") == "kill":
+            for fd in fds:
+                os.close(fd)
+            self._kill_id(hdr.get("id"), hdr.get("reason") or "cancelled")
+            return
+        names = FD_NAMES[: len(fds)]
+        task = Task(hdr, dict(zip(names, fds, strict=True)))
+        if "status" not in task.fds:
+            self._close_fds(task)
+            return
+        os.set_blocking(task.fds["status"], False)
+        self.queue.append(task)
+
+    def _kill_id(self, task_id: Any, reason: str) -> None:
+        for task in self.running.values():
+            if task.id == task_id:
+                task.killed_for = task.killed_for or reason
+                self._kill(task)
+                return
+        for task in list(self.queue):
+            if task.id == task_id:
+                self.queue.remove(task)
+                self._report(task, {"cancelled": reason})
+                self._close_fds(task)
+                return
+
+    def _start_queued(self) -> None:
+        while self.queue and self.free:
+            task = self.queue.popleft()
+            try:
+                self._start(task)
+            except Exception as exc:  # a bad request: say so, keep serving
+                self._report(task, {"setup_error": f"{type(exc).__name__}: {exc}"})
+                self._close_fds(task)
+                if task.slot >= 0:
+                    self.free.append(task.slot)
+
+    def _start(self, task: Task) -> None:
+        task.slot = self.free.pop()
+        uid = None if self.uid_base is None else int(self.uid_base) + task.slot
+        task.scratch = self._scratch(task, uid)
+        nproc = self._nproc_base() if uid is None else 0
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.queue.clear()
+                self.running.clear()
+                child.main(self.pid, self.conf, task.hdr, task.fds, task.scratch, uid, nproc)
+            finally:
+                os._exit(child.SETUP_FAILED)
+        task.pid = pid
+        task.start = time.monotonic()
+        task.deadline = task.start + float(task.hdr.get("timeout", 10.0))
+        self.running[pid] = task
+        for name, fd in task.fds.items():
+            if name != "status":
+                os.close(fd)
+        task.fds = {"status": task.fds["status"]}
+        self._report(task, {"started": pid}, final=False)
+
+    def _scratch(self, task: Task, uid: int | None) -> str:
+        """A fresh private directory, or the caller's session directory handed back to this slot's uid."""
+        given = task.hdr.get("scratch")
+        if given:
+            path = os.path.abspath(given)
+            st = os.lstat(path)
+            if os.path.dirname(path) != self.root or not os.path.isdir(path) or os.path.islink(path):
+                raise ValueError(f"scratch {given!r} is not a directory of this pool")
+            if uid is not None:
+                _chown_tree(path, uid)
+            elif st.st_uid != os.getuid():
+                raise ValueError(f"scratch {given!r} belongs to another user")
+            task.keep = True
+            return path
+        path = os.path.join(self.root, f"t{task.id}-{os.urandom(6).hex()}")
+        os.mkdir(path, 0o700)
+        if uid is not None:
+            os.chown(path, uid, uid)
+        return path
+
+    def _nproc_base(self) -> int:
+        """Processes this uid already has (RLIMIT_NPROC counts them all); cached for a second."""
+        count, when = self._nproc
+        now = time.monotonic()
+        if now - when > 1.0:
+            me = os.getuid()
+            count = 0
+            for entry in os.listdir("/proc"):
+                if entry.isdigit():
+                    try:
+                        count += os.stat(f"/proc/{entry}").st_uid == me
+                    except OSError:
+                        pass
+            self._nproc = (count, now)
+        return count
+
+    # ----------------------------------------------------------- completion
+    def _next_timeout(self) -> float | None:
+        if not self.running:
+            return None
+        return max(0.0, min(t.deadline for t in self.running.values()) - time.monotonic())
+
+    def _drain_wakeups(self) -> None:
+        try:
+            while os.read(self.wake_r, 512):
+                pass
+        except BlockingIOError:
+            pass
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for task in list(self.running.values()):
+            if now >= task.deadline and not task.timed_out:
+                task.timed_out = True
+                self._kill(task)
+
+    def _kill(self, task: Task) -> None:
+        for kill in (os.kill, os.killpg):
+            try:
+                kill(task.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def _reap(self, block_s: float = 0.0) -> None:
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                if block_s:
+                    time.sleep(block_s)
+                    block_s = 0.0
+                    continue
+                return
+            task = self.running.pop(pid, None)
+            if task is not None:
+                self._finish(task, status, usage)
+
+    def _finish(self, task: Task, status: int, usage: Any) -> None:
+        wall = time.monotonic() - task.start
+        self._kill(task)  # whatever the task left running in its process group
+        if self.uid_base is not None and not self.conf.seccomp:
+            _kill_uid(int(self.uid_base) + task.slot)
+        code = os.waitstatus_to_exitcode(status)
+        msg = {"exit": code, "signal": -code if code < 0 else None, "timed_out": task.timed_out,
+               "killed_for": task.killed_for, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+               "maxrss_kb": usage.ru_maxrss, "scratch": task.scratch if task.keep else None}
+        self._report(task, msg)
+        self._close_fds(task)
+        if not task.keep:
+            shutil.rmtree(task.scratch, ignore_errors=True)
+        self.free.append(task.slot)
+
+    def _report(self, task: Task, msg: dict[str, Any], final: bool = True) -> None:
+        fd = task.fds.get("status")
+        if fd is None:
+            return
+        try:
+            os.write(fd, wire.line(msg))
+        except OSError:
+            pass
+
+    def _close_fds(self, task: Task) -> None:
+        for fd in task.fds.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        task.fds = {}
+
+
+def _chown_tree(path: str, uid: int) -> None:
+    """Hand a session directory to this slot's uid (never following links)."""
+    os.chown(path, uid, uid, follow_symlinks=False)
+    for top, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
+
+
+def _kill_uid(uid: int) -> None:
+    """Without seccomp a task may leave its process group; kill everything its slot uid runs."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def main(argv: list[str]) -> None:
+    """``python3 -S -I -c BOOT serve CFG`` (fd 3 is the request socket) or ``oneshot CFG HDR FDS``."""
+    mode, cfg = argv[0], json.loads(argv[1])
+    os.environ.clear()
+    server = Server(cfg)
+    gc.collect()
+    gc.freeze()  # forked tasks then leave the server's objects (and their memory pages) alone
+    if mode == "serve":
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=int(cfg["sock_fd"]))
+        server.serve(sock)
+    else:
+        hdr, fds = json.loads(argv[2]), json.loads(argv[3])
+        os.set_blocking(fds["status"], False)
+        server.run_one(hdr, fds)
+    sys.exit(0)

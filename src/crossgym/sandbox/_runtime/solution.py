@@ -1,0 +1,238 @@
+"""The solution's side of a test run: a zygote forked before the tests are read, and the processes it
+forks to hold the solution and answer the harness's calls with plain values.
+
+The harness (the task's first process) keeps the test source, the expected values and the private
+result pipe; none of them ever exists in these processes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+from . import codec, confine, wire
+
+MAX_MESSAGE = 1000
+
+
+class Zygote:
+    """The harness's handle on the zygote process."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+
+    def spawn(self) -> tuple[int, int, int]:
+        """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
+        self.sock.send(b"spawn")
+        data, fds, _, _ = socket.recv_fds(self.sock, 64, 2)
+        if not data or len(fds) != 2:
+            raise EOFError("the solution zygote is gone")
+        return int(data), fds[0], fds[1]
+
+    def kill(self, pid: int) -> None:
+        """Kill one solution process (the harness's domain may not signal it directly)."""
+        try:
+            self.sock.send(b"kill %d" % pid)
+        except OSError:
+            pass
+
+
+def start_zygote(conf: confine.Confinement) -> Zygote:
+    """Fork the zygote now, while this process holds nothing of the task's payload."""
+    hsock, zsock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            hsock.close()
+            null = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+            os.close(3)  # the private result pipe stays with the harness
+            os.close(9)  # and the status pipe with the server
+            conf.nest()
+            _zygote_loop(zsock, os.getcwd())
+        finally:
+            os._exit(0)
+    zsock.close()
+    return Zygote(pid, hsock)
+
+
+def _zygote_loop(sock: socket.socket, scratch: str) -> None:
+    children: set[int] = set()
+    while True:
+        try:
+            msg = sock.recv(64)
+        except OSError:
+            msg = b""
+        if not msg:
+            break
+        _reap(children)
+        if msg == b"spawn":
+            req_r, req_w = os.pipe()
+            rep_r, rep_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    sock.close()
+                    os.close(req_w)
+                    os.close(rep_r)
+                    _serve(req_r, rep_w, scratch)
+                finally:
+                    os._exit(0)
+            children.add(pid)
+            os.close(req_r)
+            os.close(rep_w)
+            socket.send_fds(sock, [b"%d" % pid], [req_w, rep_r])
+            os.close(req_w)
+            os.close(rep_r)
+        elif msg.startswith(b"kill "):
+            pid = int(msg[5:])
+            if pid in children:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _reap(children: set[int]) -> None:
+    for pid in list(children):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            children.discard(pid)
+
+
+class _Server:
+    """Holds the solution's namespace and the objects handed out as handles."""
+
+    def __init__(self, scratch: str) -> None:
+        self.ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
+        self.handles: dict[int, Any] = {}
+        self.scratch = scratch
+
+    def handle(self, obj: Any) -> int:
+        self.handles[id(obj)] = obj
+        return id(obj)
+
+    def enc(self, value: Any) -> Any:
+        return codec.encode(value, self.handle)
+
+    def dec(self, tree: Any) -> Any:
+        return codec.decode(tree, lambda hid, _t: self.handles[hid])
+
+    def init(self, source: str) -> Any:
+        code = compile(source, "solution.py", "exec")
+        try:
+            exec(code, self.ns)
+        except SystemExit as exc:  # leaving at import time is an error, never a pass
+            raise RuntimeError(f"the solution called exit({exc.code!r}) while loading") from None
+        manifest = {}
+        for name, value in list(self.ns.items()):
+            if name.startswith("__"):
+                continue
+            if type(value).__name__ == "module":
+                manifest[name] = ["m", getattr(value, "__name__", name)]
+            elif callable(value):
+                manifest[name] = ["f"]
+            else:
+                manifest[name] = ["v", self.enc(value)]
+        return manifest
+
+    def call(self, target: list[Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+        fn = self.ns[target[1]] if target[0] == "n" else self.handles[target[1]]
+        pargs = [self.dec(a) for a in args]
+        kw = {k: self.dec(v) for k, v in kwargs.items()}
+        result = fn(*pargs, **kw)
+        mutated = {}
+        for i, (sent, now) in enumerate(zip(args, pargs, strict=True)):
+            if type(now) in (list, dict, set, bytearray):
+                after = self.enc(now)
+                if after != sent:
+                    mutated[str(i)] = after
+        return [self.enc(result), mutated]
+
+    def op(self, name: str, hid: int, args: list[Any]) -> Any:
+        obj = self.handles[hid]
+        if name == "getattr":
+            return self.enc(getattr(obj, args[0]))
+        if name == "iter":
+            return self.enc(iter(obj))
+        if name == "next":
+            return self.enc(next(obj))
+        if name == "getitem":
+            return self.enc(obj[self.dec(args[0])])
+        if name == "len":
+            return _exact(len(obj), int)
+        if name == "bool":
+            return _exact(bool(obj), bool)
+        if name == "contains":
+            return _exact(self.dec(args[0]) in obj, bool)
+        if name in ("repr", "str"):
+            return _exact((repr if name == "repr" else str)(obj), str)[:100_000]
+        raise ValueError(f"unknown operation {name!r}")
+
+
+def _exact(value: Any, kind: type) -> Any:
+    if type(value) is not kind:
+        raise TypeError(f"expected a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _serve(req: int, rep: int, scratch: str) -> None:
+    """Answer the harness until it closes the request pipe."""
+    for name in [m for m in sys.modules if m == "_runtime" or m.startswith("_runtime.")]:
+        if name not in ("_runtime", "_runtime.solution", "_runtime.codec", "_runtime.wire"):
+            del sys.modules[name]
+    sys.path[:] = [scratch] + confine.stdlib_path()
+    sys.argv[:] = ["solution.py"]
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
+                                  line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    server = _Server(scratch)
+    while True:
+        try:
+            msg = wire.read_obj(req)
+        except (EOFError, OSError, ValueError):
+            break
+        try:
+            if msg[0] == "init":
+                reply: list[Any] = ["ok", server.init(msg[1])]
+            elif msg[0] == "call":
+                reply = ["ok", server.call(msg[1], msg[2], msg[3])]
+            else:
+                reply = ["ok", server.op(msg[0], msg[1], msg[2])]
+        except BaseException as exc:  # includes SystemExit: reported as an exception, never a pass
+            reply = ["raise", type(exc).__name__, getattr(type(exc), "__module__", ""), _message(exc)]
+        try:
+            data = wire.pack(reply)
+        except BaseException as exc:
+            data = wire.pack(["raise", "TypeError", "builtins", f"unsendable reply: {type(exc).__name__}"])
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        wire.write_all(rep, data)
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:
+        return "<unprintable>"
+    return text[:MAX_MESSAGE] if type(text) is str else "<unprintable>"

@@ -1,0 +1,88 @@
+"""Seed files in, file trees out: validation, a capped snapshot that never follows links, and a diff."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+
+from crossgym.protocol.errors import SandboxError
+
+from .result import Limits
+
+
+def normalize(files: Mapping[str, str | bytes] | None) -> dict[str, bytes]:
+    """Relative, clean paths to bytes; SandboxError for an absolute path, '..', or an empty name."""
+    out: dict[str, bytes] = {}
+    for path, content in (files or {}).items():
+        parts = [p for p in str(path).split("/") if p not in ("", ".")]
+        if not parts or str(path).startswith("/") or ".." in parts or any("\0" in p for p in parts):
+            raise SandboxError(f"bad file path {path!r}: use a relative path inside the scratch directory")
+        out["/".join(parts)] = content.encode() if isinstance(content, str) else bytes(content)
+    return out
+
+
+def snapshot(root: str, limits: Limits) -> tuple[dict[str, bytes], bool]:
+    """Regular files below ``root`` (relative path -> bytes), capped; True when something was cut."""
+    files: dict[str, bytes] = {}
+    state = {"bytes": 0, "cut": False}
+    try:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return files, False
+    try:
+        _walk(top, "", files, state, limits, 0)
+    finally:
+        os.close(top)
+    return dict(sorted(files.items())), bool(state["cut"])
+
+
+def _walk(dfd: int, prefix: str, files: dict[str, bytes], state: dict[str, int | bool], limits: Limits,
+          depth: int) -> None:
+    if depth > 64:
+        state["cut"] = True
+        return
+    with os.scandir(dfd) as entries:
+        ordered = sorted(entries, key=lambda e: e.name)
+    for entry in ordered:
+        rel = prefix + entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+                try:
+                    _walk(sub, rel + "/", files, state, limits, depth + 1)
+                finally:
+                    os.close(sub)
+            elif entry.is_file(follow_symlinks=False):
+                if len(files) >= limits.max_files:
+                    state["cut"] = True
+                    continue
+                files[rel] = _read(dfd, entry.name, limits, state)
+        except OSError:
+            continue  # vanished or unreadable: not part of the result
+
+
+def _read(dfd: int, name: str, limits: Limits, state: dict[str, int | bool]) -> bytes:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b""
+        room = min(limits.max_file_bytes, max(0, limits.max_files_bytes - int(state["bytes"])))
+        data = os.read(fd, room) if room else b""
+        while room and len(data) < min(room, info.st_size):
+            more = os.read(fd, room - len(data))
+            if not more:
+                break
+            data += more
+        if info.st_size > len(data):
+            state["cut"] = True
+        state["bytes"] = int(state["bytes"]) + len(data)
+        return data
+    finally:
+        os.close(fd)
+
+
+def changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[str, ...]:
+    """Paths added, modified or removed."""
+    return tuple(sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p)))

@@ -1,0 +1,418 @@
+"""The caller's side of the pool: starts the server, sends tasks, collects their output. Thread-safe.
+
+Each call creates its own pipes (payload, stdout, stderr, status and, for tests, a private result pipe),
+hands the task's ends to the server with SCM_RIGHTS, writes the payload itself and reads everything back
+in the calling thread: the server never sees a task's data, and callers never wait on each other.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import itertools
+import json
+import logging
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossgym.protocol.errors import SandboxError
+
+from . import bwrap, config, seccomp
+from .result import Limits
+
+log = logging.getLogger(__name__)
+
+BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from _runtime.server import main; main(sys.argv[2:])"
+BACKSTOP_S = 5.0
+DRAIN_S = 2.0
+QUEUE_LIMIT_S = 3600.0
+_ALL: weakref.WeakSet[Sandbox] = weakref.WeakSet()
+
+
+@dataclass
+class Raw:
+    """What came back for one task, before decoding."""
+
+    exit: int = -1
+    signal: int | None = None
+    timed_out: bool = False
+    killed_for: str | None = None
+    wall: float = 0.0
+    cpu: float = 0.0
+    stdout: bytes = b""
+    stderr: bytes = b""
+    truncated: bool = False
+    results: list[dict[str, Any]] = field(default_factory=list)
+    scratch: str | None = None
+    setup_error: str | None = None
+
+
+class Sandbox:
+    """A pool of confined workers of one tier. Use the module functions for the shared default pools."""
+
+    def __init__(self, tier: str | None = None, *, workers: int | None = None, python: str | None = None) -> None:
+        self.tier = config.resolve_tier(tier)
+        self.workers = workers or config.workers()
+        self.python = python or config.python()
+        self.root = os.geteuid() == 0
+        self._lock = threading.Lock()
+        self._send = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._scratch_root: str | None = None
+        self._ids = itertools.count(1)
+        self._owner = os.getpid()
+        self._task_uids = list(range(self.workers * 4))  # per-task bwrap uids (root only), after the slots
+        self._uid_lock = threading.Lock()
+        self._uid_free = threading.Condition(self._uid_lock)
+        _ALL.add(self)
+
+    # ------------------------------------------------------------ lifecycle
+    @property
+    def scratch_root(self) -> str:
+        """This pool's private directory of scratch directories (created on first use)."""
+        with self._lock:
+            self._check_owner()
+            if self._scratch_root is None:
+                path = tempfile.mkdtemp(prefix="crossgym-sbx-", dir=config.scratch_base())
+                os.chmod(path, 0o711 if config.uid_base() is not None else 0o700)
+                self._scratch_root = path
+            return self._scratch_root
+
+    def new_scratch(self) -> str:
+        """A fresh empty directory under the scratch root (for shell tasks and sessions)."""
+        return tempfile.mkdtemp(prefix="s", dir=self.scratch_root)
+
+    def close(self) -> None:
+        """Stop the server (it kills every task) and remove the scratch root."""
+        with self._lock:
+            self._stop()
+            if self._scratch_root and self._owner == os.getpid():
+                shutil.rmtree(self._scratch_root, ignore_errors=True)
+            self._scratch_root = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_owner(self) -> None:
+        if self._owner != os.getpid():  # we were forked: the server belongs to the parent
+            self._forget()
+
+    def _forget(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+        self._sock = None
+        self._proc = None
+        self._scratch_root = None
+        self._owner = os.getpid()
+
+    def _stop(self) -> None:
+        sock, proc = self._sock, self._proc
+        self._sock = self._proc = None
+        if sock is not None:
+            sock.close()  # the server sees EOF, kills its tasks and exits
+        if proc is not None:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def server_config(self, scratch_root: str, workers: int, uid: int | None) -> dict[str, Any]:
+        """The JSON the server starts from (no secrets: limits, paths, the seccomp program)."""
+        program = seccomp.bpf()
+        return {"workers": workers, "scratch_root": scratch_root, "uid_base": uid, "landlock": True,
+                "bpf": base64.b64encode(program).decode() if program else None,
+                "ro_paths": config.python_dirs(self.python)}
+
+    def _server(self) -> socket.socket:
+        root = self.scratch_root
+        with self._lock:
+            if self._sock is not None and self._proc is not None and self._proc.poll() is None:
+                return self._sock
+            self._stop()
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            cfg = self.server_config(root, self.workers, config.uid_base())
+            cfg["sock_fd"] = theirs.fileno()
+            argv = [self.python, "-S", "-I", "-c", BOOT, config.RUNTIME_PARENT, "serve", json.dumps(cfg)]
+            if self.tier == "strong":
+                read_only = [config.RUNTIME_PARENT] + config.python_dirs(self.python)
+                argv = bwrap.pool_argv(str(config.bwrap_path()), self.root, root, read_only) + argv
+            try:
+                self._proc = subprocess.Popen(argv, env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                              pass_fds=[theirs.fileno()], close_fds=True, start_new_session=True)
+            except OSError as exc:
+                raise SandboxError(f"cannot start the sandbox server ({argv[0]}): {exc}") from exc
+            finally:
+                theirs.close()
+            self._sock = ours
+            log.debug("sandbox server %d started (tier %s, %d workers)", self._proc.pid, self.tier, self.workers)
+            return ours
+
+    def _broken(self, proc: subprocess.Popen[bytes] | None) -> None:
+        with self._lock:
+            if proc is not None and proc is self._proc:
+                self._stop()
+
+    # ------------------------------------------------------------ execution
+    def submit(self, hdr: dict[str, Any], payload: bytes, *, timeout: float, limits: Limits,
+               result_pipe: bool = False) -> Raw:
+        """Run one task in the pool's server and wait for it."""
+        sock = self._server()
+        proc = self._proc
+        hdr = dict(hdr, id=next(self._ids), timeout=timeout)
+        ends = _Pipes(result_pipe)
+        try:
+            with self._send:
+                socket.send_fds(sock, [json.dumps(hdr).encode()], ends.theirs())
+        except OSError as exc:
+            ends.close_all()
+            self._broken(proc)
+            raise SandboxError(f"the sandbox server is gone: {exc}") from exc
+        ends.close_theirs()
+
+        def kill(reason: str) -> None:
+            try:
+                with self._send:
+                    sock.send(json.dumps({"op": "kill", "id": hdr["id"], "reason": reason}).encode())
+            except OSError:
+                pass
+
+        try:
+            return _pump(ends, payload, timeout, limits, kill)
+        except SandboxError:
+            self._broken(proc)
+            raise
+
+    def submit_isolated(self, hdr: dict[str, Any], payload: bytes, *, scratch: str, timeout: float,
+                        limits: Limits) -> Raw:
+        """Run one task in its own bubblewrap (strong tier shell tasks); ``scratch`` is its only writable dir."""
+        uid_index = self._take_uid()
+        try:
+            base = config.uid_base()
+            uid = None if base is None else base + self.workers + uid_index
+            cfg = self.server_config(os.path.dirname(bwrap.TASK_DIR), 1, uid)
+            ends = _Pipes(False)
+            fds = dict(zip(("payload", "stdout", "stderr", "status"), ends.theirs(), strict=True))
+            read_only = [config.RUNTIME_PARENT] + config.python_dirs(self.python)
+            argv = bwrap.task_argv(str(config.bwrap_path()), self.root, scratch, read_only) + [
+                self.python, "-S", "-I", "-c", BOOT, config.RUNTIME_PARENT, "oneshot", json.dumps(cfg),
+                json.dumps(dict(hdr, id=0, timeout=timeout, scratch=bwrap.TASK_DIR)), json.dumps(fds)]
+            try:
+                proc = subprocess.Popen(argv, env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, pass_fds=list(fds.values()), close_fds=True,
+                                        start_new_session=True)
+            except OSError as exc:
+                ends.close_all()
+                raise SandboxError(f"cannot start bubblewrap: {exc}") from exc
+            ends.close_theirs()
+
+            def kill(reason: str) -> None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+            try:
+                return _pump(ends, payload, timeout, limits, kill, dead_is_final=True)
+            finally:
+                try:
+                    proc.wait(timeout=BACKSTOP_S)
+                except subprocess.TimeoutExpired:
+                    kill("backstop")
+                    proc.wait()
+        finally:
+            self._give_uid(uid_index)
+
+    def _take_uid(self) -> int:
+        with self._uid_free:
+            while not self._task_uids:
+                self._uid_free.wait()
+            return self._task_uids.pop()
+
+    def _give_uid(self, index: int) -> None:
+        with self._uid_free:
+            self._task_uids.append(index)
+            self._uid_free.notify()
+
+
+class _Pipes:
+    """One task's pipes; ``ours`` stay here, ``theirs`` go to the task."""
+
+    def __init__(self, result: bool) -> None:
+        names = ["payload", "stdout", "stderr", "status"] + (["result"] if result else [])
+        self.ours: dict[str, int] = {}
+        self._theirs: list[int] = []
+        for name in names:
+            r, w = os.pipe()
+            if name == "payload":
+                self.ours[name], mine = w, r
+            else:
+                self.ours[name], mine = r, w
+            self._theirs.append(mine)
+
+    def theirs(self) -> list[int]:
+        return list(self._theirs)
+
+    def close_theirs(self) -> None:
+        for fd in self._theirs:
+            os.close(fd)
+        self._theirs = []
+
+    def close_all(self) -> None:
+        self.close_theirs()
+        for fd in self.ours.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.ours = {}
+
+
+def _pump(ends: _Pipes, payload: bytes, timeout: float, limits: Limits, kill: Callable[[str], None],
+          dead_is_final: bool = False) -> Raw:
+    """Feed the payload and read output, status and results until the task is over."""
+    raw = Raw()
+    fds, ends.ours = dict(ends.ours), {}
+    pay = fds.pop("payload")
+    names = {fd: name for name, fd in fds.items()}
+    bufs: dict[str, bytearray] = {name: bytearray() for name in fds}
+    poller = select.poll()
+    for fd in names:
+        poller.register(fd, select.POLLIN)
+    view = memoryview(payload)
+    os.set_blocking(pay, False)
+    poller.register(pay, select.POLLOUT)
+    open_reads = set(names)
+    total = 0
+    queued_since = time.monotonic()
+    started = final = None
+    killed = False
+    try:
+        while final is None or open_reads:
+            now = time.monotonic()
+            if final is not None:
+                if now > final + DRAIN_S:
+                    break
+                wait = final + DRAIN_S - now
+            elif started is not None:
+                late = now - (started + timeout + BACKSTOP_S)
+                if late > BACKSTOP_S:
+                    raise SandboxError("the sandbox server did not end a task after its deadline")
+                if late > 0 and not killed:
+                    kill("backstop")
+                    killed = True
+                wait = max(0.05, started + timeout + 2 * BACKSTOP_S - now)
+            else:
+                if now - queued_since > QUEUE_LIMIT_S:
+                    raise SandboxError(f"a task waited more than {QUEUE_LIMIT_S:.0f} s for a free worker")
+                wait = 60.0
+            for fd, _event in poller.poll(wait * 1000):
+                if fd == pay:
+                    try:
+                        view = view[os.write(fd, view[: 1 << 16]):] if view else view
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        view = view[:0]
+                    if not view:
+                        poller.unregister(fd)
+                        os.close(fd)
+                        pay = -1
+                    continue
+                name = names[fd]
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    poller.unregister(fd)
+                    open_reads.discard(fd)
+                    if name == "status" and final is None:
+                        if raw.setup_error is None and not dead_is_final:
+                            raise SandboxError("the sandbox server exited while running a task")
+                        final = time.monotonic()
+                        if raw.setup_error is None:  # our own bubblewrap was killed (deadline or output)
+                            raw.exit, raw.signal = -signal.SIGKILL, signal.SIGKILL
+                            raw.timed_out = raw.killed_for is None
+                    continue
+                if name in ("stdout", "stderr"):
+                    total += len(chunk)
+                    buf = bufs[name]
+                    if len(buf) + len(chunk) > limits.output_bytes:
+                        raw.truncated = True
+                    if len(buf) < limits.output_bytes:
+                        buf += chunk[: limits.output_bytes - len(buf)]
+                    if total > limits.max_output_bytes and not killed:
+                        kill("output")
+                        killed = True
+                        raw.killed_for = "output"
+                    continue
+                bufs[name] += chunk
+                if name == "status":
+                    started, final = _status(raw, bufs["status"], started, final)
+    finally:
+        for fd in [pay, *names]:
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+    raw.stdout, raw.stderr = bytes(bufs["stdout"]), bytes(bufs["stderr"])
+    for line in bytes(bufs.get("result", b"")).splitlines():
+        try:
+            raw.results.append(json.loads(line))
+        except ValueError:
+            break
+    return raw
+
+
+def _status(raw: Raw, buf: bytearray, started: float | None, final: float | None) -> tuple[Any, Any]:
+    while b"\n" in buf:
+        line, _, rest = bytes(buf).partition(b"\n")
+        buf[:] = rest
+        msg = json.loads(line)
+        if "started" in msg:
+            started = time.monotonic()
+        elif "setup_error" in msg:
+            raw.setup_error = msg["setup_error"]
+        elif "cancelled" in msg:
+            raw.setup_error = f"cancelled: {msg['cancelled']}"
+        elif "exit" in msg:
+            final = time.monotonic()
+            raw.exit, raw.signal, raw.timed_out = msg["exit"], msg["signal"], msg["timed_out"]
+            raw.killed_for = msg.get("killed_for") or raw.killed_for
+            raw.wall, raw.cpu, raw.scratch = msg["wall"], msg["cpu"], msg.get("scratch")
+    return started, final
+
+
+def _close_all() -> None:
+    for sandbox in list(_ALL):
+        try:
+            sandbox.close()
+        except Exception:  # interpreter shutdown: best effort
+            pass
+
+
+def _after_fork() -> None:
+    for sandbox in list(_ALL):
+        sandbox._lock = threading.Lock()
+        sandbox._send = threading.Lock()
+        sandbox._uid_lock = threading.Lock()
+        sandbox._uid_free = threading.Condition(sandbox._uid_lock)
+        sandbox._forget()
+
+
+atexit.register(_close_all)
+os.register_at_fork(after_in_child=_after_fork)

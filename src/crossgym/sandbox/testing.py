@@ -1,0 +1,65 @@
+"""run_python_tests: the solution in one process, the tests and their verdicts in another it cannot reach."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from . import execute
+from .pool import Raw, Sandbox
+from .result import Limits, TestDetail, TestRunResult
+
+
+def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, entry_point: str | None,
+              prelude: str | None, timeout: float | None, test_timeout: float | None, limits: Limits | None,
+              files: Mapping[str, str | bytes] | None) -> TestRunResult:
+    """See :func:`crossgym.sandbox.run_python_tests`."""
+    timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
+    margin = min(0.5, 0.1 * timeout)
+    spec = {"solution": solution, "tests": tests if isinstance(tests, str) else list(tests),
+            "entry_point": entry_point, "prelude": prelude, "budget_s": timeout - margin,
+            "unit_timeout": test_timeout}
+    result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=files, stdin=None, timeout=timeout,
+                              limits=limits, env=None, result_pipe=True)
+    return parse(raw, result)
+
+
+def parse(raw: Raw, result: Any) -> TestRunResult:
+    """Build the verdict from the harness's private result lines only (never from stdout)."""
+    header: dict[str, Any] | None = None
+    units: dict[int, dict[str, Any]] = {}
+    problems: list[str] = []
+    done = False
+    for msg in raw.results:
+        if "total" in msg and header is None:
+            header = msg
+        elif "unit" in msg:
+            units.setdefault(int(msg["unit"]), msg)
+        elif "solution_error" in msg:
+            problems.append(f"solution: {msg['solution_error']}")
+        elif "setup_error" in msg:
+            problems.append(f"setup: {msg['setup_error']}")
+        elif msg.get("done"):
+            done = True
+    names = [str(n) for n in (header or {}).get("names", [])]
+    total = int((header or {}).get("total", 0))
+    unfinished = "timeout" if raw.timed_out else f"not run (harness ended, exit {raw.exit})"
+    details = []
+    for i, name in enumerate(names[:total]):
+        unit = units.get(i)
+        if unit is None:
+            details.append(TestDetail(name, False, unfinished if not done else "not run"))
+        else:
+            details.append(TestDetail(name, bool(unit["ok"]), unit.get("error")))
+    if header is None:
+        error = "timeout" if raw.timed_out else f"the harness did not start (exit {raw.exit})"
+    elif header.get("error"):
+        error = f"tests: {header['error']}"
+    elif not done:
+        error = unfinished if raw.timed_out else f"the harness ended early (exit {raw.exit})"
+    elif total == 0:
+        error = "tests: no test found (no assert, check() or test_*() function)"
+    else:
+        error = problems[0] if problems else None
+    return TestRunResult(passed=sum(d.passed for d in details), total=total, details=tuple(details),
+                         error=error, exec=result)

@@ -1,0 +1,64 @@
+"""The pool itself: a clean server, recovery after it dies, fork safety, and the strong tier's own shell."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import pytest
+
+from crossgym.sandbox import Sandbox, config, run_python, run_shell
+
+
+def test_server_starts_with_an_empty_environment(sandbox: Sandbox) -> None:
+    assert run_python("pass", sandbox=sandbox).ok
+    assert sandbox._proc is not None
+    if sandbox.tier == "default":
+        with open(f"/proc/{sandbox._proc.pid}/environ", "rb") as fh:
+            assert fh.read() == b""
+    r = run_python("import os\nprint(len(os.environ), os.getuid() == 0)", sandbox=sandbox)
+    assert r.stdout == f"6 {config.uid_base() is None and os.geteuid() == 0}\n"
+
+
+def test_recovers_when_the_server_dies() -> None:
+    pool = Sandbox("default", workers=1)
+    try:
+        assert run_python("print(1)", sandbox=pool).ok
+        proc = pool._proc
+        assert proc is not None
+        os.kill(proc.pid, signal.SIGKILL)  # our own child
+        proc.wait()
+        r = run_python("print(2)", sandbox=pool)
+        assert r.ok and r.stdout == "2\n" and pool._proc is not proc
+    finally:
+        pool.close()
+
+
+def test_a_forked_caller_gets_its_own_server(sandbox: Sandbox) -> None:
+    assert run_python("pass", sandbox=sandbox).ok
+    parent_server = sandbox._proc
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child reports through the pipe and leaves without running pytest's teardown
+        try:
+            r = run_python("print('from child')", sandbox=sandbox)
+            os.write(write, json.dumps([r.stdout, sandbox._proc is not parent_server]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as fh:
+        report = fh.read()
+    os.waitpid(pid, 0)
+    assert json.loads(report) == ["from child\n", True]
+    assert sandbox._proc is parent_server and run_python("print(3)", sandbox=sandbox).stdout == "3\n"
+
+
+def test_strong_tier_runs_each_shell_task_in_its_own_namespaces() -> None:
+    if not config.bwrap_works():
+        pytest.skip("bubblewrap cannot run here (apt-get install bubblewrap)")
+    with Sandbox("strong", workers=1) as pool:
+        r = run_shell("pwd; ls /tmp | wc -l; ps -e --no-headers | wc -l", sandbox=pool)
+        assert r.ok and r.tier == "strong"
+        cwd, tmp_entries, processes = r.stdout.split()
+        assert cwd == "/scratch" and tmp_entries == "0" and int(processes) <= 6  # bwrap, our server, the shell, ps and wc
