@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Literal, Optional
+from typing import Literal
 
 import pytest
 
@@ -15,7 +15,7 @@ from crossgym.protocol.messages import ToolSpec
 from crossgym.protocol.task import Task, VerifierSpec
 
 
-def search(query: str, limit: int = 5, exact: bool = False, tags: Optional[list[str]] = None) -> list[str]:
+def search(query: str, limit: int = 5, exact: bool = False, tags: list[str] | None = None) -> list[str]:
     """Search the catalogue.
 
     Longer explanation that is part of the description.

@@ -8,8 +8,8 @@ from crossgym.api import load_verifier
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.messages import Message, ToolCall
 from crossgym.protocol.task import Completion, Task, VerifierSpec
-from crossgym.verifiers.code import CodeOutput, CodeTests, extract_code
 from crossgym.verifiers.base import Malformed
+from crossgym.verifiers.code import CodeOutput, CodeTests, extract_code
 
 TESTS = {"tests": ["assert add(2, 3) == 5", "assert add(-1, 1) == 0", "assert add(10, 5) == 15",
                    "assert add(0, 0) == 0"]}

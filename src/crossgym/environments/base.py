@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from crossgym.protocol.episode import Observation, StepResult
 from crossgym.protocol.errors import ConfigError, CrossgymError

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from crossgym.protocol.episode import Observation, StepResult
 from crossgym.protocol.interfaces import Environment

@@ -10,8 +10,9 @@ import logging
 import re
 import types
 import typing
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import ToolSpec

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 # Fixed tables, so every process and every run gives the same answers.
 CAPITALS = {

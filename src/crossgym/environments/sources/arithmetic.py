@@ -7,8 +7,8 @@ arithmetic difficulty: 1 two small terms (+ -), 2 three terms with *, 3 four ter
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import Callable, Iterator
 
 from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
 from crossgym.protocol.task import Task
@@ -89,7 +89,7 @@ Problem = Callable[[random.Random, int], tuple[str, Fraction]]
 
 def _shopping(rng: random.Random, steps: int) -> tuple[str, Fraction]:
     name = rng.choice(NAMES)
-    (item, items), price, k = rng.choice(ITEMS), rng.randint(2, 9), rng.randint(2, 12)
+    (_, items), price, k = rng.choice(ITEMS), rng.randint(2, 9), rng.randint(2, 12)
     text = f"{name} buys {k} {items} at {price} dollars each."
     total = Fraction(k * price)
     if steps >= 2:
@@ -123,16 +123,12 @@ def _ages(rng: random.Random, steps: int) -> tuple[str, Fraction]:
     age_b, diff = rng.randint(5, 30), rng.randint(2, 15)
     text = f"{b} is {age_b} years old. {a} is {diff} years older than {b}."
     age_a = age_b + diff
-    if steps >= 2:
-        years = rng.randint(2, 10)
-        text += f" How old will {a} be in {years} years?"
-        ans = Fraction(age_a + years)
-        if steps >= 3:
-            text = text[:-1] + f", and what will be the sum of both ages then?"
-            text = text.replace(f" How old will {a} be in {years} years, and", f" In {years} years,")
-            ans = Fraction(age_a + age_b + 2 * years)
-        return text, ans
-    return text + f" How old is {a}?", Fraction(age_a)
+    if steps == 1:
+        return text + f" How old is {a}?", Fraction(age_a)
+    years = rng.randint(2, 10)
+    if steps == 2:
+        return text + f" How old will {a} be in {years} years?", Fraction(age_a + years)
+    return text + f" What will the sum of their ages be in {years} years?", Fraction(age_a + age_b + 2 * years)
 
 
 def _sharing(rng: random.Random, steps: int) -> tuple[str, Fraction]:

@@ -8,7 +8,8 @@ generation time), so every task is satisfiable.
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from crossgym.environments.sources.common import check_int, make_task, rng_for
 from crossgym.protocol.task import Task

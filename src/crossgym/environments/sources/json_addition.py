@@ -7,7 +7,7 @@ overlap: ``split="train"`` samples the train pool with ``seed``; ``split="heldou
 from __future__ import annotations
 
 import random
-from typing import Iterator
+from collections.abc import Iterator
 
 from crossgym.environments.sources.common import check_choice, check_int, make_task
 from crossgym.protocol.task import Task

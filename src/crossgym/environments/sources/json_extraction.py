@@ -11,7 +11,8 @@ from __future__ import annotations
 import copy
 import json
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
 from crossgym.protocol.task import Task

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
 from crossgym.protocol.messages import Message, ToolSpec, messages_from

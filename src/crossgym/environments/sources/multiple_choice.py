@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import string
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from crossgym.environments.sources.common import check_int, make_task, rng_for
 from crossgym.environments.toolsets import CAPITALS, LENGTH

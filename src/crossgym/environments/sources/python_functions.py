@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
 from crossgym.protocol.task import Task

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from crossgym.environments.sources.common import check_int
 from crossgym.protocol.errors import BackendUnavailable, ConfigError

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
 from crossgym.protocol.task import Task

@@ -7,7 +7,8 @@ difficulty 1: filters and counts on one table; 2: grouping, ordering and limits;
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
 from crossgym.protocol.task import Task

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from crossgym.environments import toolsets as ts
 from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
