@@ -28,7 +28,8 @@ def build_tiny_tokenizer():  # type: ignore[no-untyped-def]
     chars = sorted(set(string.printable) - set("\x0b\x0c\r"))
     vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + chars)}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    # one token per character, newlines included ("." alone would merge "\n\n" into one unknown token)
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tok.decoder = decoders.Fuse()
     tok.add_special_tokens(SPECIAL_TOKENS)
     hf_tok = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
