@@ -58,7 +58,7 @@ def test_plan_single_turn_writes_nothing(tmp_path):
     assert plan.argv[:3] == ("python", "-m", "openrlhf.cli.train_ppo_ray")
     argv = list(plan.argv)
     assert argv[argv.index("--algo.advantage.estimator") + 1] == "group_norm"
-    assert argv[argv.index("--reward.remote_url") + 1] == str((tmp_path / "out" / "openrlhf" / "reward.py"))
+    assert argv[argv.index("--reward.remote_url") + 1] == str(tmp_path / "out" / "openrlhf" / "reward.py")
     assert set(plan.files) == {"openrlhf/prompts.jsonl", "openrlhf/reward.py", "openrlhf/launch.sh"}
     rows = [json.loads(line) for line in plan.files["openrlhf/prompts.jsonl"].splitlines()]
     # 3 steps x 2 prompts (8 completions / 4 samples): 6 rows cycled from the 5 tasks

@@ -131,3 +131,20 @@ def test_the_mapping_table_names_every_grpo_field():
     table = " ".join(row[0] for row in config_map.MAPPING)
     for name in GRPOConfig.model_fields:
         assert name in table, f"grpo.{name} is missing from config_map.MAPPING (docs table)"
+
+
+def test_the_mapping_table_names_every_flag_crossgym_sets():
+    text = " ".join(row[1] for row in config_map.MAPPING)
+    r = run(grpo={"beta": 0.1, "lora": {"r": 4}})
+    for agent in (False, True):
+        for key in flags(r, agent=agent):
+            group = key.rsplit(".", 1)[0]
+            assert f"--{key}" in text or f"--{group}.*" in text or f"--{group}." in text, key
+
+
+def test_the_docs_page_shows_the_current_table():
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "backends" / "openrlhf.md"
+    assert config_map.markdown_table() in page.read_text(encoding="utf-8"), \
+        "regenerate the table: python -c 'from crossgym.adapters.openrlhf.config_map import markdown_table as m; print(m())'"

@@ -122,7 +122,7 @@ def test_single_turn_executor_loads_our_reward_file_and_gives_crossgym_rewards(t
 
     async def score_all():
         out = []
-        for prompt, label in zip(prompts, labels):
+        for prompt, label in zip(prompts, labels, strict=True):
             task, completion = by_id[task_from_label(label).id]
             assert prompt == tok.apply_chat_template([m.to_openai() for m in task.prompt], tokenize=False,
                                                      add_generation_prompt=True)

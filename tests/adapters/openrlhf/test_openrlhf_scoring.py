@@ -8,7 +8,6 @@ import pytest
 
 from crossgym.adapters.openrlhf.scoring import (
     LOG_ERROR,
-    LOG_MALFORMED,
     LOG_PASSED,
     PromptNotFound,
     QueryScorer,

@@ -14,8 +14,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.openrlhf import config_map, files
 from crossgym.adapters.openrlhf.agent import AgentConfig
@@ -42,6 +43,7 @@ REQUIRED = (
 )
 SUBDIR = "openrlhf"
 _STEP = re.compile(r"Global step (\d+)")
+_REWARD = re.compile(r"'rollout/reward_mean': ([-+0-9.eE]+)")
 
 
 def _tasks_need_agent(tasks: Sequence[Task], run: RunConfig) -> bool:
@@ -181,7 +183,7 @@ class OpenRLHFBackend:
         return out / SUBDIR
 
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
-              progress: Callable[[dict[str, Any]], None] | None = None, **_: Any) -> TrainResult:
+              progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> TrainResult:
         """Write the files, then launch OpenRLHF and wait; stops before the launch when this machine cannot run it."""
         from crossgym.adapters.common import check_verifiers_build, load_run_tasks
 
@@ -203,11 +205,14 @@ class OpenRLHFBackend:
             assert proc.stdout is not None
             for line in proc.stdout:
                 fh.write(line)
+                fh.flush()
+                log.debug("openrlhf: %s", line.rstrip())
                 m = _STEP.search(line)
                 if m:
                     steps = int(m.group(1))
+                    r = _REWARD.search(line)
                     if progress is not None:
-                        progress({"step": steps, "max_steps": run.grpo.max_steps})
+                        progress(steps, run.grpo.max_steps, {"reward": float(r.group(1))} if r else {})
             rc = proc.wait()
         if rc != 0:
             raise CrossgymError(f"OpenRLHF exited with status {rc} after {steps} steps; see {log_path}")

@@ -75,13 +75,24 @@ MAPPING: list[tuple[str, str, str]] = [
     ("environment / multi-turn / tools", "--train.agent_func_path agent.py (AgentExecutor)",
      "replaces --reward.remote_url; the agent scores the whole episode"),
     ("on_error", "(reward value)", "a number; 'none' is refused: OpenRLHF cannot mask a missing reward"),
-    ("engine", "--vllm.num_engines = GPUs, --train.colocate_all, --vllm.enable_sleep, --ds.enable_sleep",
+    ("engine", "--vllm.num_engines = GPUs x nodes, --vllm.tensor_parallel_size 1, --train.colocate_all, "
+     "--vllm.enable_sleep, --ds.enable_sleep, --vllm.gpu_memory_utilization 0.6",
      "OpenRLHF generates with vLLM only (hf and vllm both mean vLLM)"),
-    ("(defaults)", "--ds.zero_stage 2, --ds.param_dtype bf16, --ds.attn_implementation sdpa, --ckpt.save_hf",
-     "flash_attention_2 needs flash-attn: set it in backend_args"),
+    ("(GPUs)", "--actor.num_nodes 1, --actor.num_gpus_per_node = visible GPUs (1 if none); --ref.* the same",
+     "set actor.num_nodes / actor.num_gpus_per_node in backend_args for a cluster: batch sizes follow them"),
+    ("(defaults)", "--ds.zero_stage 2, --ds.param_dtype bf16, --ds.attn_implementation sdpa, "
+     "--actor.gradient_checkpointing_enable, --ckpt.save_hf", "flash_attention_2 needs flash-attn: set it in "
+     "backend_args"),
     ("backend_args", "any train_ppo_ray flag, dotted, without '--'", "true = bare flag, false/null = drop it, "
      "list = several values; passed through last, replacing crossgym's value"),
 ]
+
+
+def markdown_table() -> str:
+    """MAPPING as the Markdown table docs/backends/openrlhf.md shows (a test keeps the page current)."""
+    rows = ["| crossgym | OpenRLHF 0.11.2 | note |", "|---|---|---|"]
+    rows += [f"| `{a}` | {b} | {c} |" for a, b, c in MAPPING]
+    return "\n".join(rows) + "\n"
 
 
 def visible_gpus() -> int:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from crossgym.protocol.task import Task
 

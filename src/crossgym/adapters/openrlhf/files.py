@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from crossgym import __version__
 

@@ -19,9 +19,10 @@ import importlib.util
 import io
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
 

@@ -14,8 +14,9 @@ import importlib.util
 import json
 import tempfile
 import types
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from crossgym.adapters.openrlhf import files
 from crossgym.adapters.openrlhf.agent import AgentConfig

@@ -15,9 +15,10 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from crossgym.protocol.errors import CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
