@@ -1,0 +1,95 @@
+"""adapters/trl/episodes.py: multi-turn tool_use episodes inside TRL's rollout_func, on the tiny model.
+
+The tiny model never writes a tool call by itself, so generation is biased (transformers' ``sequence_bias``, passed
+through backend_args -> GRPOConfig.generation_kwargs) towards ``<tool_call>`` and end-of-turn: the real tool_use
+environment then answers each unreadable call with an error tool message and the episode goes on, turn after turn.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from crossgym.adapters.common import COMPLETION_COLUMN, reward_from_verdict, safe_verify, task_rows
+from crossgym.api import load_verifier
+from crossgym.protocol import Completion, Message, Task, VerifierSpec
+from crossgym.protocol.config import parse_run_config
+
+pytest.importorskip("trl")
+
+
+def add_tasks(n: int = 4) -> list[Task]:
+    from crossgym.environments import toolsets
+    from crossgym.environments.tools import tool_spec
+
+    spec = tool_spec(toolsets.add)
+    return [Task(id=f"add-{i}", prompt=[Message("user", f"What is {i}+3? Call add, then reply with the number.")],
+                 answer=i + 3, verifier=VerifierSpec("numeric"), env="tool_use", tools=(spec,),
+                 metadata={"tool_refs": ["crossgym.environments.toolsets:add"]}) for i in range(n)]
+
+
+def _run(model, out, **over):
+    from crossgym.inference.tiny import SPECIAL_TOKENS
+
+    tool_call, eos = SPECIAL_TOKENS.index("<tool_call>"), SPECIAL_TOKENS.index("<|im_end|>")
+    data = {"model": str(model), "tasks": {"source": "json_addition"}, "output_dir": str(out), "seed": 0,
+            "environment": {"max_turns": 3},
+            "grpo": {"num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 300,
+                     "max_steps": 2, "learning_rate": 1e-3},
+            "backend_args": {"generation_kwargs": {"sequence_bias": [[[tool_call], 5.0], [[tool_call, eos], 30.0]]}}}
+    return parse_run_config(data | over)
+
+
+def test_episode_tokens_are_the_rendered_conversation(tiny_model_dir, tmp_path):
+    from crossgym.adapters.trl.backend import TRLBackend
+
+    tasks = add_tasks(4)
+    backend = TRLBackend()
+    trainer = backend.build_trainer(_run(tiny_model_dir, tmp_path), tasks=tasks)
+    tok = trainer.processing_class
+    prompts = [row["prompt"] for row in task_rows(tasks, episodes=True)]
+    out = backend.rollout_func(prompts, trainer)
+
+    assert out["logprobs"] is None and len(out["prompt_ids"]) == 4
+    assert max(out["crossgym_turns"]) >= 2  # real multi-turn episodes
+    for i, task in enumerate(tasks):
+        completion = Completion.from_dict(json.loads(out[COMPLETION_COLUMN][i]))
+        ids, mask = out["completion_ids"][i], out["env_mask"][i]
+        assert len(ids) == len(mask) <= 300
+        assert len(completion.assistant_messages) == out["crossgym_turns"][i]
+        conversation = [m.to_openai() for m in (*task.prompt, *completion.messages)]
+        rendered = tok.apply_chat_template(conversation, tools=[t.to_openai() for t in task.tools],
+                                           add_generation_prompt=False, tokenize=False)
+        # the tokens TRL trains on are exactly the chat template's rendering of the episode
+        assert rendered.startswith(tok.decode(out["prompt_ids"][i] + ids, skip_special_tokens=False))
+        model_text = tok.decode([t for t, m in zip(ids, mask) if m], skip_special_tokens=False)
+        env_text = tok.decode([t for t, m in zip(ids, mask) if not m], skip_special_tokens=False)
+        assert "<tool_response>" not in model_text  # tool results are masked out of the loss
+        tool_msgs = [m for m in completion.messages if m.role == "tool"]
+        assert env_text.count("<tool_response>") == len(tool_msgs)
+        assert all(m.content.startswith("Error: could not read the tool call") for m in tool_msgs)
+
+
+def test_multi_turn_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_path, test_plugin):
+    from crossgym.adapters.trl.backend import TRLBackend
+
+    backend = TRLBackend()
+    seen = []
+    tasks = add_tasks(4)
+    # an extra term with spread (numeric on garbage is always 0); both judge the whole episode
+    run = _run(tiny_model_dir, tmp_path / "out", verifiers=[{"name": "test_short", "weight": 0.5,
+                                                              "params": {"limit": 64}}])
+    trainer = backend.build_trainer(run, tasks=tasks)
+    for fn in backend.reward_funcs:
+        fn.observers.append(lambda t, c, v, r, fn=fn: seen.append((fn, t, c, r)))
+    trainer.train()
+
+    assert trainer.state.global_step == 2 and len(seen) == 4
+    turns = []
+    for fn, batch_tasks, comps, rewards in seen:
+        for task, comp, reward in zip(batch_tasks, comps, rewards):
+            verdict = safe_verify(load_verifier(fn.spec or task.verifier), task, comp)
+            assert reward == reward_from_verdict(verdict, run.on_error)
+            turns.append(len(comp.assistant_messages))
+    assert max(turns) >= 2
