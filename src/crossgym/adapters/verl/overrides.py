@@ -248,7 +248,9 @@ def overrides(run: RunConfig, paths: Paths, *, n_tasks: int | None = None, episo
         notes.append("multi-turn/tool tasks: crossgym's agent loop plays each episode (environment reset/step); "
                      "environment tokens get response_mask 0; the reward is the Verdict on the whole episode")
     if paths.tool_config:
-        o[R + "multi_turn.tool_config_path"] = paths.tool_config
+        # not set as multi_turn.tool_config_path: crossgym's agent loop runs tools through the environment, and
+        # veRL's dataset would count every tool's schema into every prompt's length
+        notes.append(f"task tools as veRL BaseTools (for veRL's own tool_agent loop): {paths.tool_config}")
     o.update({
         "reward.custom_reward_function.path": paths.reward_module,
         "reward.custom_reward_function.name": "compute_score",
