@@ -227,15 +227,15 @@ class SQL(BaseVerifier):
         ans = task.answer
         if isinstance(ans, dict) and "rows" not in ans and isinstance(ans.get("query"), str):
             try:
-                cols, rows = execute(script, ans["query"], timeout=max(self.query_timeout, 5.0),
-                                     max_rows=self.max_rows)
+                ref_cols, ref_rows = execute(script, ans["query"], timeout=max(self.query_timeout, 5.0),
+                                             max_rows=self.max_rows)
             except QueryError as exc:
                 raise BadTask(f"reference query fails: {exc}") from None
-            return cols, rows
-        rows = ans.get("rows") if isinstance(ans, dict) else ans
+            return ref_cols, ref_rows
+        rows: Any = ans.get("rows") if isinstance(ans, dict) else ans
         if not isinstance(rows, list) or not all(isinstance(r, (list, tuple)) for r in rows):
             raise BadTask("answer must be {'rows': [[...], ...]}, {'query': 'SELECT ...'} or a list of rows")
-        cols = ans.get("columns") if isinstance(ans, dict) else None
+        cols: Any = ans.get("columns") if isinstance(ans, dict) else None
         return cols, [tuple(r) for r in rows]
 
     def score(self, task: Task, completion: Completion) -> Verdict:

@@ -37,7 +37,7 @@ def _person(rng: random.Random) -> dict[str, Any]:
 
 FIELDS = {1: ["name", "age", "city"], 2: ["name", "age", "city", "occupation", "skills"],
           3: ["name", "age", "occupation", "email", "skills", "address", "years_experience"]}
-TYPES = {"name": {"type": "string"}, "age": {"type": "integer"}, "city": {"type": "string"},
+TYPES: dict[str, dict[str, Any]] = {"name": {"type": "string"}, "age": {"type": "integer"}, "city": {"type": "string"},
          "occupation": {"type": "string"}, "email": {"type": "string"},
          "skills": {"type": "array", "items": {"type": "string"}},
          "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"},

@@ -45,7 +45,7 @@ class RowMapper:
                               fix=f"map these fields: {', '.join(FIELDS)}")
         self.columns = {**DEFAULT_COLUMNS, **dict(columns or {})}
         self.explicit = set(columns or {})
-        self.verifier = None if verifier is None else VerifierSpec.from_dict(verifier)  # type: ignore[arg-type]
+        self.verifier = None if verifier is None else VerifierSpec.from_dict(verifier)
         self.env = env
         self.system_prompt = system_prompt
         self.prompt_template = prompt_template

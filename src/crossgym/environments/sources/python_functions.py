@@ -66,7 +66,7 @@ def _brackets(rng: random.Random) -> tuple[Any, ...]:
     if rng.random() < 0.5:
         s = ""
         for _ in range(rng.randint(0, 5)):
-            o, c = rng.choice(["()", "[]", "{}"])
+            o, c = rng.choice([("(", ")"), ("[", "]"), ("{", "}")])
             s = rng.choice([o + s + c, s + o + c])
         return (s,)
     return ("".join(rng.choice("()[]{}") for _ in range(rng.randint(1, 8))),)

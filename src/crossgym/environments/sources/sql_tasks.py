@@ -65,7 +65,8 @@ Template = Callable[[random.Random, dict[str, Any]], tuple[str, str, bool]]
 
 
 def _dept(rng: random.Random, data: dict[str, Any]) -> tuple[int, str, str]:
-    return rng.choice(data["departments"])
+    dept_id, name, city = rng.choice(data["departments"])
+    return int(dept_id), str(name), str(city)
 
 
 def _t1_filter(rng: random.Random, data: dict[str, Any]) -> tuple[str, str, bool]:
