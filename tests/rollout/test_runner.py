@@ -132,3 +132,14 @@ def test_verification_overlaps_generation(hf_engine, test_plugin):
     gen_after_first = [(s, e) for _, _, s, e in engine.calls[1:]]
     assert any(vs < ge and gs < ve for vs, ve in test_plugin.Slow.intervals for gs, ge in gen_after_first)
     assert seen[0] == (0, 6) and seen[-1] == (6, 6) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_tasks_sharing_a_prompt_still_get_one_engine_call(hf_engine, test_plugin):
+    import dataclasses
+
+    a, b, c = test_plugin.make_tasks(3)
+    tasks = [a, dataclasses.replace(b, prompt=a.prompt), c]  # two tasks ask the same thing
+    engine = Recording(hf_engine)
+    rollouts = run_rollouts(engine, tasks, RolloutConfig(model="tiny", engine="hf", sampling=SAMPLING, n=2))
+    assert [call[:2] for call in engine.calls] == [(6, 1)]  # groups of 4 and 2: one sample per episode instead
+    assert [(r.task.id, r.provenance["sample"]) for r in rollouts] == [(t.id, j) for t in tasks for j in range(2)]

@@ -146,25 +146,24 @@ class RolloutRunner:
                 ep.close()
 
     def _turn(self, active: list[Episode]) -> None:
-        """Generate one turn for every active episode, grouping identical prompts into n-sample calls."""
+        """Generate one turn for every active episode in one engine call: identical prompts (a task's n first
+        turns) become one prompt with n samples when every group has the same size, else one sample each."""
         groups: dict[str, list[Episode]] = defaultdict(list)
         for ep in active:
             groups[ep.prompt_key()].append(ep)
-        by_size: dict[int, list[list[Episode]]] = defaultdict(list)
-        for members in groups.values():
-            by_size[len(members)].append(members)
-        for size, group_list in sorted(by_size.items()):
-            prompts = [g[0].conversation() for g in group_list]
-            tools = [list(g[0].tools) for g in group_list]
-            t = time.perf_counter()
-            out = self.engine.generate(prompts, size, self.config.sampling,
-                                       tools if any(tools) else None)
-            per_episode = (time.perf_counter() - t) / (size * len(group_list))
-            if len(out) != len(group_list) or any(len(row) != size for row in out):
-                raise CrossgymError(f"engine {self.config.engine!r} returned the wrong number of completions")
-            for members, row in zip(group_list, out, strict=False):
-                for ep, completion in zip(members, row, strict=False):
-                    ep.take(completion, per_episode, self.config.max_turns)
+        sizes = {len(members) for members in groups.values()}
+        group_list = list(groups.values()) if len(sizes) == 1 else [[ep] for ep in active]
+        size = len(group_list[0])
+        prompts = [g[0].conversation() for g in group_list]
+        tools = [list(g[0].tools) for g in group_list]
+        t = time.perf_counter()
+        out = self.engine.generate(prompts, size, self.config.sampling, tools if any(tools) else None)
+        per_episode = (time.perf_counter() - t) / len(active)
+        if len(out) != len(group_list) or any(len(row) != size for row in out):
+            raise CrossgymError(f"engine {self.config.engine!r} returned the wrong number of completions")
+        for members, row in zip(group_list, out, strict=True):
+            for ep, completion in zip(members, row, strict=True):
+                ep.take(completion, per_episode, self.config.max_turns)
 
     # ------------------------------------------------------------------ verification
     def _score(self, ep: Episode, verifiers: dict[str, Any]) -> Rollout:
