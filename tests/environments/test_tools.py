@@ -117,11 +117,12 @@ def _task(metadata: dict, tools: tuple = ()) -> Task:
 def test_tools_for_task_from_toolset_and_refs() -> None:
     tools = tools_for_task(_task({"toolset": "calculator"}))
     assert [t.name for t in tools] == ["add", "subtract", "multiply", "divide", "sqrt"]
-    refs = tools_for_task(_task({"tool_refs": ["tests.environments.test_tools:search"]}))
-    assert [t.name for t in refs] == ["search"]
+    refs = tools_for_task(_task({"tool_refs": ["crossgym.environments.toolsets:get_weather"]}))
+    assert [t.name for t in refs] == ["get_weather"]
+    assert json.loads(refs[0].call({"city": "Oslo"}))["temperature_c"] == 6
     both = tools_for_task(_task({"toolset": "crossgym.environments.toolsets:calculator",
-                                 "tool_refs": ["tests.environments.test_tools:sphinx_style"]}))
-    assert {t.name for t in both} == {"add", "subtract", "multiply", "divide", "sqrt", "sphinx_style"}
+                                 "tool_refs": ["crossgym.environments.toolsets:days_between"]}))
+    assert {t.name for t in both} == {"add", "subtract", "multiply", "divide", "sqrt", "days_between"}
 
 
 def test_task_tools_select_and_keep_the_declared_specs() -> None:
