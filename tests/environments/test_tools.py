@@ -163,3 +163,21 @@ def test_tools_rebuild_from_task_json_in_a_fresh_process() -> None:
     here = {t.name: t for t in tools_for_task(task)}
     assert names == sorted(here)
     assert result == here[call["name"]].call(call["arguments"])
+
+
+def test_stateful_toolset_factory_gives_each_episode_its_own_state() -> None:
+    from crossgym.environments.tool_use import ToolUseEnv
+    from crossgym.protocol.messages import Message, ToolCall
+
+    def call(name: str, **args: object) -> Message:
+        return Message(role="assistant", content="", tool_calls=(ToolCall(id="c", name=name, arguments=args),))
+
+    task = _task({"toolset": "notes"})
+    a, b = ToolUseEnv(), ToolUseEnv()
+    assert {t.name for t in a.reset(task).tools} == {"remember", "recall"}
+    b.reset(task)
+    a.step(call("remember", key="k", value="from a"))
+    assert a.step(call("recall", key="k")).messages[0].content == "from a"
+    assert "no note named 'k'" in b.step(call("recall", key="k")).messages[0].content
+    a.reset(task)  # a new episode starts with an empty scratchpad
+    assert "no note named" in a.step(call("recall", key="k")).messages[0].content

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 BUILTIN_TOOLSETS: dict[str, str] = {
     "utilities": "crossgym.environments.toolsets:utilities",
     "calculator": "crossgym.environments.toolsets:calculator",
+    "notes": "crossgym.environments.toolsets:notes",
 }
 
 #: Longest tool result handed back to the model, in characters.

@@ -167,3 +167,30 @@ def calculator() -> list[Callable[..., Any]]:
 def utilities() -> list[Callable[..., Any]]:
     """Lookups, conversions, dates, text and arithmetic: for tasks that make the model choose among tools."""
     return list(UTILITIES)
+
+
+def notes(task: Any = None, seed: int | None = None) -> list[Callable[..., Any]]:
+    """A per-episode scratchpad (a fresh one each time the factory runs): the pattern for stateful toolsets."""
+    store: dict[str, str] = {}
+
+    def remember(key: str, value: str) -> str:
+        """Save a note under a key (overwrites an older note).
+
+        Args:
+            key: The note's name.
+            value: The text to keep.
+        """
+        store[key] = value
+        return f"saved {key!r}"
+
+    def recall(key: str) -> str:
+        """Read a note saved earlier in this episode.
+
+        Args:
+            key: The note's name.
+        """
+        if key not in store:
+            raise KeyError(f"no note named {key!r}; saved: {', '.join(sorted(store)) or 'none'}")
+        return store[key]
+
+    return [remember, recall]
