@@ -44,7 +44,7 @@ def check_env(env: Mapping[str, str] | None) -> dict[str, str]:
 def run(sandbox: Sandbox, mode: str, fields: dict[str, Any], *, files: Mapping[str, str | bytes] | None,
         stdin: str | bytes | None, timeout: float | None, limits: Limits | None, env: Mapping[str, str] | None,
         return_files: bool = False, scratch: str | None = None, before: Mapping[str, bytes] | None = None,
-        result_pipe: bool = False) -> tuple[ExecResult, Raw]:
+        result_pipe: bool = False, header: Mapping[str, Any] | None = None) -> tuple[ExecResult, Raw]:
     """Run one task; ``scratch`` (a session's directory) implies returning files."""
     timeout = float(timeout if timeout is not None else DEFAULT_TIMEOUT)
     if not timeout > 0:
@@ -52,7 +52,7 @@ def run(sandbox: Sandbox, mode: str, fields: dict[str, Any], *, files: Mapping[s
     limits = limits or Limits()
     seeds = filetree.normalize(files)
     fields = dict(fields, env=check_env(env))
-    hdr = {"mode": mode, "limits": limits.rlimits(timeout)}
+    hdr = {"mode": mode, "limits": limits.rlimits(timeout), **(header or {})}
     own_dir = None
     if return_files or scratch:
         if scratch is None:

@@ -20,7 +20,7 @@ def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, en
             "entry_point": entry_point, "prelude": prelude, "budget_s": timeout - margin,
             "unit_timeout": test_timeout}
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=files, stdin=None, timeout=timeout,
-                              limits=limits, env=None, result_pipe=True)
+                              limits=limits, env=None, result_pipe=True, header={"respawn": test_timeout is not None})
     return parse(raw, result)
 
 

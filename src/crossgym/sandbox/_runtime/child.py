@@ -38,10 +38,10 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, keep_rules=(mode == "tests"))
         if uid is None:
             confine.set_dumpable(False)
-        zygote = None
+        spawner = None
         if mode == "tests":
             from . import solution
-            zygote = solution.start_zygote(conf)  # forked before the payload is read
+            spawner = solution.Spawner(conf, bool(hdr.get("respawn")))  # forked before the payload is read
             conf.drop_rules()
         payload = wire.read_obj(0)
         _seed(payload.get("files", []))
@@ -62,7 +62,7 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         _run_python(payload["source"], payload.get("filename") or "main.py", scratch)
     else:
         from . import harness
-        harness.main(payload, zygote, scratch)
+        harness.main(payload, spawner, scratch)
     os._exit(SETUP_FAILED)
 
 

@@ -34,8 +34,8 @@ class SolutionError(Exception):
 class Remote:
     """The current solution process; a fresh one is forked after a timeout."""
 
-    def __init__(self, zygote: solution.Zygote, source: str) -> None:
-        self.zygote = zygote
+    def __init__(self, spawner: solution.Spawner, source: str) -> None:
+        self.spawner = spawner
         self.source = source
         self.pid = 0
         self.req = self.rep = -1
@@ -46,7 +46,7 @@ class Remote:
         """Start a solution process and return the names its source defines."""
         if self.broken:
             raise SolutionError(self.broken)
-        self.pid, self.req, self.rep = self.zygote.spawn()
+        self.pid, self.req, self.rep = self.spawner.spawn()
         self.generation += 1
         reply = self._exchange(["init", self.source], loading=True)
         return reply  # type: ignore[no-any-return]
@@ -58,7 +58,7 @@ class Remote:
 
     def stop(self) -> None:
         if self.pid:
-            self.zygote.kill(self.pid)
+            self.spawner.kill(self.pid)
             for fd in (self.req, self.rep):
                 os.close(fd)
             self.pid = 0
@@ -231,7 +231,7 @@ def _alarm(*_: Any) -> None:
     raise TestTimeout()
 
 
-def main(payload: dict[str, Any], zygote: solution.Zygote, scratch: str) -> None:
+def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> None:
     """Plan the units, load the solution, run every unit, report. Never returns."""
     from . import plan
 
@@ -252,7 +252,7 @@ def main(payload: dict[str, Any], zygote: solution.Zygote, scratch: str) -> None
         os._exit(0)
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
     reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
-    remote = Remote(zygote, spec["solution"])
+    remote = Remote(spawner, spec["solution"])
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter}
     prelude_names = _prelude(ns, spec.get("prelude"))
     try:

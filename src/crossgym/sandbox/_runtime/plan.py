@@ -22,26 +22,35 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
             stmts = ast.parse(snippet, "tests.py").body
             body.append(_wrap(stmts, _register(kinds, names, "unit", snippet)))
     else:
-        source = tests
-        module = ast.parse(source, "tests.py")
+        lines = tests.splitlines()
+        module = ast.parse(tests, "tests.py")
         has_check = any(isinstance(s, ast.FunctionDef) and s.name == "check" for s in module.body)
         test_funcs = []
         for stmt in module.body:
             if entry and has_check and _calls(stmt, "check"):
                 continue  # the harness calls check itself, with the solution's entry point
             if isinstance(stmt, ast.FunctionDef) and stmt.name == "check":
-                stmt.body = [_wrap([s], _register(kinds, names, _kind(s), _text(source, s))) for s in stmt.body]
+                stmt.body = [_wrap([s], _register(kinds, names, _kind(s), _text(lines, s))) for s in stmt.body]
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
                 test_funcs.append(stmt.name)
-            body.append(_wrap([stmt], _register(kinds, names, _kind(stmt), _text(source, stmt))))
+            body.append(_wrap([stmt], _register(kinds, names, _kind(stmt), _text(lines, stmt))))
+        last = body[-1] if body else None
         if entry and has_check:
-            call = ast.parse(f"check({entry})").body
+            call = _located(ast.parse(f"check({entry})").body, last)
             body.append(_wrap(call, _register(kinds, names, "setup", "check")))
         for name in test_funcs:
-            body.append(_wrap(ast.parse(f"{name}()").body, _register(kinds, names, "unit", f"{name}()")))
-    tree = ast.Module(body=body, type_ignores=[])
-    ast.fix_missing_locations(tree)
-    return compile(tree, "tests.py", "exec"), names, kinds
+            call = _located(ast.parse(f"{name}()").body, last)
+            body.append(_wrap(call, _register(kinds, names, "unit", f"{name}()")))
+    return compile(ast.Module(body=body, type_ignores=[]), "tests.py", "exec"), names, kinds
+
+
+def _located(stmts: list[ast.stmt], like: ast.stmt | None) -> list[ast.stmt]:
+    """Statements we add get the line of the last real one (tracebacks stay in the tests' range)."""
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if like is not None and "lineno" in node._attributes:
+                node.lineno = node.end_lineno = like.lineno  # type: ignore[attr-defined]
+    return stmts
 
 
 def _register(kinds: list[str], names: list[str], kind: str, text: str) -> int:
@@ -76,21 +85,19 @@ def _calls(stmt: ast.stmt, name: str) -> bool:
             and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == name)
 
 
-def _text(source: str, stmt: ast.stmt) -> str:
-    text = ast.get_source_segment(source, stmt) or type(stmt).__name__
-    first = text.strip().splitlines()[0] if text.strip() else text
-    return first[:160]
+def _text(lines: list[str], stmt: ast.stmt) -> str:
+    return lines[stmt.lineno - 1].strip()[:160] if 0 < stmt.lineno <= len(lines) else type(stmt).__name__
 
 
 def _wrap(stmts: list[ast.stmt], index: int) -> ast.stmt:
     """__cg__.begin(i); try: <stmts> except BaseException as e: __cg__.fail(i, e) else: __cg__.ok(i)"""
-    def call(method: str, *args: ast.expr) -> ast.stmt:
-        fn = ast.Attribute(value=ast.Name("__cg__", ast.Load()), attr=method, ctx=ast.Load())
-        return ast.Expr(ast.Call(fn, [ast.Constant(index), *args], []))
+    first = stmts[0]
+    at = {"lineno": first.lineno, "col_offset": 0, "end_lineno": first.lineno, "end_col_offset": 0}
 
-    handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name="__cg_exc",
-                                body=[call("fail", ast.Name("__cg_exc", ast.Load()))])
-    guarded = ast.Try(body=[call("begin"), *stmts], handlers=[handler], orelse=[call("ok")], finalbody=[])
-    for node in (guarded, handler):
-        ast.copy_location(node, stmts[0])
-    return guarded
+    def call(method: str, *args: ast.expr) -> ast.stmt:
+        fn = ast.Attribute(value=ast.Name("__cg__", ast.Load(), **at), attr=method, ctx=ast.Load(), **at)
+        return ast.Expr(ast.Call(fn, [ast.Constant(index, **at), *args], [], **at), **at)
+
+    handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load(), **at), name="__cg_exc",
+                                body=[call("fail", ast.Name("__cg_exc", ast.Load(), **at))], **at)
+    return ast.Try(body=[call("begin"), *stmts], handlers=[handler], orelse=[call("ok")], finalbody=[], **at)

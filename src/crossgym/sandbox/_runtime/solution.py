@@ -1,5 +1,5 @@
-"""The solution's side of a test run: a zygote forked before the tests are read, and the processes it
-forks to hold the solution and answer the harness's calls with plain values.
+"""The solution's side of a test run: processes forked before the tests are read, which hold the
+solution and answer the harness's calls with plain values.
 
 The harness (the task's first process) keeps the test source, the expected values and the private
 result pipe; none of them ever exists in these processes.
@@ -20,50 +20,88 @@ from . import codec, confine, wire
 MAX_MESSAGE = 1000
 
 
-class Zygote:
-    """The harness's handle on the zygote process."""
+class Spawner:
+    """Solution processes for the harness: one forked up front; after a hang or a crash, fresh ones from a
+    zygote (forked up front too, only when the run asks for per-unit isolation)."""
 
-    def __init__(self, pid: int, sock: socket.socket) -> None:
-        self.pid = pid
-        self.sock = sock
+    def __init__(self, conf: confine.Confinement, respawn: bool) -> None:
+        self._first: tuple[int, int, int] | None = _fork_solution(conf, nest=True)
+        self._own = {self._first[0]}
+        self._zygote: socket.socket | None = None
+        if respawn:
+            hsock, zsock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    hsock.close()
+                    os.close(self._first[1])
+                    os.close(self._first[2])
+                    conf.nest()
+                    _zygote_loop(zsock)
+                finally:
+                    os._exit(0)
+            zsock.close()
+            self._zygote = hsock
 
     def spawn(self) -> tuple[int, int, int]:
         """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
-        self.sock.send(b"spawn")
-        data, fds, _, _ = socket.recv_fds(self.sock, 64, 2)
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        if self._zygote is None:
+            raise EOFError("no fresh solution process (per-unit isolation is off)")
+        self._zygote.send(b"spawn")
+        data, fds, _, _ = socket.recv_fds(self._zygote, 64, 2)
         if not data or len(fds) != 2:
             raise EOFError("the solution zygote is gone")
         return int(data), fds[0], fds[1]
 
     def kill(self, pid: int) -> None:
-        """Kill one solution process (the harness's domain may not signal it directly)."""
+        """Kill one solution process (the zygote's children are out of the harness's reach)."""
         try:
-            self.sock.send(b"kill %d" % pid)
+            if pid in self._own:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            elif self._zygote is not None:
+                self._zygote.send(b"kill %d" % pid)
         except OSError:
             pass
 
 
-def start_zygote(conf: confine.Confinement) -> Zygote:
-    """Fork the zygote now, while this process holds nothing of the task's payload."""
-    hsock, zsock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+def _fork_solution(conf: confine.Confinement | None, nest: bool) -> tuple[int, int, int]:
+    """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain)."""
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            hsock.close()
+            os.close(req_w)
+            os.close(rep_r)
             null = os.open("/dev/null", os.O_RDONLY)
             os.dup2(null, 0)
             os.close(null)
-            os.close(3)  # the private result pipe stays with the harness
-            os.close(9)  # and the status pipe with the server
-            conf.nest()
-            _zygote_loop(zsock, os.getcwd())
+            if nest and conf is not None:  # forked by the harness: drop its private result and status pipes
+                for fd in (3, 9):
+                    os.close(fd)
+                conf.nest()  # and enter a nested Landlock domain: it cannot signal the harness
+            _serve(req_r, rep_w, os.getcwd())
         finally:
             os._exit(0)
-    zsock.close()
-    return Zygote(pid, hsock)
+    os.close(req_r)
+    os.close(rep_w)
+    return pid, req_w, rep_r
 
 
-def _zygote_loop(sock: socket.socket, scratch: str) -> None:
+def _zygote_loop(sock: socket.socket) -> None:
+    """In the zygote: fork a solution process per request, kill on request, until the harness goes."""
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)  # never the task's payload pipe
+    os.close(null)
+    for fd in (3, 9):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     children: set[int] = set()
     while True:
         try:
@@ -74,20 +112,8 @@ def _zygote_loop(sock: socket.socket, scratch: str) -> None:
             break
         _reap(children)
         if msg == b"spawn":
-            req_r, req_w = os.pipe()
-            rep_r, rep_w = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    sock.close()
-                    os.close(req_w)
-                    os.close(rep_r)
-                    _serve(req_r, rep_w, scratch)
-                finally:
-                    os._exit(0)
+            pid, req_w, rep_r = _fork_solution(None, nest=False)
             children.add(pid)
-            os.close(req_r)
-            os.close(rep_w)
             socket.send_fds(sock, [b"%d" % pid], [req_w, rep_r])
             os.close(req_w)
             os.close(rep_r)
