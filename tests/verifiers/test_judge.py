@@ -52,7 +52,7 @@ def server():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     srv.requests, srv.mode = [], "ok"
     srv.daemon_threads, srv.block_on_close = True, False
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     srv.url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
     yield srv

@@ -11,16 +11,18 @@ pytest.importorskip("math_verify")
 
 from crossgym.protocol.errors import VerifierError  # noqa: E402
 from crossgym.protocol.task import Completion  # noqa: E402
+from crossgym.verifiers.batch import verify_many  # noqa: E402
 from crossgym.verifiers.math import Math, parse_gold  # noqa: E402
 
 HANG = "The answer is $9^{9^{9^{9}}}$"  # sympy tries to evaluate the tower: never finishes
 
 
 def run(answer, text, **params):
+    params.setdefault("timeout", 30.0)  # generous: a loaded CI box must not turn slow sympy into a failure
     return Math(**params).verify(Math.task(answer, params=params), Completion.from_text(text))
 
 
-@pytest.mark.parametrize("gold,text", [
+PASSING = [
     ("\\frac{1}{2}", "The probability is $\\boxed{\\frac{1}{2}}$."),
     ("\\frac{1}{2}", "The answer is $0.5$"),
     ("0.5", "$\\boxed{\\frac12}$"),
@@ -39,13 +41,8 @@ def run(answer, text, **params):
     ("$-\\frac{3}{4}$", "$\\boxed{-0.75}$"),
     ("\\boxed{5}", "$\\boxed{5}$"),
     (["4", "\\frac{8}{2}"], "$\\boxed{4}$"),
-])
-def test_equivalent_answers_pass(gold, text):
-    v = run(gold, text)
-    assert v.passed and v.error is None, v
-
-
-@pytest.mark.parametrize("gold,text", [
+]
+FAILING = [
     ("3", "The answer is $\\boxed{4}$."),
     ("\\frac{1}{2}", "$\\boxed{\\frac{1}{3}}$"),
     ("(x+1)^2", "$x^2+1$"),
@@ -53,10 +50,21 @@ def test_equivalent_answers_pass(gold, text):
     ("2", "$\\boxed{1, 2, 3}$"),
     ("2", "$\\boxed{2}$ or $\\boxed{3}$"),
     ("2", "<think>The answer is $\\boxed{2}$</think>The answer is $\\boxed{3}$"),  # reasoning is not the answer
-])
-def test_wrong_or_hedged_answers_fail(gold, text):
-    v = run(gold, text)
-    assert not v.passed and v.error is None, v
+]
+
+
+def _batch(cases):
+    return verify_many([(Math.task(g, params={"timeout": 30.0}), t) for g, t in cases], workers=2, chunksize=4)
+
+
+def test_equivalent_answers_pass():
+    wrong = [(c, v) for c, v in zip(PASSING, _batch(PASSING), strict=True) if not (v.passed and v.error is None)]
+    assert not wrong, wrong
+
+
+def test_wrong_or_hedged_answers_fail():
+    wrong = [(c, v) for c, v in zip(FAILING, _batch(FAILING), strict=True) if v.passed or v.error is not None]
+    assert not wrong, wrong
 
 
 @pytest.mark.parametrize("text", ["", "   ", "I do not know.", "<think>hmm, maybe 3", "no math here at all"])
@@ -95,7 +103,7 @@ def test_timeout_from_a_thread_and_the_pool_heals():
 
 
 def test_many_threads_at_once_are_correct_and_deterministic():
-    cases = [("\\frac{1}{2}", "$0.5$", True), ("3", "$4$", False), ("(x+1)^2", "$x^2+2x+1$", True)] * 4
+    cases = [("\\frac{1}{2}", "$0.5$", True), ("3", "$4$", False), ("(x+1)^2", "$x^2+2x+1$", True)] * 2
     results = [None] * len(cases)
 
     def go(i):

@@ -106,6 +106,8 @@ def one_of(values: list[str], what: str) -> str:
 
 def marker_answer(text: str) -> str | None:
     """The rest of the line after the last "answer is"/"answer:"/"final answer:" marker, or None."""
+    if "nswer" not in text and "NSWER" not in text:  # fast path: no marker at all
+        return None
     last = None
     for m in _MARKER.finditer(text):
         last = m

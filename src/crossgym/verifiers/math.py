@@ -62,6 +62,12 @@ def parse_gold(gold: str) -> tuple[Any, ...]:
     return ()
 
 
+def zygote_warm() -> None:
+    """Called once in the worker pool's zygote: math-verify compiles its extraction regexes on first use."""
+    _math_verify().verify(list(parse_gold("\\frac{1}{2}")), parse_answer("The answer is $\\boxed{0.5}$"),
+                          timeout_seconds=None)
+
+
 class Math(BaseVerifier):
     """The completion's final answer is mathematically equivalent to the reference (math-verify).
 

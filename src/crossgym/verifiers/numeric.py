@@ -17,12 +17,13 @@ MAX_NUMBER_CHARS = 200
 
 # signs, thousands separators (1,234,567), decimals, exponents, a/b fractions, LaTeX \frac{a}{b}, percent
 _NUM = re.compile(
-    r"(?P<frac>\\[dt]?frac\{\s*(?P<fn>[-+]?\d+(?:\.\d+)?)\s*\}\{\s*(?P<fd>[-+]?\d+(?:\.\d+)?)\s*\})"
-    r"|(?:(?<![\w).\]}])(?P<sign>[-+]))?(?P<cur>[$€£¥])?\s?"
+    r"(?=[-+$€£¥.\d\\])"  # a cheap first-character test keeps the scan fast on prose
+    r"(?:(?P<frac>\\[dt]?frac\{\s*(?P<fn>[-+]?\d+(?:\.\d+)?)\s*\}\{\s*(?P<fd>[-+]?\d+(?:\.\d+)?)\s*\})"
+    r"|(?:(?<![\w).\]}])(?P<sign>[-+])\s?)?(?:(?P<cur>[$€£¥])\s?)?"
     r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
     r"(?:\s?/\s?(?P<den>\d+(?:\.\d+)?)(?![\d.]))?"
     r"(?P<exp>[eE][-+]?\d{1,4})?"
-    r"(?P<pct>\s?%)?"
+    r"(?P<pct>\s?%)?)"
 )
 _CLEAN = [("{,}", ","), ("\\,", ""), ("\\!", ""), ("\\%", "%"), ("\\$", "$"), ("−", "-"), ("–", "-"),
           ("\u202f", ""), ("\u2009", "")]
@@ -41,32 +42,59 @@ def _to_fraction(tok: str) -> Fraction:
     return Fraction(tok.replace(",", ""))
 
 
+def _value(m: re.Match[str]) -> tuple[Fraction, bool, str]:
+    """(value, is_percent, source text) of one number match."""
+    if m.group("frac"):
+        num, den = _to_fraction(m.group("fn")), _to_fraction(m.group("fd"))
+        if den == 0:
+            raise Malformed("division by zero in the answer")
+        return num / den, False, m.group(0)
+    val = _to_fraction(m.group("num"))
+    if m.group("den"):
+        den = _to_fraction(m.group("den"))
+        if den == 0:
+            raise Malformed("division by zero in the answer")
+        val = val / den
+    if m.group("exp"):
+        e = int(m.group("exp")[1:])
+        if abs(e) > 400:
+            raise Malformed("an exponent in the answer is out of range")
+        val = val * Fraction(10) ** e
+    if m.group("sign") == "-":
+        val = -val
+    return val, bool(m.group("pct")), m.group(0).strip()
+
+
 def numbers_in(text: str) -> list[tuple[Fraction, bool, str]]:
     """Every number in ``text`` as (value, is_percent, source text), in order. Linear time."""
+    return [_value(m) for m in _NUM.finditer(_clean(text))]
+
+
+def last_number(text: str) -> tuple[Fraction, bool, str] | None:
+    """The last number in ``text`` (only that one is converted), or None. Scans a window from the end and widens
+    it until the last match cannot have been cut by the window edge."""
     text = _clean(text)
-    out = []
-    for m in _NUM.finditer(text):
-        if m.group("frac"):
-            num, den = _to_fraction(m.group("fn")), _to_fraction(m.group("fd"))
-            if den == 0:
-                raise Malformed("division by zero in the answer")
-            out.append((num / den, False, m.group(0)))
-            continue
-        val = _to_fraction(m.group("num"))
-        if m.group("den"):
-            den = _to_fraction(m.group("den"))
-            if den == 0:
-                raise Malformed("division by zero in the answer")
-            val = val / den
-        if m.group("exp"):
-            e = int(m.group("exp")[1:])
-            if abs(e) > 400:
-                raise Malformed("an exponent in the answer is out of range")
-            val = val * Fraction(10) ** e
-        if m.group("sign") == "-":
-            val = -val
-        out.append((val, bool(m.group("pct")), m.group(0).strip()))
-    return out
+    size = 256
+    while True:
+        start = max(0, len(text) - size)
+        last = None
+        for last in _NUM.finditer(text, start):  # noqa: B007
+            pass
+        if start == 0 or (last is not None and last.start() > start + 2):
+            return None if last is None else _value(last)
+        size *= 4
+
+
+def single_number(text: str) -> tuple[Fraction, bool, str] | None:
+    """The one number in ``text``; Malformed when it holds two different ones (stops at the second)."""
+    first: tuple[Fraction, bool, str] | None = None
+    for m in _NUM.finditer(_clean(text)):
+        v = _value(m)
+        if first is None:
+            first = v
+        elif (v[0], v[1]) != (first[0], first[1]):
+            raise Malformed(f"several different numbers in the answer ({clip(first[2], 20)}, {clip(v[2], 20)})")
+    return first
 
 
 def parse_reference(answer: Any) -> list[Fraction]:
@@ -127,17 +155,10 @@ class Numeric(BaseVerifier):
 
     def _prediction(self, text: str) -> tuple[Fraction, bool, str]:
         span, where = locate_answer(text, self.extract, tag=self.tag)
-        whole = where == "full"
-        nums = numbers_in(span)
-        if not nums:
+        found = last_number(span) if where == "full" and self.fallback == "last_number" else single_number(span)
+        if found is None:
             raise Malformed(f"no number in the answer {clip(span, 60)!r}")
-        if whole and self.fallback == "last_number":
-            return nums[-1]
-        distinct = {(v, p) for v, p, _ in nums}
-        if len(distinct) > 1:
-            shown = ", ".join(s for _, _, s in nums[:4])
-            raise Malformed(f"{len(distinct)} different numbers in the answer ({clip(shown, 60)})")
-        return nums[0]
+        return found
 
     def _close(self, a: Fraction, b: Fraction) -> bool:
         """math.isclose in exact rational arithmetic (floats would round big integers together)."""

@@ -71,6 +71,20 @@ def _import_all(modules: Sequence[str]) -> None:
         importlib.import_module(m)
 
 
+def _preload(module: str) -> None:
+    """Import ``module`` in the zygote and run its ``zygote_warm()`` hook if it has one (e.g. math compiles
+    math-verify's regexes), so every forked worker starts warm."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+        hook = getattr(mod, "zygote_warm", None)
+        if callable(hook):
+            hook()
+    except Exception as exc:  # a missing optional module must not stop the pool
+        log.debug("zygote could not preload %s: %s", module, exc)
+
+
 def _exit_with_parent() -> None:
     parent = os.getppid()
 
@@ -86,7 +100,6 @@ def _exit_with_parent() -> None:
 def zygote_main(fd: int) -> None:
     """Entry point of the zygote (``python -c``): pre-import, then fork a worker per "spawn" request, sending
     its socket back with SCM_RIGHTS; "kill PID" kills and reaps one of its workers."""
-    import importlib
     import signal
     from multiprocessing.connection import Connection
 
@@ -95,10 +108,7 @@ def zygote_main(fd: int) -> None:
     path, warm = pickle.loads(ctl.recv(1 << 20))
     sys.path[:] = list(dict.fromkeys(list(path) + sys.path))
     for mod in warm:
-        try:
-            importlib.import_module(mod)
-        except Exception as exc:  # a missing optional module must not stop the pool
-            log.debug("zygote could not pre-import %s: %s", mod, exc)
+        _preload(mod)
     children: set[int] = set()
     ctl.send(b"ready")
     while True:
@@ -130,10 +140,7 @@ def zygote_main(fd: int) -> None:
             socket.send_fds(ctl, [str(pid).encode()], [mine.fileno()])
             mine.close()
         elif msg.startswith(b"import "):
-            try:
-                importlib.import_module(msg[7:].decode())
-            except Exception as exc:
-                log.debug("zygote could not import %s: %s", msg[7:], exc)
+            _preload(msg[7:].decode())
             ctl.send(b"ok")
         elif msg.startswith(b"kill "):
             pid = int(msg[5:])
