@@ -1,0 +1,198 @@
+"""TRL parity driver: the crossgym TRL backend builds a real GRPOTrainer (tiny local model), and the trainer's own
+reward functions are called exactly as ``GRPOTrainer._calculate_rewards`` calls them in TRL 1.16.
+
+That call is: keywords only, ``prompts=`` (the dataset's prompt column), ``completions=`` (conversational:
+``[{"role": "assistant", "content": text}]`` per row), ``completion_ids=`` (token ids), every other dataset column
+(as the dataloader yields rows from the Arrow-backed dataset), the rollout function's extra fields (multi-turn:
+the whole Completion), ``trainer_state``, ``log_extra`` and ``log_metric``. The trainer's reward for a row is the
+weighted sum over reward functions, leaving out None (NaN), as TRL computes it.
+
+Modes: ``single_turn`` is whatever the backend builds for the tasks as given (a rollout function only if the tasks
+need one); ``multi_turn`` sets ``environment.max_turns`` so the backend always uses its episode rollout function.
+Everything framework-specific is reached through ``crossgym.adapters.trl`` and the trainer object: this module
+imports no framework itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import inspect
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from crossgym.protocol.task import Completion, Task
+
+log = logging.getLogger(__name__)
+
+MODES = ("single_turn", "multi_turn")
+#: a model directory to use instead of building the tiny model (any local causal LM with a chat template)
+MODEL_ENV = "CROSSGYM_COMPAT_MODEL"
+
+
+@functools.lru_cache(maxsize=1)
+def model_dir() -> str:
+    """$CROSSGYM_COMPAT_MODEL, or the tiny model built once per process in a temporary folder."""
+    if os.environ.get(MODEL_ENV):
+        return os.environ[MODEL_ENV]
+    from crossgym.inference.tiny import build_tiny_model
+
+    tmp = tempfile.mkdtemp(prefix="crossgym-compat-model-")
+    atexit.register(shutil.rmtree, tmp, True)
+    return str(build_tiny_model(Path(tmp) / "tiny"))
+
+
+def run_config(mode: str, output_dir: str, model: str | None = None) -> Any:
+    """A small RunConfig for building a trainer (no training happens)."""
+    from crossgym.protocol.config import RunConfig
+
+    data: dict[str, Any] = {
+        "model": model or model_dir(), "tasks": {"files": ["(given in-process)"]}, "output_dir": output_dir,
+        "grpo": {"num_generations": 2, "per_device_train_batch_size": 2, "max_steps": 1,
+                 "max_completion_length": 16, "logging_steps": 1},
+    }
+    if mode == "multi_turn":
+        data["environment"] = {"max_turns": 4}
+    return RunConfig.model_validate(data)
+
+
+def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str) -> Any:
+    """The GRPOTrainer the crossgym TRL backend builds for ``tasks`` in ``mode``, and the backend."""
+    from crossgym.api import get_backend
+
+    backend = get_backend("trl")
+    trainer = backend.build_trainer(run_config(mode, output_dir), tasks=list(tasks),  # type: ignore[attr-defined]
+                                    record_rollouts=False)
+    return trainer, backend
+
+
+def _completion_text(c: Completion) -> str:
+    return "".join(m.content for m in c.messages if m.role == "assistant") if len(c.messages) > 1 else c.text
+
+
+#: completion_ids cover at most this many characters of the text: a trainer never generates 1 MB, and the reward
+#: functions under test do not read the ids (tokenizing the garbage corpus in full would dominate the run)
+IDS_CHARS = 4096
+
+
+def _ids(tokenizer: Any, text: str, cache: dict[str, list[int]]) -> list[int]:
+    if text not in cache:
+        head = text[:IDS_CHARS].encode("utf-8", "replace").decode("utf-8")  # ids never decode to lone surrogates
+        cache[text] = list(tokenizer(head, add_special_tokens=False)["input_ids"])
+    return cache[text]
+
+
+def reward_call_kwargs(trainer: Any, completions: Sequence[Completion], episodes: bool) -> dict[str, Any]:
+    """The keyword arguments ``_calculate_rewards`` passes each reward function (TRL 1.16)."""
+    from crossgym.adapters.common import COMPLETION_COLUMN
+
+    tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+    inputs = [dict(trainer.train_dataset[i]) for i in range(len(completions))]
+    if episodes:  # extra_fields from the rollout function, merged into the inputs
+        for inp, c in zip(inputs, completions, strict=True):
+            inp[COMPLETION_COLUMN] = json.dumps(c.to_dict())
+    texts = [_completion_text(c) for c in completions]
+    cache: dict[str, list[int]] = {}
+    completion_ids = [_ids(tokenizer, t, cache) for t in texts]
+    if episodes:  # TRL decodes the rollout's completion ids (tool results included) with special tokens skipped
+        texts = [tokenizer.decode(ids, skip_special_tokens=True) for ids in completion_ids]
+    keys = [k for k in inputs[0] if k not in ("prompt", "completion", "completion_ids")]
+    kwargs: dict[str, Any] = {k: [inp[k] for inp in inputs] for k in keys}
+    kwargs["trainer_state"] = trainer.state
+    kwargs["log_extra"] = getattr(trainer, "_log_completion_extra", lambda column, values: None)
+    kwargs["log_metric"] = getattr(trainer, "_log_metric", lambda name, value: None)
+    return {"prompts": [inp["prompt"] for inp in inputs],
+            "completions": [[{"role": "assistant", "content": t}] for t in texts],
+            "completion_ids": completion_ids, **kwargs}
+
+
+def trainer_rewards(trainer: Any, call: dict[str, Any]) -> list[float | None]:
+    """Each reward function called as TRL calls it, combined as TRL combines them (weighted, None left out)."""
+    funcs = list(trainer.reward_funcs)
+    weights = list(trainer.args.reward_weights or [1.0] * len(funcs))
+    n = len(call["prompts"])
+    per_func = []
+    for f in funcs:
+        out = f(**call)
+        if inspect.isawaitable(out):
+            out = asyncio.run(out)  # type: ignore[arg-type]
+        out = list(out)
+        if len(out) != n:
+            raise ValueError(f"reward function {getattr(f, '__name__', f)!r} returned {len(out)} rewards for {n}")
+        per_func.append(out)
+    rewards: list[float | None] = []
+    for i in range(n):
+        terms = [(w, col[i]) for w, col in zip(weights, per_func, strict=True) if col[i] is not None]
+        rewards.append(None if not terms else sum(w * float(r) for w, r in terms))
+    return rewards
+
+
+def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn"
+                   ) -> list[float | None]:
+    """The reward TRL's GRPOTrainer computes for each (task, completion) through crossgym's TRL backend."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if not tasks:
+        return []
+    with tempfile.TemporaryDirectory(prefix="crossgym-compat-trl-") as out:
+        trainer, backend = build_trainer(tasks, mode, out)
+        episodes = backend.rollout_func is not None
+        if mode == "multi_turn" and not episodes:
+            raise RuntimeError("the TRL backend built no rollout function for a multi-turn run")
+        return trainer_rewards(trainer, reward_call_kwargs(trainer, completions, episodes))
+
+
+@functools.lru_cache(maxsize=1)
+def _config_class() -> Any:
+    """TRL's GRPOConfig class, taken from a trainer the backend builds (this module imports no framework)."""
+    from crossgym.protocol.messages import user
+    from crossgym.protocol.task import VerifierSpec
+
+    probe = Task(id="probe", prompt=(user("1+1?"),), answer="2", verifier=VerifierSpec("exact_match"))
+    with tempfile.TemporaryDirectory(prefix="crossgym-compat-trl-") as out:
+        trainer, _ = build_trainer([probe], "single_turn", out)
+        return type(trainer.args)
+
+
+def validate_plan(plan: Any) -> None:
+    """TRL's own config parsing must accept the plan: ``GRPOConfig(**plan.native_config["GRPOConfig"])``."""
+    _config_class()(**dict(plan.native_config["GRPOConfig"]))
+
+
+#: makes the untrained tiny model end its turns after a few tokens, so episodes reach several turns
+EARLY_EOS = {"exponential_decay_length_penalty": (4, 1.6)}
+
+
+def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> dict[str, Any]:
+    """Play one GRPO group per task through the backend's rollout function (the one GRPOTrainer calls) and return
+    the ids it hands TRL to train on: prompt_ids, completion_ids and env_mask (1 = model tokens)."""
+    from crossgym.protocol.config import RunConfig
+
+    with tempfile.TemporaryDirectory(prefix="crossgym-compat-trl-") as out:
+        run = run_config("multi_turn", out)
+        data = run.model_dump(mode="json")
+        data["environment"] = {"name": env, "max_turns": max_turns}
+        data["grpo"]["max_completion_length"] = 96
+        data["backend_args"] = {"generation_kwargs": dict(EARLY_EOS)}
+        from crossgym.api import get_backend
+
+        backend = get_backend("trl")
+        trainer = backend.build_trainer(RunConfig.model_validate(data), tasks=list(tasks),  # type: ignore[attr-defined]
+                                        record_rollouts=False)
+        if backend.rollout_func is None:  # type: ignore[attr-defined]
+            raise RuntimeError("the TRL backend built no rollout function for a multi-turn environment")
+        n = trainer.args.num_generations
+        prompts = [trainer.train_dataset[i]["prompt"] for i in range(len(tasks)) for _ in range(n)]
+        got = backend.rollout_func(prompts, trainer)  # type: ignore[attr-defined]
+    tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
+    masks = got.get("env_mask") or [None] * len(prompts)
+    return {"tokenizer": tokenizer,
+            "episodes": [{"prompt_ids": p, "completion_ids": c, "mask": m}
+                         for p, c, m in zip(got["prompt_ids"], got["completion_ids"], masks, strict=True)]}

@@ -1,0 +1,168 @@
+"""The matrix as a terminal table (rich) and as one self-contained HTML page."""
+
+from __future__ import annotations
+
+import html as _html
+from typing import Any
+
+_LABEL = {"pass": "pass", "mismatch": "MISMATCH", "error": "ERROR", "skip": "skip", "no_driver": "no driver",
+          "unavailable": "unavailable", "not_installed": "not installed"}
+_STYLE = {"pass": "green", "mismatch": "bold red", "error": "bold red", "skip": "dim", "no_driver": "yellow",
+          "unavailable": "yellow", "not_installed": "dim"}
+_COLOUR = {"pass": "#d7f5dd", "mismatch": "#ffd6d6", "error": "#ffb3b3", "skip": "#eeeeee", "no_driver": "#fff3c4",
+           "unavailable": "#fff3c4", "not_installed": "#f4f4f4", "fail": "#ffd6d6"}
+
+
+def conformance_status(v: dict[str, Any]) -> str:
+    """"pass", "fail" (naming the failed checks) or "skip" for a verifier's conformance row."""
+    checks = v.get("conformance") or {}
+    failed = [c for c, r in checks.items() if r["status"] in ("fail", "error")]
+    if failed:
+        return "fail: " + ", ".join(failed)
+    if checks and all(r["status"] == "skip" for r in checks.values()):
+        return "skip"
+    return "pass" if checks else "-"
+
+
+def cell_text(cell: dict[str, Any]) -> str:
+    status = cell["status"]
+    if status == "pass":
+        return f"pass ({cell.get('compared', 0)})"
+    if status == "mismatch":
+        return f"MISMATCH {cell.get('mismatches')}/{cell.get('compared')}"
+    return _LABEL.get(status, status)
+
+
+def _backend_names(doc: dict[str, Any]) -> list[str]:
+    return sorted(doc["backends"])
+
+
+def render_text(doc: dict[str, Any]) -> None:
+    """Print the matrix, then the first mismatch of each failing cell, install commands and failed checks."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(soft_wrap=False)
+    if not console.is_terminal:
+        console = Console(width=max(120, 28 + 16 * len(doc["backends"])), soft_wrap=False)
+    backends = _backend_names(doc)
+    table = Table(title="crossgym compat: reward through each backend's native path vs Verdict.reward")
+    table.add_column("verifier")
+    table.add_column("conformance")
+    for b in backends:
+        table.add_column(b)
+    for vname in sorted(doc["verifiers"]):
+        conf = conformance_status(doc["verifiers"][vname])
+        cells = []
+        for b in backends:
+            cell = doc["matrix"].get(vname, {}).get(b)
+            cells.append("-" if cell is None else f"[{_STYLE.get(cell['status'], '')}]{cell_text(cell)}[/]")
+        table.add_row(vname, f"[{'red' if conf.startswith('fail') else 'green'}]{conf}[/]", *cells)
+    console.print(table)
+    for vname, row in sorted(doc["matrix"].items()):
+        for b, cell in sorted(row.items()):
+            fm = cell.get("first_mismatch")
+            if cell["status"] in ("mismatch", "error") and fm:
+                console.print(f"[red]{vname} x {b}[/]: {fm.get('why')} on {fm.get('sample')} "
+                              f"(mode {fm.get('mode', '?')}): {fm.get('completion')!r}", markup=False)
+    for b in backends:
+        info = doc["backends"][b]
+        if info["status"] != "installed":
+            hint = f"; install: {info['install']}" if info.get("install") else ""
+            console.print(f"{b}: {_LABEL.get(info['status'], info['status'])} ({info.get('reason', '')}){hint}",
+                          markup=False, highlight=False)
+        tok = info.get("tokens")
+        if tok:
+            console.print(f"{b}: token consistency {tok['status']} {tok.get('detail', '')}".rstrip(), markup=False)
+        plans = info.get("plans") or {}
+        if plans:
+            bad = [k for k, r in plans.items() if r["status"] in ("fail", "error")]
+            console.print(f"{b}: plans {len(plans) - len(bad)}/{len(plans)} valid" +
+                          (f"; failed: {', '.join(bad)}" if bad else ""), markup=False)
+    for item in doc["summary"]["failed_checks"]:
+        console.print(f"[red]failed[/]: {item}")
+    console.print("[green]ok[/]" if doc["summary"]["ok"] else "[red]not ok[/]")
+
+
+def _e(x: Any) -> str:
+    return _html.escape(str(x), quote=True)
+
+
+def _check_cell(r: dict[str, Any] | None) -> str:
+    if r is None:
+        return "<td>-</td>"
+    tip = r.get("detail") or ""
+    return f'<td style="background:{_COLOUR.get(r["status"], "#fff")}" title="{_e(tip)}">{_e(r["status"])}</td>'
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    """One HTML page: the matrix (hover for details), first mismatches, backends, conformance, environments."""
+    backends = _backend_names(doc)
+    out = ["<!doctype html><html><head><meta charset='utf-8'><title>crossgym compat matrix</title><style>",
+           "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
+           "td,th{border:1px solid #ccc;padding:4px 8px;font-size:14px}th{background:#f0f0f0}"
+           "code{font-size:12px}</style></head><body>",
+           f"<h1>crossgym compat matrix</h1><p>crossgym {_e(doc['crossgym_version'])}; "
+           f"{'<b style=color:green>ok</b>' if doc['summary']['ok'] else '<b style=color:red>not ok</b>'}; "
+           f"runs: {len(doc['runs'])}</p>",
+           "<h2>Reward parity (verifier x backend)</h2><table><tr><th>verifier</th><th>conformance</th>"]
+    out += [f"<th>{_e(b)}</th>" for b in backends] + ["</tr>"]
+    for vname in sorted(doc["verifiers"]):
+        conf = conformance_status(doc["verifiers"][vname])
+        out.append(f"<tr><th>{_e(vname)}</th><td style='background:{_COLOUR['fail' if conf.startswith('fail') else 'pass']}'>"
+                   f"{_e(conf)}</td>")
+        for b in backends:
+            cell = doc["matrix"].get(vname, {}).get(b)
+            if cell is None:
+                out.append("<td>-</td>")
+                continue
+            tip = cell.get("detail") or cell.get("install") or ""
+            out.append(f"<td style='background:{_COLOUR.get(cell['status'], '#fff')}' title='{_e(tip)}'>"
+                       f"{_e(cell_text(cell))}</td>")
+        out.append("</tr>")
+    out.append("</table>")
+    mismatches = [(v, b, c) for v, row in sorted(doc["matrix"].items()) for b, c in sorted(row.items())
+                  if c["status"] in ("mismatch", "error") and c.get("first_mismatch")]
+    if mismatches:
+        out.append("<h2>First differing sample</h2><table><tr><th>verifier</th><th>backend</th><th>mode</th>"
+                   "<th>sample</th><th>why</th><th>completion</th></tr>")
+        for v, b, c in mismatches:
+            fm = c["first_mismatch"]
+            out.append(f"<tr><td>{_e(v)}</td><td>{_e(b)}</td><td>{_e(fm.get('mode', ''))}</td>"
+                       f"<td>{_e(fm.get('sample'))}</td><td>{_e(fm.get('why'))}</td>"
+                       f"<td><code>{_e(fm.get('completion'))}</code></td></tr>")
+        out.append("</table>")
+    out.append("<h2>Backends</h2><table><tr><th>backend</th><th>status</th><th>framework</th><th>driver</th>"
+               "<th>token consistency</th><th>plans</th><th>install / reason</th></tr>")
+    for b in backends:
+        i = doc["backends"][b]
+        drv = i.get("driver") or {}
+        plans = i.get("plans") or {}
+        bad = [k for k, r in plans.items() if r["status"] in ("fail", "error")]
+        plan_txt = f"{len(plans) - len(bad)}/{len(plans)} valid" + (f" (failed: {', '.join(bad)})" if bad else "") \
+            if plans else "-"
+        out.append(f"<tr><td>{_e(b)}</td><td style='background:{_COLOUR.get(i['status'], '#fff')}'>"
+                   f"{_e(i['status'])}</td><td>{_e(i.get('framework_version') or '-')}</td>"
+                   f"<td>{_e(drv.get('module', '-'))}</td>{_check_cell(i.get('tokens'))}<td>{_e(plan_txt)}</td>"
+                   f"<td>{_e(i.get('install') or '')} {_e(i.get('reason') or '')}</td></tr>")
+    out.append("</table>")
+    checks = sorted({c for v in doc["verifiers"].values() for c in v["conformance"]})
+    out.append("<h2>Verifier conformance</h2><table><tr><th>verifier</th>" +
+               "".join(f"<th>{_e(c)}</th>" for c in checks) + "</tr>")
+    for vname, v in sorted(doc["verifiers"].items()):
+        out.append(f"<tr><th>{_e(vname)}</th>" + "".join(_check_cell(v["conformance"].get(c)) for c in checks)
+                   + "</tr>")
+    out.append("</table>")
+    if doc["environments"]:
+        echecks = sorted({c for e in doc["environments"].values() for c in e["checks"]})
+        out.append("<h2>Environment conformance</h2><table><tr><th>environment</th>" +
+                   "".join(f"<th>{_e(c)}</th>" for c in echecks) + "</tr>")
+        for ename, e in sorted(doc["environments"].items()):
+            out.append(f"<tr><th>{_e(ename)}</th>" + "".join(_check_cell(e["checks"].get(c)) for c in echecks)
+                       + "</tr>")
+        out.append("</table>")
+    out.append("<h2>Runs</h2><ul>" + "".join(
+        f"<li>{_e(r['created'])} python {_e(r['python'])} in {_e(r['prefix'])}: backends "
+        f"{_e(', '.join(r.get('backends', [])) or 'none')} ({_e(r.get('seconds', '?'))} s)</li>" for r in doc["runs"])
+               + "</ul></body></html>")
+    return "\n".join(out)

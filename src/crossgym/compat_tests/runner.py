@@ -1,0 +1,262 @@
+"""`crossgym compat`: run every check on what is installed in this environment and build the matrix document.
+
+``build_matrix`` is the library entry (the pytest suites and ``make test`` use the same checks); ``run_compat_command``
+is what the CLI calls: it prints the verifier x backend table (or JSON), writes ``--out`` and ``--html``, and exits 1
+when a measured reward differs or a check fails.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from crossgym.compat_tests.corpus import Sample, default_corpus_dir
+from crossgym.compat_tests.drivers import INSTALLED, BackendInfo, backend_names, inspect_backend
+from crossgym.compat_tests.matrix import SCHEMA_ID, cell_from_modes, summarize
+from crossgym.compat_tests.parity import reference_verdicts, run_parity_batch, samples_for_mode
+from crossgym.compat_tests.results import CheckResult
+from crossgym.protocol.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+CHECKS = ("conformance", "parity", "environments", "plans", "tokens")
+Progress = Callable[[str], None]
+
+
+def _checks(value: Sequence[str] | str | None) -> tuple[str, ...]:
+    if not value:
+        return CHECKS
+    items = [c.strip() for v in ([value] if isinstance(value, str) else value) for c in v.split(",") if c.strip()]
+    bad = [c for c in items if c not in CHECKS]
+    if bad:
+        raise ConfigError(f"unknown check(s) {', '.join(bad)}", where="--checks", fix=f"use {', '.join(CHECKS)}")
+    return tuple(items)
+
+
+def _verifier_names(selected: Sequence[str] | None) -> list[str]:
+    from crossgym.plugins.manager import registry
+
+    reg = registry("verifiers")
+    for n in selected or ():
+        reg.entry(n)  # unknown names fail here, with a suggestion
+    return list(selected) if selected else reg.names()
+
+
+def _verifier_row(name: str) -> tuple[dict[str, Any], str | None]:
+    """The verifier's matrix row header, and why it cannot run here (None when it can)."""
+    from crossgym.plugins.manager import registry
+
+    entry = registry("verifiers").entry(name)
+    row: dict[str, Any] = {"version": None, "dist": entry.dist, "conformance": {}}
+    missing = entry.missing_requirements()
+    if missing:
+        return row, f"needs {', '.join(missing)}" + (f" ({entry.install})" if entry.install else "")
+    try:
+        row["version"] = str(getattr(registry("verifiers").load(name), "version", "")) or None
+    except Exception as exc:
+        return row, f"cannot import: {exc}"
+    return row, None
+
+
+def _episodes_by_verifier(progress: Progress) -> tuple[dict[str, list[Sample]], list[Any]]:
+    from crossgym.compat_tests.env_checks import builtin_env_cases, episode_samples
+
+    cases = builtin_env_cases()
+    by: dict[str, list[Sample]] = {}
+    for s in episode_samples(cases):
+        by.setdefault(s.task.verifier.name, []).append(s)
+    progress(f"scripted episodes: {sum(len(v) for v in by.values())} from {len(cases)} environment cases")
+    return by, cases
+
+
+def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str] | None = None, *,
+                 corpus: str | Path | None = None, checks: Sequence[str] | str | None = None,
+                 garbage_tasks: int = 3, progress: Progress | None = None) -> dict[str, Any]:
+    """Run the chosen checks here and return the matrix document (schema ``crossgym-compat/1``)."""
+    from crossgym import __version__
+
+    say = progress or (lambda msg: log.info("%s", msg))
+    chosen = _checks(checks)
+    start = time.monotonic()
+    corpus_dir = default_corpus_dir(corpus)
+    names = _verifier_names(verifiers)
+    bnames = list(backends) if backends else backend_names()
+    infos = {b: inspect_backend(b) for b in bnames}
+    doc: dict[str, Any] = {"schema": SCHEMA_ID, "crossgym_version": __version__, "runs": [], "backends": {},
+                           "verifiers": {}, "environments": {}, "matrix": {}}
+    episodes, cases = _episodes_by_verifier(say) if {"parity", "environments"} & set(chosen) else ({}, [])
+    samples: dict[str, tuple[list[Sample], dict[str, Any], int]] = {}
+
+    for name in names:
+        row, why_not = _verifier_row(name)
+        doc["verifiers"][name] = row
+        if why_not:
+            row["conformance"] = {c: CheckResult(c, "skip", why_not).to_dict() for c in
+                                  ("examples", "determinism", "garbage", "timeout", "fresh_process")}
+            doc["matrix"][name] = {b: {"status": "skip", "detail": f"verifier unavailable: {why_not}",
+                                       "install": None} for b in bnames}
+            continue
+        if "conformance" in chosen:
+            say(f"verifier {name}: conformance")
+            row["conformance"] = {k: r.to_dict() for k, r in _conformance(name, corpus_dir, garbage_tasks).items()}
+        if "parity" in chosen:
+            say(f"verifier {name}: reference verdicts")
+            samples[name] = _parity_samples(name, corpus_dir, episodes.get(name, []), garbage_tasks)
+    if "parity" in chosen:
+        for name, row in _parity_rows(samples, infos, say).items():
+            doc["matrix"][name] = row
+
+    for b, info in infos.items():
+        entry = info.to_dict()
+        entry["plans"], entry["tokens"] = {}, None
+        if info.status == INSTALLED and "plans" in chosen:
+            from crossgym.compat_tests.plans import check_plans
+
+            say(f"backend {b}: plans")
+            entry["plans"] = {k: r.to_dict() for k, r in _guard(lambda i=info: check_plans(i), "plans").items()}
+        if info.status == INSTALLED and "tokens" in chosen and info.capabilities.get("multi_turn"):
+            from crossgym.compat_tests.tokens import check_token_consistency
+
+            say(f"backend {b}: token consistency")
+            entry["tokens"] = _guard(lambda i=info: {"t": check_token_consistency(i.driver)}, "tokens")["t"].to_dict()
+        doc["backends"][b] = entry
+
+    if "environments" in chosen:
+        from crossgym.compat_tests.env_checks import check_environment
+
+        for case in cases:
+            say(f"environment {case.name}: conformance")
+            doc["environments"][case.name] = {
+                "checks": {k: r.to_dict() for k, r in _guard(lambda c=case: check_environment(c), "env").items()}}
+
+    doc["runs"].append({"python": platform.python_version(), "prefix": sys.prefix, "platform": platform.platform(),
+                        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                        "backends": [b for b, i in infos.items() if i.status == INSTALLED], "checks": list(chosen),
+                        "corpus": str(corpus_dir) if corpus_dir else None,
+                        "seconds": round(time.monotonic() - start, 1)})
+    doc["summary"] = summarize(doc)
+    return doc
+
+
+def _guard(fn: Callable[[], dict[str, CheckResult]], label: str) -> dict[str, CheckResult]:
+    try:
+        return fn()
+    except Exception as exc:  # a check that crashes is reported as an error, the run goes on
+        log.debug("%s check crashed", label, exc_info=True)
+        return {label: CheckResult(label, "error", f"{type(exc).__name__}: {exc}")}
+
+
+def _conformance(name: str, corpus_dir: Path | None, garbage_tasks: int) -> dict[str, CheckResult]:
+    from crossgym.compat_tests import verifier_checks as vc
+
+    out: dict[str, CheckResult] = {}
+    out.update(_guard(lambda: {"examples": vc.check_examples(name)}, "examples"))
+    out.update(_guard(lambda: {"determinism": vc.check_determinism(name, corpus_dir)}, "determinism"))
+
+    def garbage() -> dict[str, CheckResult]:
+        g, t = vc.check_garbage_and_timeout(name, corpus_dir, tasks=garbage_tasks)
+        return {"garbage": g, "timeout": t}
+
+    out.update(_guard(garbage, "garbage"))
+    out.update(_guard(lambda: {"fresh_process": vc.check_fresh_process(name, corpus_dir)}, "fresh_process"))
+    return out
+
+
+def _parity_samples(name: str, corpus_dir: Path | None, episodes: list[Sample], garbage_tasks: int
+                    ) -> tuple[list[Sample], dict[str, Any], int]:
+    """A verifier's parity samples (examples, frozen corpus, scripted episodes, garbage), their reference verdicts,
+    and how many were left out because the reference timed out (a deadline is not a reward)."""
+    from crossgym.compat_tests.corpus import distinct_tasks, example_samples, garbage_samples, verifier_corpus
+    from crossgym.compat_tests.verifier_checks import get_examples
+
+    examples = get_examples(name)
+    samples = (example_samples(examples) + verifier_corpus(name, corpus_dir) + episodes
+               + garbage_samples(distinct_tasks(examples, garbage_tasks), corpus_dir, raw=False))
+    refs = {s.key: v for s, v in zip(samples, reference_verdicts(samples), strict=True)}
+    kept = [s for s in samples if refs[s.key].error != "timeout"]
+    return kept, refs, len(samples) - len(kept)
+
+
+def _parity_rows(samples: dict[str, tuple[list[Sample], dict[str, Any], int]], infos: dict[str, BackendInfo],
+                 say: Progress) -> dict[str, dict[str, Any]]:
+    """Matrix rows: per backend and mode, one batched driver call over every verifier's samples."""
+    refs: dict[str, Any] = {}
+    for _, r, _ in samples.values():
+        refs.update(r)
+    rows: dict[str, dict[str, Any]] = {name: {} for name in samples}
+    for b, info in infos.items():
+        if info.status != INSTALLED or info.driver is None:
+            for name in samples:
+                rows[name][b] = {"status": info.status, "install": info.install, "detail": info.reason}
+            continue
+        modes = [m for m in info.driver.modes if m == "single_turn" or info.capabilities.get("multi_turn", True)]
+        per_mode: dict[str, dict[str, Any]] = {}
+        for mode in modes:
+            groups = {name: samples_for_mode(s, mode) for name, (s, _, _) in samples.items()}
+            say(f"parity x {b} ({mode}): {sum(len(g) for g in groups.values())} samples, {len(groups)} verifiers")
+            per_mode[mode] = {}
+            for name, r in run_parity_batch(b, info.driver, groups, mode, refs).items():
+                r.timeouts = samples[name][2]
+                per_mode[mode][name] = r.to_dict()
+        for name in samples:
+            rows[name][b] = {**cell_from_modes({m: per_mode[m][name] for m in modes}), "install": None}
+    return rows
+
+
+#: the frameworks stay offline and quiet while the checks drive them (set only where the user has not)
+QUIET_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "DO_NOT_TRACK": "1",
+             "VLLM_NO_USAGE_STATS": "1", "RAY_USAGE_STATS_ENABLED": "0", "WANDB_MODE": "disabled",
+             "TOKENIZERS_PARALLELISM": "false", "TRL_EXPERIMENTAL_SILENCE": "1", "TRANSFORMERS_VERBOSITY": "error",
+             "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}
+
+
+def quiet_libraries() -> None:
+    """Offline, no telemetry, no progress bars or FutureWarnings from the frameworks (CLI only)."""
+    import os
+    import warnings
+
+    for k, v in QUIET_ENV.items():
+        os.environ.setdefault(k, v)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=".*experimental.*")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = False, html: Path | None = None,
+                       out: Path | None = None, verifiers: Sequence[str] | None = None, corpus: Path | None = None,
+                       checks: Sequence[str] | str | None = None) -> None:
+    """The `crossgym compat` command: build the matrix, print it (table or JSON), write --out/--html; exit 1 when
+    a measured reward differs or a check fails."""
+    import typer
+
+    from crossgym.compat_tests.render import render_html, render_text
+
+    quiet_libraries()
+
+    def say(msg: str) -> None:
+        typer.echo(f"compat: {msg}", err=True)
+
+    doc = build_matrix(backends, verifiers, corpus=corpus, checks=checks, progress=say)
+    text = json.dumps(doc, indent=2, ensure_ascii=True, default=str)
+    if out is not None:
+        _write(Path(out), text + "\n")
+    if html is not None:
+        _write(Path(html), render_html(doc))
+    if as_json:
+        sys.stdout.write(text + "\n")
+    else:
+        render_text(doc)
+    if not doc["summary"]["ok"]:
+        raise typer.Exit(1)
