@@ -197,9 +197,14 @@ def compat_cmd(
     backend: Optional[list[str]] = typer.Option(None, "--backend", help="Backends to check (default: installed)."),  # noqa: UP007
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write an HTML report here."),  # noqa: UP007
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the matrix JSON here (for merging)."),  # noqa: UP007
+    verifier: Optional[list[str]] = typer.Option(None, "--verifier", help="Verifiers to check (default: all)."),  # noqa: UP007
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="A frozen corpus folder (default: tests/compat/corpus)."),  # noqa: UP007
+    checks: Optional[str] = typer.Option(None, "--checks", help="Comma list: conformance,parity,environments,plans,tokens."),  # noqa: UP007
 ) -> None:
     """Prove reward parity: every verifier's reward through each backend's native path equals its Verdict."""
-    _call("crossgym.compat_tests.runner:run_compat_command", backends=backend or None, as_json=as_json, html=html)
+    _call("crossgym.compat_tests.runner:run_compat_command", backends=backend or None, as_json=as_json, html=html,
+          out=out, verifiers=verifier or None, corpus=corpus, checks=checks)
 
 
 @app.command("serve")
