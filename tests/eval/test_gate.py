@@ -33,13 +33,13 @@ def test_identical_rewards_stop_the_gate(tiny_model_dir, test_plugin):
     assert result.rewards == [0.0] * 4 and [r["name"] for r in result.selfcheck] == ["test_equals"]
 
 
-def test_varying_rewards_pass_the_gate(tiny_model_dir, test_plugin, hf_engine, tmp_path):
+def test_varying_rewards_pass_the_gate(tiny_model_dir, test_plugin, hf_engine):
     tasks = test_plugin.make_tasks(6)
-    result = run_gate(_run(tiny_model_dir), tasks, n=4, limit=6, engine=hf_engine, output_dir=tmp_path / "gate")
+    result = run_gate(_run(tiny_model_dir), tasks, n=4, limit=6, engine=hf_engine)
     assert result.ok, result.reason
-    assert result.reason.startswith("gate passed: 1 verifier(s) self-checked")
+    assert result.reason.startswith("1 verifier(s) self-checked; 2 distinct rewards over 24 completions")
     assert len(result.rewards) == 24 and len(set(result.rewards)) == 2
-    assert result.metrics["n_rollouts"] == 24 and (tmp_path / "gate" / "report.html").is_file()
+    assert result.metrics["n_rollouts"] == 24
 
 
 def test_extra_weighted_verifiers_count_in_the_training_reward(tiny_model_dir, test_plugin, hf_engine):

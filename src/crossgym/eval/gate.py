@@ -96,8 +96,8 @@ def run_gate(run: Any, tasks: Sequence[Task], *, n: int | None = None, limit: in
         value = f"{finite[0]:g}" if finite else "an error (NaN)"
         return GateResult(False, f"every sampled reward is {value} over {where}: GRPO has nothing to learn from "
                                  "(make the tasks easier, raise grpo.max_completion_length or temperature, or shape "
-                                 "the reward; --skip-gate to train anyway)",
+                                 "the reward)",
                           selfcheck=rows, rewards=rewards, metrics=result.metrics)
-    summary = (f"gate passed: {len(rows)} verifier(s) self-checked; {len(set(finite))} distinct rewards over "
+    summary = (f"{len(rows)} verifier(s) self-checked; {len(set(finite))} distinct rewards over "
                f"{where}, mean {sum(finite) / len(finite):.3f}, pass@1 {result.metrics['pass@1']:.3f}")
     return GateResult(True, summary, selfcheck=rows, rewards=rewards, metrics=result.metrics)
