@@ -1,0 +1,161 @@
+"""crossgym's agent loop inside veRL's agent-loop machinery (AgentLoopWorker.generate_sequences, as the trainer's
+rollout workers run it), against a replay LLM server that returns fixed token ids. The LLM server is not under
+test; the loop, the masks and the rewards are."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("verl")
+
+from crossgym.adapters.verl.backend import VerlBackend  # noqa: E402
+from crossgym.api import load_environment, load_tasks, verify  # noqa: E402
+from crossgym.protocol.messages import Message  # noqa: E402
+from crossgym.protocol.task import Completion  # noqa: E402
+
+
+def _call(task: Any) -> str:
+    return "<tool_call>\n" + json.dumps(task.metadata["expected_calls"][0]) + "\n</tool_call>"
+
+
+class ReplayServer:
+    """Stands in for veRL's LLMServerClient: per trajectory, the scripted turns for the task its prompt shows."""
+
+    def __init__(self, tokenizer: Any, scripts: dict[str, list[str]]) -> None:
+        self.tok = tokenizer
+        self.scripts = scripts
+        self.turns: dict[str, int] = {}
+        self.sent: dict[str, list[list[int]]] = {}
+
+    def ids(self, text: str) -> list[int]:
+        return list(self.tok(text, add_special_tokens=False)["input_ids"]) + [self.tok.eos_token_id]
+
+    async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any],
+                       **_: Any) -> Any:
+        from verl.workers.rollout.replica import TokenOutput
+
+        prompt = self.tok.decode(prompt_ids)
+        key = next(k for k in self.scripts if k in prompt)
+        turn = self.turns.get(request_id, 0)
+        self.turns[request_id] = turn + 1
+        ids = self.ids(self.scripts[key][turn])
+        self.sent.setdefault(key, []).append(ids)
+        return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids), stop_reason="completed")
+
+
+def _replay_verdict(task: Any, turns: list[str], seed: int) -> tuple[Any, Completion]:
+    """The Verdict crossgym itself gives the same actions, played through the environment directly."""
+    env = load_environment(task.env)
+    env.reset(task, seed=seed)
+    messages = []
+    for text in turns:
+        action = Message(role="assistant", content=text)
+        messages.append(action)
+        step = env.step(action)
+        if step.done:
+            break
+        messages.extend(step.messages)
+    completion = Completion(messages=tuple(messages))
+    return verify(task, completion), completion
+
+
+@pytest.fixture(scope="module")
+def rollout(tiny_model_dir, tmp_path_factory, verl_compose):  # type: ignore[no-untyped-def]
+    from verl import DataProto
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+
+    from crossgym.protocol.config import RunConfig
+
+    tasks = load_tasks("tool_choice", n=3, seed=0)
+    out = tmp_path_factory.mktemp("verl-agent")
+    run = RunConfig.model_validate({
+        "model": str(tiny_model_dir), "tasks": {"source": "tool_choice", "params": {"n": 3}},
+        "output_dir": str(out), "grpo": {"num_generations": 2, "per_device_train_batch_size": 2,
+                                         "max_completion_length": 768, "max_prompt_length": 4096}})
+    rf = VerlBackend().build(run, tasks=tasks, gpus=1)
+    rf.write()
+    cfg = verl_compose(rf.args)
+    answer0 = f"<answer>{tasks[0].answer}</answer>"
+    scripts = {
+        # right call, then the right answer
+        tasks[0].prompt[-1].content[:30]: [_call(tasks[0]), answer0],
+        # an unreadable call (the environment says so, masked), then the right call, then a wrong answer
+        tasks[1].prompt[-1].content[:30]: ['<tool_call>{"name": broken</tool_call>', _call(tasks[1]),
+                                           "<answer>-1</answer>"],
+        # answers at once without a tool
+        tasks[2].prompt[-1].content[:30]: [f"<answer>{tasks[2].answer}</answer>"],
+    }
+    from transformers import AutoTokenizer
+
+    server = ReplayServer(AutoTokenizer.from_pretrained(tiny_model_dir), scripts)
+    worker = AgentLoopWorker(cfg, server)
+    ds = RLHFDataset(data_files=[cfg.data.train_files], tokenizer=worker.tokenizer, config=cfg.data,
+                     processor=None)
+    batch = DataProto.from_single_dict(collate_fn([ds[i] for i in range(len(ds))]))
+    output = asyncio.new_event_loop().run_until_complete(worker.generate_sequences(batch))
+    return {"tasks": tasks, "scripts": scripts, "server": server, "out": output, "tok": worker.tokenizer,
+            "rf": rf}
+
+
+def test_every_sample_ran_the_crossgym_loop(rollout) -> None:  # type: ignore[no-untyped-def]
+    out = rollout["out"]
+    assert len(out) == 3 and "rm_scores" in out.batch.keys()
+    assert list(out.non_tensor_batch["agent_name"]) == ["crossgym_agent"] * 3
+    assert out.meta_info["reward_extra_keys"][:2] == ["score", "acc"]
+
+
+def test_masks_train_on_model_tokens_only(rollout) -> None:  # type: ignore[no-untyped-def]
+    out, tok, server = rollout["out"], rollout["tok"], rollout["server"]
+    p_len = out.batch["prompts"].shape[1]
+    for i, (key, turns) in enumerate(rollout["scripts"].items()):
+        mask = out.batch["response_mask"][i].tolist()
+        resp = out.batch["responses"][i].tolist()
+        valid = int(out.batch["attention_mask"][i][p_len:].sum())
+        sent = server.sent[key]
+        # the masked-in tokens are exactly the replayed turns, in order; everything else is the environment
+        model_tokens = [t for t, m in zip(resp, mask, strict=True) if m == 1]
+        assert model_tokens == [t for ids in sent for t in ids]
+        assert sum(mask) == sum(len(ids) for ids in sent)
+        env_text = tok.decode([t for t, m in zip(resp[:valid], mask[:valid], strict=True) if m == 0])
+        if len(sent) > 1:
+            assert "<tool_response>" in env_text
+        else:
+            assert env_text == ""
+        assert resp[:len(sent[0])] == sent[0]  # the response starts with the first model turn
+        assert all(m == 0 for m in mask[valid:])  # padding
+    # the unreadable call got the environment's error back, masked out
+    resp1 = out.batch["responses"][1].tolist()
+    mask1 = out.batch["response_mask"][1].tolist()
+    assert "could not read the tool call" in tok.decode([t for t, m in zip(resp1, mask1, strict=True) if m == 0])
+
+
+def test_rewards_are_crossgyms_verdicts_at_the_last_token(rollout) -> None:  # type: ignore[no-untyped-def]
+    from crossgym.adapters.verl.dataset import episode_seed
+
+    out, tasks = rollout["out"], rollout["tasks"]
+    p_len = out.batch["prompts"].shape[1]
+    rewards = []
+    for i, task in enumerate(tasks):
+        turns = list(rollout["scripts"].values())[i]
+        verdict, completion = _replay_verdict(task, turns, episode_seed(0, task.id))
+        valid = int(out.batch["attention_mask"][i][p_len:].sum())
+        row = out.batch["rm_scores"][i].tolist()
+        assert row[valid - 1] == verdict.reward
+        assert sum(abs(v) for j, v in enumerate(row) if j != valid - 1) == 0
+        got = Completion.from_dict(json.loads(out.non_tensor_batch["crossgym_completion"][i]))
+        assert got == completion  # the whole episode, as crossgym's environment saw it
+        assert out.non_tensor_batch["score"][i] == verdict.reward
+        rewards.append(verdict.reward)
+    assert rewards == [1.0, 0.0, 1.0]
+
+
+def test_logprobs_line_up_with_the_mask(rollout) -> None:  # type: ignore[no-untyped-def]
+    out = rollout["out"]
+    lps = out.batch["rollout_log_probs"]
+    mask = out.batch["response_mask"]
+    assert bool(((lps == -0.25) == mask.bool()).all())
