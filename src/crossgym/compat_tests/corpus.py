@@ -56,7 +56,9 @@ class Sample:
 
     def describe(self, n: int = 120) -> dict[str, Any]:
         """A short JSON description for reports: task id, the completion clipped to ``n`` characters."""
-        text = self.completion.text if isinstance(self.completion, Completion) else repr(self.completion)
+        text = self.completion.text if isinstance(self.completion, Completion) else self.completion
+        if not isinstance(text, str):
+            text = repr(text)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
@@ -144,10 +146,10 @@ def garbage_samples(tasks: Iterable[Task], corpus_dir: Path | None = None, *, ra
     return out
 
 
-def samples_for(name: str, examples: list[Example], corpus_dir: Path | None = None, *, garbage: bool = True,
-                raw: bool = False, extra: Iterable[Sample] = ()) -> list[Sample]:
-    """Examples, then the frozen corpus, then ``extra``, then garbage on the example tasks."""
+def samples_for(name: str, examples: list[Example], corpus_dir: Path | None = None, *,
+                garbage_tasks: int = GARBAGE_TASKS, raw: bool = False, extra: Iterable[Sample] = ()) -> list[Sample]:
+    """Examples, then the frozen corpus, then ``extra``, then garbage on up to ``garbage_tasks`` example tasks."""
     out = example_samples(examples) + verifier_corpus(name, corpus_dir) + list(extra)
-    if garbage:
-        out += garbage_samples(distinct_tasks(examples), corpus_dir, raw=raw)
+    if garbage_tasks:
+        out += garbage_samples(distinct_tasks(examples, garbage_tasks), corpus_dir, raw=raw)
     return out

@@ -27,6 +27,7 @@ from crossgym.protocol.errors import ConfigError
 log = logging.getLogger(__name__)
 
 CHECKS = ("conformance", "parity", "environments", "plans", "tokens")
+CONFORMANCE_CHECKS = ("examples", "determinism", "garbage", "timeout", "frozen", "fresh_process")
 Progress = Callable[[str], None]
 
 
@@ -51,18 +52,15 @@ def _verifier_names(selected: Sequence[str] | None) -> list[str]:
 
 def _verifier_row(name: str) -> tuple[dict[str, Any], str | None]:
     """The verifier's matrix row header, and why it cannot run here (None when it can)."""
+    from crossgym.compat_tests.verifier_checks import unavailable_reason
     from crossgym.plugins.manager import registry
 
     entry = registry("verifiers").entry(name)
     row: dict[str, Any] = {"version": None, "dist": entry.dist, "conformance": {}}
-    missing = entry.missing_requirements()
-    if missing:
-        return row, f"needs {', '.join(missing)}" + (f" ({entry.install})" if entry.install else "")
-    try:
+    why = unavailable_reason(name)
+    if why is None:
         row["version"] = str(getattr(registry("verifiers").load(name), "version", "")) or None
-    except Exception as exc:
-        return row, f"cannot import: {exc}"
-    return row, None
+    return row, why
 
 
 def _episodes_by_verifier(progress: Progress) -> tuple[dict[str, list[Sample]], list[Any]]:
@@ -99,7 +97,7 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
         doc["verifiers"][name] = row
         if why_not:
             row["conformance"] = {c: CheckResult(c, "skip", why_not).to_dict() for c in
-                                  ("examples", "determinism", "garbage", "timeout", "fresh_process")}
+                                  CONFORMANCE_CHECKS}
             doc["matrix"][name] = {b: {"status": "skip", "detail": f"verifier unavailable: {why_not}",
                                        "install": None} for b in bnames}
             continue
@@ -154,19 +152,9 @@ def _guard(fn: Callable[[], dict[str, CheckResult]], label: str) -> dict[str, Ch
 
 
 def _conformance(name: str, corpus_dir: Path | None, garbage_tasks: int) -> dict[str, CheckResult]:
-    from crossgym.compat_tests import verifier_checks as vc
+    from crossgym.compat_tests.verifier_checks import conformance
 
-    out: dict[str, CheckResult] = {}
-    out.update(_guard(lambda: {"examples": vc.check_examples(name)}, "examples"))
-    out.update(_guard(lambda: {"determinism": vc.check_determinism(name, corpus_dir)}, "determinism"))
-
-    def garbage() -> dict[str, CheckResult]:
-        g, t = vc.check_garbage_and_timeout(name, corpus_dir, tasks=garbage_tasks)
-        return {"garbage": g, "timeout": t}
-
-    out.update(_guard(garbage, "garbage"))
-    out.update(_guard(lambda: {"fresh_process": vc.check_fresh_process(name, corpus_dir)}, "fresh_process"))
-    return out
+    return conformance(name, corpus_dir, garbage_tasks=garbage_tasks)
 
 
 def _parity_samples(name: str, corpus_dir: Path | None, episodes: list[Sample], garbage_tasks: int

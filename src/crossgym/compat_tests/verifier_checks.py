@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 #: the timeout the timeout check gives a verifier, and the slack allowed on top (process start, pickling 1 MB)
 TIMEOUT_S = 1.0
 GRACE_S = 4.0
+#: a call still running after this long is abandoned (and the garbage check stops there)
+HANG_S = 30.0
 
 
 def verifier_factory(name: str) -> Any:
@@ -47,6 +49,27 @@ def get_examples(name: str) -> list[Example]:
         return list(factory.examples())
     except TypeError:
         return list(load_verifier(VerifierSpec(name)).examples())
+
+
+def unavailable_reason(name: str) -> str | None:
+    """Why ``name`` cannot be checked here (a missing requirement, or its example specs do not build, e.g. a
+    judge without an endpoint), else None."""
+    from crossgym.api import load_verifier
+    from crossgym.plugins.manager import registry
+    from crossgym.protocol.errors import CrossgymError
+
+    entry = registry("verifiers").entry(name)
+    missing = entry.missing_requirements()
+    if missing:
+        return f"needs {', '.join(missing)}" + (f" ({entry.install})" if entry.install else "")
+    try:
+        for spec in {ex.task.verifier.key(): ex.task.verifier for ex in get_examples(name)}.values():
+            load_verifier(spec)
+    except CrossgymError as exc:
+        return f"cannot be built here: {exc}"
+    except Exception as exc:
+        return f"cannot be built here: {type(exc).__name__}: {exc}"
+    return None
 
 
 def build_fresh(spec: VerifierSpec) -> Any:
@@ -186,7 +209,7 @@ def check_garbage_and_timeout(name: str, corpus_dir: Path | None = None, *, time
             continue
         v = verifier_for(s.task.verifier)
         kind, value, elapsed = call_bounded(lambda v=v, s=s: v.verify(s.task, s.completion),
-                                            max(limit, v_timeout(v) * 1.5 + grace))
+                                            max(HANG_S, 4 * (v_timeout(v) * 1.5 + grace)))
         garbage.checked += 1
         if kind == "hung":
             garbage.fail(f"verify did not return within {elapsed:g} s", s.describe())
@@ -245,9 +268,44 @@ def check_fresh_process(name: str, corpus_dir: Path | None = None, extra: list[S
     return res
 
 
+# ------------------------------------------------------------------ frozen references
+def check_frozen(name: str, corpus_dir: Path | None = None) -> CheckResult:
+    """The frozen corpus still scores as when it was frozen, unless the verifier's version changed since (a
+    scoring change without a version bump breaks `crossgym reverify` and every stored reward)."""
+    from crossgym.api import load_verifier
+    from crossgym.compat_tests.corpus import verifier_corpus
+
+    res = CheckResult("frozen")
+    samples = verifier_corpus(name, corpus_dir)
+    if not samples:
+        return CheckResult("frozen", "skip", "no frozen corpus for this verifier (tests/compat/make_corpus.py)")
+    version = str(getattr(verifier_factory(name), "version", ""))
+    stale = 0
+    for s in samples:
+        ref = s.reference
+        if not ref or ref.get("error") == "timeout":
+            continue
+        if str(ref.get("version")) != version:
+            stale += 1
+            continue
+        v = load_verifier(s.task.verifier).verify(s.task, s.completion)
+        if v.error == "timeout":
+            continue
+        res.checked += 1
+        if v.reward != ref.get("reward") or v.passed != ref.get("passed") or v.error_kind != ref.get("error"):
+            res.fail(f"scoring changed without a version bump (version {version}): frozen reward "
+                     f"{ref.get('reward')!r}, now {v.reward!r}",
+                     {**s.describe(), "frozen": ref, "now": v.to_dict()})
+    if stale:
+        res.extra["other_version"] = stale
+        if not res.checked and res.status == "pass":
+            res.status, res.detail = "skip", f"frozen at another version ({stale} samples); re-freeze it"
+    return res
+
+
 def _scorable(name: str, corpus_dir: Path | None, extra: list[Sample] | None) -> list[Sample]:
     """Examples, the frozen corpus and ``extra``: the samples with meaningful verdicts (garbage has its own check)."""
-    return [s for s in samples_for(name, get_examples(name), corpus_dir, garbage=False, extra=extra or ())
+    return [s for s in samples_for(name, get_examples(name), corpus_dir, garbage_tasks=0, extra=extra or ())
             if not s.raw]
 
 
@@ -255,15 +313,24 @@ def _text(s: Sample) -> str:
     return "".join(m.content for m in s.completion.messages)
 
 
-def conformance(name: str, corpus_dir: Path | None = None, *, fresh: bool = True) -> dict[str, CheckResult]:
-    """All five checks for one verifier, by check name."""
-    out = {"examples": check_examples(name)}
-    for fn in (check_determinism,):
-        try:
-            out["determinism"] = fn(name, corpus_dir)
-        except Exception as exc:
-            out["determinism"] = CheckResult("determinism", "error", f"{type(exc).__name__}: {exc}")
-    out["garbage"], out["timeout"] = check_garbage_and_timeout(name, corpus_dir)
+def conformance(name: str, corpus_dir: Path | None = None, *, fresh: bool = True,
+                garbage_tasks: int = GARBAGE_TASKS) -> dict[str, CheckResult]:
+    """Every conformance check for one verifier, by check name; a check that crashes is an "error" result."""
+    checks: list[tuple[str, Any]] = [
+        ("examples", lambda: check_examples(name)),
+        ("determinism", lambda: check_determinism(name, corpus_dir)),
+        ("garbage+timeout", lambda: check_garbage_and_timeout(name, corpus_dir, tasks=garbage_tasks)),
+        ("frozen", lambda: check_frozen(name, corpus_dir)),
+    ]
     if fresh:
-        out["fresh_process"] = check_fresh_process(name, corpus_dir)
+        checks.append(("fresh_process", lambda: check_fresh_process(name, corpus_dir)))
+    out: dict[str, CheckResult] = {}
+    for label, fn in checks:
+        try:
+            got = fn()
+        except Exception as exc:
+            log.debug("check %s crashed on %s", label, name, exc_info=True)
+            got = tuple(CheckResult(n, "error", f"{type(exc).__name__}: {exc}") for n in label.split("+"))
+        for r in got if isinstance(got, tuple) else (got,):
+            out[r.name] = r
     return out
