@@ -3,8 +3,8 @@
 ``native_rewards(tasks, completions)`` writes the generated reward module to a temporary folder, composes veRL's
 ``ppo_trainer`` config with the overrides crossgym would pass, loads the reward manager exactly as main_ppo does
 (``load_reward_manager``), tokenizes every prompt and completion into a DataProto (left-padded prompts,
-right-padded responses, as veRL's rollout hands them over) and returns the per-sample totals of the ``rm_scores``
-tensor veRL's trainer would receive. Needs veRL (the verl nox venv); imports it inside functions.
+right-padded responses, as veRL's rollout hands them over) and returns each sample's ``reward_score`` from the
+manager's ``run_single``. Needs veRL (the verl nox venv); imports it inside functions.
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ def reward_overrides(module_path: str | Path, *, manager: str = "naive") -> list
 
 def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str], *, on_error: float = 0.0,
                    manager: str = "naive", tokenizer: Any = None) -> list[float | None]:
-    """The reward veRL's trainer receives for each (task, completion): rm_scores summed over the response."""
+    """The reward veRL's reward manager gives each (task, completion), as a Python float (its trainer then holds
+    it as a float32 rm_scores entry at the response's last token; that placement is checked here too)."""
     from verl.trainer.ppo.reward import load_reward_manager
 
     tokenizer = tokenizer or byte_tokenizer()
@@ -133,5 +134,10 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str
             return [await mgr.run_single(data[i:i + 1]) for i in range(len(data))]
 
         results = mgr.loop.run_until_complete(score_all())
-    rm_scores = type(mgr).assemble_rm_scores(data, [r["reward_score"] for r in results])
-    return [float(x) for x in rm_scores.sum(dim=-1).tolist()]
+    scores = [None if r["reward_score"] is None else float(r["reward_score"]) for r in results]
+    # the trainer receives them as float32 rm_scores at each response's last token; check that placement too
+    rm_scores = type(mgr).assemble_rm_scores(data, [0.0 if s is None else s for s in scores])
+    for row, want in zip(rm_scores.sum(dim=-1).tolist(), scores, strict=True):
+        if want is not None and abs(row - want) > 1e-6 * max(1.0, abs(want)):
+            raise AssertionError(f"veRL placed reward {row} where the reward manager gave {want}")
+    return scores
