@@ -25,6 +25,9 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     pool = Sandbox(request.param, workers=2)
     yield pool
     root = pool._scratch_root
+    deadline = time.monotonic() + 3.0  # the server removes a task's directory just after reporting it
+    while root and os.listdir(root) and time.monotonic() < deadline:
+        time.sleep(0.05)
     leftovers = sorted(os.listdir(root)) if root and os.path.isdir(root) else []
     pool.close()
     assert not leftovers, f"scratch directories left behind: {leftovers}"

@@ -21,6 +21,7 @@ ENV_WORKERS = "CROSSGYM_SANDBOX_WORKERS"
 ENV_PYTHON = "CROSSGYM_SANDBOX_PYTHON"
 ENV_SCRATCH = "CROSSGYM_SANDBOX_SCRATCH"
 ENV_UID_BASE = "CROSSGYM_SANDBOX_UID_BASE"
+ENV_DISABLE = "CROSSGYM_SANDBOX_DISABLE"  # comma list of landlock,seccomp,uid: to measure what each layer adds
 DEFAULT_UID_BASE = 4_000_000
 RUNTIME_PARENT = os.path.dirname(os.path.abspath(__file__))  # holds the _runtime package
 BWRAP_HINT = "apt-get install bubblewrap (or set CROSSGYM_SANDBOX_TIER=default)"
@@ -106,10 +107,15 @@ def workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def disabled(layer: str) -> bool:
+    """True when $CROSSGYM_SANDBOX_DISABLE names this layer (landlock, seccomp or uid)."""
+    return layer in {x.strip() for x in os.environ.get(ENV_DISABLE, "").split(",")}
+
+
 @functools.lru_cache(maxsize=1)
 def uid_base() -> int | None:
     """First uid of the per-slot range when we are root (and may switch uid); None otherwise."""
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 or disabled("uid"):
         return None
     wanted = int(os.environ.get(ENV_UID_BASE, DEFAULT_UID_BASE))
     for base in (wanted, 60_000):
@@ -142,14 +148,14 @@ def landlock_abi() -> int:
     """The kernel's Landlock ABI version (0: none)."""
     from ._runtime import landlock
 
-    return landlock.abi()
+    return 0 if disabled("landlock") else landlock.abi()
 
 
 def seccomp_available() -> bool:
     """pyseccomp and libseccomp are both here."""
     from . import seccomp
 
-    return seccomp.bpf() is not None
+    return not disabled("seccomp") and seccomp.bpf() is not None
 
 
 def describe(tier: str | None = None) -> dict[str, Any]:

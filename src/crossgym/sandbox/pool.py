@@ -134,8 +134,9 @@ class Sandbox:
 
     def server_config(self, scratch_root: str, workers: int, uid: int | None) -> dict[str, Any]:
         """The JSON the server starts from (no secrets: limits, paths, the seccomp program)."""
-        program = seccomp.bpf()
-        return {"workers": workers, "scratch_root": scratch_root, "uid_base": uid, "landlock": True,
+        program = None if config.disabled("seccomp") else seccomp.bpf()
+        return {"workers": workers, "scratch_root": scratch_root, "uid_base": uid,
+                "landlock": not config.disabled("landlock"),
                 "bpf": base64.b64encode(program).decode() if program else None,
                 "ro_paths": config.python_dirs(self.python)}
 
@@ -214,7 +215,7 @@ class Sandbox:
                 json.dumps(dict(hdr, id=0, timeout=timeout, scratch=bwrap.TASK_DIR)), json.dumps(fds)]
             try:
                 proc = subprocess.Popen(argv, env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, pass_fds=list(fds.values()), close_fds=True,
+                                        stderr=subprocess.PIPE, pass_fds=list(fds.values()), close_fds=True,
                                         start_new_session=True)
             except OSError as exc:
                 ends.close_all()
@@ -229,12 +230,16 @@ class Sandbox:
 
             try:
                 return _pump(ends, payload, timeout, limits, kill, dead_is_final=True)
+            except SandboxError as exc:
+                kill("error")
+                said = proc.communicate(timeout=BACKSTOP_S)[1].decode(errors="replace").strip()[-500:]
+                raise SandboxError(f"{exc}: {said}" if said else str(exc)) from None
             finally:
                 try:
-                    proc.wait(timeout=BACKSTOP_S)
+                    proc.communicate(timeout=BACKSTOP_S)
                 except subprocess.TimeoutExpired:
                     kill("backstop")
-                    proc.wait()
+                    proc.communicate()
         finally:
             self._give_uid(uid_index)
 
@@ -342,6 +347,8 @@ def _pump(ends: _Pipes, payload: bytes, timeout: float, limits: Limits, kill: Ca
                     if name == "status" and final is None:
                         if raw.setup_error is None and not dead_is_final:
                             raise SandboxError("the sandbox server exited while running a task")
+                        if raw.setup_error is None and started is None:
+                            raise SandboxError("the task's bubblewrap exited before the task started")
                         final = time.monotonic()
                         if raw.setup_error is None:  # our own bubblewrap was killed (deadline or output)
                             raw.exit, raw.signal = -signal.SIGKILL, signal.SIGKILL

@@ -9,7 +9,9 @@ import os
 import stat
 import sys
 import traceback
-from typing import Any
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
 
 from . import confine, wire
 

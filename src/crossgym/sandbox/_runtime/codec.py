@@ -10,7 +10,9 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Callable
-from typing import Any
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
 
 MAX_DEPTH = 200
 MAX_ITEMS = 2_000_000

@@ -8,7 +8,9 @@ import os
 import resource
 import signal
 import sys
-from typing import Any
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
 
 from . import landlock
 

@@ -14,7 +14,9 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
 
 from . import codec, confine, solution, wire
 from .child import RESULT_FD

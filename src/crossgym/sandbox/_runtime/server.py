@@ -13,12 +13,14 @@ import gc
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import sys
 import time
-from typing import Any
+import traceback
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
 
 from . import child, codec, confine, harness, plan, solution, wire  # noqa: F401  preloaded: tasks cannot read this directory
 
@@ -78,7 +80,10 @@ class Server:
                     data, fds = b"", []
                 if not data:
                     break
-                self._request(data, fds)
+                try:
+                    self._request(data, fds)
+                except Exception:
+                    traceback.print_exc()
             self._expire()
             self._start_queued()
         self.shutdown()
@@ -252,6 +257,15 @@ class Server:
                 self._finish(task, status, usage)
 
     def _finish(self, task: Task, status: int, usage: Any) -> None:
+        try:
+            self._complete(task, status, usage)
+        except Exception:  # never lose the slot or the server over one task
+            traceback.print_exc()
+            self._close_fds(task)
+        finally:
+            self.free.append(task.slot)
+
+    def _complete(self, task: Task, status: int, usage: Any) -> None:
         wall = time.monotonic() - task.start
         self._kill(task)  # whatever the task left running in its process group
         if self.uid_base is not None and not self.conf.seccomp:
@@ -260,11 +274,12 @@ class Server:
         msg = {"exit": code, "signal": -code if code < 0 else None, "timed_out": task.timed_out,
                "killed_for": task.killed_for, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
                "maxrss_kb": usage.ru_maxrss, "scratch": task.scratch if task.keep else None}
+        if task.keep and self.uid_base is not None:
+            _chown_tree(task.scratch, os.getuid())  # a kept directory is nobody's until its next command
         self._report(task, msg)
         self._close_fds(task)
         if not task.keep:
-            shutil.rmtree(task.scratch, ignore_errors=True)
-        self.free.append(task.slot)
+            remove_tree(task.scratch)
 
     def _report(self, task: Task, msg: dict[str, Any], final: bool = True) -> None:
         fd = task.fds.get("status")
@@ -285,11 +300,55 @@ class Server:
 
 
 def _chown_tree(path: str, uid: int) -> None:
-    """Hand a session directory to this slot's uid (never following links)."""
+    """Hand a session directory to a uid (never following links; entries that vanish are skipped)."""
     os.chown(path, uid, uid, follow_symlinks=False)
     for top, dirs, files in os.walk(path):
         for name in dirs + files:
-            os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
+            try:
+                os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
+            except OSError:
+                pass
+
+
+def remove_tree(path: str) -> None:
+    """rm -rf through directory fds, never following links (shutil would pull in bz2, lzma, zlib...)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        _empty(fd, 0)
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _empty(dfd: int, depth: int) -> None:
+    for name in os.listdir(dfd):
+        try:
+            os.unlink(name, dir_fd=dfd)
+            continue
+        except IsADirectoryError:
+            pass
+        except OSError:
+            continue
+        if depth > 200:
+            continue
+        try:
+            sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+        except OSError:
+            continue
+        try:
+            _empty(sub, depth + 1)
+        finally:
+            os.close(sub)
+        try:
+            os.rmdir(name, dir_fd=dfd)
+        except OSError:
+            pass
 
 
 def _kill_uid(uid: int) -> None:

@@ -13,7 +13,9 @@ import os
 import signal
 import socket
 import sys
-from typing import Any
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
 
 from . import codec, confine, wire
 

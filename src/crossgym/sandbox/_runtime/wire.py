@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import struct
-from typing import Any
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
 
 MAX_FRAME = 256 << 20
 
