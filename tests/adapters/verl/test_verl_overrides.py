@@ -151,3 +151,10 @@ def test_mapping_table_covers_every_grpo_field() -> None:
     documented = " ".join(row[0] for row in ov.MAPPING)
     missing = [f for f in GRPOConfig.model_fields if f not in documented]
     assert missing == []
+
+
+def test_docs_show_the_current_mapping_table() -> None:
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "backends" / "verl.md"
+    assert ov.markdown_table() in page.read_text(encoding="utf-8")

@@ -61,7 +61,7 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.max_completion_length", "data.max_response_length", "multi-turn: budget for all turns, tool results "
      "included"),
     ("grpo.temperature / top_p", R + "temperature / top_p", ""),
-    ("grpo.max_steps", "trainer.total_training_steps (+ total_epochs enough to reach it)", ""),
+    ("grpo.max_steps", "trainer.total_training_steps, trainer.total_epochs", "epochs: enough to reach max_steps"),
     ("grpo.num_iterations", A + "ppo_epochs", ""),
     ("grpo.scale_rewards", "algorithm.norm_adv_by_std_in_grpo", "variant dr_grpo: false"),
     ("grpo.variant", A + "loss_agg_mode, " + A + "policy_loss.loss_mode", "grpo: seq-mean-token-mean/vanilla; dapo: "
@@ -75,14 +75,24 @@ MAPPING: list[tuple[str, str, str]] = [
     ("engine", R + "name", "vllm or sglang; hf has no veRL rollout, so vllm stands in"),
     ("on_error, task_weight, verifiers[]", "reward.custom_reward_function.path=<output_dir>/verl/crossgym_reward.py",
      "bound in the generated module; on_error must be a number"),
-    ("environment (multi-turn, tools)", R + "multi_turn.enable, " + R + "agent.agent_loop_config_path, agent_name "
-     "column", "crossgym's agent loop drives reset/step; environment tokens masked"),
+    ("environment", R + "multi_turn.enable, " + R + "agent.agent_loop_config_path", "multi-turn/tool tasks: the "
+     "agent_name column picks crossgym's agent loop; it drives reset/step; environment tokens masked"),
     ("environment.max_turns", R + "multi_turn.max_assistant_turns", ""),
     ("(GPUs)", "trainer.n_gpus_per_node, trainer.nnodes", "GPUs seen here, else 1; override in backend_args"),
     ("(fixed)", R + "tensor_model_parallel_size=1, trainer.logger=[console], trainer.resume_mode=disable",
      "override in backend_args"),
-    ("backend_args", "any Hydra override", "dotted keys (nested mappings are flattened), applied last, untouched"),
+    ("backend_args", "(any key)", "dotted Hydra keys (nested mappings are flattened), applied last, untouched"),
 ]
+
+
+def markdown_table() -> str:
+    """MAPPING as the Markdown table docs/backends/verl.md shows (a test keeps the page in step)."""
+    def cell(text: str) -> str:
+        return text if not text or text.startswith("(") else f"`{text}`"
+
+    rows = ["| crossgym | veRL override | note |", "|---|---|---|"]
+    rows += [f"| {cell(a)} | {cell(b)} | {c} |" for a, b, c in MAPPING]
+    return "\n".join(rows) + "\n"
 
 
 @dataclass(frozen=True)
