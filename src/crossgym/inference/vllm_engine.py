@@ -95,7 +95,7 @@ class VLLMEngine:
         chat = self._chat
         assert chat is not None
         sp = VLLMSamplingParams(n=n, temperature=params.temperature, top_p=params.top_p,
-                                top_k=params.top_k if params.top_k > 0 else -1, max_tokens=params.max_tokens,
+                                top_k=params.top_k if params.top_k > 0 else 0, max_tokens=params.max_tokens,
                                 seed=params.seed, stop=list(params.stop) or None, logprobs=0)
         outs = self._llm.generate([{"prompt_token_ids": ids} for ids in prompt_ids], sp, use_tqdm=False)
         result = []
