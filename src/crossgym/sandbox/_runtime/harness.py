@@ -43,20 +43,42 @@ class Remote:
         self.req = self.rep = -1
         self.generation = 0
         self.broken: str | None = None
+        self._pending = False
 
-    def manifest(self) -> dict[str, Any]:
-        """Start a solution process and return the names its source defines."""
+    def send_init(self) -> None:
+        """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
+        solution loads while the harness plans the tests."""
         if self.broken:
-            raise SolutionError(self.broken)
+            return
         self.pid, self.req, self.rep = self.spawner.spawn()
         self.generation += 1
-        reply = self._exchange(["init", self.source], loading=True)
-        return reply  # type: ignore[no-any-return]
+        self._pending = True
+        try:
+            wire.write_all(self.req, wire.pack(["init", self.source]))
+        except OSError:
+            pass  # reading the reply reports it
+
+    def manifest(self) -> dict[str, Any]:
+        """The names the solution's source defines (loading it first when that has not started)."""
+        if self.broken:
+            raise SolutionError(self.broken)
+        if not self._pending:
+            self.send_init()
+        self._pending = False
+        return self._receive(loading=True)  # type: ignore[no-any-return]
 
     def request(self, msg: list[Any]) -> Any:
         if not self.pid:
             self.manifest()
-        return self._exchange(msg)
+        try:
+            wire.write_all(self.req, wire.pack(msg))
+        except TestTimeout:
+            self.stop()
+            raise
+        except OSError:
+            self.stop()
+            raise SolutionError("the solution's process exited during the call") from None
+        return self._receive()
 
     def stop(self) -> None:
         if self.pid:
@@ -65,9 +87,8 @@ class Remote:
                 os.close(fd)
             self.pid = 0
 
-    def _exchange(self, msg: list[Any], loading: bool = False) -> Any:
+    def _receive(self, loading: bool = False) -> Any:
         try:
-            wire.write_all(self.req, wire.pack(msg))
             reply = wire.read_obj(self.rep, _MAX_REPLY)
         except TestTimeout:
             self.stop()
@@ -247,6 +268,8 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
     start = time.monotonic()
     deadline = start + float(spec.get("budget_s", 10.0))
     entry = spec.get("entry_point")
+    remote = Remote(spawner, spec["solution"])
+    remote.send_init()
     try:
         module, names, kinds = plan.build(spec["tests"], entry)
     except SyntaxError as exc:
@@ -254,7 +277,6 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
         os._exit(0)
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
     reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
-    remote = Remote(spawner, spec["solution"])
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter}
     prelude_names = _prelude(ns, spec.get("prelude"))
     try:
