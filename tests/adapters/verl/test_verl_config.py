@@ -82,3 +82,27 @@ def test_agent_loop_yaml_registers_crossgyms_loop(run_factory, tmp_path) -> None
 
     assert issubclass(cls, AgentLoopBase) and _agent_loop_registry["crossgym_agent"]["_target_"].endswith(
         "CrossgymAgentLoop")
+
+
+def test_run_sh_goes_through_main_ppos_own_hydra_entry(run_factory) -> None:  # type: ignore[no-untyped-def]
+    """The generated command line, through `python -m verl.trainer.main_ppo` itself: Hydra's --cfg job prints the
+    composed config and exits before training, so every argument is parsed by veRL's real entry point."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+    from omegaconf import OmegaConf
+
+    run = run_factory(tasks={"source": "tool_choice", "params": {"n": 8}}, environment={"max_turns": 3},
+                      grpo={"variant": "gspo"}, backend_args={"trainer.nnodes": 2})
+    rf = VerlBackend().build(run, tasks=load_tasks("tool_choice", n=8), gpus=1)
+    rf.write()
+    proc = subprocess.run(["bash", str(rf.root / "run.sh"), "--cfg", "job"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHON": sys.executable})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cfg = OmegaConf.create(yaml.safe_load(proc.stdout))
+    for key, value in rf.settings.items():
+        got = OmegaConf.select(cfg, key)
+        got = OmegaConf.to_container(got) if OmegaConf.is_config(got) else got
+        assert got == value, key
