@@ -45,6 +45,15 @@ def test_python_environment_files_and_imports(sandbox: Sandbox) -> None:
     assert lines[2] == "True"
 
 
+def test_the_standard_library_is_there(sandbox: Sandbox) -> None:
+    src = ("import decimal, fractions, sqlite3, heapq, statistics, datetime, zoneinfo, threading\n"
+           "db = sqlite3.connect(':memory:')\nprint(db.execute('select 6 * 7').fetchone()[0], "
+           "decimal.Decimal('0.1') + decimal.Decimal('0.2'), fractions.Fraction(1, 3) * 3)\n"
+           "t = threading.Thread(target=print, args=('thread',))\nt.start()\nt.join()")
+    r = run_python(src, sandbox=sandbox)
+    assert r.ok and r.stdout == "42 0.3 1\nthread\n", r.stderr
+
+
 def test_program_with_stdin_and_exit_codes(sandbox: Sandbox) -> None:
     r = run_program(["sort", "-r"], stdin="a\nc\nb\n", sandbox=sandbox)
     assert r.ok and r.stdout == "c\nb\na\n"

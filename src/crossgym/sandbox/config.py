@@ -86,15 +86,33 @@ def python() -> str:
                 return system
         except ValueError:
             pass
+    if os.geteuid() == 0 and not _others_can_reach(os.path.realpath(sys.executable)):
+        log.warning("the sandbox falls back to %s, which unprivileged task uids cannot reach: only modules the "
+                    "server preloads will import; install python3 (>= 3.10) in /usr/bin or set %s",
+                    sys.executable, ENV_PYTHON)
     return sys.executable
+
+
+def _others_can_reach(path: str) -> bool:
+    """Every directory above ``path`` lets other users through (o+x)."""
+    parent = os.path.dirname(path)
+    while parent and parent != "/":
+        try:
+            if not os.stat(parent).st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+        parent = os.path.dirname(parent)
+    return True
 
 
 def python_dirs(interpreter: str) -> list[str]:
     """Directories outside /usr the interpreter needs to read (a pyenv or venv install)."""
     if interpreter.startswith("/usr/"):
         return []
-    dirs = {os.path.dirname(os.path.dirname(os.path.realpath(interpreter))), sys.base_prefix, sys.prefix}
-    return sorted(d for d in dirs if d and not d.startswith("/usr/"))
+    dirs = {os.path.dirname(os.path.dirname(os.path.realpath(interpreter))),
+            os.path.dirname(os.path.dirname(os.path.abspath(interpreter))), sys.base_prefix, sys.prefix}
+    return sorted(d for d in dirs if d and d != "/" and not d.startswith("/usr/"))
 
 
 def workers() -> int:

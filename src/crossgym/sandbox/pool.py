@@ -149,7 +149,8 @@ class Sandbox:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             cfg = self.server_config(root, self.workers, config.uid_base())
             cfg["sock_fd"] = theirs.fileno()
-            argv = [self.python, "-S", "-I", "-c", BOOT, config.RUNTIME_PARENT, "serve", json.dumps(cfg)]
+            argv = [self.python, "-S", "-I", "-c", BOOT, config.RUNTIME_PARENT, "serve",
+                    json.dumps(cfg)]
             if self.tier == "strong":
                 read_only = [config.RUNTIME_PARENT] + config.python_dirs(self.python)
                 argv = bwrap.pool_argv(str(config.bwrap_path()), self.root, root, read_only) + argv
@@ -211,7 +212,8 @@ class Sandbox:
             fds = dict(zip(("payload", "stdout", "stderr", "status"), ends.theirs(), strict=True))
             read_only = [config.RUNTIME_PARENT] + config.python_dirs(self.python)
             argv = bwrap.task_argv(str(config.bwrap_path()), self.root, scratch, read_only) + [
-                self.python, "-S", "-I", "-c", BOOT, config.RUNTIME_PARENT, "oneshot", json.dumps(cfg),
+                self.python, "-S", "-I", "-c", BOOT, config.RUNTIME_PARENT, "oneshot",
+                json.dumps(cfg),
                 json.dumps(dict(hdr, id=0, timeout=timeout, scratch=bwrap.TASK_DIR)), json.dumps(fds)]
             try:
                 proc = subprocess.Popen(argv, env={}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -64,7 +64,10 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         _run_python(payload["source"], payload.get("filename") or "main.py", scratch)
     else:
         from . import harness
-        harness.main(payload, spawner, scratch)
+        try:
+            harness.main(payload, spawner, scratch)
+        except BaseException:
+            traceback.print_exc()  # a harness bug: show it in the task's stderr
     os._exit(SETUP_FAILED)
 
 
