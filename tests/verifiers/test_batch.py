@@ -19,13 +19,13 @@ def test_mixed_batch_in_order():
     for i in range(12):
         pairs.append((t("numeric", i), f"Answer: {i}"))
         expect.append(True)
-        pairs.append((t("math", f"\\frac{{{i}}}{{2}}"), f"$\\boxed{{{i / 2}}}$"))
+        pairs.append((t("math", f"\\frac{{{i}}}{{2}}", timeout=30.0), f"$\\boxed{{{i / 2}}}$"))
         expect.append(True)
         pairs.append((t("exact_match", "yes"), "no"))
         expect.append(False)
     pairs.append((t("math", "(x+1)^2", timeout=1.0), "The answer is $9^{9^{9^{9}}}$"))  # hangs sympy
     expect.append("timeout")
-    pairs.append((t("math", "3"), "$\\boxed{3}$"))
+    pairs.append((t("math", "3", timeout=30.0), "$\\boxed{3}$"))
     expect.append(True)
     out = verify_many(pairs, workers=2, chunksize=4)
     got = [v.error if v.error else v.passed for v in out]

@@ -102,15 +102,17 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return d
 
 
+_DECODE = json.JSONDecoder(parse_constant=_reject_constant).decode
+_DECODE_UNIQUE = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_pairs).decode
+
+
 def loads_strict(text: str, limit: int = MAX_JSON_DEPTH, *, unique_keys: bool = False) -> Any:
     """``json.loads`` that refuses NaN/Infinity, nesting deeper than ``limit`` and (``unique_keys``) duplicate
     keys, which parsers resolve differently; raises MalformedJSON."""
     if not json_depth_ok(text, limit):
         raise MalformedJSON(f"JSON nests deeper than {limit} levels")
     try:
-        if unique_keys:
-            return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_pairs)
-        return json.loads(text, parse_constant=_reject_constant)
+        return (_DECODE_UNIQUE if unique_keys else _DECODE)(text)
     except json.JSONDecodeError as exc:
         raise MalformedJSON(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except MalformedJSON:
@@ -223,9 +225,10 @@ def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = ()) -> 
     if _TOOL_OPEN in text or _TOOL_CLOSE in text:
         return _parse_hermes(text)
     body = text.strip()
-    fenced = extract_fenced(body, ("python", "py", "tool_code", ""))
-    if fenced is not None and _only_block(body):
-        body = fenced.strip()
+    if body.startswith(("```", "~~~")):
+        fenced = extract_fenced(body, ("python", "py", "tool_code", ""))
+        if fenced is not None and _only_block(body):
+            body = fenced.strip()
     if _PY_CALL_START.match(body):
         return parse_python_calls(body, tools)
     return []
@@ -249,9 +252,10 @@ def _parse_hermes(text: str) -> list[ToolCall]:
         body = text[start + len(_TOOL_OPEN):end].strip()
         if _TOOL_OPEN in body:
             raise MalformedToolCall("nested <tool_call> tags")
-        fenced = extract_fenced(body, ("json", ""))
-        if fenced is not None:
-            body = fenced.strip()
+        if "```" in body or "~~~" in body:
+            fenced = extract_fenced(body, ("json", ""))
+            if fenced is not None:
+                body = fenced.strip()
         try:
             obj = loads_strict(body)
         except MalformedJSON as exc:

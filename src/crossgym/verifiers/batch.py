@@ -21,13 +21,17 @@ from crossgym.verifiers.base import BaseVerifier, _finite, _pool_score, check_in
 log = logging.getLogger(__name__)
 
 
-def _load(task: Any, cache: dict[str, Any]) -> Any:
+def _load(task: Any, cache: dict[Any, Any]) -> Any:
     """The task's verifier (cached per spec), or an exception Verdict explaining why it cannot be built."""
     from crossgym.api import load_verifier
 
     if not isinstance(task, Task):
         return None
-    key = task.verifier.key()
+    spec = task.verifier
+    hit = cache.get(id(spec))  # the same spec object again: skip serialising its params
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    key = spec.key()
     if key not in cache:
         try:
             cache[key] = load_verifier(task.verifier)
@@ -36,6 +40,7 @@ def _load(task: Any, cache: dict[str, Any]) -> Any:
         except Exception as exc:  # a broken plugin
             cache[key] = Verdict.exception(clip(f"verifier {task.verifier.name!r} failed to build: "
                                                 f"{type(exc).__name__}: {exc}", 400))
+    cache[id(spec)] = (spec, cache[key])
     return cache[key]
 
 
@@ -53,7 +58,7 @@ def verify_many(pairs: Iterable[tuple[Task, Completion | str]], workers: int | N
     for "thread" verifiers (default: the pool's size, min(cpus, 8)). A completion may be given as plain text."""
     items = [(t, Completion.from_text(c) if isinstance(c, str) else c) for t, c in pairs]
     out: list[Verdict | None] = [None] * len(items)
-    cache: dict[str, Any] = {}
+    cache: dict[Any, Any] = {}
     by_proc: dict[int, list[int]] = {}
     threaded: list[int] = []
     inline: list[int] = []

@@ -6,6 +6,7 @@ on the 1 MB inputs ``verify`` lets through.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import unicodedata
@@ -44,16 +45,19 @@ def _tag_patterns(tag: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     pats = _TAG_CACHE.get(tag)
     if pats is None:
         t = re.escape(tag)
-        pats = (re.compile(rf"<{t}(?:\s[^<>]{{0,200}})?>", re.I), re.compile(rf"</{t}\s*>", re.I))
+        pats = (re.compile(rf"<{t}(?:\s[^<>]{{0,200}})?>"), re.compile(rf"</{t}\s*>"))
         _TAG_CACHE[tag] = pats
     return pats
 
 
 def tag_contents(text: str, tag: str) -> list[str]:
-    """Bodies of every ``<tag>...</tag>`` (attributes allowed, case-insensitive); Malformed on unbalanced tags."""
+    """Bodies of every ``<tag>...</tag>`` (attributes allowed, case-sensitive like XML); Malformed on unbalanced
+    tags."""
+    if "<" + tag not in text and "</" + tag not in text:  # fast path: no such tag at all
+        return []
     open_re, close_re = _tag_patterns(tag)
-    opens = [m for m in open_re.finditer(text)]
-    closes = [m for m in close_re.finditer(text)]
+    opens = list(open_re.finditer(text))
+    closes = list(close_re.finditer(text))
     if len(opens) != len(closes):
         raise Malformed(f"<{tag}> tags are unbalanced ({len(opens)} opening, {len(closes)} closing)")
     out = []
@@ -98,6 +102,8 @@ def _next_box(text: str, pos: int) -> int:
 def one_of(values: list[str], what: str) -> str:
     """The single answer among ``values``: several that differ (after whitespace trimming) are Malformed, since
     a completion listing many answers must not collect the reward for any one of them."""
+    if len(values) == 1:
+        return values[0].strip()
     distinct = list(dict.fromkeys(v.strip() for v in values))
     if len(distinct) > 1:
         raise Malformed(f"{len(distinct)} different {what} answers: " + ", ".join(clip(d, 30) for d in distinct[:4]))
@@ -167,7 +173,6 @@ def locate_answer(text: str, mode: str = "auto", *, tag: str = "answer", think: 
 # ---------------------------------------------------------------------------------------------- normalisation
 _PUNCT = str.maketrans("", "", string.punctuation + "‘’“”«»…–—·¿¡")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b", re.I)
-_WS = re.compile(r"\s+")
 _LATEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|operatorname)\{([^{}]*)\}")
 
 
@@ -175,12 +180,15 @@ def normalize(text: str, *, case_sensitive: bool = False, whitespace: bool = Tru
               articles: bool = False, latex: bool = True) -> str:
     """Unicode NFKC, then optionally: unwrap ``\\text{..}`` and ``$..$``, lower-case, drop punctuation, drop
     English articles, collapse whitespace."""
-    text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     if latex:
-        text = _LATEX_WRAP.sub(r"\1", text)
-        s = text.strip()
-        if len(s) >= 2 and s[0] == "$" and s[-1] == "$":
-            text = s.strip("$")
+        if "\\" in text:
+            text = _LATEX_WRAP.sub(r"\1", text)
+        if "$" in text:
+            s = text.strip()
+            if len(s) >= 2 and s[0] == "$" and s[-1] == "$":
+                text = s.strip("$")
     if not case_sensitive:
         text = text.casefold()
     if punctuation:
@@ -188,8 +196,16 @@ def normalize(text: str, *, case_sensitive: bool = False, whitespace: bool = Tru
     if articles:
         text = _ARTICLES.sub(" ", text)
     if whitespace:
-        text = _WS.sub(" ", text).strip()
+        text = " ".join(text.split())
     return text
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize_cached(text: str, case_sensitive: bool = False, whitespace: bool = True, punctuation: bool = False,
+                     articles: bool = False) -> str:
+    """``normalize`` memoised, for references (the same few strings are compared against many completions)."""
+    return normalize(text, case_sensitive=case_sensitive, whitespace=whitespace, punctuation=punctuation,
+                     articles=articles)
 
 
 def answers_list(answer: Any, label: str) -> list[str]:

@@ -8,7 +8,6 @@ validator (also compiled once and cached) unless trusted.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -77,16 +76,30 @@ def _slow(schema: dict[str, Any]) -> Check:
     return check
 
 
+_BY_ID: OrderedDict[tuple[int, bool], tuple[Any, Check]] = OrderedDict()
+_BY_ID_LOCK = threading.Lock()
+
+
 def compile_schema(schema: Any, trusted: bool) -> Check:
-    """A cached validator for ``schema``: fastjsonschema when trusted, jsonschema otherwise. Raises ValueError."""
+    """A cached validator for ``schema``: fastjsonschema when trusted, jsonschema otherwise. Raises ValueError.
+    The same schema object (a task reused across a GRPO group) is found by identity without re-serialising it."""
+    hit = _BY_ID.get((id(schema), trusted))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    check = _compile_schema(schema, trusted)
+    with _BY_ID_LOCK:
+        _BY_ID[(id(schema), trusted)] = (schema, check)  # holding the schema keeps its id from being reused
+        if len(_BY_ID) > CACHE_SIZE:
+            _BY_ID.popitem(last=False)
+    return check
+
+
+def _compile_schema(schema: Any, trusted: bool) -> Check:
     if not isinstance(schema, (dict, bool)):
         raise ValueError(f"a JSON Schema must be an object or boolean, got {type(schema).__name__}")
     if isinstance(schema, bool):
         return (lambda v: None) if schema else (lambda v: "the schema false rejects everything")
-    try:
-        key = ("F" if trusted else "S") + json.dumps(schema, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"schema is not JSON: {exc}") from None
+    key = ("F" if trusted else "S") + repr(schema)  # unambiguous for JSON data, far cheaper than json.dumps
 
     def make() -> Check:
         try:

@@ -1,13 +1,13 @@
 """A small, safe JSON Schema checker for the subset tool schemas use; anything else falls back to jsonschema.
 
 Tool parameter schemas come with task data, so they must not be compiled to code (fastjsonschema); jsonschema
-is safe but ~20k objects/s. This interprets the common keywords directly (type, enum, const, properties,
-required, additionalProperties, items, min/max, lengths, anyOf/oneOf of those) at a few µs per call.
+is safe but ~10-20k objects/s. This compiles the common keywords (type, enum, const, properties, required,
+additionalProperties, items, min/max, lengths, uniqueItems, nullable, anyOf/oneOf of those) into plain closures,
+never into code, and checks a value in a few µs.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -16,7 +16,6 @@ SUPPORTED = {"type", "enum", "const", "properties", "required", "additionalPrope
              "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",
              "anyOf", "oneOf", "description", "title", "default", "examples", "$schema", "format", "nullable",
              "uniqueItems"}
-_ANNOTATIONS = {"description", "title", "default", "examples", "$schema", "format"}
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
@@ -53,66 +52,143 @@ def supported(schema: Any, depth: int = 0) -> bool:
     return True
 
 
-def check(value: Any, schema: Any, path: str = "") -> str | None:
-    """None when ``value`` satisfies a ``supported`` schema, else the first problem."""
+Check = Callable[[Any], "str | None"]
+
+
+def _ok(_v: Any) -> None:
+    return None
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def compile_lite(schema: Any) -> Check:
+    """A checker closure for a ``supported`` schema (keywords read once, not per value); ValueError when a
+    keyword's value has the wrong shape."""
     if schema is True or schema == {}:
-        return None
+        return _ok
     if schema is False:
-        return f"{path or '<root>'}: not allowed"
-    where = path or "<root>"
-    if value is None and schema.get("nullable"):
-        return None
+        return lambda v: "not allowed"
+    if not isinstance(schema, dict):
+        raise ValueError("a schema must be an object or boolean")
+    checks: list[Check] = []
     t = schema.get("type")
     if t is not None:
-        types = [t] if isinstance(t, str) else t
-        if not any(_TYPES[x](value) for x in types):
-            return f"{where}: expected {'/'.join(types)}, got {type(value).__name__}"
-    if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
-        return f"{where}: {json.dumps(value)[:40]} is not one of {json.dumps(schema['enum'])[:80]}"
-    if "const" in schema and not _same(value, schema["const"]):
-        return f"{where}: must equal {json.dumps(schema['const'])[:40]}"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        for k, bad in (("minimum", lambda v, b: v < b), ("maximum", lambda v, b: v > b),
-                       ("exclusiveMinimum", lambda v, b: v <= b), ("exclusiveMaximum", lambda v, b: v >= b)):
-            if isinstance(schema.get(k), (int, float)) and not isinstance(schema.get(k), bool) \
-                    and bad(value, schema[k]):
-                return f"{where}: {value} breaks {k} {schema[k]}"
-    if isinstance(value, str):
-        if isinstance(schema.get("minLength"), int) and len(value) < schema["minLength"]:
-            return f"{where}: shorter than {schema['minLength']}"
-        if isinstance(schema.get("maxLength"), int) and len(value) > schema["maxLength"]:
-            return f"{where}: longer than {schema['maxLength']}"
-    if isinstance(value, list):
-        if isinstance(schema.get("minItems"), int) and len(value) < schema["minItems"]:
-            return f"{where}: fewer than {schema['minItems']} items"
-        if isinstance(schema.get("maxItems"), int) and len(value) > schema["maxItems"]:
-            return f"{where}: more than {schema['maxItems']} items"
-        if schema.get("uniqueItems") and len({json.dumps(v, sort_keys=True) for v in value}) != len(value):
-            return f"{where}: items are not unique"
-        if "items" in schema:
-            for i, v in enumerate(value):
-                err = check(v, schema["items"], f"{path}[{i}]")
+        names = [t] if isinstance(t, str) else list(t)
+        preds = tuple(_TYPES[x] for x in names)
+        want = "/".join(names)
+        checks.append(lambda v: None if any(p(v) for p in preds)
+                      else f"expected {want}, got {type(v).__name__}")
+    if "enum" in schema:
+        enum = schema["enum"]
+        if not isinstance(enum, list):
+            raise ValueError("enum must be a list")
+        shown = json.dumps(enum)[:80]
+        checks.append(lambda v: None if any(_same(v, e) for e in enum) else f"{json.dumps(v)[:40]} is not one of {shown}")
+    if "const" in schema:
+        const = schema["const"]
+        checks.append(lambda v: None if _same(v, const) else f"must equal {json.dumps(const)[:40]}")
+    bounds = []
+    for k, bad in (("minimum", lambda v, b: v < b), ("maximum", lambda v, b: v > b),
+                   ("exclusiveMinimum", lambda v, b: v <= b), ("exclusiveMaximum", lambda v, b: v >= b)):
+        if k in schema:
+            if not _num(schema[k]):
+                raise ValueError(f"{k} must be a number")
+            bounds.append((k, schema[k], bad))
+    if bounds:
+        def num_bounds(v: Any) -> str | None:
+            if _num(v):
+                for k, b, bad in bounds:
+                    if bad(v, b):
+                        return f"{v} breaks {k} {b}"
+            return None
+        checks.append(num_bounds)
+    sizes = []
+    for k, kind, cmp in (("minLength", str, -1), ("maxLength", str, 1), ("minItems", list, -1),
+                         ("maxItems", list, 1)):
+        if k in schema:
+            if not isinstance(schema[k], int) or isinstance(schema[k], bool):
+                raise ValueError(f"{k} must be an integer")
+            sizes.append((k, kind, cmp, schema[k]))
+    if sizes:
+        def size_bounds(v: Any) -> str | None:
+            for k, kind, cmp, n in sizes:
+                if isinstance(v, kind) and (len(v) - n) * cmp > 0:
+                    return f"length {len(v)} breaks {k} {n}"
+            return None
+        checks.append(size_bounds)
+    if schema.get("uniqueItems"):
+        checks.append(lambda v: "items are not unique" if isinstance(v, list) and
+                      len({json.dumps(x, sort_keys=True) for x in v}) != len(v) else None)
+    if "items" in schema:
+        item = compile_lite(schema["items"])
+
+        def items(v: Any) -> str | None:
+            if isinstance(v, list):
+                for i, x in enumerate(v):
+                    err = item(x)
+                    if err:
+                        return f"[{i}]: {err}"
+            return None
+        checks.append(items)
+    props_schema = schema.get("properties") or {}
+    required = schema.get("required") or []
+    if not isinstance(props_schema, dict) or not isinstance(required, list) \
+            or not all(isinstance(r, str) for r in required):
+        raise ValueError("properties must be an object and required a list of names")
+    if props_schema or required or "additionalProperties" in schema:
+        props = {k: compile_lite(v) for k, v in props_schema.items()}
+        extra_schema = schema.get("additionalProperties", True)
+        extra = None if extra_schema is True else compile_lite(extra_schema)
+
+        def obj(v: Any) -> str | None:
+            if not isinstance(v, dict):
+                return None
+            for r in required:
+                if r not in v:
+                    return f"missing required {r!r}"
+            for k, x in v.items():
+                sub = props.get(k)
+                if sub is None:
+                    if extra is None:
+                        continue
+                    if extra_schema is False:
+                        return f"unexpected property {k!r}"
+                    sub = extra
+                err = sub(x)
                 if err:
-                    return err
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        for r in schema.get("required") or ():
-            if r not in value:
-                return f"{where}: missing required {r!r}"
-        extra = schema.get("additionalProperties", True)
-        for k, v in value.items():
-            sub = props.get(k, extra)
-            if sub is False:
-                return f"{where}: unexpected property {k!r}"
-            if sub is not True:
-                err = check(v, sub, f"{path}.{k}" if path else k)
-                if err:
-                    return err
-    if "anyOf" in schema and all(check(value, s, path) for s in schema["anyOf"]):
-        return f"{where}: matches none of anyOf"
-    if "oneOf" in schema and sum(check(value, s, path) is None for s in schema["oneOf"]) != 1:
-        return f"{where}: must match exactly one of oneOf"
-    return None
+                    return f"{k}: {err}"
+            return None
+        checks.append(obj)
+    for k in ("anyOf", "oneOf"):
+        if k in schema:
+            if not isinstance(schema[k], list) or not schema[k]:
+                raise ValueError(f"{k} must be a non-empty list")
+            subs = [compile_lite(x) for x in schema[k]]
+            if k == "anyOf":
+                checks.append(lambda v, subs=subs: None if any(c(v) is None for c in subs) else "matches none of anyOf")
+            else:
+                checks.append(lambda v, subs=subs: None if sum(c(v) is None for c in subs) == 1
+                              else "must match exactly one of oneOf")
+    nullable = bool(schema.get("nullable"))
+
+    def run(v: Any) -> str | None:
+        if nullable and v is None:
+            return None
+        for c in checks:
+            err = c(v)
+            if err:
+                return err
+        return None
+
+    return run if checks else _ok
+
+
+def check(value: Any, schema: Any) -> str | None:
+    """None when ``value`` satisfies a ``supported`` schema, else the first problem (compiles on every call: use
+    ``validator`` for repeated checks)."""
+    return compile_lite(schema)(value)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -131,16 +207,35 @@ def _same(a: Any, b: Any) -> bool:
 json_equal = _same
 
 
-@functools.lru_cache(maxsize=4096)
-def _validator_for(key: str) -> Callable[[Any], str | None]:
-    schema = json.loads(key)
-    if supported(schema):
-        return lambda v: check(v, schema)
-    from crossgym.verifiers.json_schema import compile_schema
-
-    return compile_schema(schema, trusted=False)
+_CACHE: dict[str, Callable[[Any], str | None]] = {}
+_BY_ID: dict[int, tuple[Any, Callable[[Any], str | None]]] = {}
 
 
 def validator(schema: Any) -> Callable[[Any], str | None]:
-    """A cached checker for a (possibly untrusted) schema: this module's when it suffices, else jsonschema."""
-    return _validator_for(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    """A cached checker for a (possibly untrusted) schema: this module's when it suffices, else jsonschema.
+    Found by identity first (one ToolSpec shared by many tasks), then by ``repr`` (unambiguous for JSON data and
+    ~20x cheaper than json.dumps), so equal schemas in different task objects share one checker. Schemas are
+    treated as immutable once used (Task and ToolSpec are frozen; do not edit their dicts in place)."""
+    hit = _BY_ID.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    key = repr(schema)
+    fn = _CACHE.get(key)
+    if fn is None:
+        fn = None
+        if supported(schema):
+            try:
+                fn = compile_lite(json.loads(json.dumps(schema)))  # a private copy: later edits cannot reach it
+            except (ValueError, TypeError, KeyError):
+                fn = None  # odd keyword values: jsonschema reports them properly
+        if fn is None:
+            from crossgym.verifiers.json_schema import compile_schema
+
+            fn = compile_schema(schema, trusted=False)
+        if len(_CACHE) > 4096:
+            _CACHE.clear()
+        _CACHE[key] = fn
+    if len(_BY_ID) > 4096:
+        _BY_ID.clear()
+    _BY_ID[id(schema)] = (schema, fn)  # holding the schema keeps its id from being reused
+    return fn

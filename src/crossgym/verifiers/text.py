@@ -8,7 +8,7 @@ from typing import Any
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BaseVerifier, Malformed, clip
-from crossgym.verifiers.extract import answers_list, check_extract, extract_answer, normalize
+from crossgym.verifiers.extract import answers_list, check_extract, extract_answer, normalize, normalize_cached
 
 
 class _TextBase(BaseVerifier):
@@ -45,7 +45,7 @@ class ExactMatch(_TextBase):
         refs = answers_list(task.answer, self.name)
         pred = normalize(self._pred(completion), **self.norm)
         for r in refs:
-            if pred == normalize(r, **self.norm):
+            if pred == normalize_cached(r, **self.norm):
                 return Verdict.ok(1.0, reason=f"matches {clip(r)!r}")
         return Verdict.ok(0.0, reason=f"{clip(pred)!r} matches none of {len(refs)} reference(s)")
 
@@ -136,7 +136,7 @@ class StringSimilarity(_TextBase):
         fn = edit_similarity if self.metric == "edit" else token_f1
         best, best_ref = -1.0, ""
         for r in refs:
-            s = fn(pred, normalize(r, **self.norm))
+            s = fn(pred, normalize_cached(r, **self.norm))
             if s > best:
                 best, best_ref = s, r
         passed = best >= self.threshold
