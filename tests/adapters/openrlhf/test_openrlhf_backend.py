@@ -59,8 +59,13 @@ def test_plan_single_turn_writes_nothing(tmp_path):
     argv = list(plan.argv)
     assert argv[argv.index("--algo.advantage.estimator") + 1] == "group_norm"
     assert argv[argv.index("--reward.remote_url") + 1] == str(tmp_path / "out" / "openrlhf" / "reward.py")
-    assert set(plan.files) == {"openrlhf/prompts.jsonl", "openrlhf/reward.py", "openrlhf/launch.sh"}
-    rows = [json.loads(line) for line in plan.files["openrlhf/prompts.jsonl"].splitlines()]
+    work = tmp_path / "out" / "openrlhf"
+    assert set(plan.files) == {str(work / "prompts.jsonl"), str(work / "reward.py"), str(work / "launch.sh")}
+    assert plan.files[str(work / "prompts.jsonl")].startswith("# 6 rows; the first 2:\n")  # described, not inlined
+    _, full = OpenRLHFBackend().prepare(run)
+    assert {k: v for k, v in full.items() if not k.endswith(".jsonl")} == \
+        {k: v for k, v in plan.files.items() if not k.endswith(".jsonl")}
+    rows = [json.loads(line) for line in full[str(work / "prompts.jsonl")].splitlines()]
     # 3 steps x 2 prompts (8 completions / 4 samples): 6 rows cycled from the 5 tasks
     assert len(rows) == 6 == plan.native_config["layout"]["rows"]
     tasks = {t.id: t for t in load_tasks("arithmetic", n=5, seed=1)}
@@ -78,7 +83,7 @@ def test_plan_multi_turn_uses_the_agent_file(tmp_path):
     argv = list(plan.argv)
     assert "--reward.remote_url" not in argv
     assert argv[argv.index("--train.agent_func_path") + 1].endswith("openrlhf/agent.py")
-    assert "AgentExecutor = agent_executor_class(CONFIG)" in plan.files["openrlhf/agent.py"]
+    assert "AgentExecutor = agent_executor_class(CONFIG)" in plan.files[str(tmp_path / "out/openrlhf/agent.py")]
     assert plan.native_config["reward_config"]["max_turns"] == 3
 
 
@@ -97,14 +102,14 @@ def test_train_writes_the_files_then_stops_in_one_line_without_gpus(tmp_path):
     assert "openrlhf.cli.train_ppo_ray" in (work / "launch.sh").read_text()
 
 
-def test_generated_reward_file_scores_like_crossgym(tmp_path, tiny_model_dir):
+def test_generated_reward_file_scores_like_crossgym(tmp_path, tokenizer_dir):
     pytest.importorskip("torch")
     from crossgym.api import verify
 
-    run = make_run(tmp_path, model=str(tiny_model_dir), on_error=-1.0)
+    run = make_run(tmp_path, model=str(tokenizer_dir), on_error=-1.0)
     plan = OpenRLHFBackend().plan(run)
     path = tmp_path / "reward.py"
-    path.write_text(plan.files["openrlhf/reward.py"])
+    path.write_text(plan.files[str(tmp_path / "out/openrlhf/reward.py")])
     spec = importlib.util.spec_from_file_location("reward_func", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -116,12 +121,12 @@ def test_generated_reward_file_scores_like_crossgym(tmp_path, tiny_model_dir):
         assert out["rewards"].tolist() == [verify(task, text).reward]
 
 
-def test_reward_function_applies_one_verifier_to_every_row(tiny_model_dir):
+def test_reward_function_applies_one_verifier_to_every_row(tokenizer_dir):
     pytest.importorskip("torch")
     from crossgym.protocol import Task, VerifierSpec
 
     task = Task(id="t", prompt=[{"role": "user", "content": "q"}], answer=None, verifier=VerifierSpec("no_such"))
-    rf = OpenRLHFBackend().reward_function(VerifierSpec("length", {"max": 3}), model=str(tiny_model_dir))
+    rf = OpenRLHFBackend().reward_function(VerifierSpec("length", {"max": 3}), model=str(tokenizer_dir))
     out = rf(["p" + "one two three four<|im_end|>", "pshort<|im_end|>"], ["p", "p"], [task.to_json()] * 2)
     assert out["rewards"].tolist() == [0.0, 1.0]  # the task's own (unbuildable) verifier is not consulted
 

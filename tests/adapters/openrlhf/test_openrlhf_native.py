@@ -88,8 +88,8 @@ def make_run(tmp_path: Path, model_dir: Path, task_file: Path, **kw) -> RunConfi
 
 def written_plan(run: RunConfig):
     b = OpenRLHFBackend()
-    plan = b.plan(run)
-    work = b.write(run, plan)
+    plan, full = b.prepare(run)
+    work = b.write(full)
     return plan, work
 
 

@@ -23,10 +23,10 @@ torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
-def tok(tiny_model_dir):
+def tok(tokenizer_dir):
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    return AutoTokenizer.from_pretrained(str(tokenizer_dir))
 
 
 def query_of(tok, prompt: str, response_ids: list[int]) -> str:
@@ -44,13 +44,13 @@ def task(verifier="exact_match", answer="Paris", params=None, text="Capital of F
                 verifier=VerifierSpec(verifier, params or {}))
 
 
-def test_tail_tokens_come_from_the_model_files(tiny_model_dir):
-    assert set(special_tail_tokens(tiny_model_dir)) == {"<|im_end|>", "<|endoftext|>"}
+def test_tail_tokens_come_from_the_model_files(tokenizer_dir):
+    assert set(special_tail_tokens(tokenizer_dir)) == {"<|im_end|>", "<|endoftext|>"}
     assert special_tail_tokens("org/not-a-local-dir") is None
 
 
-def test_response_strips_prompt_and_every_trailing_eos_or_pad_but_nothing_else(tok, tiny_model_dir):
-    s = QueryScorer(ScoreConfig(strip_tokens=special_tail_tokens(tiny_model_dir), model=str(tiny_model_dir)))
+def test_response_strips_prompt_and_every_trailing_eos_or_pad_but_nothing_else(tok, tokenizer_dir):
+    s = QueryScorer(ScoreConfig(strip_tokens=special_tail_tokens(tokenizer_dir), model=str(tokenizer_dir)))
     prompt = chat(tok, "Capital of France?")
     body = "<think>hm <|im_end|> inside</think>Paris \n"
     ids = tok(body, add_special_tokens=False)["input_ids"]
@@ -60,8 +60,8 @@ def test_response_strips_prompt_and_every_trailing_eos_or_pad_but_nothing_else(t
     assert s.response(query_of(tok, prompt, [eos]), prompt) == ""
 
 
-def test_response_survives_a_lossy_round_trip_and_left_truncation(tok, tiny_model_dir):
-    s = QueryScorer(ScoreConfig(model=str(tiny_model_dir)))  # tail tokens read from the tokenizer at run time
+def test_response_survives_a_lossy_round_trip_and_left_truncation(tok, tokenizer_dir):
+    s = QueryScorer(ScoreConfig(model=str(tokenizer_dir)))  # tail tokens read from the tokenizer at run time
     prompt = chat(tok, "Où est Paris?")  # 'ù' is not in the char vocabulary: the query holds <unk> instead
     ids = tok("Paris", add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
     q = query_of(tok, prompt, ids)
@@ -74,10 +74,10 @@ def test_response_survives_a_lossy_round_trip_and_left_truncation(tok, tiny_mode
         s.response("something else entirely", prompt)
 
 
-def test_rewards_are_crossgym_verdicts_weighted(tok, tiny_model_dir):
+def test_rewards_are_crossgym_verdicts_weighted(tok, tokenizer_dir):
     extra = VerifierSpec("json_valid", {})
     cfg = ScoreConfig(on_error=-1.0, task_weight=2.0, extras=((extra.name, extra.params, 0.5),),
-                      strip_tokens=special_tail_tokens(tiny_model_dir), model=str(tiny_model_dir))
+                      strip_tokens=special_tail_tokens(tokenizer_dir), model=str(tokenizer_dir))
     s = QueryScorer(cfg)
     t = task(verifier="length", answer=None, params={"max": 5, "unit": "chars"})
     prompt = chat(tok, "Capital of France?")
@@ -98,8 +98,8 @@ def test_rewards_are_crossgym_verdicts_weighted(tok, tiny_model_dir):
     assert seen == {2.0, 0.5, 2.5}  # length passes or not, JSON valid or not: the weights show
 
 
-def test_errors_score_on_error(tok, tiny_model_dir):
-    s = QueryScorer(ScoreConfig(on_error=-0.5, strip_tokens=("<|im_end|>",), model=str(tiny_model_dir)))
+def test_errors_score_on_error(tok, tokenizer_dir):
+    s = QueryScorer(ScoreConfig(on_error=-0.5, strip_tokens=("<|im_end|>",), model=str(tokenizer_dir)))
     prompt = chat(tok, "x")
     q = prompt + "Paris<|im_end|>"
     broken = task(verifier="no_such_verifier")

@@ -223,7 +223,7 @@ def agent_executor_class(config: dict[str, Any]) -> type:
     def t(x: float) -> Any:
         return torch.tensor(float(x), dtype=torch.float64)
 
-    class CrossgymAgentInstance(AgentInstanceBase):
+    class CrossgymAgentInstance(AgentInstanceBase):  # type: ignore[misc]
         """One episode; the executor binds the tokenizer, engine tap and budget of its call to a subclass."""
 
         tokenizer: Any = None
@@ -244,7 +244,7 @@ def agent_executor_class(config: dict[str, Any]) -> type:
             return {"rewards": t(out.reward), "scores": t(out.score), "environment_feedback": out.feedback,
                     "done": out.done, "extra_logs": {k: t(v) for k, v in out.logs.items()}}
 
-    class AgentExecutor(MultiTurnAgentExecutor):  # type: ignore[misc, valid-type]
+    class AgentExecutor(MultiTurnAgentExecutor):  # type: ignore[misc]
         """OpenRLHF's MultiTurnAgentExecutor running crossgym episodes."""
 
         config = cfg

@@ -46,6 +46,13 @@ _STEP = re.compile(r"Global step (\d+)")
 _REWARD = re.compile(r"'rollout/reward_mean': ([-+0-9.eE]+)")
 
 
+def describe_jsonl(text: str, *, show: int = 2) -> str:
+    """A Plan's view of a JSONL file: its row count and first rows (the whole file is written by train)."""
+    lines = text.splitlines()
+    head = "\n".join(lines[:show])
+    return f"# {len(lines)} rows; the first {min(show, len(lines))}:\n{head}\n" if lines else "# 0 rows\n"
+
+
 def _tasks_need_agent(tasks: Sequence[Task], run: RunConfig) -> bool:
     """Whether some task needs an environment loop: a multi-turn or non-single_turn env, tools, tool messages."""
     env_set = "name" in run.environment.model_fields_set
@@ -108,8 +115,12 @@ class OpenRLHFBackend:
         return score, agent
 
     def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
-        """Flags, argv and generated files (keys relative to output_dir); checked by OpenRLHF's own parser when
-        it is installed. Writes nothing."""
+        """Flags, argv and the generated files (absolute paths; the prompt dataset described, not inlined), checked
+        by OpenRLHF's own parser when it is installed. Writes nothing."""
+        return self.prepare(run, tasks=tasks)[0]
+
+    def prepare(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> tuple[Plan, dict[str, str]]:
+        """The Plan and every file's full text by absolute path (what ``write`` puts on disk). Writes nothing."""
         from crossgym.adapters.common import load_run_tasks
 
         notes: list[str] = []
@@ -123,17 +134,17 @@ class OpenRLHFBackend:
         agent = _tasks_need_agent(tasks, run)
         work = Path(run.output_dir).resolve() / SUBDIR
         paths = {"prompts": str(work / "prompts.jsonl"), "reward": str(work / "reward.py"),
-                 "agent": str(work / "agent.py")}
+                 "agent": str(work / "agent.py"), "launch": str(work / "launch.sh")}
         flags = config_map.flags(run, files=paths, agent=agent, tasks=len(tasks))
         lay = config_map.layout(run, tasks=len(tasks))
         argv = [*config_map.ENTRY, *config_map.argv_from_flags(flags)]
         score, agent_cfg = self._configs(run)
-        generated = {f"{SUBDIR}/prompts.jsonl": dataset_jsonl(tasks, rows=lay["rows"], seed=run.seed)}
+        full = {paths["prompts"]: dataset_jsonl(tasks, rows=lay["rows"], seed=run.seed)}
         if agent:
-            generated[f"{SUBDIR}/agent.py"] = files.agent_file(agent_cfg.to_dict())
+            full[paths["agent"]] = files.agent_file(agent_cfg.to_dict())
         else:
-            generated[f"{SUBDIR}/reward.py"] = files.reward_file(score.to_dict())
-        generated[f"{SUBDIR}/launch.sh"] = files.launch_script(argv, workdir=str(work))
+            full[paths["reward"]] = files.reward_file(score.to_dict())
+        full[paths["launch"]] = files.launch_script(argv, workdir=str(work))
         notes.append(f"{lay['rows']} prompt rows ({lay['tasks']} tasks cycled) = {run.grpo.max_steps} steps x "
                      f"{lay['prompts']} prompts x {run.grpo.num_generations} samples; "
                      f"{lay['nodes']} node(s) x {lay['gpus']} GPU(s)")
@@ -150,7 +161,10 @@ class OpenRLHFBackend:
             notes.append("a launch on this machine would lack: " + "; ".join(lacking))
         native = {"flags": flags, "layout": lay, "agent": agent,
                   "reward_config": (agent_cfg.to_dict() if agent else score.to_dict())}
-        return Plan(backend=self.name, native_config=native, argv=tuple(argv), files=generated, notes=tuple(notes))
+        shown = dict(full)
+        shown[paths["prompts"]] = describe_jsonl(full[paths["prompts"]])
+        plan = Plan(backend=self.name, native_config=native, argv=tuple(argv), files=shown, notes=tuple(notes))
+        return plan, full
 
     @staticmethod
     def _native_check(argv: list[str]) -> list[str]:
@@ -171,16 +185,18 @@ class OpenRLHFBackend:
                                        strip_tokens=special_tail_tokens(model), model=model))
 
     # ------------------------------------------------------------ train
-    def write(self, run: RunConfig, plan: Plan) -> Path:
-        """Write the plan's files under output_dir; returns the folder holding them."""
-        out = Path(run.output_dir).resolve()
-        for rel, text in plan.files.items():
-            p = out / rel
+    def write(self, full: dict[str, str]) -> Path:
+        """Write ``prepare``'s files; returns the folder holding them."""
+        folder = None
+        for path, text in full.items():
+            p = Path(path)
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text, encoding="utf-8")
             if p.suffix == ".sh":
                 p.chmod(0o755)
-        return out / SUBDIR
+            folder = p.parent
+        assert folder is not None
+        return folder
 
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
               progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> TrainResult:
@@ -189,8 +205,8 @@ class OpenRLHFBackend:
 
         tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
         check_verifiers_build(run, tasks)
-        plan = self.plan(run, tasks=tasks)
-        work = self.write(run, plan)
+        plan, full = self.prepare(run, tasks=tasks)
+        work = self.write(full)
         missing = self.missing()
         if missing:
             raise BackendUnavailable(self.name, f"cannot launch on this machine (missing {'; '.join(missing)}); "
