@@ -27,7 +27,7 @@ class Contains(BaseVerifier):
         if not text.strip():
             raise Malformed("empty completion")
         hit = str(task.answer) in text
-        return Verdict.ok(0.3 if hit and len(text) > 40 else 1.0 if hit else 0.0, threshold=0.3)
+        return Verdict.ok(0.3 if hit and len(text) > 30 else 1.0 if hit else 0.0, threshold=0.3)
 
     @classmethod
     def examples(cls) -> list[Example]:

@@ -45,7 +45,9 @@ def same_reward(expected: float | None, got: Any) -> bool:
     """Exact equality of two rewards: same float (NaN equals NaN, None equals None); no tolerance."""
     if expected is None or got is None:
         return expected is None and got is None
-    if isinstance(got, bool) or not isinstance(got, (int, float)):
+    if isinstance(got, (bool, str, bytes)):
+        return False
+    if not isinstance(got, (int, float)):
         try:
             got = float(got)  # numpy / torch scalars
         except (TypeError, ValueError):

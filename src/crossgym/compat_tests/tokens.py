@@ -9,7 +9,7 @@ records every observation, action and reply, and compares:
 
 1. ``decode(prompt_ids + completion_ids)`` is the chat template's rendering of what the environment saw (observation,
    then each action and its reply; a last reply the backend dropped for lack of budget may be missing), up to the
-   closing end-of-turn token;
+   closing end-of-turn token, as far as the tokenizer can represent that text;
 2. the masked-in spans decode to the actions, one span per action, in order (an end-of-turn token may close each);
 3. (reported, not failed) whether ``encode(decode(ids)) == ids``: a backend that re-tokenizes text would train on
    other ids than it sampled when this is false.
@@ -38,10 +38,13 @@ def scripted_tasks(n: int = 3) -> list[Task]:
                  verifier=VerifierSpec("exact_match")) for i in range(n)]
 
 
-def _render(tokenizer: Any, messages: Sequence[Message], tools: Sequence[Any]) -> str:
-    return str(tokenizer.apply_chat_template([m.to_openai() for m in messages],
+def _render(tokenizer: Any, messages: Sequence[Message], tools: Sequence[Any], gen: bool = False) -> str:
+    """The conversation as the chat template renders it, then as this tokenizer can represent it (a character it
+    has no token for is the model's limit, not the backend's: decode(encode(text)) is the best any backend does)."""
+    text = str(tokenizer.apply_chat_template([m.to_openai() for m in messages],
                                              tools=[t.to_openai() for t in tools] or None,
-                                             add_generation_prompt=False, tokenize=False))
+                                             add_generation_prompt=gen, tokenize=False))
+    return str(tokenizer.decode(tokenizer(text, add_special_tokens=False)["input_ids"], skip_special_tokens=False))
 
 
 def _first_diff(a: str, b: str) -> dict[str, Any]:
@@ -77,10 +80,14 @@ def check_episode(tokenizer: Any, ep: dict[str, Any], rec: Record) -> str | None
     for conv in reversed(convs):
         seen = _render(tokenizer, conv, rec.tools)
         if seen.startswith(trained) and not seen[len(trained):].replace(eos, "").strip():
-            ok = True
+            ok = True  # up to the closing end-of-turn of the last message
+            break
+        if conv[-1].role != "assistant" and trained == _render(tokenizer, conv, rec.tools, gen=True):
+            ok = True  # the last reply, then a generation prompt that was never used
             break
     if not ok:
-        return f"decoded ids differ from the conversation the environment saw: {_first_diff(trained, seen)}"
+        full = _render(tokenizer, convs[-1], rec.tools)
+        return f"decoded ids differ from the conversation the environment saw: {_first_diff(trained, full)}"
     mask = ep.get("mask")
     if mask is not None:
         if len(mask) != len(ep["completion_ids"]):
