@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion
-from crossgym.verifiers.text import ExactMatch, StringSimilarity, edit_similarity, token_f1
+from crossgym.verifiers.text import (
+    ExactMatch,
+    StringSimilarity,
+    _edit_distance,
+    _edit_distance_dp,
+    edit_similarity,
+    token_f1,
+)
 
 
 def run(cls, answer, text, **params):
@@ -109,9 +118,16 @@ def test_string_similarity():
 
 
 def test_string_similarity_caps_edit_distance_and_validates():
-    v = run(StringSimilarity, "x", "y" * 5000)
+    v = run(StringSimilarity, "x", "y" * 20_000)
     assert v.error_kind == "malformed" and "token_f1" in v.reason
+    assert run(StringSimilarity, "y" * 9000, "y" * 9000 + "z" * 900).reward == pytest.approx(1 - 900 / 9900)
     assert run(StringSimilarity, "x", "y " * 100_000, metric="token_f1").error is None
     for bad in ({"metric": "cosine"}, {"threshold": 2}, {"reward": "max"}, {"threshold": True}):
         with pytest.raises(VerifierError):
             StringSimilarity(**bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=st.text(alphabet="abcé ", max_size=40), b=st.text(alphabet="abcdé ", max_size=40))
+def test_bit_parallel_edit_distance_equals_the_dp(a, b):
+    assert _edit_distance(a, b) == _edit_distance_dp(a, b) == _edit_distance(b, a)
