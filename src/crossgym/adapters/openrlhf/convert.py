@@ -52,7 +52,9 @@ def task_from_label(label: Any) -> Task:
     if isinstance(label, (bytes, bytearray)):
         label = label.decode("utf-8")
     if isinstance(label, str):
-        return Task.from_json(label)
+        from crossgym.adapters.common import task_from_json
+
+        return task_from_json(label)  # cached: the same rows come back every step
     if isinstance(label, dict):
         return Task.from_dict(label)
     raise ValueError(f"an OpenRLHF label must be the Task JSON, got {type(label).__name__}")
