@@ -45,12 +45,15 @@ def check_environment(case: Any, checks: Sequence[str] | None = None) -> dict[st
     return out
 
 
-def episode_samples(cases: Sequence[Any]) -> list[Sample]:
-    """The correct and wrong scripted episodes of each case as (task, multi-turn completion) samples."""
+def episode_samples(cases: Sequence[Any], verifiers: Sequence[str] | None = None) -> list[Sample]:
+    """The correct and wrong scripted episodes of each case (only cases scored by ``verifiers``, when given) as
+    (task, multi-turn completion) samples."""
     from crossgym.environments.conformance import run_episode
 
     out = []
     for case in cases:
+        if verifiers is not None and case.task.verifier.name not in verifiers:
+            continue
         for label, actions in (("correct", case.correct), ("wrong", case.wrong)):
             try:
                 ep = run_episode(case.make_env(), case.task, actions, seed=case.seed, score=False)

@@ -63,12 +63,12 @@ def _verifier_row(name: str) -> tuple[dict[str, Any], str | None]:
     return row, why
 
 
-def _episodes_by_verifier(progress: Progress) -> tuple[dict[str, list[Sample]], list[Any]]:
+def _episodes_by_verifier(progress: Progress, verifiers: Sequence[str]) -> tuple[dict[str, list[Sample]], list[Any]]:
     from crossgym.compat_tests.env_checks import builtin_env_cases, episode_samples
 
     cases = builtin_env_cases()
     by: dict[str, list[Sample]] = {}
-    for s in episode_samples(cases):
+    for s in episode_samples(cases, verifiers):
         by.setdefault(s.task.verifier.name, []).append(s)
     progress(f"scripted episodes: {sum(len(v) for v in by.values())} from {len(cases)} environment cases")
     return by, cases
@@ -89,7 +89,7 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
     infos = {b: inspect_backend(b) for b in bnames}
     doc: dict[str, Any] = {"schema": SCHEMA_ID, "crossgym_version": __version__, "runs": [], "backends": {},
                            "verifiers": {}, "environments": {}, "matrix": {}}
-    episodes, cases = _episodes_by_verifier(say) if {"parity", "environments"} & set(chosen) else ({}, [])
+    episodes, cases = _episodes_by_verifier(say, names) if {"parity", "environments"} & set(chosen) else ({}, [])
     samples: dict[str, tuple[list[Sample], dict[str, Any], int]] = {}
 
     for name in names:

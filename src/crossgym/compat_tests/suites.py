@@ -154,17 +154,19 @@ class RewardParity(Suite):
         return samples_for(verifier_name, get_examples(verifier_name), corpus, garbage_tasks=garbage_tasks,
                            extra=episodes)
 
-    def _episodes(self, cache: dict[Any, Any]) -> dict[str, list[Sample]]:
+    def _episodes(self, cache: dict[Any, Any], names: Sequence[str]) -> dict[str, list[Sample]]:
         if not self.include_episodes:
             return {}
-        if "episodes" not in cache:
+        key = ("episodes", tuple(names))
+        if key not in cache:
             from crossgym.compat_tests.env_checks import builtin_env_cases, episode_samples
 
             by: dict[str, list[Sample]] = {}
-            for s in episode_samples(builtin_env_cases()):
+            cases = [c for c in builtin_env_cases() if c.task.verifier.name in names]
+            for s in episode_samples(cases):
                 by.setdefault(s.task.verifier.name, []).append(s)
-            cache["episodes"] = by
-        return cache["episodes"]  # type: ignore[no-any-return]
+            cache[key] = by
+        return cache[key]  # type: ignore[no-any-return]
 
     def test_reward_parity(self, verifier_name: str, backend_name: str, parity_mode: str,
                            compat_backend: BackendInfo, compat_corpus_dir: Path | None,
@@ -183,7 +185,7 @@ class RewardParity(Suite):
         tasks = _garbage_tasks(request, self.garbage_tasks)
         key = ("parity", backend_name, parity_mode, tuple(names), str(compat_corpus_dir), tasks, type(self).__name__)
         if key not in compat_cache:
-            episodes = self._episodes(compat_cache)
+            episodes = self._episodes(compat_cache, names)
             groups = {}
             for n in names:
                 try:
