@@ -13,8 +13,9 @@ from crossgym.protocol.errors import SandboxError
 
 from . import files as filetree
 from ._runtime import wire
-from .pool import Raw, Sandbox
+from .pool import Sandbox
 from .result import ExecResult, Limits
+from .transport import Raw
 
 DEFAULT_TIMEOUT = 10.0
 _BASE_ENV_KEYS = {"PATH", "HOME", "TMPDIR"}
@@ -70,7 +71,9 @@ def run(sandbox: Sandbox, mode: str, fields: dict[str, Any], *, files: Mapping[s
             raw = sandbox.submit(hdr, data, timeout=timeout, limits=limits, result_pipe=result_pipe)
         if raw.setup_error is not None:
             raise SandboxError(f"the sandbox could not start the task: {raw.setup_error}")
-        tree, cut, changed = None, False, ()
+        tree: dict[str, bytes] | None = None
+        changed: tuple[str, ...] = ()
+        cut = False
         if scratch:
             tree, cut = filetree.snapshot(scratch, limits)
             changed = filetree.changed(before or {}, tree)

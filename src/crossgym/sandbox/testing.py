@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import execute
-from .pool import Raw, Sandbox
+from .pool import Sandbox
 from .result import Limits, TestDetail, TestRunResult
+from .transport import Raw
 
 
 def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, entry_point: str | None,

@@ -158,7 +158,7 @@ def finish(rc: int) -> int:
 
     try:
         if "threading" in sys.modules:
-            sys.modules["threading"]._shutdown()  # type: ignore[attr-defined]
+            sys.modules["threading"]._shutdown()
         atexit._run_exitfuncs()
     except SystemExit as exc:
         rc = exit_code(exc)

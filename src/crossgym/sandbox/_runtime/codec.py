@@ -40,7 +40,7 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[i
     if t is float:
         return v if math.isfinite(v) else ["f", repr(v)]
     if t is list or t is tuple or t is set or t is frozenset:
-        tag = {list: "l", tuple: "t", set: "s", frozenset: "z"}[t]
+        tag = {list: "l", tuple: "t", set: "s", frozenset: "z"}[t]  # type: ignore[index]
         return [tag, [_enc(x, handle, depth + 1, budget) for x in v]]
     if t is dict:
         items = dict.items(v)

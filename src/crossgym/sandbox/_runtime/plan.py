@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 
 if False:  # annotations only: the server does not import typing
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _Node = TypeVar("_Node", bound=ast.AST)
 
 
 def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], list[str]]:
@@ -93,13 +95,17 @@ def _text(lines: list[str], stmt: ast.stmt) -> str:
 
 def _wrap(stmts: list[ast.stmt], index: int) -> ast.stmt:
     """__cg__.begin(i); try: <stmts> except BaseException as e: __cg__.fail(i, e) else: __cg__.ok(i)"""
-    first = stmts[0]
-    at = {"lineno": first.lineno, "col_offset": 0, "end_lineno": first.lineno, "end_col_offset": 0}
+    line = stmts[0].lineno
+
+    def at(node: _Node) -> _Node:
+        node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
+        node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
+        return node
 
     def call(method: str, *args: ast.expr) -> ast.stmt:
-        fn = ast.Attribute(value=ast.Name("__cg__", ast.Load(), **at), attr=method, ctx=ast.Load(), **at)
-        return ast.Expr(ast.Call(fn, [ast.Constant(index, **at), *args], [], **at), **at)
+        fn = at(ast.Attribute(value=at(ast.Name("__cg__", ast.Load())), attr=method, ctx=ast.Load()))
+        return at(ast.Expr(at(ast.Call(fn, [at(ast.Constant(index)), *args], []))))
 
-    handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load(), **at), name="__cg_exc",
-                                body=[call("fail", ast.Name("__cg_exc", ast.Load(), **at))], **at)
-    return ast.Try(body=[call("begin"), *stmts], handlers=[handler], orelse=[call("ok")], finalbody=[], **at)
+    handler = at(ast.ExceptHandler(type=at(ast.Name("BaseException", ast.Load())), name="__cg_exc",
+                                   body=[call("fail", at(ast.Name("__cg_exc", ast.Load())))]))
+    return at(ast.Try(body=[call("begin"), *stmts], handlers=[handler], orelse=[call("ok")], finalbody=[]))

@@ -69,7 +69,7 @@ class Server:
         """Handle requests until the caller closes its end of ``sock``."""
         while True:
             timeout = self._next_timeout()
-            readable, _, _ = select.select([sock, self.wake_r], [], [], timeout)
+            readable, _, _ = select.select([sock, self.wake_r], [], [], timeout)  # type: ignore[type-var]
             if self.wake_r in readable:
                 self._drain_wakeups()
             self._reap()
@@ -190,7 +190,7 @@ class Server:
             elif st.st_uid != os.getuid():
                 raise ValueError(f"scratch {given!r} belongs to another user")
             task.keep = True
-            return path
+            return str(path)
         path = os.path.join(self.root, f"t{task.id}-{os.urandom(6).hex()}")
         os.mkdir(path, 0o700)
         if uid is not None:
