@@ -152,11 +152,9 @@ def run_gate_step(run: RunConfig, tasks: list[Any]) -> str | None:
     except ImportError:
         return None
     result = gate.run_gate(run, tasks)
-    ok = getattr(result, "ok", result if isinstance(result, bool) else True)
-    message = getattr(result, "message", None) or getattr(result, "reason", None) or str(result)
-    if not ok:
-        raise GateFailed(f"eval gate: {message} (fix: fix the verifier or the task, or pass --skip-gate)")
-    return message
+    if not result.ok:
+        raise GateFailed(f"eval gate refused to train: {result.reason}")
+    return str(result.reason)
 
 
 # ---------------------------------------------------------------- train
@@ -185,7 +183,7 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
     else:
         with err.status("eval gate: verifier self-check and a small eval of the starting model"):
             line = run_gate_step(run, tasks)
-        err.print(f"eval gate passed: {line}" if line else "eval gate: not available in this build, skipped")
+        err.print(line if line else "eval gate: not available in this build, skipped", markup=False)
     result = _train_with_progress(b, run, tasks, err)
     _print_result(result)
     if result.metrics.get("interrupted") or result.metrics.get("stopped_early"):

@@ -1,5 +1,9 @@
 """Backend-neutral glue shared by the TRL and Unsloth backends: tasks -> dataset rows, and verifiers -> reward functions.
 
+Extra verifiers (``RunConfig.verifiers``) judge each completion against ``extra_task(task, spec)``: the task with
+its ``answer`` cleared, because the answer belongs to the task's own verifier (an int for json_answer, a schema for
+json_schema...) and an extra term is configured by its params alone (length budgets, format tags, JSON validity).
+
 Reward semantics (identical on every backend): the reward is ``Verdict.reward``. A verifier error or timeout
 (``Verdict.error`` of kind "timeout" or "exception", or a verifier that raises) scores ``RunConfig.on_error``;
 ``"none"`` gives ``None``, which TRL turns into NaN and leaves out of the weighted sum. A "malformed" verdict is the
@@ -107,6 +111,12 @@ def task_from_json(text: str) -> Task:
 
 
 # ---------------------------------------------------------------- rewards
+def extra_task(task: Task, spec: VerifierSpec) -> Task:
+    """The task an extra verifier judges: same prompt, tools and metadata; no answer; ``spec`` as its verifier."""
+    return Task(id=task.id, prompt=task.prompt, answer=None, verifier=spec, env=task.env, tools=task.tools,
+                metadata=task.metadata)
+
+
 def reward_from_verdict(verdict: Verdict, on_error: OnError) -> float | None:
     """The reward a backend sees for one Verdict (see the module docstring for the error rules)."""
     if verdict.error is None or verdict.error_kind == "malformed":
@@ -220,7 +230,8 @@ class VerdictReward:
                 verdict = Verdict.exception(str(exc))
                 verifier = None
             else:
-                verdict = safe_verify(verifier, task, completion)
+                judged = task if self.spec is None else extra_task(task, self.spec)
+                verdict = safe_verify(verifier, judged, completion)
             reward = reward_from_verdict(verdict, self.on_error)
             rewards.append(reward)
             batch.append((completion, verdict, reward))

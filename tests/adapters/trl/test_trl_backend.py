@@ -9,7 +9,7 @@ import threading
 import pytest
 from trl_test_plugins import digit_tasks
 
-from crossgym.adapters.common import reward_from_verdict, safe_verify
+from crossgym.adapters.common import extra_task, reward_from_verdict, safe_verify
 from crossgym.api import load_tasks, load_verifier
 from crossgym.protocol import Message, Task, VerifierSpec
 from crossgym.protocol.config import parse_run_config
@@ -73,7 +73,8 @@ def test_single_turn_rewards_trl_saw_equal_verdicts(tiny_model_dir, tmp_path, te
             if fn.only is not None and task.verifier.name != fn.only:
                 assert reward is None  # masked: another task verifier scores this row
                 continue
-            verdict = safe_verify(load_verifier(fn.spec or task.verifier), task, comp)  # a fresh verdict
+            judged = task if fn.spec is None else extra_task(task, fn.spec)  # extras see no answer
+            verdict = safe_verify(load_verifier(judged.verifier), judged, comp)  # a fresh verdict
             assert reward == reward_from_verdict(verdict, "none"), (fn.name, task.id, comp.text)
     # what TRL logged per reward function is the NaN-aware mean of exactly what we returned
     for step, logs in enumerate(trl_logs):

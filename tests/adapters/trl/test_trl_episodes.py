@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from crossgym.adapters.common import COMPLETION_COLUMN, reward_from_verdict, safe_verify, task_rows
+from crossgym.adapters.common import COMPLETION_COLUMN, extra_task, reward_from_verdict, safe_verify, task_rows
 from crossgym.api import load_verifier
 from crossgym.protocol import Completion, Message, Task, VerifierSpec
 from crossgym.protocol.config import parse_run_config
@@ -89,7 +89,8 @@ def test_multi_turn_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_path, 
     turns = []
     for fn, batch_tasks, comps, rewards in seen:
         for task, comp, reward in zip(batch_tasks, comps, rewards):
-            verdict = safe_verify(load_verifier(fn.spec or task.verifier), task, comp)
+            judged = task if fn.spec is None else extra_task(task, fn.spec)
+            verdict = safe_verify(load_verifier(judged.verifier), judged, comp)
             assert reward == reward_from_verdict(verdict, run.on_error)
             turns.append(len(comp.assistant_messages))
     assert max(turns) >= 2

@@ -74,6 +74,9 @@ class TRLBackend:
                 notes.append(f"tasks not loaded ({exc}); reward functions shown for config verifiers only")
                 tasks = []
         device = config_map.detect_device()
+        if run.engine == "vllm" and device == "cpu":
+            device = "cuda"
+            notes.append("no GPU is visible here: planned for a CUDA machine, as vLLM generation needs one")
         kwargs = config_map.grpo_kwargs(run, device=device)
         funcs, weights = build_reward_functions(run, tasks)
         kwargs = {k: v for k, v in kwargs.items() if k != "reward_weights"} | {
@@ -103,6 +106,16 @@ class TRLBackend:
         """TRL's native reward object for one verifier: a reward function applying ``spec`` to every row."""
         return VerdictReward(spec.name, spec=spec, on_error=on_error)  # type: ignore[arg-type]
 
+    def load_policy(self, run: RunConfig) -> tuple[Any, Any, Any]:
+        """GRPOTrainer's (model, processing_class, peft_config): the model path, None (TRL loads the tokenizer) and a
+        LoraConfig from grpo.lora. Backends that load the model themselves (Unsloth) override this."""
+        lora = config_map.lora_kwargs(run)
+        if lora is None:
+            return run.model, None, None
+        from peft import LoraConfig
+
+        return run.model, None, LoraConfig(**lora)
+
     # ------------------------------------------------------------ train
     def build_trainer(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
                       callbacks: Sequence[Any] = (), record_rollouts: bool = True) -> Any:
@@ -129,12 +142,7 @@ class TRLBackend:
         funcs, weights = build_reward_functions(run, tasks, sink=sink)
         kwargs.setdefault("reward_weights", weights)
         args = GRPOConfig(**kwargs)
-        peft_config = None
-        lora = config_map.lora_kwargs(run)
-        if lora is not None:
-            from peft import LoraConfig
-
-            peft_config = LoraConfig(**lora)
+        model, processing_class, peft_config = self.load_policy(run)
         rollout_func = None
         if episodes:
             from crossgym.adapters.trl.episodes import EpisodeRollout
@@ -142,8 +150,9 @@ class TRLBackend:
             rollout_func = EpisodeRollout(tasks, run)
         dataset = Dataset.from_list(task_rows(tasks, episodes=episodes))
         try:
-            trainer = GRPOTrainer(model=run.model, reward_funcs=list(funcs), args=args, train_dataset=dataset,
-                                  peft_config=peft_config, rollout_func=rollout_func, callbacks=list(callbacks))
+            trainer = GRPOTrainer(model=model, processing_class=processing_class, reward_funcs=list(funcs), args=args,
+                                  train_dataset=dataset, peft_config=peft_config, rollout_func=rollout_func,
+                                  callbacks=list(callbacks))
         except (OSError, ValueError) as exc:
             raise ConfigError(f"TRL could not start: {str(exc).splitlines()[0]}", where="model / grpo",
                               fix="check the model path and the GRPO settings (`crossgym plan`)") from exc

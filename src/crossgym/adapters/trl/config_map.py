@@ -50,7 +50,7 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.lora", "GRPOTrainer(peft_config=LoraConfig(...))", "r, lora_alpha, lora_dropout, target_modules"),
     ("grpo.logging_steps", "logging_steps", ""),
     ("grpo.save_steps", "save_strategy='steps', save_steps", "unset: save_strategy='no' (final checkpoint only)"),
-    ("tasks / eval_tasks", "train_dataset", "columns prompt + task (the Task JSON)"),
+    ("tasks", "train_dataset", "columns prompt + task (the Task JSON); eval_tasks is for `crossgym eval`"),
     ("task verifiers", "reward_funcs (one per verifier name)", "weight task_weight; logs rewards/<name>/mean"),
     ("verifiers[]", "reward_funcs + reward_weights", "each applied to every task, with its weight"),
     ("on_error", "(reward value)", "verifier error/timeout reward; 'none' -> None, masked by TRL"),

@@ -35,19 +35,19 @@ def plain_trl_script(run: RunConfig, grpo_kwargs: dict[str, Any], reward_names: 
     for name, spec in reward_names:
         ident = "r_" + "".join(c if c.isalnum() else "_" for c in name)
         if spec is None:
-            verifier = "tk.verifier"
+            load = "Task.from_json(t)"
             guard = (f"        if tk.verifier.name != {name!r}:  # another task verifier scores this row\n"
                      "            out.append(None)\n            continue\n")
-        else:
-            verifier = f"json.loads({spec!r})"
+        else:  # an extra term: judged by its params alone (the task's answer belongs to the task's verifier)
+            load = f'Task.from_dict({{**json.loads(t), "answer": None, "verifier": json.loads({spec!r})}})'
             guard = ""
         funcs.append(f'''
 def {ident}(completions, task, **kwargs):
     """Reward = the crossgym Verdict's reward; verifier errors and timeouts score ON_ERROR."""
     out = []
     for i, t in enumerate(task):
-        tk = Task.from_json(t)
-{guard}        verdict = crossgym.load_verifier({verifier}).verify(tk, completion_of(i, completions, kwargs))
+        tk = {load}
+{guard}        verdict = crossgym.load_verifier(tk.verifier).verify(tk, completion_of(i, completions, kwargs))
         ok = verdict.error is None or verdict.error.startswith("malformed")
         out.append(verdict.reward if ok else ON_ERROR)
     return out
