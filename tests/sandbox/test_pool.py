@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import time
 
 import pytest
 
@@ -62,3 +64,25 @@ def test_strong_tier_runs_each_shell_task_in_its_own_namespaces() -> None:
         assert r.ok and r.tier == "strong"
         cwd, tmp_entries, processes = r.stdout.split()
         assert cwd == "/scratch" and tmp_entries == "0" and int(processes) <= 6  # bwrap, our server, the shell, ps and wc
+
+
+def test_stale_scratch_roots_of_dead_processes_are_swept(tmp_path: object) -> None:
+    from crossgym.sandbox.pool import STALE_ROOT_S, _sweep_stale_roots
+
+    base = str(tmp_path)
+    dead = subprocess_pid_that_exited()
+    stale, fresh, alive = (os.path.join(base, f"crossgym-sbx-{pid}-x{i}") for i, pid in
+                           enumerate((dead, dead, os.getpid())))
+    for path in (stale, fresh, alive):
+        os.makedirs(os.path.join(path, "task"))
+    old = time.time() - STALE_ROOT_S - 60
+    os.utime(stale, (old, old))
+    os.utime(alive, (old, old))
+    _sweep_stale_roots(base)
+    assert not os.path.exists(stale) and os.path.exists(fresh) and os.path.exists(alive)
+
+
+def subprocess_pid_that_exited() -> int:
+    proc = subprocess.Popen(["/bin/true"])
+    proc.wait()
+    return proc.pid

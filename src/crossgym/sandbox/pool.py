@@ -19,6 +19,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -30,6 +31,7 @@ from .transport import BACKSTOP_S, Pipes, Raw, pump
 
 log = logging.getLogger(__name__)
 
+STALE_ROOT_S = 3600.0
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from _runtime.server import main; main(sys.argv[2:])"
 _ALL: weakref.WeakSet[Sandbox] = weakref.WeakSet()
 
@@ -61,7 +63,8 @@ class Sandbox:
         with self._lock:
             self._check_owner()
             if self._scratch_root is None:
-                path = tempfile.mkdtemp(prefix="crossgym-sbx-", dir=config.scratch_base())
+                _sweep_stale_roots(config.scratch_base())
+                path = tempfile.mkdtemp(prefix=f"crossgym-sbx-{os.getpid()}-", dir=config.scratch_base())
                 os.chmod(path, 0o711 if config.uid_base() is not None else 0o700)
                 self._scratch_root = path
             return self._scratch_root
@@ -231,6 +234,30 @@ class Sandbox:
         with self._uid_free:
             self._task_uids.append(index)
             self._uid_free.notify()
+
+
+def _sweep_stale_roots(base: str) -> None:
+    """Remove scratch roots of our uid left an hour ago or more by processes that died without closing their pools
+    (SIGKILL); the age guards against a live pool whose process is in another pid namespace."""
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) != 4 or parts[:2] != ["crossgym", "sbx"] or not parts[2].isdigit():
+            continue
+        path = os.path.join(base, name)
+        try:
+            info = os.lstat(path)
+            if info.st_uid != os.getuid() or time.time() - info.st_mtime < STALE_ROOT_S:
+                continue
+            os.kill(int(parts[2]), 0)
+        except ProcessLookupError:
+            log.info("removing the scratch root of dead process %s: %s", parts[2], path)
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _close_all() -> None:
