@@ -112,3 +112,19 @@ def test_console_format_is_verls_own() -> None:
     line = agg.concat_dict_to_str({"critic/score/mean": 0.5, "actor/lr": 1e-06, "note": "x"}, step=7)
     assert vb._STEP.search(line).group(1) == "7"
     assert vb.parse_metrics(line) == {"critic/score/mean": 0.5, "actor/lr": 1e-06}
+
+
+def test_the_cluster_example_plans(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from crossgym.protocol.config import load_run_config
+
+    example = Path(__file__).resolve().parents[3] / "examples" / "verl" / "tool_use_cluster.yaml"
+    run = load_run_config(example).with_overrides(output_dir=str(tmp_path / "run"))
+    plan = vb.VerlBackend().plan(run)
+    o = plan.native_config["hydra_overrides"]
+    assert (o["trainer.nnodes"], o["trainer.n_gpus_per_node"], o["data.train_batch_size"]) == (2, 8, 16)
+    assert o["actor_rollout_ref.rollout.multi_turn.enable"] is True
+    assert o["actor_rollout_ref.actor.loss_agg_mode"] == "token-mean"
+    assert o["trainer.val_before_train"] is True
+    assert not (tmp_path / "run").exists()

@@ -132,9 +132,15 @@ class CrossgymAgentLoop(AgentLoopBase):
             if step.done or not ended or turns >= max_turns or len(mask) >= self.response_length:
                 break
             new = [m.to_openai() for m in step.messages]
+            if not new:
+                break  # nothing to answer to: another turn would continue the model's own ended turn
             previous = list(messages) + [action.to_openai()]
-            merged, new_mask, new_lps = await self.ct_merge_context_msg(
-                previous, previous + new, runtime_ids, mask, logprobs or None, tools=tools)
+            try:
+                merged, new_mask, new_lps = await self.ct_merge_context_msg(
+                    previous, previous + new, runtime_ids, mask, logprobs or None, tools=tools)
+            except ValueError as exc:  # veRL's builder cannot render this reply (e.g. an assistant-role message)
+                log.warning("environment reply not renderable by veRL's chat-template builder: %s", exc)
+                break
             if len(new_mask) >= self.response_length:
                 break  # no room left for another turn: the environment's reply is not added
             messages = previous + new

@@ -141,10 +141,12 @@ class VerlBackend:
             reason = next((t for t in reversed(tail) if t.strip()), "no output")
             raise CrossgymError(f"veRL exited with code {code}: {reason[:300]} (full log: {log_path})")
         ckpt = latest_checkpoint(Path(str(rf.settings["trainer.default_local_dir"])))
+        final = merge_checkpoint(ckpt, Path(run.output_dir) / "final") if ckpt is not None else None
         metrics = {"interrupted": interrupted, "max_steps": max_steps, "log_file": str(log_path),
-                   "last": last, "command": str(rf.root / "run.sh")}
+                   "last": last, "command": str(rf.root / "run.sh"), "verl_checkpoint": str(ckpt) if ckpt else None}
+        best = final or ckpt
         return TrainResult(output_dir=str(Path(run.output_dir)), steps=steps,
-                           checkpoint=None if ckpt is None else str(ckpt), metrics=metrics)
+                           checkpoint=None if best is None else str(best), metrics=metrics)
 
 
 def parse_metrics(line: str) -> dict[str, float]:
@@ -168,6 +170,19 @@ def latest_checkpoint(root: Path) -> Path | None:
         return None
     best = max(steps)[1]
     return best / "actor" if (best / "actor").is_dir() else best
+
+
+def merge_checkpoint(actor_dir: Path, target: Path) -> Path | None:
+    """veRL's own model merger: the FSDP-sharded actor checkpoint -> a Hugging Face model folder (None on failure,
+    which leaves veRL's checkpoint as the result)."""
+    argv = [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp", "--local_dir", str(actor_dir),
+            "--target_dir", str(target)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not (target / "config.json").exists():
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        log.warning("veRL's model merger failed (%s): the checkpoint stays at %s", last[0][:200], actor_dir)
+        return None
+    return target
 
 
 def _signal(proc: subprocess.Popen[str], sig: int) -> None:
