@@ -47,7 +47,7 @@ def test_every_runnable_verifier_has_a_frozen_corpus() -> None:
     from crossgym.plugins import registry
 
     missing = [n for n in registry("verifiers").names()
-               if unavailable_reason(n) is None and not verifier_corpus(n, CORPUS)]
+               if not verifier_corpus(n, CORPUS) and unavailable_reason(n) is None]
     assert not missing, f"no frozen corpus for {missing}: run python tests/compat/make_corpus.py and commit it"
 
 

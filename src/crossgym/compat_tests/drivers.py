@@ -4,8 +4,10 @@ A parity driver is a module with ``native_rewards(tasks, completions) -> list[fl
 (task, completion) pair computed through the framework's own reward path (TRL's reward-function call, veRL's reward
 manager, OpenRLHF's executor). It may also have:
 
-* ``MODES = ("single_turn", "multi_turn")`` and a ``mode=`` keyword on ``native_rewards``: the runner then checks
-  each mode separately (single-turn: the framework's plain reward call; multi-turn: its agent/rollout path);
+* ``MODES = ("single_turn", "multi_turn")`` and a ``mode=`` keyword on ``native_rewards``: each mode is checked
+  separately (single-turn: the framework's plain reward call; multi-turn: its agent/rollout path, given every
+  sample). Without MODES the driver routes each completion itself: single-turn gets the one-message completions,
+  multi-turn the multi-message completions of tasks that need an environment;
 * ``validate_plan(plan) -> None``: raise when the framework's own config parsing rejects ``plan.native_config``;
 * ``episode_tokens(tasks, model_dir) -> list[Episode]``: the token ids the backend would train on for multi-turn
   episodes, for the token-consistency check (see ``crossgym.compat_tests.tokens``).
@@ -50,6 +52,8 @@ class Driver:
     native_rewards: Callable[..., list[Any]]
     modes: tuple[str, ...] = ("single_turn",)
     takes_mode: bool = False
+    #: MODES declared: each mode is a separate native path; else the driver routes each completion itself
+    declared_modes: bool = False
     validate_plan: Callable[[Any], None] | None = None
     episode_tokens: Callable[..., list[Any]] | None = None
 
@@ -62,8 +66,10 @@ class Driver:
             takes_mode = "mode" in inspect.signature(fn).parameters
         except (TypeError, ValueError):
             takes_mode = False
-        modes = tuple(getattr(mod, "MODES", None) or getattr(fn, "modes", None) or ("single_turn",))
+        declared = getattr(mod, "MODES", None) or getattr(fn, "modes", None)
+        modes = tuple(declared or ("single_turn", "multi_turn"))
         return cls(module=mod.__name__, source=source, native_rewards=fn, modes=modes, takes_mode=takes_mode,
+                   declared_modes=bool(declared),
                    validate_plan=getattr(mod, "validate_plan", None),
                    episode_tokens=getattr(mod, "episode_tokens", None))
 

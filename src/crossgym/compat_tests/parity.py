@@ -8,6 +8,7 @@ scores ``on_error`` (default 0.0); a "malformed" verdict keeps its own reward. T
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,7 +48,7 @@ class ParityResult:
     samples: int = 0
     compared: int = 0
     mismatches: int = 0
-    timeouts: int = 0
+    timeouts: int = 0  # left out: the reference verdict timed out or took over SLOW_S seconds
     first_mismatch: dict[str, Any] | None = None
     detail: str = ""
     sources: dict[str, int] = field(default_factory=dict)
@@ -58,19 +59,50 @@ class ParityResult:
                 "detail": self.detail, "sources": self.sources}
 
 
-def reference_verdicts(samples: Sequence[Sample]) -> list[Verdict]:
-    """Each sample's Verdict from its task's verifier, in this process."""
+#: a sample whose reference verdict took longer than this is left out of parity (the timeout check reports the
+#: slowness; scoring it again through every backend would only multiply it)
+SLOW_S = 2.0
+
+
+def reference_verdicts(samples: Sequence[Sample], timings: list[float] | None = None) -> list[Verdict]:
+    """Each sample's Verdict from its task's verifier, in this process (``timings`` gets the seconds each took)."""
     from crossgym.api import load_verifier
 
-    return [load_verifier(s.task.verifier).verify(s.task, s.completion) for s in samples]
+    out = []
+    for s in samples:
+        start = time.monotonic()
+        out.append(load_verifier(s.task.verifier).verify(s.task, s.completion))
+        if timings is not None:
+            timings.append(time.monotonic() - start)
+    return out
 
 
-def samples_for_mode(samples: Sequence[Sample], mode: str) -> list[Sample]:
-    """Samples a mode can carry: single-turn takes one-assistant-message completions, multi-turn takes all."""
+def parity_ready(samples: Sequence[Sample]) -> tuple[list[Sample], dict[str, Verdict], int]:
+    """Reference verdicts for ``samples``, the samples to compare (those whose reference neither timed out nor took
+    over SLOW_S seconds: a deadline is not a reward), and how many were left out."""
+    timings: list[float] = []
+    verdicts = reference_verdicts(samples, timings)
+    refs = {s.key: v for s, v in zip(samples, verdicts, strict=True)}
+    kept = [s for s, v, t in zip(samples, verdicts, timings, strict=True) if v.error != "timeout" and t <= SLOW_S]
+    return kept, refs, len(samples) - len(kept)
+
+
+def needs_environment(task: Any) -> bool:
+    """A task a backend runs through its multi-turn path: a non-single-turn env, tools, or tool turns in the prompt."""
+    return task.env != "single_turn" or bool(task.tools) or any(m.role == "tool" or m.tool_calls
+                                                                 for m in task.prompt)
+
+
+def samples_for_mode(samples: Sequence[Sample], mode: str, *, declared: bool = True) -> list[Sample]:
+    """The samples a mode carries. single_turn: one plain assistant message. multi_turn: with a driver that declares
+    its modes, everything (its multi-turn path takes any completion); otherwise the multi-message completions of
+    tasks that need an environment (the only ones such a backend sends down its multi-turn path)."""
     usable = [s for s in samples if not s.raw]
     if mode == "single_turn":
         return [s for s in usable if not is_multi_turn(s)]
-    return usable
+    if declared:
+        return usable
+    return [s for s in usable if is_multi_turn(s) and needs_environment(s.task)]
 
 
 def _call(driver: Driver, samples: Sequence[Sample], mode: str) -> list[Any]:

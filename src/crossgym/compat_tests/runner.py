@@ -20,7 +20,7 @@ from typing import Any
 from crossgym.compat_tests.corpus import Sample, default_corpus_dir
 from crossgym.compat_tests.drivers import INSTALLED, BackendInfo, backend_names, inspect_backend
 from crossgym.compat_tests.matrix import SCHEMA_ID, cell_from_modes, summarize
-from crossgym.compat_tests.parity import reference_verdicts, run_parity_batch, samples_for_mode
+from crossgym.compat_tests.parity import parity_ready, run_parity_batch, samples_for_mode
 from crossgym.compat_tests.results import CheckResult
 from crossgym.protocol.errors import ConfigError
 
@@ -160,16 +160,14 @@ def _conformance(name: str, corpus_dir: Path | None, garbage_tasks: int) -> dict
 def _parity_samples(name: str, corpus_dir: Path | None, episodes: list[Sample], garbage_tasks: int
                     ) -> tuple[list[Sample], dict[str, Any], int]:
     """A verifier's parity samples (examples, frozen corpus, scripted episodes, garbage), their reference verdicts,
-    and how many were left out because the reference timed out (a deadline is not a reward)."""
+    and how many were left out because the reference timed out or was too slow (see parity.SLOW_S)."""
     from crossgym.compat_tests.corpus import distinct_tasks, example_samples, garbage_samples, verifier_corpus
     from crossgym.compat_tests.verifier_checks import get_examples
 
     examples = get_examples(name)
     samples = (example_samples(examples) + verifier_corpus(name, corpus_dir) + episodes
                + garbage_samples(distinct_tasks(examples, garbage_tasks), corpus_dir, raw=False))
-    refs = {s.key: v for s, v in zip(samples, reference_verdicts(samples), strict=True)}
-    kept = [s for s in samples if refs[s.key].error != "timeout"]
-    return kept, refs, len(samples) - len(kept)
+    return parity_ready(samples)
 
 
 def _parity_rows(samples: dict[str, tuple[list[Sample], dict[str, Any], int]], infos: dict[str, BackendInfo],
@@ -187,7 +185,8 @@ def _parity_rows(samples: dict[str, tuple[list[Sample], dict[str, Any], int]], i
         modes = [m for m in info.driver.modes if m == "single_turn" or info.capabilities.get("multi_turn", True)]
         per_mode: dict[str, dict[str, Any]] = {}
         for mode in modes:
-            groups = {name: samples_for_mode(s, mode) for name, (s, _, _) in samples.items()}
+            groups = {name: samples_for_mode(s, mode, declared=info.driver.declared_modes)
+                      for name, (s, _, _) in samples.items()}
             say(f"parity x {b} ({mode}): {sum(len(g) for g in groups.values())} samples, {len(groups)} verifiers")
             per_mode[mode] = {}
             for name, r in run_parity_batch(b, info.driver, groups, mode, refs).items():

@@ -171,7 +171,7 @@ class RewardParity(Suite):
     def test_reward_parity(self, verifier_name: str, backend_name: str, parity_mode: str,
                            compat_backend: BackendInfo, compat_corpus_dir: Path | None,
                            compat_cache: dict[Any, Any], request: pytest.FixtureRequest) -> None:
-        from crossgym.compat_tests.parity import run_parity_batch, samples_for_mode
+        from crossgym.compat_tests.parity import parity_ready, run_parity_batch, samples_for_mode
         from crossgym.compat_tests.pytest_plugin import verifier_names
 
         driver = compat_backend.driver
@@ -186,15 +186,19 @@ class RewardParity(Suite):
         key = ("parity", backend_name, parity_mode, tuple(names), str(compat_corpus_dir), tasks, type(self).__name__)
         if key not in compat_cache:
             episodes = self._episodes(compat_cache, names)
-            groups = {}
+            groups, refs, left_out = {}, {}, {}
             for n in names:
                 try:
                     require_verifier(n)
                 except pytest.skip.Exception:
                     continue
-                groups[n] = samples_for_mode(self.parity_samples(n, compat_corpus_dir, tasks, episodes.get(n, [])),
-                                             parity_mode)
-            compat_cache[key] = run_parity_batch(backend_name, driver, groups, parity_mode)
+                kept, r, left_out[n] = parity_ready(self.parity_samples(n, compat_corpus_dir, tasks,
+                                                                        episodes.get(n, [])))
+                groups[n] = samples_for_mode(kept, parity_mode, declared=driver.declared_modes)
+                refs.update(r)
+            compat_cache[key] = run_parity_batch(backend_name, driver, groups, parity_mode, refs)
+            for n, r in compat_cache[key].items():
+                r.timeouts = left_out[n]
         res = compat_cache[key][verifier_name]
         if res.status == "skip":
             pytest.skip(res.detail)
