@@ -1,0 +1,339 @@
+"""``create_app(settings)``: the FastAPI application behind `crossgym serve`.
+
+Routes: POST /verify, POST /verify/batch, POST /openrlhf/reward, POST /envs, GET /envs/{id}, POST /envs/{id}/step,
+DELETE /envs/{id}, GET /verifiers, GET /health, GET /openapi.json (and /docs). Verification and environments run
+on threads through ``Runner`` (concurrency limit, queue bound, deadline); replies are JSON written directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Union
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from pydantic import Discriminator, Tag
+
+from crossgym import __version__
+from crossgym.protocol.errors import ConfigError, CrossgymError, UnknownNameError, VerifierError
+from crossgym.protocol.messages import Message
+from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.serve import models as m
+from crossgym.serve import nemo_gym, openrlhf
+from crossgym.serve.errors import ApiError, install_handlers
+from crossgym.serve.middleware import BearerAuth, BodyLimit
+from crossgym.serve.runner import Runner
+from crossgym.serve.sessions import Session, SessionStore
+from crossgym.serve.settings import ServeSettings
+
+log = logging.getLogger(__name__)
+
+
+def _json(doc: Any, status: int = 200) -> Response:
+    body = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":"))
+    return Response(content=body.encode("utf-8"), status_code=status, media_type="application/json")
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    text = {401: "Missing or wrong bearer token", 404: "Unknown session", 409: "Session busy or episode over",
+            413: "Body too large", 422: "Invalid request", 429: "Too many sessions", 503: "Overloaded",
+            504: "Timed out"}
+    return {c: {"model": m.ErrorResponse, "description": text[c]} for c in codes}
+
+
+def _build_verifier(spec: VerifierSpec, where: str) -> Any:
+    from crossgym.api import load_verifier
+
+    try:
+        return load_verifier(spec)
+    except UnknownNameError as exc:
+        raise ApiError(422, "unknown_verifier", exc.message, where=where,
+                       fix="see GET /verifiers for the registered names") from None
+    except ConfigError as exc:
+        raise ApiError(422, "bad_verifier", exc.message, where=where,
+                       fix=exc.fix or "check the verifier's params (GET /verifiers, docs/verifiers.md)") from None
+    except (VerifierError, CrossgymError) as exc:
+        raise ApiError(422, "bad_verifier", str(exc), where=where,
+                       fix="check the verifier's params (GET /verifiers, docs/verifiers.md)") from None
+
+
+def _ref(spec: VerifierSpec, verifier: Any) -> dict[str, Any]:
+    return {"name": spec.name, "version": str(getattr(verifier, "version", "") or "") or None}
+
+
+def _verify_pair(task: Task, completion: Completion, where: str) -> tuple[Verdict, dict[str, Any]]:
+    from crossgym.verifiers.batch import _safe_verify
+
+    verifier = _build_verifier(task.verifier, where)
+    return _safe_verify(verifier, task, completion), _ref(task.verifier, verifier)
+
+
+def _pair(item: m.VerifyRequest) -> tuple[Task, Completion]:
+    task = m.to_task(item.task)
+    if item.verifier is not None:
+        task = dataclasses.replace(task, verifier=m.to_spec(item.verifier))
+    return task, m.to_completion(item.completion)
+
+
+def _verifier_list() -> list[dict[str, Any]]:
+    from crossgym.plugins.manager import registry
+
+    reg = registry("verifiers")
+    rows = []
+    for entry in reg:
+        row: dict[str, Any] = {"name": entry.name, "version": None, "description": entry.description,
+                               "isolation": None, "error": None}
+        try:
+            cls = reg.load(entry.name)
+            row["version"] = str(getattr(cls, "version", "") or "") or None
+            row["isolation"] = getattr(cls, "isolation", None)
+            if not row["description"]:
+                row["description"] = (cls.__doc__ or "").strip().split("\n")[0]
+        except CrossgymError as exc:
+            row["error"] = str(exc)
+        rows.append(row)
+    return rows
+
+
+def _messages(msgs: Any) -> list[dict[str, Any]]:
+    return [x.to_dict() for x in msgs]
+
+
+def _episode_verdict(env: Any) -> Verdict | None:
+    judge = getattr(env, "verdict", None)
+    if callable(judge):
+        result = judge()
+        return result if isinstance(result, Verdict) else None
+    return None
+
+
+def _shape(v: Any) -> str:
+    """Which /verify shape a body is: NeMo Gym's carries responses_create_params."""
+    if isinstance(v, dict):
+        return "nemo_gym" if "responses_create_params" in v else "crossgym"
+    return "nemo_gym" if isinstance(v, nemo_gym.NemoGymVerifyRequest) else "crossgym"
+
+
+#: the /verify body with --nemo-gym: crossgym's shape or NeMo Gym's, told apart by responses_create_params
+AnyVerifyBody = Annotated[Union[Annotated[m.VerifyRequest, Tag("crossgym")],  # noqa: UP007
+                                Annotated[nemo_gym.NemoGymVerifyRequest, Tag("nemo_gym")]], Discriminator(_shape)]
+
+
+def create_app(settings: ServeSettings | None = None) -> FastAPI:
+    """The application for ``settings`` (defaults: loopback, no token, the limits in ServeSettings)."""
+    settings = settings or ServeSettings()
+    runner = Runner(settings.max_concurrency, settings.max_queue, settings.request_timeout_s)
+    store = SessionStore(settings.max_sessions, settings.session_idle_s)
+    verifier_rows: list[dict[str, Any]] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async def sweep() -> None:
+            while True:
+                await asyncio.sleep(min(30.0, max(0.05, settings.session_idle_s / 4)))
+                await asyncio.to_thread(store.expire)
+
+        sweeper = asyncio.create_task(sweep())
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            await asyncio.to_thread(store.close_all)
+
+    app = FastAPI(title="crossgym", version=__version__, lifespan=lifespan,
+                  description="crossgym verifiers and environments over HTTP. Errors are "
+                              '{"error": {status, code, what, where, fix, problems}}.')
+    app.state.settings = settings
+    app.state.runner = runner
+    app.state.sessions = store
+    install_handlers(app)
+    auth = (401,) if settings.token else ()
+
+    # ------------------------------------------------------------------ service
+    @app.get("/health", response_model=m.Health, tags=["service"])
+    async def health() -> Response:
+        """Liveness and load; never needs the token."""
+        return _json({"status": "ok", "version": __version__, "sessions": len(store), "in_flight": runner.running,
+                      "queued": runner.queued})
+
+    @app.get("/verifiers", response_model=m.VerifierList, responses=_errors(*auth, 503, 504), tags=["service"])
+    async def verifiers() -> Response:
+        """The registered verifiers: name, version, description, isolation."""
+        if not verifier_rows:
+            verifier_rows.extend(await runner.run(_verifier_list))
+        return _json({"verifiers": verifier_rows})
+
+    # ------------------------------------------------------------------ verification
+    verify_errors = _errors(*auth, 413, 422, 503, 504)
+
+    async def verify_crossgym(body: m.VerifyRequest) -> Response:
+        def work() -> dict[str, Any]:
+            task, completion = _pair(body)
+            where = "body.verifier" if body.verifier is not None else "body.task.verifier"
+            verdict, ref = _verify_pair(task, completion, where)
+            return {"verdict": m.verdict_dict(verdict), "verifier": ref}
+
+        return _json(await runner.run(work))
+
+    async def verify_nemo(body: nemo_gym.NemoGymVerifyRequest, raw: dict[str, Any]) -> Response:
+        def work() -> dict[str, Any]:
+            task, completion = nemo_gym.to_pair(body, settings.nemo_gym_verifier)
+            where = "body.task.verifier" if body.task is not None else "body.verifier"
+            verdict, ref = _verify_pair(task, completion, where)
+            return nemo_gym.reply(raw, verdict, ref, settings.on_error)
+
+        return _json(await runner.run(work))
+
+    if settings.nemo_gym:
+        @app.post("/verify", response_model=Union[m.VerifyResponse, nemo_gym.NemoGymVerifyResponse],  # noqa: UP007
+                  responses=verify_errors, tags=["verify"])
+        async def verify_any(body: AnyVerifyBody, request: Request) -> Response:
+            """Score one completion: crossgym's shape, or NeMo Gym's resources-server /verify shape (the request
+            echoed with ``reward``)."""
+            if isinstance(body, nemo_gym.NemoGymVerifyRequest):
+                return await verify_nemo(body, await request.json())
+            return await verify_crossgym(body)
+    else:
+        @app.post("/verify", response_model=m.VerifyResponse, responses=verify_errors, tags=["verify"])
+        async def verify(body: m.VerifyRequest) -> Response:
+            """Score one completion with the task's verifier (or ``verifier``); an unknown verifier is a 422."""
+            return await verify_crossgym(body)
+
+    @app.post("/verify/batch", response_model=m.BatchResponse, responses=verify_errors, tags=["verify"])
+    async def verify_batch(body: m.BatchRequest) -> Response:
+        """Score many pairs (``verify_many``: one Verdict each, in order; a verifier that cannot be built gives an
+        "exception" Verdict for its items)."""
+        if len(body.items) > settings.max_batch:
+            raise ApiError(413, "batch_too_large", f"{len(body.items)} items is over this server's {settings.max_batch}",
+                           where="body.items", fix=f"send at most {settings.max_batch} items per request")
+
+        def work() -> dict[str, Any]:
+            from crossgym.verifiers.batch import verify_many
+
+            verdicts = verify_many([_pair(it) for it in body.items], workers=settings.batch_workers)
+            return {"verdicts": [m.verdict_dict(v) for v in verdicts]}
+
+        return _json(await runner.run(work))
+
+    @app.post("/openrlhf/reward", response_model=openrlhf.OpenRLHFRewardResponse, responses=verify_errors,
+              tags=["verify"])
+    async def openrlhf_reward(body: openrlhf.OpenRLHFRewardRequest) -> Response:
+        """OpenRLHF's remote reward (``--reward.remote_url http://HOST:PORT/openrlhf/reward``): labels are crossgym
+        Task JSON; the reply is {rewards, scores, extra_logs}."""
+        if len(body.query) > settings.max_batch:
+            raise ApiError(413, "batch_too_large", f"{len(body.query)} queries is over this server's "
+                           f"{settings.max_batch}", where="body.query",
+                           fix=f"send at most {settings.max_batch} queries per request")
+
+        def work() -> dict[str, Any]:
+            from crossgym.verifiers.batch import verify_many
+
+            prepared = openrlhf.to_pairs(body, settings.strip_tokens)
+            pairs = [p for p in prepared if not isinstance(p, Verdict)]
+            scored = iter(verify_many(pairs, workers=settings.batch_workers) if pairs else [])
+            verdicts = [p if isinstance(p, Verdict) else next(scored) for p in prepared]
+            return openrlhf.reward_reply(verdicts, settings.on_error)
+
+        return _json(await runner.run(work))
+
+    # ------------------------------------------------------------------ environment sessions
+    @app.post("/envs", status_code=201, response_model=m.EnvCreated, responses=_errors(*auth, 413, 422, 429, 503, 504),
+              tags=["environments"])
+    async def create_env(body: m.EnvCreateRequest) -> Response:
+        """Start an episode: builds the environment, resets it on the task, returns the session id."""
+        store.reserve()
+        try:
+            def work() -> tuple[str, Any, Any, Task]:
+                from crossgym.api import load_environment
+
+                task = m.to_task(body.task)
+                name = body.env or task.env
+                try:
+                    env = load_environment(name, **body.params)
+                except ConfigError as exc:
+                    raise ApiError(422, "bad_environment", exc.message, where=exc.where or "body.env",
+                                   fix=exc.fix or "see `crossgym list` for the environments") from None
+                try:
+                    obs = env.reset(task, seed=body.seed)
+                except BaseException:
+                    env.close()
+                    raise
+                return name, env, obs, task
+
+            try:
+                name, env, obs, task = await runner.run(work)
+            except ConfigError as exc:
+                raise ApiError(422, "bad_task", exc.message, where=exc.where or "body.task",
+                               fix=exc.fix or "check the task fits the environment") from None
+        except BaseException:
+            store.unreserve()
+            raise
+        session = store.add(name, env, task.id)
+        return _json({"id": session.id, "env": name, "idle_timeout_s": settings.session_idle_s,
+                      "observation": obs.to_dict()}, status=201)
+
+    def _locked_step(s: Session, action: Message | str) -> dict[str, Any]:
+        from crossgym.environments.base import EpisodeError
+
+        if not s.lock.acquire(blocking=False):
+            raise ApiError(409, "session_busy", "another step of this session is running", where="path id",
+                           fix="wait for the previous step's reply before sending the next action")
+        try:
+            try:
+                res = s.env.step(action)
+            except EpisodeError as exc:
+                raise ApiError(409, "episode_state", str(exc), where="body.action",
+                               fix="create a new session for a new episode (POST /envs)") from None
+            verdict = _episode_verdict(s.env) if res.done else None
+        finally:
+            s.lock.release()
+        return {"messages": _messages(res.messages), "done": res.done, "info": res.info,
+                "turn": int(res.info.get("turn", getattr(s.env, "turns", 0)) or 0),
+                "verdict": None if verdict is None else m.verdict_dict(verdict)}
+
+    @app.post("/envs/{sid}/step", response_model=m.StepResponse,
+              responses=_errors(*auth, 404, 409, 413, 422, 503, 504), tags=["environments"])
+    async def step_env(sid: str, body: m.StepRequest) -> Response:
+        """One assistant action; when the episode ends, the reply carries the task verifier's Verdict."""
+        session = store.get(sid)
+        action: Message | str = body.action if isinstance(body.action, str) else m.to_message(body.action)
+        if isinstance(action, Message) and action.role != "assistant":
+            raise ApiError(422, "invalid_request", f"an action must have role 'assistant', got {action.role!r}",
+                           where="body.action.role", fix="send the assistant's message (or just its text)")
+        return _json(await runner.run(_locked_step, session, action))
+
+    @app.get("/envs/{sid}", response_model=m.EnvState, responses=_errors(*auth, 404, 503, 504),
+             tags=["environments"])
+    async def get_env(sid: str) -> Response:
+        """The episode so far (messages after the prompt), and its Verdict once done."""
+        s = store.get(sid)
+
+        def work() -> dict[str, Any]:
+            done = bool(getattr(s.env, "done", False))
+            verdict = _episode_verdict(s.env) if done else None
+            return {"id": s.id, "env": s.env_name, "task_id": s.task_id, "turns": int(getattr(s.env, "turns", 0)),
+                    "done": done, "messages": _messages(getattr(s.env, "messages", ())),
+                    "verdict": None if verdict is None else m.verdict_dict(verdict)}
+
+        return _json(await runner.run(work))
+
+    @app.delete("/envs/{sid}", status_code=204, responses=_errors(*auth, 404, 503, 504), tags=["environments"])
+    async def delete_env(sid: str) -> Response:
+        """Close the session and free what it holds (sandbox sessions...)."""
+        s = store.pop(sid)
+        if s is None:
+            raise ApiError(404, "unknown_session", f"no open session {sid!r}", where="path id",
+                           fix="it may have expired or been deleted already")
+        await runner.run(s.close)
+        return Response(status_code=204)
+
+    # middleware: the body limit first (outermost after auth), so unauthenticated clients cannot send big bodies
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if settings.token:
+        app.add_middleware(BearerAuth, token=settings.token)
+    return app

@@ -1,0 +1,180 @@
+"""Clients of a crossgym server, standard library only: ``ServeClient`` and veRL's ``verl_compute_score``.
+
+``ServeClient`` keeps one HTTP/1.1 connection per thread (keep-alive) and retries a request once on a dropped
+connection. ``verl_compute_score`` is a veRL custom reward function that scores through a server::
+
+    reward.custom_reward_function.path=pkg://crossgym.serve.client
+    reward.custom_reward_function.name=verl_compute_score
+    +reward.custom_reward_function.reward_kwargs.url=http://HOST:PORT
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from crossgym.protocol.errors import CrossgymError
+from crossgym.protocol.task import Completion, Task, Verdict
+
+#: extra_info keys crossgym's veRL dataset and agent loop write (crossgym.adapters.verl.reward)
+VERL_TASK_KEY = "crossgym_task"
+VERL_COMPLETION_KEY = "crossgym_completion"
+
+
+class ServeError(CrossgymError):
+    """The server answered with an error, or could not be reached; the message carries its what/where/fix."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ServeClient:
+    """A thread-safe client of `crossgym serve` (one keep-alive connection per thread)."""
+
+    def __init__(self, url: str, token: str | None = None, timeout: float = 300.0) -> None:
+        parts = urlsplit(url if "//" in url else f"http://{url}")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise CrossgymError(f"not an http(s) URL: {url!r} (fix: pass e.g. http://127.0.0.1:8000)")
+        self.scheme, self.host = parts.scheme, parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.base = parts.path.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self._local = threading.local()
+
+    def _conn(self) -> http.client.HTTPConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+            conn = cls(self.host, self.port, timeout=self.timeout)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def request(self, method: str, path: str, doc: Any = None) -> Any:
+        """One JSON request; the decoded reply (None for 204). Raises ServeError on an error status."""
+        body = None if doc is None else json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        for attempt in range(2):
+            conn = self._conn()
+            try:
+                conn.request(method, self.base + path, body=body, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                break
+            except (ConnectionError, http.client.HTTPException, OSError) as exc:
+                self.close()
+                if attempt:
+                    raise ServeError(0, f"cannot reach the crossgym server at {self.scheme}://{self.host}:"
+                                        f"{self.port}: {exc}") from None
+        if resp.status == 204:
+            return None
+        try:
+            reply = json.loads(data) if data else None
+        except ValueError:
+            reply = None
+        if resp.status >= 400:
+            err = (reply or {}).get("error") if isinstance(reply, dict) else None
+            if isinstance(err, dict):
+                msg = f"{err.get('where')}: {err.get('what')}" if err.get("where") else str(err.get("what"))
+                if err.get("fix"):
+                    msg += f" (fix: {err['fix']})"
+            else:
+                msg = data[:200].decode("utf-8", "replace")
+            raise ServeError(resp.status, f"HTTP {resp.status}: {msg}")
+        return reply
+
+    # ------------------------------------------------------------------ verification
+    @staticmethod
+    def _item(task: Task | Mapping[str, Any], completion: Completion | str) -> dict[str, Any]:
+        return {"task": task.to_dict() if isinstance(task, Task) else dict(task),
+                "completion": completion if isinstance(completion, str) else completion.to_dict()}
+
+    def verify(self, task: Task | Mapping[str, Any], completion: Completion | str) -> Verdict:
+        """POST /verify: the Verdict of one completion."""
+        return Verdict.from_dict(self.request("POST", "/verify", self._item(task, completion))["verdict"])
+
+    def verify_batch(self, pairs: Iterable[tuple[Task, Completion | str]], batch_size: int = 256) -> list[Verdict]:
+        """POST /verify/batch in chunks of ``batch_size``: one Verdict per pair, in order."""
+        items = [self._item(t, c) for t, c in pairs]
+        out: list[Verdict] = []
+        for i in range(0, len(items), batch_size):
+            reply = self.request("POST", "/verify/batch", {"items": items[i:i + batch_size]})
+            out.extend(Verdict.from_dict(v) for v in reply["verdicts"])
+        return out
+
+    def health(self) -> dict[str, Any]:
+        return self.request("GET", "/health")  # type: ignore[no-any-return]
+
+
+_clients: dict[tuple[str, str | None], ServeClient] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(url: str, token: str | None) -> ServeClient:
+    with _clients_lock:
+        c = _clients.get((url, token))
+        if c is None:
+            c = _clients[(url, token)] = ServeClient(url, token)
+        return c
+
+
+def verl_compute_score(data_source: str | None = None, solution_str: str = "", ground_truth: Any = None,
+                       extra_info: Mapping[str, Any] | None = None, *, url: str | None = None,
+                       token: str | None = None, on_error: float = 0.0, retries: int = 3, **_: Any) -> dict[str, Any]:
+    """veRL's custom reward function, scored by a crossgym server (``url``, or $CROSSGYM_SERVE_URL).
+
+    The row's task is ``extra_info["crossgym_task"]`` (crossgym's veRL dataset writes it); the completion is the
+    whole episode when the agent loop left it there, else ``solution_str``. Returns the keys crossgym's local
+    veRL reward returns for the task term (score, acc, task_reward, malformed, verifier_error, error, components).
+    An unreachable server raises after ``retries`` tries: training on made-up rewards is worse than stopping.
+    """
+    url = url or os.environ.get("CROSSGYM_SERVE_URL")
+    token = token or os.environ.get("CROSSGYM_TOKEN")
+    if not url:
+        raise CrossgymError("verl_compute_score needs the server URL (fix: set "
+                            "+reward.custom_reward_function.reward_kwargs.url=http://HOST:PORT or CROSSGYM_SERVE_URL)")
+    info = dict(extra_info or {})
+    raw_task = info.get(VERL_TASK_KEY)
+    raw_comp = info.get(VERL_COMPLETION_KEY)
+    verdict: Verdict
+    if not raw_task:
+        verdict = Verdict.exception(f"the row's extra_info has no {VERL_TASK_KEY!r}: it was not written by crossgym")
+    else:
+        task = json.loads(raw_task) if isinstance(raw_task, str) else dict(raw_task)
+        completion: Any = solution_str or ""
+        if raw_comp:
+            completion = json.loads(raw_comp) if isinstance(raw_comp, str) else dict(raw_comp)
+        client = _client(url, token)
+        for attempt in range(max(1, retries)):
+            try:
+                verdict = Verdict.from_dict(client.request("POST", "/verify", {"task": task,
+                                                                                "completion": completion})["verdict"])
+                break
+            except ServeError as exc:
+                if exc.status == 422:  # a bad row: the verifier cannot score it
+                    verdict = Verdict.exception(str(exc))
+                    break
+                if attempt + 1 >= max(1, retries):
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+    kind = verdict.error_kind
+    reward = float(on_error) if kind in ("timeout", "exception") else float(verdict.reward)
+    return {"score": reward, "acc": 1.0 if verdict.passed else 0.0, "task_reward": reward,
+            "malformed": 1.0 if kind == "malformed" else 0.0,
+            "verifier_error": 1.0 if kind in ("timeout", "exception") else 0.0, "error": verdict.error or "",
+            "components": json.dumps(verdict.components, sort_keys=True)}

@@ -1,0 +1,186 @@
+"""NeMo Gym's resources-server /verify shape, so NeMo Gym and NeMo RL clients can call crossgym verifiers.
+
+Request (NeMo Gym's ``BaseVerifyRequest`` plus the dataset row's own fields): ``responses_create_params`` (the
+OpenAI Responses request: ``input`` messages, ``tools``), ``response`` (the Responses API reply: ``output`` items:
+``message``, ``function_call``, ``function_call_output``, ``reasoning``), and what says how to score: a whole crossgym
+``task``, or ``verifier`` (a name or {name, params}) with ``expected_answer`` (or ``answer``), or the server's
+``--nemo-gym-verifier``. Reply (``BaseVerifyResponse``): the request echoed field for field, plus ``reward``,
+``mask_sample`` (true when the verifier failed or timed out: the reward measures nothing), ``failure_kind``
+("verifier_error", from NeMo Gym's shared vocabulary), ``failure_reason``, and ``crossgym`` (the whole Verdict).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crossgym.protocol.messages import Message, ToolCall, ToolSpec
+from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.serve.errors import ApiError
+from crossgym.serve.models import TaskIn, VerdictOut, VerifierRef, VerifierSpecIn, to_spec, to_task, verdict_dict
+
+#: NeMo Gym's failure_kind for a verifier that failed (nemo_gym/failure_kinds.py)
+FAILURE_KIND = "verifier_error"
+
+
+class NemoCreateParams(BaseModel):
+    """The OpenAI Responses request the policy was given (only ``input`` and ``tools`` are read)."""
+
+    model_config = ConfigDict(extra="allow")
+    input: str | list[dict[str, Any]]
+    """The prompt: a text, or Responses input items / chat messages."""
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    """Function tools offered to the policy."""
+
+
+class NemoResponse(BaseModel):
+    """The Responses API reply (only ``output`` is read)."""
+
+    model_config = ConfigDict(extra="allow")
+    output: list[dict[str, Any]]
+    """Output items: message, function_call, function_call_output, reasoning."""
+
+
+class NemoGymVerifyRequest(BaseModel):
+    """NeMo Gym's /verify request; other fields of the dataset row are allowed and echoed back."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    responses_create_params: NemoCreateParams
+    """What the policy was asked."""
+    response: NemoResponse
+    """What the policy answered."""
+    task: TaskIn | None = None
+    """A whole crossgym Task (its prompt, answer and verifier); overrides the fields below."""
+    verifier: VerifierSpecIn | str | None = None
+    """The crossgym verifier that scores (default: the server's --nemo-gym-verifier)."""
+    expected_answer: Any = None
+    """The reference answer (NeMo Gym's usual field)."""
+    answer: Any = None
+    """The reference answer (crossgym's name; wins over expected_answer)."""
+
+
+class CrossgymVerdict(BaseModel):
+    verdict: VerdictOut
+    verifier: VerifierRef
+
+
+class NemoGymVerifyResponse(BaseModel):
+    """NeMo Gym's /verify reply: the request echoed, with ``reward`` and the failure fields."""
+
+    model_config = ConfigDict(extra="allow")
+    responses_create_params: dict[str, Any]
+    response: dict[str, Any]
+    reward: float
+    mask_sample: bool
+    failure_kind: str | None
+    failure_reason: str | None
+    crossgym: CrossgymVerdict
+
+
+def _text(content: Any) -> str:
+    """Text of a Responses content field: a string, or parts of type input_text/output_text/text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content
+                       if isinstance(p, dict) and p.get("type", "text") in ("input_text", "output_text", "text"))
+    return str(content)
+
+
+def _call(item: dict[str, Any], where: str) -> ToolCall:
+    args = item.get("arguments", "{}")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            args = {"__unparsed__": args}  # a malformed call is the policy's fault: the verifier judges it
+    if not isinstance(args, dict):
+        args = {"__unparsed__": json.dumps(args)}
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        raise ApiError(422, "invalid_request", "a function_call item has no name", where=where,
+                       fix="give every function_call item a 'name'")
+    return ToolCall(id=str(item.get("call_id") or item.get("id") or ""), name=name, arguments=args)
+
+
+def items_to_messages(items: list[dict[str, Any]], where: str) -> list[Message]:
+    """Responses items as chat messages: consecutive assistant items (text and calls) merge into one message."""
+    out: list[Message] = []
+    for i, item in enumerate(items):
+        at = f"{where}[{i}]"
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            role = str(item.get("role", "assistant"))
+            role = "system" if role == "developer" else role
+            text = _text(item.get("content"))
+            if role == "assistant" and out and out[-1].role == "assistant":
+                prev = out.pop()
+                out.append(Message(role="assistant", content=prev.content + text, tool_calls=prev.tool_calls))
+            else:
+                out.append(Message(role=role, content=text))
+        elif kind == "function_call":
+            call = _call(item, at)
+            if out and out[-1].role == "assistant":
+                prev = out.pop()
+                out.append(Message(role="assistant", content=prev.content, tool_calls=(*prev.tool_calls, call)))
+            else:
+                out.append(Message(role="assistant", content="", tool_calls=(call,)))
+        elif kind == "function_call_output":
+            output = item.get("output", "")
+            out.append(Message(role="tool", content=output if isinstance(output, str) else json.dumps(output),
+                               tool_call_id=str(item.get("call_id") or "") or None))
+        elif kind == "reasoning":
+            continue  # hidden reasoning is not part of the answer
+        else:
+            raise ApiError(422, "invalid_request", f"unsupported Responses item type {kind!r}", where=at,
+                           fix="send message, function_call, function_call_output or reasoning items")
+    return out
+
+
+def _tools(specs: list[dict[str, Any]]) -> tuple[ToolSpec, ...]:
+    out = []
+    for t in specs:
+        if t.get("type", "function") == "function" and isinstance(t.get("name"), str):
+            out.append(ToolSpec(name=t["name"], description=str(t.get("description") or ""),
+                                parameters=t.get("parameters") or {"type": "object", "properties": {}}))
+    return tuple(out)
+
+
+def to_pair(req: NemoGymVerifyRequest, default_verifier: str | None) -> tuple[Task, Completion]:
+    """The crossgym (Task, Completion) a NeMo Gym request describes."""
+    completion = Completion(messages=tuple(items_to_messages(req.response.output, "body.response.output")))
+    if req.task is not None:
+        return to_task(req.task), completion
+    if req.verifier is not None:
+        spec = to_spec(req.verifier)
+    elif default_verifier:
+        spec = VerifierSpec(name=default_verifier)
+    else:
+        raise ApiError(422, "invalid_request", "the request does not say which crossgym verifier scores it",
+                       where="body.verifier",
+                       fix="add 'verifier' (see GET /verifiers) and 'expected_answer' to the dataset rows, or a "
+                           "whole crossgym 'task', or start the server with --nemo-gym-verifier NAME")
+    raw_input = req.responses_create_params.input
+    prompt = [Message(role="user", content=raw_input)] if isinstance(raw_input, str) \
+        else items_to_messages(raw_input, "body.responses_create_params.input")
+    extra = req.model_extra or {}
+    answer = req.answer if req.answer is not None else req.expected_answer
+    task_id = str(extra.get("task_id") or extra.get("id") or extra.get("uuid") or "nemo_gym")
+    return Task(id=task_id, prompt=tuple(prompt), answer=answer, verifier=spec,
+                tools=_tools(req.responses_create_params.tools)), completion
+
+
+def reply(raw: dict[str, Any], verdict: Verdict, verifier: dict[str, Any], on_error: float) -> dict[str, Any]:
+    """The request echoed with NeMo Gym's reward fields and crossgym's Verdict."""
+    failed = verdict.error_kind in ("timeout", "exception")
+    out = dict(raw)
+    out["reward"] = float(on_error) if failed else verdict_dict(verdict)["reward"] or 0.0
+    out["mask_sample"] = failed
+    out["failure_kind"] = FAILURE_KIND if failed else None
+    out["failure_reason"] = verdict.error if failed else None
+    out["crossgym"] = {"verdict": verdict_dict(verdict), "verifier": verifier}
+    return out

@@ -1,0 +1,173 @@
+"""verify_many over a Ray cluster: actors that keep verifiers and sandbox pools warm between batches.
+
+Each actor is one worker process holding ``slots`` CPUs: its verifiers are built once per spec (the api cache), its
+sandbox pool runs ``slots`` confined workers, and ``verify_many`` inside it uses ``slots`` threads/processes. The
+caller splits the pairs into chunks, keeps two chunks in flight per actor and puts the Verdicts back in order, so
+the result is exactly what local ``verify_many`` gives. Actors stay up between calls (``shutdown_workers`` ends
+them); a chunk whose actor died is retried once on another.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
+from crossgym.protocol.task import Completion, Task, Verdict
+
+log = logging.getLogger(__name__)
+
+INSTALL = "pip install 'crossgym[ray]'"
+#: chunks in flight per actor (one running, one queued, so an actor never idles between chunks)
+IN_FLIGHT = 2
+
+_lock = threading.Lock()
+_workers: dict[tuple[int, float], list[Any]] = {}
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise BackendUnavailable("ray", "the ray package is not installed", INSTALL) from None
+    return ray
+
+
+class _VerifyWorker:
+    """The actor: warm verifiers and a sandbox pool sized to its CPUs."""
+
+    def __init__(self, slots: int) -> None:
+        # before anything starts a sandbox or verifier pool in this process: one slot per CPU Ray gave us
+        os.environ["CROSSGYM_SANDBOX_WORKERS"] = str(slots)
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        self.slots = slots
+
+    def ready(self) -> int:
+        return os.getpid()
+
+    def verify(self, pairs: list[tuple[Task, Completion]]) -> list[Verdict]:
+        from crossgym.verifiers.batch import verify_many
+
+        return verify_many(pairs, workers=self.slots)
+
+    def warm(self, specs: list[Any]) -> int:
+        """Build these verifiers now (a verifier's first build can import heavy modules)."""
+        from crossgym.api import load_verifier
+
+        built = 0
+        for spec in specs:
+            try:
+                load_verifier(spec)
+                built += 1
+            except CrossgymError:
+                pass
+        return built
+
+
+def get_workers(num_workers: int, cpus_per_worker: float = 1.0) -> list[Any]:
+    """``num_workers`` live actors (reused between calls; Ray must be initialised)."""
+    ray = _ray()
+    key = (num_workers, cpus_per_worker)
+    with _lock:
+        actors = _workers.get(key)
+        if actors is None:
+            slots = max(1, int(math.ceil(cpus_per_worker)))
+            cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(_VerifyWorker)
+            actors = [cls.remote(slots) for _ in range(num_workers)]
+            ray.get([a.ready.remote() for a in actors])
+            _workers[key] = actors
+        return actors
+
+
+def shutdown_workers() -> None:
+    """End every actor this process started (they hold sandbox pools)."""
+    with _lock:
+        groups = list(_workers.values())
+        _workers.clear()
+    if not groups:
+        return
+    ray = _ray()
+    for actors in groups:
+        for a in actors:
+            try:
+                ray.kill(a)
+            except Exception:  # already gone
+                pass
+
+
+def _chunks(n: int, num_workers: int, chunksize: int | None) -> list[range]:
+    if chunksize is None:
+        chunksize = max(1, min(64, math.ceil(n / (num_workers * 4))))
+    return [range(i, min(n, i + chunksize)) for i in range(0, n, chunksize)]
+
+
+def default_workers() -> int:
+    """One actor per CPU of the Ray cluster (at least 1)."""
+    ray = _ray()
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_workers: int | None = None,
+                    cpus_per_worker: float = 1.0, chunksize: int | None = None, address: str | None = None,
+                    init_kwargs: dict[str, Any] | None = None) -> list[Verdict]:
+    """One Verdict per (task, completion), in order, scored by Ray actors; equal to local ``verify_many``.
+
+    Uses the running Ray (``ray.init`` it yourself) or connects to ``address`` ("auto", "ray://...", or a local
+    start when None and Ray is not running). ``num_workers`` actors (default: one per cluster CPU).
+    """
+    ray = _ray()
+    items = [(t, Completion.from_text(c) if isinstance(c, str) else c) for t, c in pairs]
+    if not items:
+        return []
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, **(init_kwargs or {}))
+    n_workers = num_workers or default_workers()
+    if n_workers < 1:
+        raise ConfigError(f"num_workers must be at least 1, got {n_workers}", where="num_workers",
+                          fix="pass num_workers >= 1")
+    actors = get_workers(n_workers, cpus_per_worker)
+    chunks = _chunks(len(items), n_workers, chunksize)
+    out: list[Verdict | None] = [None] * len(items)
+    pending: dict[Any, tuple[int, int, int]] = {}  # ref -> (chunk index, actor index, attempt)
+    todo = list(range(len(chunks)))[::-1]
+    load = [0] * len(actors)
+    dead: set[int] = set()
+
+    def submit(ci: int, attempt: int) -> None:
+        live = [i for i in range(len(actors)) if i not in dead]
+        if not live:
+            raise CrossgymError("every Ray verification actor died (see the Ray logs)")
+        ai = min(live, key=lambda i: load[i])
+        load[ai] += 1
+        ref = actors[ai].verify.remote([items[i] for i in chunks[ci]])
+        pending[ref] = (ci, ai, attempt)
+
+    while todo and len(pending) < IN_FLIGHT * len(actors):
+        submit(todo.pop(), 0)
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        ref = done[0]
+        ci, ai, attempt = pending.pop(ref)
+        load[ai] -= 1
+        try:
+            verdicts: Sequence[Verdict] = ray.get(ref)
+        except ray.exceptions.RayActorError:
+            dead.add(ai)
+            if attempt >= 1:
+                raise CrossgymError(f"chunk {ci} failed on two Ray actors (see the Ray logs)") from None
+            log.warning("Ray actor %d died; retrying its chunk on another", ai)
+            submit(ci, attempt + 1)
+            continue
+        for i, v in zip(chunks[ci], verdicts, strict=True):
+            out[i] = v
+        if todo:
+            submit(todo.pop(), 0)
+    if dead:  # do not hand dead actors to the next call
+        with _lock:
+            if _workers.get((n_workers, cpus_per_worker)) is actors:
+                del _workers[(n_workers, cpus_per_worker)]
+    return [v if v is not None else Verdict.exception("no verdict produced") for v in out]

@@ -1,0 +1,86 @@
+"""A server's options and limits, and the bind rule: only loopback without a bearer token."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+from crossgym.protocol.errors import ConfigError
+
+#: shortest bearer token accepted when binding a non-loopback address
+MIN_TOKEN_CHARS = 16
+#: special tokens cut from the end of an OpenRLHF query's response unless the server names its own
+DEFAULT_STRIP_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "</s>", "<eos>",
+                        "<|end|>", "<end_of_turn>", "<pad>", "<|pad|>")
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """Everything one server needs; the defaults suit a trainer on the same machine."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    #: bearer token; when set, every route but /health requires ``Authorization: Bearer <token>``
+    token: str | None = None
+    #: requests with a larger body get 413
+    max_body_bytes: int = 8 * 1024 * 1024
+    #: seconds a request may take, waiting for a slot included; then 504
+    request_timeout_s: float = 120.0
+    #: verification and environment jobs running at once (threads)
+    max_concurrency: int = 32
+    #: jobs waiting for a slot before new ones get 503 with Retry-After
+    max_queue: int = 4096
+    #: items in one POST /verify/batch
+    max_batch: int = 1024
+    #: worker processes/threads verify_many uses for one batch (None: its default)
+    batch_workers: int | None = None
+    #: open environment sessions at once; more gets 429
+    max_sessions: int = 256
+    #: a session untouched this long is closed
+    session_idle_s: float = 600.0
+    #: also accept NeMo Gym's resources-server request and reply shape on POST /verify
+    nemo_gym: bool = False
+    #: verifier for NeMo Gym requests that name none (their rows carry "verifier" or a whole "task" otherwise)
+    nemo_gym_verifier: str | None = None
+    #: reward for a verifier error or timeout in the OpenRLHF and veRL shapes (crossgym's on_error)
+    on_error: float = 0.0
+    #: special tokens cut from the end of an OpenRLHF response
+    strip_tokens: tuple[str, ...] = field(default=DEFAULT_STRIP_TOKENS)
+
+    def __post_init__(self) -> None:
+        positive = {"max_body_bytes": self.max_body_bytes, "request_timeout_s": self.request_timeout_s,
+                    "max_concurrency": self.max_concurrency, "max_batch": self.max_batch,
+                    "max_sessions": self.max_sessions, "session_idle_s": self.session_idle_s}
+        for name, value in positive.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ConfigError(f"must be a positive number, got {value!r}", where=f"serve {name}",
+                                  fix=f"pass a value above 0 for {name}")
+        if self.max_queue < 0:
+            raise ConfigError(f"must be 0 or more, got {self.max_queue!r}", where="serve max_queue",
+                              fix="pass max_queue >= 0")
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"not a TCP port: {self.port!r}", where="--port", fix="pass a port in 1..65535")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse a non-loopback bind without a (long enough) bearer token: one ConfigError line."""
+    if is_loopback(host):
+        return
+    if not token:
+        raise ConfigError(f"refusing to bind {host} without a bearer token", where="--host",
+                          fix=f"pass --token (or set CROSSGYM_TOKEN) to a secret of {MIN_TOKEN_CHARS}+ characters, "
+                              "or bind 127.0.0.1")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"the bearer token is shorter than {MIN_TOKEN_CHARS} characters", where="--token",
+                          fix="use a longer random secret, e.g. `python -c 'import secrets; "
+                              "print(secrets.token_urlsafe(32))'`")
