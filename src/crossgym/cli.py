@@ -209,12 +209,36 @@ def compat_cmd(
 
 @app.command("serve")
 def serve_cmd(
-    host: str = typer.Option("127.0.0.1", "--host"),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (not loopback: needs --token)."),
     port: int = typer.Option(8000, "--port"),
     token: Optional[str] = typer.Option(None, "--token", envvar="CROSSGYM_TOKEN", help="Bearer token."),  # noqa: UP007
+    nemo_gym: bool = typer.Option(False, "--nemo-gym", help="Also accept NeMo Gym's /verify request shape."),
+    nemo_gym_verifier: Optional[str] = typer.Option(None, "--nemo-gym-verifier", help="Verifier for NeMo Gym rows naming none."),  # noqa: UP007
+    max_concurrency: Optional[int] = typer.Option(None, "--max-concurrency", help="Jobs running at once (32)."),  # noqa: UP007
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per request (120)."),  # noqa: UP007
+    max_body_mb: Optional[float] = typer.Option(None, "--max-body-mb", help="Largest request body (8 MiB)."),  # noqa: UP007
+    max_batch: Optional[int] = typer.Option(None, "--max-batch", help="Items per /verify/batch (1024)."),  # noqa: UP007
+    max_sessions: Optional[int] = typer.Option(None, "--max-sessions", help="Open environment sessions (256)."),  # noqa: UP007
+    session_idle: Optional[float] = typer.Option(None, "--session-idle", help="Seconds before an idle session closes (600)."),  # noqa: UP007
 ) -> None:
-    """Serve verifiers and environments over HTTP."""
-    _call("crossgym.serve.command:run_serve_command", host=host, port=port, token=token)
+    """Serve verifiers and environments over HTTP (docs/serve.md)."""
+    _call("crossgym.serve.command:run_serve_command", host=host, port=port, token=token, nemo_gym=nemo_gym,
+          nemo_gym_verifier=nemo_gym_verifier, max_concurrency=max_concurrency, request_timeout_s=timeout,
+          max_body_mb=max_body_mb, max_batch=max_batch, max_sessions=max_sessions, session_idle_s=session_idle)
+
+
+@app.command("verify-batch")
+def verify_batch_cmd(
+    rollouts: Path = typer.Argument(..., help="JSONL of rollouts (or {task, completion} records)."),
+    use_ray: bool = typer.Option(False, "--ray", help="Spread verification over Ray actors."),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray)."),  # noqa: UP007
+    workers: Optional[int] = typer.Option(None, "--workers", help="Ray actors, or local workers without --ray."),  # noqa: UP007
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the re-scored records (JSONL) here."),  # noqa: UP007
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Score many rollouts at once, locally or spread over a Ray cluster (--ray)."""
+    _call("crossgym.serve.batch_cmd:run_verify_batch_command", rollouts=rollouts, use_ray=use_ray, address=address,
+          workers=workers, out=out, as_json=as_json)
 
 
 @app.command("reverify")
