@@ -74,3 +74,20 @@ def openrlhf(session: nox.Session) -> None:
     session.install(TORCH, "--no-build-isolation", "deepspeed==0.19.6", env={"DS_BUILD_OPS": "0"})
     session.install(TORCH, "-e", ".[verifiers]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
     _pytest(session, BACKEND_TESTS["openrlhf"])
+
+# Unsloth 2026.10.9 pins trl<=1.15.0 and transformers<=5.17.0; its CPU backend refuses to start beside torchvision.
+UNSLOTH = ("unsloth==2026.10.9", "unsloth-zoo==2026.10.9")
+
+
+@nox.session(name="unsloth", python="3.11")
+def unsloth(session: nox.Session) -> None:
+    """Unsloth 2026.10.9 (CPU backend) with its own trl/transformers pins; real LoRA GRPO steps on the tiny model."""
+    _base(session)
+    session.install(TORCH, *UNSLOTH)
+    session.run("python", "-m", "pip", "uninstall", "-y", "-q", "torchvision")
+    # crossgym's base + verifiers extra only (its [trl] extra would pull trl 1.16 over Unsloth's pin); unsloth is
+    # not named again, so pip does not bring torchvision back
+    session.install(TORCH, "-e", ".[verifiers]", "matplotlib>=3.8", "pytest>=8", "hypothesis>=6",
+                    "pytest-timeout>=2.3")
+    _pytest(session, BACKEND_TESTS["unsloth"])
+

@@ -11,7 +11,7 @@ def crossgym_register_backends(registry: Registrar) -> None:
     registry.add("trl", "crossgym.adapters.trl.backend:TRLBackend",
                  description="Hugging Face TRL GRPOTrainer (CPU and GPU; hf or vLLM generation)",
                  install="pip install 'crossgym[trl]'", requires=("trl", "torch"))
-    registry.add("unsloth", "crossgym.adapters.pending_backends:UnslothPending",
+    registry.add("unsloth", "crossgym.adapters.unsloth.backend:UnslothBackend",
                  description="Unsloth FastLanguageModel + LoRA, trained with TRL's GRPOTrainer",
                  install="pip install 'crossgym[unsloth]'", requires=("unsloth",))
     registry.add("verl", "crossgym.adapters.verl.backend:VerlBackend",

@@ -1,0 +1,99 @@
+"""Unsloth parity driver: the crossgym Unsloth backend builds a real GRPOTrainer on Unsloth's LoRA model (tiny local
+model), and that trainer's reward functions are called exactly as ``GRPOTrainer._calculate_rewards`` calls them
+(TRL 1.15, which Unsloth 2026.10.9 pins, makes the same call as 1.16).
+
+The call and the weighted sum are the TRL driver's own (``crossgym.compat_tests.builtin_drivers.trl``), so the
+two backends are held to one definition; only the trainer differs. Needs unsloth (the `unsloth` nox venv).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+from crossgym.compat_tests.builtin_drivers.trl import model_dir, reward_call_kwargs, run_config, trainer_rewards
+from crossgym.protocol.task import Completion, Task
+
+MODES = ("single_turn", "multi_turn")
+
+
+def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str) -> tuple[Any, Any]:
+    """The GRPOTrainer the crossgym Unsloth backend builds for ``tasks`` in ``mode``, and the backend."""
+    from crossgym.api import get_backend
+
+    backend = get_backend("unsloth")
+    run = run_config(mode, output_dir, model_dir()).with_overrides(backend="unsloth")
+    trainer = backend.build_trainer(run, tasks=list(tasks), record_rollouts=False)  # type: ignore[attr-defined]
+    return trainer, backend
+
+
+def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn"
+                   ) -> list[float | None]:
+    """The reward the Unsloth backend's GRPOTrainer computes for each (task, completion)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if not tasks:
+        return []
+    with tempfile.TemporaryDirectory(prefix="crossgym-compat-unsloth-") as out:
+        trainer, backend = build_trainer(tasks, mode, out)
+        episodes = backend.rollout_func is not None
+        if mode == "multi_turn" and not episodes:
+            raise RuntimeError("the Unsloth backend built no rollout function for a multi-turn run")
+        return trainer_rewards(trainer, reward_call_kwargs(trainer, completions, episodes))
+
+
+#: where Unsloth's GPU loader defines the arguments it takes (read, not imported: importing unsloth.models on a
+#: CPU host patches trl as a side effect)
+GPU_SIGNATURES = {"FastLanguageModel.from_pretrained": ("models/loader.py", "FastLanguageModel", "from_pretrained"),
+                  "FastLanguageModel.get_peft_model": ("models/llama.py", "FastLlamaModel", "get_peft_model")}
+
+
+def _gpu_parameters(relpath: str, cls: str, method: str) -> set[str]:
+    """Named parameters of ``cls.method`` in the installed unsloth source file ``relpath``."""
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("unsloth")
+    if spec is None or spec.origin is None:
+        raise ImportError("unsloth is not installed")
+    tree = ast.parse((Path(spec.origin).parent / relpath).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == method:
+                    a = fn.args
+                    return {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    raise LookupError(f"unsloth/{relpath} has no {cls}.{method}")
+
+
+@functools.lru_cache(maxsize=1)
+def _accepted() -> dict[str, set[str]]:
+    """Argument names each Unsloth entry point takes: its GPU loader's and this host's (CPU) loader's."""
+    import unsloth  # noqa: F401  (first, as the backend imports it)
+    from unsloth import FastLanguageModel
+
+    here = {"FastLanguageModel.from_pretrained": FastLanguageModel.from_pretrained,
+            "FastLanguageModel.get_peft_model": FastLanguageModel.get_peft_model}
+    out = {}
+    for section, where in GPU_SIGNATURES.items():
+        names = _gpu_parameters(*where)
+        names |= {n for n, p in inspect.signature(here[section]).parameters.items()
+                  if p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)}
+        out[section] = names
+    return out
+
+
+def validate_plan(plan: Any) -> None:
+    """TRL's own parsing accepts the plan's GRPOConfig, and every loader / LoRA argument is one Unsloth names."""
+    accepted = _accepted()  # imports unsloth before trl
+    from trl import GRPOConfig
+
+    GRPOConfig(**dict(plan.native_config["GRPOConfig"]))
+    for section, names in accepted.items():
+        unknown = sorted(set(plan.native_config[section]) - names)
+        if unknown:
+            raise ValueError(f"Unsloth's {section} takes no argument(s) {unknown}")
