@@ -36,6 +36,22 @@ class _Expected:
         self.optional = set(optional)
 
 
+_PARSED: dict[int, tuple[Any, list[_Expected]]] = {}
+
+
+def _expected_calls(answer: Any) -> list[_Expected]:
+    """The task's expected calls, parsed once per answer object (a GRPO group shares one task)."""
+    hit = _PARSED.get(id(answer))
+    if hit is not None and hit[0] is answer:
+        return hit[1]
+    raw = answer if isinstance(answer, list) else [answer]
+    parsed = [_Expected(d, i) for i, d in enumerate(raw)]
+    if len(_PARSED) > 4096:
+        _PARSED.clear()
+    _PARSED[id(answer)] = (answer, parsed)  # holding the answer keeps its id from being reused
+    return parsed
+
+
 class ToolCallVerifier(BaseVerifier):
     """The assistant calls the expected functions with acceptable arguments.
 
@@ -162,8 +178,7 @@ class ToolCallVerifier(BaseVerifier):
         return matched, first
 
     def score(self, task: Task, completion: Completion) -> Verdict:
-        raw = task.answer if isinstance(task.answer, list) else [task.answer]
-        expected = [_Expected(d, i) for i, d in enumerate(raw)]
+        expected = _expected_calls(task.answer)
         specs = {t.name: t for t in task.tools}
         for e in expected:
             if specs and e.name not in specs:
