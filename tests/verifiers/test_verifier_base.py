@@ -162,3 +162,19 @@ def test_not_implemented_score_is_an_exception_verdict():
         name = "bare"
 
     assert Bare().verify(task(), comp("x")).error_kind == "exception"
+
+
+class Outer(BaseVerifier):
+    """Calls another verifier, then reads its own deadline: nesting must not clear it."""
+
+    name = "outer_test"
+    default_timeout = 5.0
+
+    def score(self, task: Task, completion: Completion) -> Verdict:
+        inner = Echo(timeout=1.0).verify(task, completion)
+        left = time_left(default=-1.0)
+        return Verdict.ok(1.0 if inner.passed and 1.0 < left <= 5.0 else 0.0, reason=f"{left:.2f}")
+
+
+def test_nested_verifiers_keep_the_outer_deadline():
+    assert Outer().verify(task(), comp("yes")).passed

@@ -230,7 +230,9 @@ class BaseVerifier:
 
     def run_score(self, task: Task, completion: Completion, timeout: float | None = None) -> Verdict:
         """``score`` in this thread with errors mapped to Verdicts (the deadline is only advisory here)."""
-        _deadline.end = time.monotonic() + (self.timeout if timeout is None else timeout)
+        outer = getattr(_deadline, "end", None)  # a composite's own deadline, restored afterwards
+        end = time.monotonic() + (self.timeout if timeout is None else timeout)
+        _deadline.end = end if outer is None else min(end, outer)
         try:
             return _finite(self.score(task, completion))
         except Malformed as exc:
@@ -243,7 +245,7 @@ class BaseVerifier:
             log.debug("verifier %s raised", self.name, exc_info=True)
             return Verdict.exception(clip(f"{type(exc).__name__}: {exc}", MAX_REASON))
         finally:
-            _deadline.end = None
+            _deadline.end = outer
 
     def _verify_in_thread(self, task: Task, completion: Completion) -> Verdict:
         box: list[Verdict] = []
