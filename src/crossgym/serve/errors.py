@@ -64,7 +64,8 @@ def _loc(loc: Any) -> str:
         else:
             # pydantic names union members and tagged branches in the location; they are noise to a client
             text = str(part)
-            if text.startswith(("function-", "tagged-union")) or text in ("str", "crossgym", "nemo_gym") or \
+            if text.startswith(("function-", "tagged-union", "list[", "dict[")) or \
+                    text in ("str", "int", "crossgym", "nemo_gym") or \
                     text.endswith(("In", "Request")) and text[:1].isupper():
                 continue
             out += f".{text}" if out else text
@@ -79,12 +80,14 @@ def validation_error(errors: list[dict[str, Any]]) -> dict[str, Any]:
         if err.get("type") == "extra_forbidden":
             msg = "unknown field"
         problems.append({"what": msg, "where": _loc(err.get("loc", ()))})
-    first = errors[0] if errors else {}
-    kind = str(first.get("type", ""))
-    what = problems[0]["what"] if problems else "invalid request"
+    # the headline is the deepest problem: for a union (text or messages) it is the branch the client meant
+    depth = [p["where"].count(".") + p["where"].count("[") for p in problems]
+    k = max(range(len(problems)), key=lambda i: (depth[i], -i)) if problems else 0
+    kind = str(errors[k].get("type", "")) if errors else ""
+    what = problems[k]["what"] if problems else "invalid request"
     if len(errors) > 1:
         what = f"{what} [+{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''}]"
-    return error_body(422, "invalid_request", what, where=problems[0]["where"] if problems else "body",
+    return error_body(422, "invalid_request", what, where=problems[k]["where"] if problems else "body",
                       fix=_FIXES.get(kind, "see the schema at GET /openapi.json"), problems=problems)
 
 
