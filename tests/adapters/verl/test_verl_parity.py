@@ -46,3 +46,40 @@ def test_on_error_reaches_the_native_side() -> None:
     task = Task(id="x", prompt=[{"role": "user", "content": "?"}], answer=1,
                 verifier=VerifierSpec("numeric", {"bogus": True}))
     assert native_rewards([task], ["1"], on_error=-2.0) == [-2.0]
+
+
+def test_multi_turn_mode_scores_through_the_agent_loop() -> None:
+    task = Task(id="t", prompt=[{"role": "user", "content": "weather?"}], answer="sunny",
+                verifier=VerifierSpec("exact_match"))
+    episode = Completion(messages=[{"role": "assistant", "content": "<tool_call>{}</tool_call>"},
+                                   {"role": "tool", "content": "sunny"}, {"role": "assistant", "content": "sunny"}])
+    single = Completion.from_text("cloudy")
+    assert native_rewards([task, task], [episode, single], mode="multi_turn") == [1.0, 0.0]
+    with pytest.raises(ValueError, match="mode"):
+        native_rewards([task], [single], mode="batch")
+
+
+def test_special_token_spellings_and_long_text_reach_the_verifier_as_text() -> None:
+    task = Task(id="s", prompt=[{"role": "user", "content": "echo"}], answer="a <|im_end|> b",
+                verifier=VerifierSpec("exact_match"))
+    long = Task(id="l", prompt=[{"role": "user", "content": "long"}], answer="x" * 200_000,
+                verifier=VerifierSpec("exact_match"))
+    assert native_rewards([task, long], ["a <|im_end|> b", "x" * 200_000]) == [1.0, 1.0]
+
+
+def test_validate_plan_runs_verls_own_checks(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from crossgym.adapters.verl.backend import VerlBackend
+    from crossgym.adapters.verl.parity import validate_plan
+    from crossgym.protocol.config import RunConfig
+
+    def plan(**grpo):  # type: ignore[no-untyped-def]
+        run = RunConfig.model_validate({"model": "m", "tasks": {"source": "arithmetic", "params": {"n": 8}},
+                                        "output_dir": str(tmp_path), "grpo": {"num_generations": 4, **grpo}})
+        return VerlBackend().plan(run)
+
+    validate_plan(plan(variant="gspo"))
+    bad = plan()
+    bad = type(bad)(backend=bad.backend, native_config=bad.native_config, files=bad.files,
+                    argv=(*bad.argv, "actor_rollout_ref.actor.loss_agg_mode=median"))
+    with pytest.raises(Exception, match="median"):
+        validate_plan(bad)

@@ -39,7 +39,8 @@ _VERL_EXTRA = {"turn_scores": [], "tool_rewards": []}
 class CrossgymAgentLoop(AgentLoopBase):
     """One crossgym episode: model turns are trained on (mask 1), environment messages are not (mask 0)."""
 
-    _reward_fns: dict[int, Any] = {}
+    #: reward functions by their config (path, name, reward_kwargs): loaded once per worker, not per sample
+    _reward_fns: dict[str, Any] = {}
 
     def __init__(self, *args: Any, tools: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -49,7 +50,11 @@ class CrossgymAgentLoop(AgentLoopBase):
     # ------------------------------------------------------------ helpers
     def _reward_fn(self) -> Any:
         """The run's configured reward function (veRL's loader, reward_kwargs bound); crossgym's own when unset."""
-        key = id(self.config)
+        from omegaconf import OmegaConf
+
+        section = self.config.reward.get("custom_reward_function") or {}
+        key = json.dumps(OmegaConf.to_container(section, resolve=True) if OmegaConf.is_config(section)
+                         else dict(section), sort_keys=True, default=str)
         if key not in self._reward_fns:
             self._reward_fns[key] = get_custom_reward_fn(self.config) or compute_score
         return self._reward_fns[key]

@@ -1,10 +1,10 @@
 """Score completions through veRL's own reward machinery, as its trainer does, for the compat suite's parity checks.
 
-``native_rewards(tasks, completions)`` writes the generated reward module to a temporary folder, composes veRL's
-``ppo_trainer`` config with the overrides crossgym would pass, loads the reward manager exactly as main_ppo does
-(``load_reward_manager``), tokenizes every prompt and completion into a DataProto (left-padded prompts,
-right-padded responses, as veRL's rollout hands them over) and returns each sample's ``reward_score`` from the
-manager's ``run_single``. Needs veRL (the verl nox venv); imports it inside functions.
+``native_rewards(tasks, completions, mode=...)`` writes the generated reward module to a temporary folder, composes
+veRL's ``ppo_trainer`` config with the overrides crossgym would pass and scores each sample the way veRL would:
+single-turn through the reward manager main_ppo loads (``load_reward_manager``) on a tokenized DataProto,
+multi-turn through crossgym's agent loop. ``validate_plan(plan)`` runs a Plan's argv through veRL's own config
+composition and validation. These are the compat suite's hooks (``crossgym.compat_tests.drivers``). Needs veRL (the verl nox venv); imports it inside functions.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from typing import Any, Sequence
 from crossgym.adapters.verl.dataset import task_rows
 from crossgym.adapters.verl.reward import COMPLETION_KEY, reward_module_source
 from crossgym.protocol.task import Completion, Task
+
+#: single_turn: veRL's reward manager on decoded responses; multi_turn: crossgym's agent loop scoring episodes.
+MODES = ("single_turn", "multi_turn")
 
 CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
           "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
@@ -49,6 +52,13 @@ def _is_episode(c: Completion) -> bool:
     return len(c.messages) != 1 or c.messages[0].role != "assistant" or bool(c.messages[0].tool_calls)
 
 
+def _encode(tokenizer: Any, text: str) -> list[int]:
+    """Token ids of generated text: text that looks like a special token stays text (a model emits the special
+    token itself, not its spelling), and what UTF-8 cannot hold is replaced, as no decoder produces it."""
+    safe = text.encode("utf-8", "replace").decode("utf-8")
+    return list(tokenizer(safe, add_special_tokens=False, split_special_tokens=True)["input_ids"])
+
+
 def build_batch(tokenizer: Any, tasks: Sequence[Task], completions: Sequence[Completion | str], *,
                 run: Any = None) -> Any:
     """A veRL DataProto as the rollout hands it to the reward manager: prompts left-padded, responses (completion
@@ -68,8 +78,7 @@ def build_batch(tokenizer: Any, tasks: Sequence[Task], completions: Sequence[Com
     prompts = [list(tokenizer.apply_chat_template([{"role": m.role, "content": m.content} for m in t.prompt],
                                                   add_generation_prompt=True, tokenize=True, return_dict=False))
                for t in tasks]
-    responses = [list(tokenizer(c.text, add_special_tokens=False)["input_ids"]) + [tokenizer.eos_token_id]
-                 for c in comps]
+    responses = [_encode(tokenizer, c.text) + [tokenizer.eos_token_id] for c in comps]
     width_p = max(len(p) for p in prompts)
     width_r = max(len(r) for r in responses)
     p_ids = torch.tensor([[pad] * (width_p - len(p)) + p for p in prompts])
@@ -115,29 +124,75 @@ def reward_overrides(module_path: str | Path, *, manager: str = "naive") -> list
             f"reward.reward_manager.name={manager}", "actor_rollout_ref.rollout.name=vllm"]
 
 
-def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str], *, on_error: float = 0.0,
-                   manager: str = "naive", tokenizer: Any = None) -> list[float | None]:
-    """The reward veRL's reward manager gives each (task, completion), as a Python float (its trainer then holds
-    it as a float32 rm_scores entry at the response's last token; that placement is checked here too)."""
-    from verl.trainer.ppo.reward import load_reward_manager
+def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str], *, mode: str = "single_turn",
+                   on_error: float = 0.0, manager: str = "naive", tokenizer: Any = None) -> list[float | None]:
+    """The reward veRL gives each (task, completion), as a Python float.
 
+    ``single_turn``: veRL's reward manager (``load_reward_manager`` from the composed config) on a tokenized
+    DataProto, one sample per batch as its reward workers take them; the trainer then holds each as a float32
+    rm_scores entry at the response's last token, and that placement is checked here too. ``multi_turn``: crossgym's
+    agent loop scoring the whole episode, as it does inside veRL's rollout workers.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if len(tasks) != len(completions):
+        raise ValueError(f"{len(tasks)} tasks but {len(completions)} completions")
+    if not tasks:
+        return []
     tokenizer = tokenizer or byte_tokenizer()
     with tempfile.TemporaryDirectory(prefix="crossgym-verl-") as tmp:
         module = Path(tmp) / "crossgym_reward.py"
         module.write_text(reward_module_source({"on_error": float(on_error), "task_weight": 1.0, "extra": []}),
                           encoding="utf-8")
         config = compose_config(reward_overrides(module, manager=manager))
-        mgr = load_reward_manager(config, tokenizer)
-        data = build_batch(tokenizer, tasks, completions)
+        if mode == "multi_turn":
+            return _agent_loop_rewards(config, tokenizer, tasks, [_as_completion(c) for c in completions])
+        return _manager_rewards(config, tokenizer, tasks, completions)
 
-        async def score_all() -> list[dict[str, Any]]:
-            return [await mgr.run_single(data[i:i + 1]) for i in range(len(data))]
 
-        results = mgr.loop.run_until_complete(score_all())
-    scores = [None if r["reward_score"] is None else float(r["reward_score"]) for r in results]
-    # the trainer receives them as float32 rm_scores at each response's last token; check that placement too
-    rm_scores = type(mgr).assemble_rm_scores(data, [0.0 if s is None else s for s in scores])
-    for row, want in zip(rm_scores.sum(dim=-1).tolist(), scores, strict=True):
-        if want is not None and abs(row - want) > 1e-6 * max(1.0, abs(want)):
-            raise AssertionError(f"veRL placed reward {row} where the reward manager gave {want}")
-    return scores
+def _manager_rewards(config: Any, tokenizer: Any, tasks: Sequence[Task], completions: Sequence[Any]
+                     ) -> list[float | None]:
+    from verl.trainer.ppo.reward import load_reward_manager
+
+    mgr = load_reward_manager(config, tokenizer)
+    out: list[float | None] = []
+    for task, completion in zip(tasks, completions, strict=True):
+        data = build_batch(tokenizer, [task], [completion])
+        result = mgr.loop.run_until_complete(mgr.run_single(data))
+        score = None if result["reward_score"] is None else float(result["reward_score"])
+        placed = type(mgr).assemble_rm_scores(data, [0.0 if score is None else score]).sum().item()
+        if score is not None and abs(placed - score) > 1e-6 * max(1.0, abs(score)):
+            raise AssertionError(f"veRL placed reward {placed} where the reward manager gave {score}")
+        out.append(score)
+    return out
+
+
+def _agent_loop_rewards(config: Any, tokenizer: Any, tasks: Sequence[Task], completions: Sequence[Completion]
+                        ) -> list[float | None]:
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from crossgym.adapters.verl.agent_loop import CrossgymAgentLoop
+
+    loop = CrossgymAgentLoop(trainer_config=DictConfigWrap(config), server_manager=None, tokenizer=tokenizer,
+                             processor=None, dataset_cls=RLHFDataset, data_config=DictConfigWrap(config.data))
+
+    async def score_all() -> list[float | None]:
+        return [float((await loop._score(t, c))["score"]) for t, c in zip(tasks, completions, strict=True)]
+
+    return loop.loop.run_until_complete(score_all())
+
+
+def validate_plan(plan: Any) -> None:
+    """veRL's own parsing must accept the plan: its argv composed with the packaged ppo_trainer config through
+    Hydra (as main_ppo composes it), then ``validate_config`` and the config dataclasses veRL's workers build."""
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import omega_conf_to_dataclass, validate_config
+
+    argv = list(plan.argv)
+    if argv[1:3] != ["-m", "verl.trainer.main_ppo"]:
+        raise ValueError(f"not a veRL main_ppo command: {' '.join(argv[:3])}")
+    cfg = compose_config(argv[3:])
+    validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+    for section in (cfg.actor_rollout_ref.actor, cfg.actor_rollout_ref.rollout, cfg.algorithm):
+        omega_conf_to_dataclass(section)
