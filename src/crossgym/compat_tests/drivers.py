@@ -7,7 +7,8 @@ manager, OpenRLHF's executor). It may also have:
 * ``MODES = ("single_turn", "multi_turn")`` and a ``mode=`` keyword on ``native_rewards``: each mode is checked
   separately (single-turn: the framework's plain reward call; multi-turn: its agent/rollout path, given every
   sample). Without MODES the driver routes each completion itself: single-turn gets the one-message completions,
-  multi-turn the multi-message completions of tasks that need an environment;
+  multi-turn the built-in environments' scripted episodes (replayed through an environment, a transcript with
+  invented environment messages would differ);
 * ``validate_plan(plan) -> None``: raise when the framework's own config parsing rejects ``plan.native_config``;
 * ``episode_tokens(tasks, model_dir) -> list[Episode]``: the token ids the backend would train on for multi-turn
   episodes, for the token-consistency check (see ``crossgym.compat_tests.tokens``).

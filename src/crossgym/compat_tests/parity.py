@@ -87,22 +87,40 @@ def parity_ready(samples: Sequence[Sample]) -> tuple[list[Sample], dict[str, Ver
     return kept, refs, len(samples) - len(kept)
 
 
-def needs_environment(task: Any) -> bool:
-    """A task a backend runs through its multi-turn path: a non-single-turn env, tools, or tool turns in the prompt."""
-    return task.env != "single_turn" or bool(task.tools) or any(m.role == "tool" or m.tool_calls
-                                                                 for m in task.prompt)
+#: completions longer than this stay with the conformance checks: a run's max_completion_length cuts them, and
+#: backends that truncate (prompt + response within a token budget) would differ for that reason alone
+MAX_CHARS = 4096
+#: chat control tokens: a generator emits them as control tokens, and every backend strips them from the text it
+#: scores, so a completion with them as literal text cannot come out of a generator
+CONTROL_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>")
+
+
+def generatable(sample: Sample) -> bool:
+    """Whether a generator could have produced this completion: valid Unicode (no lone surrogates), no chat control
+    tokens as text, at most MAX_CHARS characters. Other samples stay with the conformance checks."""
+    total = 0
+    for m in sample.completion.messages:
+        try:
+            m.content.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        total += len(m.content)
+        if total > MAX_CHARS or any(t in m.content for t in CONTROL_TOKENS):
+            return False
+    return True
 
 
 def samples_for_mode(samples: Sequence[Sample], mode: str, *, declared: bool = True) -> list[Sample]:
-    """The samples a mode carries. single_turn: one plain assistant message. multi_turn: with a driver that declares
-    its modes, everything (its multi-turn path takes any completion); otherwise the multi-message completions of
-    tasks that need an environment (the only ones such a backend sends down its multi-turn path)."""
-    usable = [s for s in samples if not s.raw]
+    """The generatable samples a mode carries. single_turn: one plain assistant message. multi_turn: with a driver
+    that declares its modes, everything (its multi-turn path scores the Completion it is given); otherwise the
+    scripted episodes, whose tool results and feedback the environment really produced (such a driver replays the
+    assistant turns through the environment, so a transcript with invented environment messages would differ)."""
+    usable = [s for s in samples if not s.raw and generatable(s)]
     if mode == "single_turn":
         return [s for s in usable if not is_multi_turn(s)]
     if declared:
         return usable
-    return [s for s in usable if is_multi_turn(s) and needs_environment(s.task)]
+    return [s for s in usable if s.source == "episode"]
 
 
 def _call(driver: Driver, samples: Sequence[Sample], mode: str) -> list[Any]:

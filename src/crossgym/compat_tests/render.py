@@ -40,6 +40,7 @@ def _backend_names(doc: dict[str, Any]) -> list[str]:
 def render_text(doc: dict[str, Any]) -> None:
     """Print the matrix, then the first mismatch of each failing cell, install commands and failed checks."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(soft_wrap=False)
@@ -63,8 +64,9 @@ def render_text(doc: dict[str, Any]) -> None:
         for b, cell in sorted(row.items()):
             fm = cell.get("first_mismatch")
             if cell["status"] in ("mismatch", "error") and fm:
-                console.print(f"[red]{vname} x {b}[/]: {fm.get('why')} on {fm.get('sample')} "
-                              f"(mode {fm.get('mode', '?')}): {fm.get('completion')!r}", markup=False)
+                console.print(f"[red]{vname} x {b}[/]: " + escape(f"{fm.get('why')} on {fm.get('sample')} "
+                                                                   f"(mode {fm.get('mode', '?')}): "
+                                                                   f"{fm.get('completion')!r}"))
     for b in backends:
         info = doc["backends"][b]
         if info["status"] != "installed":
