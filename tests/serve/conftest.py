@@ -10,15 +10,18 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from crossgym.serve.settings import ServeSettings
 
-from crossgym.serve.settings import ServeSettings  # noqa: E402
+
+def _need_serve() -> None:
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install 'crossgym[serve]')")
+    pytest.importorskip("uvicorn", reason="the serve extra is not installed (pip install 'crossgym[serve]')")
 
 
 @pytest.fixture
 def make_client() -> Iterator[Callable[..., Any]]:
     """make_client(**settings) -> a started fastapi TestClient (closed after the test)."""
+    _need_serve()
     from fastapi.testclient import TestClient
 
     from crossgym.serve.app import create_app
@@ -77,6 +80,7 @@ class LiveServer:
 @pytest.fixture
 def live_server() -> Iterator[Callable[..., LiveServer]]:
     """live_server(**settings) -> a running LiveServer (stopped after the test)."""
+    _need_serve()
     servers: list[LiveServer] = []
 
     def make(**kwargs: Any) -> LiveServer:
