@@ -159,3 +159,16 @@ def test_logprobs_line_up_with_the_mask(rollout) -> None:  # type: ignore[no-unt
     lps = out.batch["rollout_log_probs"]
     mask = out.batch["response_mask"]
     assert bool(((lps == -0.25) == mask.bool()).all())
+
+
+def test_compat_token_consistency_with_a_generating_model() -> None:
+    """The compat suite's token check on episodes veRL's AgentLoopWorker plays with a real (tiny, Qwen2-type)
+    model generating: the ids veRL would train on decode to exactly what the environment saw, and only the
+    model's actions are masked in."""
+    from crossgym.adapters.verl import parity
+    from crossgym.compat_tests.drivers import Driver
+    from crossgym.compat_tests.tokens import check_token_consistency
+
+    res = check_token_consistency(Driver.from_module(parity, "convention"))
+    assert res.status == "pass", (res.detail, res.to_dict())
+    assert res.extra["multi_turn_episodes"] >= 1

@@ -65,12 +65,15 @@ class CrossgymAgentLoop(AgentLoopBase):
         return {i for i in ids if i is not None}
 
     def _decode_turn(self, ids: list[int]) -> tuple[str, bool]:
-        """(assistant text, ended) for one generated turn: end-of-turn tokens dropped, other special tokens kept
-        (tool-call markers are special in some tokenizers), exactly as the TRL backend decodes a turn."""
+        """(assistant text, ended) for one generated turn: the closing end-of-turn token(s) dropped, every other
+        token kept, special ones included (tool-call markers are special in some tokenizers), so the environment
+        sees exactly the text of the ids trained on."""
         eos = self._eos_ids()
         ended = bool(ids) and ids[-1] in eos
-        text = self.tokenizer.decode([i for i in ids if i not in eos], skip_special_tokens=False)
-        return text, ended
+        end = len(ids)
+        while end and ids[end - 1] in eos:
+            end -= 1
+        return self.tokenizer.decode(ids[:end], skip_special_tokens=False), ended
 
     # ------------------------------------------------------------ the episode
     async def run(self, sampling_params: dict[str, Any], priority: int = 0, **kwargs: Any) -> AgentLoopOutput:

@@ -183,6 +183,15 @@ def _agent_loop_rewards(config: Any, tokenizer: Any, tasks: Sequence[Task], comp
     return loop.loop.run_until_complete(score_all())
 
 
+def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> dict[str, Any]:
+    """The ids veRL would train on for one GRPO group per task, played through its AgentLoopWorker with crossgym's
+    agent loop (see ``crossgym.adapters.verl.episodes``): {"tokenizer", "episodes": [{prompt_ids, completion_ids,
+    mask}]}."""
+    from crossgym.adapters.verl.episodes import play_episodes
+
+    return play_episodes(tasks, env=env, max_turns=max_turns)
+
+
 def validate_plan(plan: Any) -> None:
     """veRL's own parsing must accept the plan: its argv composed with the packaged ppo_trainer config through
     Hydra (as main_ppo composes it), then ``validate_config`` and the config dataclasses veRL's workers build."""
