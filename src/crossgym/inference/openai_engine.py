@@ -126,7 +126,8 @@ class OpenAIEngine:
         jobs: list[tuple[int, dict[str, Any]]] = []
         for pi, (prompt, tl) in enumerate(zip(prompts, tool_lists, strict=False)):
             msgs = list(messages_from(prompt))
-            if self.use_n:
+            # greedy with n > 1: vLLM refuses it in one request, so ask n times
+            if self.use_n and not (params.temperature == 0 and n > 1):
                 jobs.append((pi, self.request_body(msgs, n, params, tl)))
             else:
                 for j in range(n):  # distinct seeds, or every sample would be the same

@@ -94,6 +94,10 @@ class VLLMEngine:
         self.load()
         chat = self._chat
         assert chat is not None
+        copies = 1
+        if params.temperature == 0 and n > 1:  # vLLM allows n=1 only when greedy: send the prompt n times
+            copies, n = n, 1
+            prompt_ids = [ids for ids in prompt_ids for _ in range(copies)]
         sp = VLLMSamplingParams(n=n, temperature=params.temperature, top_p=params.top_p,
                                 top_k=params.top_k if params.top_k > 0 else 0, max_tokens=params.max_tokens,
                                 seed=params.seed, stop=list(params.stop) or None, logprobs=0)
@@ -109,6 +113,8 @@ class VLLMEngine:
                     text = truncate_at_stop(text, params.stop)[0]
                 row.append(Generation(text=text, token_ids=tuple(ids), logprobs=lps, finish_reason=c.finish_reason))
             result.append(row)
+        if copies > 1:
+            result = [[g for row in result[i:i + copies] for g in row] for i in range(0, len(result), copies)]
         return result
 
     def close(self) -> None:
