@@ -135,3 +135,32 @@ def test_plan_shows_unsloth_settings_and_an_equivalent_script(tiny_model_dir, tm
     from crossgym.adapters.unsloth.parity import validate_plan
 
     validate_plan(plan)  # TRL parses the GRPOConfig; Unsloth names every loader and LoRA argument
+
+
+def test_multi_turn_tool_episodes_lora_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_path):
+    from unsloth_helpers import add_tasks, tool_call_bias
+
+    backend = get_backend("unsloth")
+    run = make_run(tiny_model_dir, tmp_path / "out", environment={"max_turns": 3},
+                   verifiers=[{"name": "length", "weight": 0.5,
+                               "params": {"max": 16, "unit": "chars", "mode": "linear", "slack": 4.0}}],
+                   grpo={"num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 300},
+                   backend_args={"generation_kwargs": tool_call_bias()})
+    tasks = add_tasks(4)
+    trainer = backend.build_trainer(run, tasks=tasks)
+    assert backend.rollout_func is not None  # the TRL backend's environment bridge, on Unsloth's model
+    seen = []
+    for fn in backend.reward_funcs:
+        fn.observers.append(lambda t, c, v, r, fn=fn: seen.append((fn, t, c, r)))
+    trainer.train()
+
+    assert trainer.state.global_step == 2 and len(seen) == 4
+    turns, tool_msgs = [], 0
+    for fn, batch_tasks, comps, rewards in seen:
+        for task, comp, reward in zip(batch_tasks, comps, rewards, strict=True):
+            judged = task if fn.spec is None else extra_task(task, fn.spec)
+            verdict = safe_verify(load_verifier(fn.spec or task.verifier), judged, comp)
+            assert reward == reward_from_verdict(verdict, run.on_error)
+            turns.append(len(comp.assistant_messages))
+            tool_msgs += sum(m.role == "tool" for m in comp.messages)
+    assert max(turns) >= 2 and tool_msgs > 0  # real multi-turn episodes with tool results

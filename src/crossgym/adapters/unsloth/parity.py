@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
+from crossgym.compat_tests.builtin_drivers import trl as trl_driver
 from crossgym.compat_tests.builtin_drivers.trl import model_dir, reward_call_kwargs, run_config, trainer_rewards
 from crossgym.protocol.task import Completion, Task
 
@@ -43,6 +44,12 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, 
         if mode == "multi_turn" and not episodes:
             raise RuntimeError("the Unsloth backend built no rollout function for a multi-turn run")
         return trainer_rewards(trainer, reward_call_kwargs(trainer, completions, episodes))
+
+
+def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> dict[str, Any]:
+    """The token ids the Unsloth trainer's rollout function hands TRL for multi-turn episodes (prompt_ids,
+    completion_ids, env_mask), played with Unsloth's model and tokenizer: the TRL driver's procedure."""
+    return trl_driver.episode_tokens(tasks, env=env, max_turns=max_turns, backend="unsloth")
 
 
 #: where Unsloth's GPU loader defines the arguments it takes (read, not imported: importing unsloth.models on a

@@ -170,9 +170,10 @@ def validate_plan(plan: Any) -> None:
 EARLY_EOS = {"exponential_decay_length_penalty": (4, 1.6)}
 
 
-def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> dict[str, Any]:
+def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3, backend: str = "trl") -> dict[str, Any]:
     """Play one GRPO group per task through the backend's rollout function (the one GRPOTrainer calls) and return
-    the ids it hands TRL to train on: prompt_ids, completion_ids and env_mask (1 = model tokens)."""
+    the ids it hands TRL to train on: prompt_ids, completion_ids and env_mask (1 = model tokens). ``backend``: a
+    backend built on the TRL backend's trainer (Unsloth's driver passes "unsloth")."""
     from crossgym.protocol.config import RunConfig
 
     with tempfile.TemporaryDirectory(prefix="crossgym-compat-trl-") as out:
@@ -183,14 +184,14 @@ def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> di
         data["backend_args"] = {"generation_kwargs": dict(EARLY_EOS)}
         from crossgym.api import get_backend
 
-        backend = get_backend("trl")
-        trainer = backend.build_trainer(RunConfig.model_validate(data), tasks=list(tasks),  # type: ignore[attr-defined]
-                                        record_rollouts=False)
-        if backend.rollout_func is None:  # type: ignore[attr-defined]
-            raise RuntimeError("the TRL backend built no rollout function for a multi-turn environment")
+        trl_backend = get_backend(backend)
+        trainer = trl_backend.build_trainer(RunConfig.model_validate(data), tasks=list(tasks),  # type: ignore[attr-defined]
+                                            record_rollouts=False)
+        if trl_backend.rollout_func is None:  # type: ignore[attr-defined]
+            raise RuntimeError(f"the {backend} backend built no rollout function for a multi-turn environment")
         n = trainer.args.num_generations
         prompts = [trainer.train_dataset[i]["prompt"] for i in range(len(tasks)) for _ in range(n)]
-        got = backend.rollout_func(prompts, trainer)  # type: ignore[attr-defined]
+        got = trl_backend.rollout_func(prompts, trainer)  # type: ignore[attr-defined]
     tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
     masks = got.get("env_mask") or [None] * len(prompts)
     return {"tokenizer": tokenizer,
