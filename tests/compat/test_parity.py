@@ -67,7 +67,7 @@ def test_an_exact_backend_passes_in_both_modes_in_one_batch(fakes: object) -> No
         out = run_parity_batch("fake_exact", info.driver, {n: samples_for_mode(g, mode) for n, g in groups.items()},
                                mode)
         assert {n: r.status for n, r in out.items()} == {"fake_contains": "pass", "exact_match": "pass"}
-        assert all(r.compared > 30 for r in out.values())
+        assert all(r.compared > 20 for r in out.values()), {n: r.compared for n, r in out.items()}
 
 
 # ------------------------------------------------------------------ TRL, through a real GRPOTrainer
