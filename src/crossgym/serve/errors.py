@@ -91,6 +91,17 @@ def validation_error(errors: list[dict[str, Any]]) -> dict[str, Any]:
                       fix=_FIXES.get(kind, "see the schema at GET /openapi.json"), problems=problems)
 
 
+def _allowed_methods(request: Any) -> list[str]:
+    from starlette.routing import Match
+
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
 def install_handlers(app: Any) -> None:
     """Map FastAPI/Starlette errors and our own to structured bodies."""
     from fastapi.exceptions import RequestValidationError
@@ -106,6 +117,12 @@ def install_handlers(app: Any) -> None:
         return JSONResponse(validation_error(list(exc.errors())), status_code=422)
 
     async def on_http(request: Any, exc: StarletteHTTPException) -> JSONResponse:
+        headers = dict(getattr(exc, "headers", None) or {})
+        if exc.status_code == 400:  # FastAPI could not read the body (not UTF-8, cut off...): a bad request body
+            return JSONResponse(error_body(422, "invalid_request", "the body could not be read as JSON", where="body",
+                                           fix=_FIXES["json_invalid"]), status_code=422)
+        if exc.status_code == 405:  # every method of every route on this path (Starlette names only one route's)
+            headers["Allow"] = ", ".join(_allowed_methods(request))
         codes = {404: ("not_found", "no such route", "see GET /openapi.json for the routes"),
                  405: ("method_not_allowed", f"{request.method} is not allowed here",
                        "see GET /openapi.json for each route's methods"),
@@ -113,7 +130,7 @@ def install_handlers(app: Any) -> None:
                                                           "--max-body-mb")}
         code, what, fix = codes.get(exc.status_code, ("http_error", str(exc.detail), None))
         return JSONResponse(error_body(exc.status_code, code, what, where=request.url.path, fix=fix),
-                            status_code=exc.status_code, headers=getattr(exc, "headers", None))
+                            status_code=exc.status_code, headers=headers or None)
 
     async def on_config(request: Any, exc: ConfigError) -> JSONResponse:
         return JSONResponse(error_body(422, "invalid_request", exc.message, where=exc.where, fix=exc.fix),

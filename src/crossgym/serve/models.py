@@ -18,7 +18,8 @@ Role = Literal["system", "developer", "user", "assistant", "tool"]
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    # strict: no coercion (a JSON false is not a seed, "3" is not a token id), so the schema says what is accepted
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
 
 
 class _Out(BaseModel):

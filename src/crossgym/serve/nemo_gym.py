@@ -28,7 +28,7 @@ FAILURE_KIND = "verifier_error"
 class NemoCreateParams(BaseModel):
     """The OpenAI Responses request the policy was given (only ``input`` and ``tools`` are read)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     input: str | list[dict[str, Any]]
     """The prompt: a text, or Responses input items / chat messages."""
     tools: list[dict[str, Any]] = Field(default_factory=list)
@@ -38,7 +38,7 @@ class NemoCreateParams(BaseModel):
 class NemoResponse(BaseModel):
     """The Responses API reply (only ``output`` is read)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     output: list[dict[str, Any]]
     """Output items: message, function_call, function_call_output, reasoning."""
 
@@ -46,7 +46,7 @@ class NemoResponse(BaseModel):
 class NemoGymVerifyRequest(BaseModel):
     """NeMo Gym's /verify request; other fields of the dataset row are allowed and echoed back."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
     responses_create_params: NemoCreateParams
     """What the policy was asked."""
     response: NemoResponse

@@ -24,7 +24,7 @@ LOG_MALFORMED = "crossgym_malformed"
 class OpenRLHFRewardRequest(BaseModel):
     """OpenRLHF's remote reward request: one query, prompt and label per sample."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
     query: list[str] = Field(max_length=4096)
     """Prompt + response, decoded with special tokens."""
     prompts: list[str] = Field(default_factory=list)

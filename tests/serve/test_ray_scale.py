@@ -1,0 +1,86 @@
+"""verify_many_ray on a local Ray (2 CPUs): results equal local verify_many; actors stay warm; verify-batch --ray."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from crossgym.api import load_tasks, load_verifier  # noqa: E402
+from crossgym.protocol import Completion, Task  # noqa: E402
+from crossgym.verifiers.batch import verify_many  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    from crossgym.serve.ray_scale import shutdown_workers
+
+    shutdown_workers()
+    ray.shutdown()
+
+
+def _code_pairs(n: int) -> list[tuple[Task, Completion | str]]:
+    pairs: list[tuple[Task, Completion | str]] = []
+    for t in load_tasks("python_functions")[:n]:
+        pairs += [(t, f"```python\n{t.metadata['reference']}\n```"), (t, f"```python\n{t.metadata['buggy']}\n```"),
+                  (t, "no code here")]
+    return pairs
+
+
+def test_ray_equals_local_on_sandboxed_and_cheap_verifiers(local_ray: None) -> None:
+    from crossgym.serve.ray_scale import get_workers, verify_many_ray
+
+    pairs = _code_pairs(6)
+    for name in ("exact_match", "json_answer", "math", "tool_call"):
+        pairs += [(e.task, e.completion) for e in load_verifier(name).examples()]
+    local = verify_many(pairs)
+    assert sum(v.passed for v in local) >= 6 and any(v.error for v in local)
+    assert verify_many_ray(pairs, num_workers=2, chunksize=5) == local
+    actors = get_workers(2)
+    pids = set(ray.get([a.ready.remote() for a in actors]))
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert verify_many_ray(pairs, num_workers=2) == local  # again, on the same warm actors
+    assert set(ray.get([a.ready.remote() for a in get_workers(2)])) == pids
+    assert verify_many_ray([], num_workers=2) == []
+
+
+def test_verify_batch_file_with_ray_equals_local(local_ray: None, tmp_path: Path) -> None:
+    from crossgym.serve.batch_cmd import verify_batch
+
+    src = tmp_path / "rollouts.jsonl"
+    with src.open("w") as f:
+        for task, comp in _code_pairs(3):
+            f.write(json.dumps({"task": task.to_dict(), "completion": comp}) + "\n")
+    ray_doc = verify_batch(src, use_ray=True, workers=2, out=tmp_path / "ray.jsonl")
+    local_doc = verify_batch(src, out=tmp_path / "local.jsonl")
+    assert ray_doc["mode"] == "ray" and local_doc["mode"] == "local"
+    assert (tmp_path / "ray.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
+    assert ray_doc["passed"] == local_doc["passed"] == 3 and ray_doc["n"] == 9
+    assert ray.is_initialized()  # a Ray it did not start is left running
+
+
+def test_missing_ray_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from crossgym.protocol.errors import BackendUnavailable
+    from crossgym.serve import ray_scale
+
+    real_import = builtins.__import__
+
+    def no_ray(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(BackendUnavailable, match=r"pip install 'crossgym\[ray\]'"):
+        ray_scale.verify_many_ray([])
