@@ -11,6 +11,7 @@ verify_many and the worker pool, with working timeouts) >= math-verify's single-
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -41,8 +42,18 @@ REASONING = ("Let me work through this step by step. First I read the question c
              "Then I set up the computation and check each intermediate result before going on. ")
 
 
+_TASKS: dict[str, Task] = {}
+
+
 def task(name: str, answer: Any, params: dict[str, Any] | None = None, tools: tuple = ()) -> Task:
-    return Task(id="b", prompt="q", answer=answer, verifier=VerifierSpec(name, params or {}), tools=tools)
+    """One Task object per distinct (verifier, answer, params, tools): completions that share an answer share
+    the task, as the completions of one GRPO group share their prompt's task."""
+    key = repr((name, answer, params, tools))
+    t = _TASKS.get(key)
+    if t is None:
+        t = _TASKS[key] = Task(id="b", prompt="q", answer=answer, verifier=VerifierSpec(name, params or {}),
+                               tools=tools)
+    return t
 
 
 def text(t: str) -> Completion:
@@ -155,9 +166,15 @@ def rate(fn: Any, n: int, repeat: int = 3) -> tuple[float, Any]:
     ``wall_rate``."""
     best, res = 0.0, None
     for _ in range(repeat):
-        t0 = time.process_time()
-        res = fn()
-        best = max(best, n / max(1e-9, time.process_time() - t0))
+        res = None
+        gc.collect()
+        gc.freeze()  # the bench's own heap (10k tasks per verifier) must not slow the collector it measures
+        try:
+            t0 = time.process_time()
+            res = fn()
+            best = max(best, n / max(1e-9, time.process_time() - t0))
+        finally:
+            gc.unfreeze()
     return best, res
 
 

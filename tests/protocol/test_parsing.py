@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
 from crossgym.protocol.parsing import (
     MalformedJSON,
     MalformedToolCall,
+    _parse_python_ast,
+    _simple_call,
     extract_fenced,
     find_json_span,
     iter_fenced,
@@ -126,3 +130,27 @@ def test_json_helpers():
     assert parse_json_text('```json\n[1]\n```') == [1]
     with pytest.raises(MalformedJSON):
         parse_json_text("   ")
+
+
+_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
+_scalars = st.one_of(
+    st.integers(-10**6, 10**6).map(str), st.floats(-1e4, 1e4, allow_nan=False).map(lambda f: f"{f:.3f}"),
+    st.sampled_from(["True", "False", "None", "true", "false", "null", "01", "1e5", "1_000", ".5"]),
+    st.text(st.characters(codec="utf-8", exclude_characters="\\\n\r'\"\x00"), max_size=8).map(lambda t: f'"{t}"'),
+    st.text(st.characters(codec="utf-8", exclude_characters="\\\n\r'\"\x00"), max_size=8).map(lambda t: f"'{t}'"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.lists(_names, min_size=1, max_size=2).map(".".join),
+       args=st.lists(st.tuples(_names, _scalars), max_size=4), sep=st.sampled_from([",", ", ", " , "]),
+       trailing=st.booleans())
+def test_simple_call_fast_path_agrees_with_the_ast(name, args, sep, trailing):
+    src = f"{name}({sep.join(f'{k}={v}' for k, v in args)}{',' if trailing and args else ''})"
+    try:
+        slow = _parse_python_ast(src, ())
+    except MalformedToolCall:
+        slow = None
+    fast = _simple_call(src)
+    if fast is not None:
+        assert slow is not None and [fast] == slow, (src, fast, slow)

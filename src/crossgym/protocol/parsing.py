@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -292,6 +293,13 @@ def parse_python_calls(text: str, tools: Sequence[ToolSpec] = ()) -> list[ToolCa
     if len(text) > MAX_PY_CALL_CHARS:
         raise MalformedToolCall(f"python call text is over {MAX_PY_CALL_CHARS:,} characters")
     src = text.strip()
+    quick = _simple_call(src)
+    if quick is not None:
+        return [quick]
+    return _parse_python_ast(src, tools)
+
+
+def _parse_python_ast(src: str, tools: Sequence[ToolSpec]) -> list[ToolCall]:
     try:
         tree = ast.parse(src, mode="exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
@@ -329,6 +337,32 @@ def parse_python_calls(text: str, tools: Sequence[ToolSpec] = ()) -> list[ToolCa
             args[kw.arg] = _literal(kw.value, name, kw.arg)
         calls.append(ToolCall(id=f"call_{i}", name=name, arguments=args))
     return calls
+
+
+# One call with keyword arguments whose values are plain scalars: the usual case, read without building an AST.
+_SCALAR = r"""(?:"[^"\\\n]*"|'[^'\\\n]*'|-?(?:0|[1-9]\d*)(?:\.\d+)?(?![\w.])|True|False|None|true|false|null)"""
+_SIMPLE_CALL = re.compile(rf"([A-Za-z_][A-Za-z0-9_.]*)\(\s*((?:[A-Za-z_][A-Za-z0-9_]*\s*=\s*{_SCALAR}\s*(?:,\s*|(?=\))))*)\)")
+_SIMPLE_ARG = re.compile(rf"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*({_SCALAR})")
+_SIMPLE_CONST = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+
+
+def _simple_call(src: str) -> ToolCall | None:
+    """``name(k="v", n=3)`` parsed directly (same result as the AST path), or None for anything else."""
+    m = _SIMPLE_CALL.fullmatch(src)
+    if m is None or any(not p or keyword.iskeyword(p) for p in m.group(1).split(".")):
+        return None
+    args: dict[str, Any] = {}
+    for a in _SIMPLE_ARG.finditer(m.group(2)):
+        key, tok = a.group(1), a.group(2)
+        if key in args or key in _SIMPLE_CONST or keyword.iskeyword(key):
+            return None  # let the AST path report it
+        if tok[0] in "\"'":
+            args[key] = tok[1:-1]
+        elif tok in _SIMPLE_CONST:
+            args[key] = _SIMPLE_CONST[tok]
+        else:
+            args[key] = float(tok) if "." in tok else int(tok)
+    return ToolCall(id="call_0", name=m.group(1), arguments=args)
 
 
 def _dotted(node: ast.expr) -> str | None:
