@@ -83,3 +83,20 @@ def test_validate_plan_runs_verls_own_checks(tmp_path) -> None:  # type: ignore[
                     argv=(*bad.argv, "actor_rollout_ref.actor.loss_agg_mode=median"))
     with pytest.raises(Exception, match="median"):
         validate_plan(bad)
+
+
+def test_validate_plan_with_lora_where_vllm_is_not_installed(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from crossgym.adapters.verl.backend import VerlBackend
+    from crossgym.adapters.verl.parity import validate_plan
+    from crossgym.protocol.config import RunConfig
+
+    def plan(r: int):  # type: ignore[no-untyped-def]
+        run = RunConfig.model_validate({"model": "m", "tasks": {"source": "arithmetic", "params": {"n": 8}},
+                                        "output_dir": str(tmp_path), "engine": "vllm",
+                                        "grpo": {"num_generations": 4, "lora": {"r": r}}})
+        return VerlBackend().plan(run)
+
+    validate_plan(plan(16))
+    with pytest.raises(ValueError, match="lora_rank"):
+        validate_plan(plan(1024))
+    assert capsys.readouterr().out == ""  # veRL's prints go to stderr: compat --json keeps stdout clean

@@ -9,11 +9,13 @@ composition and validation. These are the compat suite's hooks (``crossgym.compa
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from crossgym.adapters.verl.dataset import task_rows
 from crossgym.adapters.verl.reward import COMPLETION_KEY, reward_module_source
@@ -140,7 +142,7 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str
     if not tasks:
         return []
     tokenizer = tokenizer or byte_tokenizer()
-    with tempfile.TemporaryDirectory(prefix="crossgym-verl-") as tmp:
+    with quiet(), tempfile.TemporaryDirectory(prefix="crossgym-verl-") as tmp:
         module = Path(tmp) / "crossgym_reward.py"
         module.write_text(reward_module_source({"on_error": float(on_error), "task_weight": 1.0, "extra": []}),
                           encoding="utf-8")
@@ -189,19 +191,44 @@ def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> di
     mask}]}."""
     from crossgym.adapters.verl.episodes import play_episodes
 
-    return play_episodes(tasks, env=env, max_turns=max_turns)
+    with quiet():
+        return play_episodes(tasks, env=env, max_turns=max_turns)
 
 
 def validate_plan(plan: Any) -> None:
     """veRL's own parsing must accept the plan: its argv composed with the packaged ppo_trainer config through
     Hydra (as main_ppo composes it), then ``validate_config`` and the config dataclasses veRL's workers build."""
+    import importlib.util
+
+    from omegaconf import open_dict
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass, validate_config
 
     argv = list(plan.argv)
     if argv[1:3] != ["-m", "verl.trainer.main_ppo"]:
         raise ValueError(f"not a veRL main_ppo command: {' '.join(argv[:3])}")
-    cfg = compose_config(argv[3:])
-    validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
-    for section in (cfg.actor_rollout_ref.actor, cfg.actor_rollout_ref.rollout, cfg.algorithm):
-        omega_conf_to_dataclass(section)
+    with quiet():
+        cfg = compose_config(argv[3:])
+        rollout = cfg.actor_rollout_ref.rollout
+        lora_rank = int(cfg.actor_rollout_ref.model.get("lora_rank", 0) or 0)
+        if lora_rank > 0 and rollout.name == "vllm" and importlib.util.find_spec("vllm") is None:
+            # veRL's LoRA-rank check imports its vLLM rollout package, which refuses to load without vLLM (a GPU
+            # install). Check the rank against the list veRL falls back to, and everything else as planned.
+            if lora_rank > VLLM_MAX_LORA_RANK:
+                raise ValueError(f"lora_rank must be less than or equal to {VLLM_MAX_LORA_RANK}, got {lora_rank}")
+            with open_dict(cfg):
+                cfg.actor_rollout_ref.model.lora_rank = 0
+        validate_config(cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+        for section in (cfg.actor_rollout_ref.actor, cfg.actor_rollout_ref.rollout, cfg.algorithm):
+            omega_conf_to_dataclass(section)
+
+
+#: the largest LoRA rank vLLM serves (veRL's fallback list when vLLM is not importable)
+VLLM_MAX_LORA_RANK = 512
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """veRL prints progress to stdout; `crossgym compat --json` keeps stdout for its one JSON document."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
