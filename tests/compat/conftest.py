@@ -6,12 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from crossgym.compat_tests.pytest_plugin import (  # noqa: F401  (fixtures and parametrization for suite classes)
-    compat_backend,
-    compat_cache,
-    compat_corpus_dir,
-    pytest_generate_tests,
-)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Activate the suite's fixtures as `-p crossgym.compat_tests` does (once, even when both are used)."""
+    from crossgym.compat_tests import pytest_configure as activate
+
+    activate(config)
 
 
 @pytest.fixture
