@@ -161,7 +161,7 @@ def inspect_backend(name: str) -> BackendInfo:
         return info
     info.backend = backend
     caps = getattr(backend, "capabilities", None)
-    if hasattr(caps, "to_dict"):
+    if caps is not None and hasattr(caps, "to_dict"):
         info.capabilities = {**info.capabilities, **caps.to_dict()}
     check_problem = None
     try:

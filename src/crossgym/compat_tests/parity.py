@@ -147,8 +147,9 @@ def run_parity(verifier: str, backend: str, driver: Driver, samples: Sequence[Sa
         got = _call(driver, samples, mode) if rewards is None else list(rewards)
     except Exception as exc:
         return _locate_error(res, driver, samples, mode, exc)
-    for s, v, g in zip(samples, verdicts, got, strict=True):
-        assert v is not None
+    for s, ref, g in zip(samples, verdicts, got, strict=True):
+        assert ref is not None
+        v = ref
         res.sources[s.source] = res.sources.get(s.source, 0) + 1
         if v.error == "timeout":
             res.timeouts += 1

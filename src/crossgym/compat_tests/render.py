@@ -30,7 +30,7 @@ def cell_text(cell: dict[str, Any]) -> str:
         return f"pass ({cell.get('compared', 0)})"
     if status == "mismatch":
         return f"MISMATCH {cell.get('mismatches')}/{cell.get('compared')}"
-    return _LABEL.get(status, status)
+    return str(_LABEL.get(status, status))
 
 
 def _backend_names(doc: dict[str, Any]) -> list[str]:

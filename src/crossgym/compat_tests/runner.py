@@ -8,6 +8,7 @@ when a measured reward differs or a check fails.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import logging
 import platform
@@ -118,12 +119,11 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
             from crossgym.compat_tests.plans import check_plans
 
             say(f"backend {b}: plans")
-            entry["plans"] = {k: r.to_dict() for k, r in _guard(lambda i=info: check_plans(i), "plans").items()}
+            plans = _guard(functools.partial(check_plans, info), "plans")
+            entry["plans"] = {k: r.to_dict() for k, r in plans.items()}
         if info.status == INSTALLED and "tokens" in chosen and info.capabilities.get("multi_turn"):
-            from crossgym.compat_tests.tokens import check_token_consistency
-
             say(f"backend {b}: token consistency")
-            entry["tokens"] = _guard(lambda i=info: {"t": check_token_consistency(i.driver)}, "tokens")["t"].to_dict()
+            entry["tokens"] = _guard(functools.partial(_tokens, info), "tokens")["tokens"].to_dict()
         doc["backends"][b] = entry
 
     if "environments" in chosen:
@@ -132,7 +132,7 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
         for case in cases:
             say(f"environment {case.name}: conformance")
             doc["environments"][case.name] = {
-                "checks": {k: r.to_dict() for k, r in _guard(lambda c=case: check_environment(c), "env").items()}}
+                "checks": {k: r.to_dict() for k, r in _guard(functools.partial(check_environment, case), "env").items()}}
 
     doc["runs"].append({"python": platform.python_version(), "prefix": sys.prefix, "platform": platform.platform(),
                         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -141,6 +141,12 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
                         "seconds": round(time.monotonic() - start, 1)})
     doc["summary"] = summarize(doc)
     return doc
+
+
+def _tokens(info: BackendInfo) -> dict[str, CheckResult]:
+    from crossgym.compat_tests.tokens import check_token_consistency
+
+    return {"tokens": check_token_consistency(info.driver)}
 
 
 def _guard(fn: Callable[[], dict[str, CheckResult]], label: str) -> dict[str, CheckResult]:
@@ -189,9 +195,9 @@ def _parity_rows(samples: dict[str, tuple[list[Sample], dict[str, Any], int]], i
                       for name, (s, _, _) in samples.items()}
             say(f"parity x {b} ({mode}): {sum(len(g) for g in groups.values())} samples, {len(groups)} verifiers")
             per_mode[mode] = {}
-            for name, r in run_parity_batch(b, info.driver, groups, mode, refs).items():
-                r.timeouts = samples[name][2]
-                per_mode[mode][name] = r.to_dict()
+            for name, result in run_parity_batch(b, info.driver, groups, mode, refs).items():
+                result.timeouts = samples[name][2]
+                per_mode[mode][name] = result.to_dict()
         for name in samples:
             rows[name][b] = {**cell_from_modes({m: per_mode[m][name] for m in modes}), "install": None}
     return rows

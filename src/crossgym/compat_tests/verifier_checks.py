@@ -6,6 +6,7 @@ Each check takes a registered verifier name and returns a CheckResult; none of t
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -208,7 +209,7 @@ def check_garbage_and_timeout(name: str, corpus_dir: Path | None = None, *, time
             honoured.extra["not_rescored"] = honoured.extra.get("not_rescored", 0) + 1
             continue
         v = verifier_for(s.task.verifier)
-        kind, value, elapsed = call_bounded(lambda v=v, s=s: v.verify(s.task, s.completion),
+        kind, value, elapsed = call_bounded(functools.partial(v.verify, s.task, s.completion),
                                             max(HANG_S, 4 * (v_timeout(v) * 1.5 + grace)))
         garbage.checked += 1
         if kind == "hung":
@@ -316,7 +317,7 @@ def _text(s: Sample) -> str:
 def conformance(name: str, corpus_dir: Path | None = None, *, fresh: bool = True,
                 garbage_tasks: int = GARBAGE_TASKS) -> dict[str, CheckResult]:
     """Every conformance check for one verifier, by check name; a check that crashes is an "error" result."""
-    checks: list[tuple[str, Any]] = [
+    checks: list[tuple[str, Callable[[], Any]]] = [
         ("examples", lambda: check_examples(name)),
         ("determinism", lambda: check_determinism(name, corpus_dir)),
         ("garbage+timeout", lambda: check_garbage_and_timeout(name, corpus_dir, tasks=garbage_tasks)),
