@@ -113,12 +113,12 @@ def main() -> int:
               "wall_s": round(time.perf_counter() - T0, 1)}
     (out / "demo_report.json").write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
     lines = ["", "held-out json_addition (36 operand pairs never trained on), same tasks and seed before and after",
-             f"{'':32s}{'before':>10s}{'after':>10s}"]
-    for mode, label in (("greedy", "greedy"), ("sampled", f"sampled T={run.grpo.temperature:g}, n={samples}")):
+             f"{'':44s}{'before':>8s}{'after':>8s}"]
+    for mode, label in (("greedy", "greedy"), ("sampled", f"sampled (T={run.grpo.temperature:g}, {samples}/task)")):
         for key, name in (("pass@1", "pass@1"), ("strict_format", "strict JSON format"),
                           ("mean_reward", "mean reward (0-2)")):
             b, a = before[mode][key], after[mode][key]
-            lines.append(f"{(label + ' ' + name):32s}{b:>10.3f}{a:>10.3f}")
+            lines.append(f"{(label + ': ' + name):44s}{b:>8.3f}{a:>8.3f}")
     lines += ["", f"example reply before: {before['greedy']['examples'][0]!r}",
               f"example reply after:  {after['greedy']['examples'][0]!r}", "",
               f"reward curve:  {m.get('reward_curve')}",

@@ -152,9 +152,11 @@ def run_gate_step(run: RunConfig, tasks: list[Any]) -> str | None:
     except ImportError:
         return None
     result = gate.run_gate(run, tasks)
+    reason = str(result.reason)
     if not result.ok:
-        raise GateFailed(f"eval gate refused to train: {result.reason}")
-    return str(result.reason)
+        hint = "" if "--skip-gate" in reason else "; --skip-gate trains anyway"
+        raise GateFailed(f"eval gate refused to train: {reason}{hint}")
+    return reason if reason.startswith("gate passed") else f"eval gate passed: {reason}"
 
 
 # ---------------------------------------------------------------- train

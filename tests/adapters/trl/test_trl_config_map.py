@@ -102,3 +102,11 @@ def test_mapping_table_names_real_grpoconfig_fields():
             name = part.strip().split("=")[0].strip()
             if name.isidentifier() and not name[0].isupper():
                 assert name in known, name
+
+
+def test_docs_table_is_the_mapping():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "backends" / "trl.md").read_text(encoding="utf-8")
+    for ours, theirs, note in config_map.MAPPING:
+        assert f"| `{ours}` | `{theirs}` | {note} |" in doc, ours

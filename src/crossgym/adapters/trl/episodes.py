@@ -66,6 +66,9 @@ class EpisodeRollout:
         self.tasks = list(tasks)
         self.run = run
         self.env_params = dict(run.environment.params)
+        if "max_turns" in run.environment.model_fields_set:  # as `crossgym eval` does: the environment enforces it
+            self.env_params.setdefault("max_turns", run.environment.max_turns)
+        self._eos: set[int] = set()
         for name in sorted({task_env(t, run) for t in self.tasks}):
             registry("environments").entry(name)  # an unknown name fails here, with a suggestion
 
@@ -112,6 +115,7 @@ class EpisodeRollout:
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
         budget = int(trainer.args.max_completion_length)
+        self._eos = self._eos_ids(tokenizer, trainer.model)
         episodes = [self._start(p, tokenizer) for p in prompts]
         try:
             while True:
@@ -137,7 +141,7 @@ class EpisodeRollout:
         }
 
     def _advance(self, ep: _Episode, new_ids: list[int], tokenizer: Any, budget: int) -> None:
-        eos_ids = self._eos_ids(tokenizer)
+        eos_ids = self._eos
         ended = bool(new_ids) and new_ids[-1] in eos_ids
         ep.completion_ids += new_ids
         ep.env_mask += [1] * len(new_ids)
@@ -167,8 +171,11 @@ class EpisodeRollout:
         ep.env_mask += [0] * len(suffix)
 
     @staticmethod
-    def _eos_ids(tokenizer: Any) -> set[int]:
+    def _eos_ids(tokenizer: Any, model: Any) -> set[int]:
+        """End-of-turn ids: the tokenizer's EOS and the model's generation_config eos_token_id(s)."""
         ids = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+        extra = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        ids.update(extra if isinstance(extra, (list, tuple)) else ([extra] if extra is not None else []))
         return ids
 
     def _generate(self, trainer: Any, tokenizer: Any, active: list[_Episode], budget: int) -> list[list[int]]:
@@ -185,7 +192,7 @@ class EpisodeRollout:
         input_ids = torch.tensor([[pad] * (width - len(s)) + s for s in seqs], device=device)
         attention = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in seqs], device=device)
         room = max(1, min(budget - len(e.completion_ids) for e in active))
-        eos_ids = sorted(self._eos_ids(tokenizer))
+        eos_ids = sorted(self._eos)
         sample = args.temperature > 0
         gen = GenerationConfig(max_new_tokens=room, do_sample=sample, pad_token_id=pad, eos_token_id=eos_ids,
                                **({"temperature": args.temperature, "top_p": args.top_p,
