@@ -391,7 +391,8 @@ def _literal(node: ast.expr, fn: str, arg: str, depth: int = 0) -> Any:
         return _PY_CONSTS[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
             and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float):
-        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+        num: int | float = node.operand.value  # type: ignore[assignment]  # narrowed by the type() test above
+        return -num if isinstance(node.op, ast.USub) else num
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_literal(x, fn, arg, depth + 1) for x in node.elts]
     if isinstance(node, ast.Dict):
