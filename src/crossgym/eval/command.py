@@ -32,7 +32,8 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
         raise ConfigError(f"--n must be >= 1, got {n}", where="--n", fix="e.g. --n 4")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {limit}", where="--limit", fix="e.g. --limit 20")
-    environment, env_params = None, {}
+    environment: str | None = None
+    env_params: dict[str, Any] = {}
     if config is not None:
         from crossgym.protocol.config import load_run_config
 
@@ -64,7 +65,7 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     if limit is not None:
         task_list = task_list[:limit]
     eng = build_engine(engine, model=model, endpoint=endpoint)
-    rc = RolloutConfig(model=engine_model_name(eng, model or endpoint or "?"), engine=getattr(eng, "name", engine),
+    rc = RolloutConfig(model=engine_model_name(eng, model or endpoint or "?"), engine=str(getattr(eng, "name", engine)),
                        sampling=sampling, n=n, environment=environment, env_params=env_params)
     with _progress_bar(total=len(task_list) * n) as progress:
         result = run_eval(eng, task_list, rc, output_dir=output_dir, progress=progress)

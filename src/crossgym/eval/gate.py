@@ -61,7 +61,7 @@ def training_reward(run: Any, rollout: Rollout, extra: Sequence[tuple[Any, float
             total += weight * on_error
             continue
         total += weight * value(verdict)
-    return total
+    return float(total)
 
 
 def run_gate(run: Any, tasks: Sequence[Task], *, n: int | None = None, limit: int = DEFAULT_LIMIT,

@@ -63,7 +63,7 @@ def reverify(path: str | Path, *, workers: int = 4) -> dict[str, Any]:
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="crossgym-reverify") as pool:
         results = [x for x in pool.map(check, rollouts) if x is not None]
     by_verifier: dict[str, dict[str, Any]] = {}
-    changes = []
+    changes: list[dict[str, Any]] = []
     for r, new in results:
         spec = _spec(r)
         old_version = (r.provenance.get("verifier") or {}).get("version")

@@ -79,6 +79,7 @@ class HFEngine:
         if self._model_arg is None:
             raise ConfigError("the hf engine needs a model", where="hf engine",
                               fix="pass model=<model directory> (or --model on the command line)")
+        model: Any
         if isinstance(self._model_arg, (str, Path)):
             src = str(self._model_arg)
             tok = self._tok_arg if self._tok_arg is not None and not isinstance(self._tok_arg, (str, Path)) \
@@ -161,7 +162,7 @@ class HFEngine:
                 attention[row, width - len(ids):] = 1
         sample = params.temperature > 0
         # a fresh config, as TRL builds one: the checkpoint's own sampling defaults do not leak in
-        cfg = GenerationConfig(
+        cfg = GenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=params.max_tokens, do_sample=sample, pad_token_id=chat.pad_id, eos_token_id=chat.eos_ids,
             temperature=params.temperature if sample else None, top_p=params.top_p if sample else None,
             top_k=(params.top_k if params.top_k > 0 else 0) if sample else None,

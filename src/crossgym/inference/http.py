@@ -116,7 +116,7 @@ def _server_message(resp: Any) -> str:
     try:
         doc = resp.json()
     except ValueError:
-        return resp.text[:200]
+        return str(resp.text[:200])
     if isinstance(doc, dict):
         err = doc.get("error", doc.get("message", doc.get("detail", doc)))
         if isinstance(err, dict):

@@ -108,7 +108,7 @@ class SGLangEngine:
             tok = self._tok_arg
             if tok is None or isinstance(tok, (str, os.PathLike)):
                 src = tok or self._model or self.model_name
-                tok = load_tokenizer(src, where="sglang tokenizer")
+                tok = load_tokenizer(str(src), where="sglang tokenizer")
             self._chat = ChatFormat(tok, chat_template_kwargs=self.chat_template_kwargs, where="sglang tokenizer")
         return self._chat
 
