@@ -112,7 +112,7 @@ def test_every_sample_ran_the_crossgym_loop(rollout) -> None:  # type: ignore[no
 def test_masks_train_on_model_tokens_only(rollout) -> None:  # type: ignore[no-untyped-def]
     out, tok, server = rollout["out"], rollout["tok"], rollout["server"]
     p_len = out.batch["prompts"].shape[1]
-    for i, (key, turns) in enumerate(rollout["scripts"].items()):
+    for i, key in enumerate(rollout["scripts"]):
         mask = out.batch["response_mask"][i].tolist()
         resp = out.batch["responses"][i].tolist()
         valid = int(out.batch["attention_mask"][i][p_len:].sum())
@@ -172,3 +172,35 @@ def test_compat_token_consistency_with_a_generating_model() -> None:
     res = check_token_consistency(Driver.from_module(parity, "convention"))
     assert res.status == "pass", (res.detail, res.to_dict())
     assert res.extra["multi_turn_episodes"] >= 1
+
+
+def test_task_tools_as_verl_basetools(rollout) -> None:  # type: ignore[no-untyped-def]
+    """tools.yaml loads through veRL's own tool registry; each CrossgymTool answers a call with the text the
+    tool_use environment gives for the same call."""
+    from verl.tools.tool_registry import load_all_tools
+
+    from crossgym.adapters.verl.dataset import episode_seed, task_rows
+    from crossgym.protocol.config import RunConfig
+
+    tools_path = rollout["rf"].root / "tools.yaml"
+    tools = {t.name: t for t in load_all_tools(str(tools_path), None)}
+    task = rollout["tasks"][0]
+    call = task.metadata["expected_calls"][0]
+    row = task_rows([task], RunConfig.model_validate({"model": "m", "tasks": {"files": ["-"]}}))[0]
+
+    async def use() -> tuple[str, str]:
+        tool = tools[call["name"]]
+        iid, _ = await tool.create(create_kwargs=row["extra_info"]["tools_kwargs"][call["name"]]["create_kwargs"])
+        resp, reward, _ = await tool.execute(iid, call["arguments"])
+        await tool.release(iid)
+        other = tools["get_weather"] if call["name"] != "get_weather" else tools["convert_units"]
+        iid2, _ = await other.create(create_kwargs={})
+        missing, _, _ = await other.execute(iid2, {})
+        return resp.text, missing.text
+
+    text, missing = asyncio.new_event_loop().run_until_complete(use())
+    env = load_environment("tool_use")
+    env.reset(task, seed=episode_seed(0, task.id))
+    step = env.step(Message(role="assistant", content=_call(task)))
+    assert text == step.messages[0].content
+    assert "has no tool" in missing

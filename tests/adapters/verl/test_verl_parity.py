@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("verl")
+pytestmark = pytest.mark.filterwarnings("ignore:Disabled critic")
 
 from crossgym.adapters.common import reward_from_verdict  # noqa: E402
 from crossgym.adapters.verl.parity import byte_tokenizer, native_rewards  # noqa: E402

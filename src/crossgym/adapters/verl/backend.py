@@ -16,8 +16,9 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.verl import files as run_files
 from crossgym.adapters.verl.overrides import detect_gpus

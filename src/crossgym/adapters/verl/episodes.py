@@ -12,8 +12,9 @@ import functools
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from crossgym.protocol.task import Task
 

@@ -14,8 +14,9 @@ import functools
 import json
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from crossgym.adapters.verl.dataset import task_rows
 from crossgym.adapters.verl.reward import COMPLETION_KEY, reward_module_source

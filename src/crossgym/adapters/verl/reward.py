@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from crossgym.protocol.errors import CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec

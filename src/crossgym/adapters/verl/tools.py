@@ -11,7 +11,7 @@ This module imports veRL at import time: only veRL's workers import it.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 from uuid import uuid4
 
 from verl.tools.base_tool import BaseTool
@@ -27,7 +27,7 @@ class CrossgymTool(BaseTool):
         super().__init__(config, tool_schema)
         self._instances: dict[str, Any] = {}
 
-    async def create(self, instance_id: Optional[str] = None, **kwargs: Any) -> tuple[str, ToolResponse]:
+    async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:
         from crossgym.adapters.verl.dataset import episode_seed
         from crossgym.environments.tools import tools_for_task
 
