@@ -17,7 +17,7 @@ class Observation:
     tools: tuple[ToolSpec, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.messages, tuple):
+        if not isinstance(self.messages, tuple) or not all(isinstance(m, Message) for m in self.messages):
             object.__setattr__(self, "messages", messages_from(self.messages))
         if not isinstance(self.tools, tuple):
             object.__setattr__(self, "tools", tuple(self.tools))
@@ -40,7 +40,7 @@ class StepResult:
     info: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.messages, tuple):
+        if not isinstance(self.messages, tuple) or not all(isinstance(m, Message) for m in self.messages):
             object.__setattr__(self, "messages", messages_from(self.messages))
 
     def to_dict(self) -> dict[str, Any]:

@@ -51,7 +51,7 @@ class Task:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.prompt, tuple):
+        if not isinstance(self.prompt, tuple) or not all(isinstance(m, Message) for m in self.prompt):
             object.__setattr__(self, "prompt", messages_from(self.prompt))
         if not isinstance(self.tools, tuple):
             object.__setattr__(self, "tools", tuple(self.tools))
@@ -99,7 +99,7 @@ class Completion:
     logprobs: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.messages, tuple):
+        if not isinstance(self.messages, tuple) or not all(isinstance(m, Message) for m in self.messages):
             object.__setattr__(self, "messages", messages_from(self.messages))
         if self.token_ids is not None and not isinstance(self.token_ids, tuple):
             object.__setattr__(self, "token_ids", tuple(self.token_ids))
