@@ -126,3 +126,17 @@ def test_openapi_lists_every_route_with_error_models(client: Any) -> None:
     assert {"413", "422", "503", "504"} <= set(post["responses"])
     assert post["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorResponse")
     assert "responses_create_params" not in str(post)  # NeMo Gym's shape only with --nemo-gym
+
+
+def test_batch_with_shared_tasks_equals_inline_tasks(client: Any) -> None:
+    task = Task.from_dict({"id": "g", "prompt": "2+2?", "answer": "4", "verifier": "numeric"})
+    completions = ["4", "It is 4", "five", "", "4.0"]
+    shared = client.post("/verify/batch", json={"tasks": [task.to_dict()],
+                                                "items": [{"task": 0, "completion": c} for c in completions]})
+    inline = client.post("/verify/batch", json={"items": [_item(task, c) for c in completions]})
+    assert shared.status_code == inline.status_code == 200
+    assert shared.json() == inline.json()
+    assert [Verdict.from_dict(v) for v in shared.json()["verdicts"]] == verify_many([(task, c) for c in completions])
+    bad = client.post("/verify/batch", json={"tasks": [task.to_dict()], "items": [{"task": 0, "completion": "4"},
+                                                                                 {"task": 3, "completion": "4"}]})
+    assert bad.status_code == 422 and bad.json()["error"]["where"] == "body.items[1].task"

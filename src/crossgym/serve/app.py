@@ -33,6 +33,9 @@ from crossgym.serve.settings import ServeSettings
 
 log = logging.getLogger(__name__)
 
+#: completions up to this many characters are scored by "inline" verifiers on the event loop itself
+INLINE_CHARS = 16_384
+
 
 def _json(doc: Any, status: int = 200) -> Response:
     body = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":"))
@@ -66,15 +69,20 @@ def _ref(spec: VerifierSpec, verifier: Any) -> dict[str, Any]:
     return {"name": spec.name, "version": str(getattr(verifier, "version", "") or "") or None}
 
 
-def _verify_pair(task: Task, completion: Completion, where: str) -> tuple[Verdict, dict[str, Any]]:
-    from crossgym.verifiers.batch import _safe_verify
-
-    verifier = _build_verifier(task.verifier, where)
-    return _safe_verify(verifier, task, completion), _ref(task.verifier, verifier)
+def _chars(completion: Completion) -> int:
+    return sum(len(x.content) for x in completion.messages)
 
 
-def _pair(item: m.VerifyRequest) -> tuple[Task, Completion]:
-    task = m.to_task(item.task)
+def _pair(item: m.VerifyRequest | m.BatchItem, shared: list[Task] | None = None,
+          where: str = "body.task") -> tuple[Task, Completion]:
+    if isinstance(item.task, int):
+        if not shared or not 0 <= item.task < len(shared):
+            raise ApiError(422, "invalid_request", f"task index {item.task} is not in tasks "
+                           f"(0..{len(shared or []) - 1})", where=where,
+                           fix="send the task inline, or list it in the batch's 'tasks'")
+        task = shared[item.task]
+    else:
+        task = m.to_task(item.task)
     if item.verifier is not None:
         task = dataclasses.replace(task, verifier=m.to_spec(item.verifier))
     return task, m.to_completion(item.completion)
@@ -171,23 +179,37 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
     # ------------------------------------------------------------------ verification
     verify_errors = _errors(*auth, 413, 422, 503, 504)
 
-    async def verify_crossgym(body: m.VerifyRequest) -> Response:
-        def work() -> dict[str, Any]:
-            task, completion = _pair(body)
-            where = "body.verifier" if body.verifier is not None else "body.task.verifier"
-            verdict, ref = _verify_pair(task, completion, where)
-            return {"verdict": m.verdict_dict(verdict), "verifier": ref}
+    warm: dict[str, Any] = {}  # built verifiers by spec key (load_verifier caches too; this skips the thread)
 
-        return _json(await runner.run(work))
+    async def score(task: Task, completion: Completion, where: str) -> tuple[Verdict, dict[str, Any]]:
+        """The Verdict: cheap "inline" verifiers on small completions run right here (a thread hand-off costs
+        more than they do); everything else, and every first build, runs on a thread through the runner."""
+        from crossgym.verifiers.batch import _safe_verify
+
+        key = task.verifier.key()
+        verifier = warm.get(key)
+        if verifier is None:
+            verifier = await runner.run(_build_verifier, task.verifier, where)
+            if len(warm) >= 1024:
+                warm.clear()
+            warm[key] = verifier
+        if getattr(verifier, "isolation", None) == "inline" and _chars(completion) <= INLINE_CHARS:
+            verdict = _safe_verify(verifier, task, completion)
+        else:
+            verdict = await runner.run(_safe_verify, verifier, task, completion)
+        return verdict, _ref(task.verifier, verifier)
+
+    async def verify_crossgym(body: m.VerifyRequest) -> Response:
+        task, completion = _pair(body)
+        verdict, ref = await score(task, completion, "body.verifier" if body.verifier is not None
+                                   else "body.task.verifier")
+        return _json({"verdict": m.verdict_dict(verdict), "verifier": ref})
 
     async def verify_nemo(body: nemo_gym.NemoGymVerifyRequest, raw: dict[str, Any]) -> Response:
-        def work() -> dict[str, Any]:
-            task, completion = nemo_gym.to_pair(body, settings.nemo_gym_verifier)
-            where = "body.task.verifier" if body.task is not None else "body.verifier"
-            verdict, ref = _verify_pair(task, completion, where)
-            return nemo_gym.reply(raw, verdict, ref, settings.on_error)
-
-        return _json(await runner.run(work))
+        task, completion = nemo_gym.to_pair(body, settings.nemo_gym_verifier)
+        verdict, ref = await score(task, completion, "body.task.verifier" if body.task is not None
+                                   else "body.verifier")
+        return _json(nemo_gym.reply(raw, verdict, ref, settings.on_error))
 
     if settings.nemo_gym:
         @app.post("/verify", response_model=Union[m.VerifyResponse, nemo_gym.NemoGymVerifyResponse],  # noqa: UP007
@@ -215,7 +237,9 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
         def work() -> dict[str, Any]:
             from crossgym.verifiers.batch import verify_many
 
-            verdicts = verify_many([_pair(it) for it in body.items], workers=settings.batch_workers)
+            shared = [m.to_task(t) for t in body.tasks]
+            pairs = [_pair(it, shared, f"body.items[{i}].task") for i, it in enumerate(body.items)]
+            verdicts = verify_many(pairs, workers=settings.batch_workers)
             return {"verdicts": [m.verdict_dict(v) for v in verdicts]}
 
         return _json(await runner.run(work))

@@ -109,11 +109,26 @@ class ServeClient:
         return Verdict.from_dict(self.request("POST", "/verify", self._item(task, completion))["verdict"])
 
     def verify_batch(self, pairs: Iterable[tuple[Task, Completion | str]], batch_size: int = 256) -> list[Verdict]:
-        """POST /verify/batch in chunks of ``batch_size``: one Verdict per pair, in order."""
-        items = [self._item(t, c) for t, c in pairs]
+        """POST /verify/batch in chunks of ``batch_size``: one Verdict per pair, in order. A task object shared by
+        several pairs (a GRPO group) travels once per request."""
+        pairs = list(pairs)
         out: list[Verdict] = []
-        for i in range(0, len(items), batch_size):
-            reply = self.request("POST", "/verify/batch", {"items": items[i:i + batch_size]})
+        for i in range(0, len(pairs), batch_size):
+            tasks: list[dict[str, Any]] = []
+            index: dict[int, int] = {}
+            items = []
+            for task, completion in pairs[i:i + batch_size]:
+                if isinstance(task, Task):
+                    k = index.get(id(task))
+                    if k is None:
+                        k = index[id(task)] = len(tasks)
+                        tasks.append(task.to_dict())
+                    ref: Any = k
+                else:
+                    ref = dict(task)
+                items.append({"task": ref, "completion": completion if isinstance(completion, str)
+                              else completion.to_dict()})
+            reply = self.request("POST", "/verify/batch", {"items": items, "tasks": tasks})
             out.extend(Verdict.from_dict(v) for v in reply["verdicts"])
         return out
 

@@ -161,11 +161,24 @@ class VerifyResponse(_Out):
     verifier: VerifierRef
 
 
+class BatchItem(_In):
+    """One pair of a batch: its task inline, or the index of a task in the batch's ``tasks``."""
+
+    task: TaskIn | int
+    """The task, or its index in ``tasks`` (a GRPO group shares one task: send it once)."""
+    completion: str | CompletionIn
+    """The completion: the assistant's text, or a whole Completion."""
+    verifier: VerifierSpecIn | str | None = None
+    """Score with this verifier instead of the task's own."""
+
+
 class BatchRequest(_In):
     """Score many (task, completion) pairs in one request; the reply keeps their order."""
 
-    items: list[VerifyRequest] = Field(min_length=1, max_length=4096)
+    items: list[BatchItem] = Field(min_length=1, max_length=4096)
     """The pairs (at most the server's --max-batch)."""
+    tasks: list[TaskIn] = Field(default_factory=list, max_length=4096)
+    """Tasks that items name by index (optional)."""
 
 
 class BatchResponse(_Out):

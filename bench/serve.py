@@ -1,0 +1,222 @@
+"""`crossgym serve` and Ray scale-out, measured side by side in one run.
+
+1. Batch endpoint vs in process: the same pairs scored by ``verify_many`` here and by POST /verify/batch on a
+   `crossgym serve` child process over one keep-alive connection (ServeClient); interleaved rounds, best of each.
+   Two workloads: cheap in-process verifiers (numeric, json_match, instructions, exact_match) and the sandboxed
+   code_tests. Target: HTTP >= 0.5x in-process.
+2. 1,000 concurrent POST /verify requests (one connection each) against the same server: errors (target 0),
+   wall time, latency percentiles.
+3. Ray: code_tests over 2 local actors vs 1 (ray.init(num_cpus=2)), warm actors, interleaved rounds.
+   Target: >= 1.6x.
+
+The machine's load average is printed next to every figure: other processes share the cores.
+Run: OMP_NUM_THREADS=1 RAY_USAGE_STATS_ENABLED=0 .venv/bin/python bench/serve.py [--pairs N] [--code N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from crossgym.api import load_tasks
+from crossgym.protocol import Completion, Task, Verdict
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f} (1/5 min) on {os.cpu_count()} cpus"
+
+
+def cheap_pairs(n: int) -> list[tuple[Task, Completion | str]]:
+    """Rollout-like pairs from task sources whose verifiers run in process: right and wrong answers."""
+    pairs: list[tuple[Task, Completion | str]] = []
+    sources = [("arithmetic", "answer"), ("json_extraction", "json"), ("instructions", "text"),
+               ("multiple_choice", "answer")]
+    per = max(1, n // (2 * len(sources)))
+    for source, _ in sources:
+        for t in load_tasks(source, n=per, seed=1):
+            ans = t.answer if not isinstance(t.answer, (dict, list)) else __import__("json").dumps(t.answer)
+            pairs.append((t, f"The answer is {ans}."))
+            pairs.append((t, "I am not sure."))
+    return pairs[:n]
+
+
+def code_pairs(n: int) -> list[tuple[Task, Completion | str]]:
+    pairs: list[tuple[Task, Completion | str]] = []
+    tasks = load_tasks("python_functions")
+    i = 0
+    while len(pairs) < n:
+        t = tasks[i % len(tasks)]
+        pairs.append((t, f"```python\n{t.metadata['reference' if i % 2 == 0 else 'buggy']}\n```"))
+        i += 1
+    return pairs
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "crossgym.cli", "serve", "--port", str(port), "--max-batch",
+                             "4096", "--max-body-mb", "64"], stderr=subprocess.DEVNULL,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(f"{url}/health", timeout=2).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def best_of(contenders: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[float, Any]]:
+    """Best wall time of each contender over interleaved rounds (load changes hit all alike), and its result."""
+    times: dict[str, list[float]] = {k: [] for k in contenders}
+    results: dict[str, Any] = {}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            t = time.perf_counter()
+            results[name] = fn()
+            times[name].append(time.perf_counter() - t)
+    return {k: (min(v), results[k]) for k, v in times.items()}
+
+
+def bench_batch(url: str, pairs: list[tuple[Task, Completion | str]], label: str, rounds: int) -> float:
+    from crossgym.serve.client import ServeClient
+    from crossgym.verifiers.batch import verify_many
+
+    client = ServeClient(url)
+    client.verify_batch(pairs[:64])  # warm both sides: verifier builds, sandbox pools
+    verify_many(pairs[:64])
+    res = best_of({"in-process": lambda: verify_many(pairs),
+                   "http batch": lambda: client.verify_batch(pairs, batch_size=256)}, rounds)
+    (t_local, local), (t_http, remote) = res["in-process"], res["http batch"]
+    same = local == remote
+    ratio = t_local / t_http
+    print(f"  {label}: {len(pairs)} pairs  in-process {len(pairs) / t_local:8.0f}/s   http batch (keep-alive, "
+          f"256/request) {len(pairs) / t_http:8.0f}/s   ratio {ratio:.2f}x  (target >= 0.5x)  "
+          f"same verdicts: {same}  [{load()}]")
+    client.close()
+    return ratio
+
+
+async def _post(host: str, port: int, path: str, body: bytes) -> tuple[int, bytes]:
+    """One HTTP/1.1 POST on its own connection (asyncio streams: httpx's pool is the bottleneck at 1,000)."""
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        return status, await reader.readexactly(length)
+    finally:
+        writer.close()
+
+
+def bench_concurrent(url: str, n: int) -> int:
+    import json
+
+    host, port = url.split("//")[1].split(":")
+    task = {"id": "t", "prompt": "2+2?", "answer": "4", "verifier": "numeric"}
+    bodies = [json.dumps({"task": task, "completion": f"It is {4 if i % 2 else 5}"}).encode() for i in range(n)]
+
+    async def run() -> tuple[list[float], list[str], float]:
+        latencies: list[float] = []
+        errors: list[str] = []
+
+        async def one(i: int) -> None:
+            t = time.perf_counter()
+            try:
+                status, data = await _post(host, int(port), "/verify", bodies[i])
+                if status != 200 or json.loads(data)["verdict"]["passed"] is not bool(i % 2):
+                    errors.append(f"{status} {data[:100]!r}")
+            except Exception as exc:  # every failure counts as an error
+                errors.append(f"{type(exc).__name__}: {exc}")
+            latencies.append(time.perf_counter() - t)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        return latencies, errors, time.perf_counter() - start
+
+    latencies, errors, wall = asyncio.run(run())
+    q = statistics.quantiles(latencies, n=100)
+    print(f"  {n} concurrent POST /verify (one connection each, all opened at once): errors {len(errors)} "
+          f"(target 0)  wall {wall:.2f} s  {n / wall:.0f} req/s  latency p50 {q[49] * 1000:.0f} ms  "
+          f"p99 {q[98] * 1000:.0f} ms  [{load()}]")
+    for e in errors[:5]:
+        print(f"    {e}")
+    return len(errors)
+
+
+def bench_ray(pairs: list[tuple[Task, Completion | str]], rounds: int) -> float:
+    import ray
+
+    from crossgym.serve.ray_scale import get_workers, shutdown_workers, verify_many_ray
+    from crossgym.verifiers.batch import verify_many
+
+    t = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    print(f"  ray.init: {time.perf_counter() - t:.1f} s")
+    try:
+        for n in (1, 2):  # start and warm both actor sets (sandbox pools, verifier builds)
+            get_workers(n)
+            verify_many_ray(pairs[:8], num_workers=n)
+        res = best_of({"1 worker": lambda: verify_many_ray(pairs, num_workers=1),
+                       "2 workers": lambda: verify_many_ray(pairs, num_workers=2)}, rounds)
+        local = verify_many(pairs)
+        (t1, r1), (t2, r2) = res["1 worker"], res["2 workers"]
+        ratio = t1 / t2
+        print(f"  code_tests, {len(pairs)} pairs: 1 actor {len(pairs) / t1:6.1f}/s   2 actors {len(pairs) / t2:6.1f}/s"
+              f"   speed-up {ratio:.2f}x (target >= 1.6x)  equal to local: {r1 == local and r2 == local}  [{load()}]")
+        return ratio
+    finally:
+        shutdown_workers()
+        ray.shutdown()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=int, default=2048, help="cheap pairs for part 1")
+    ap.add_argument("--code", type=int, default=256, help="code_tests pairs for parts 1 and 3")
+    ap.add_argument("--concurrent", type=int, default=1000, help="concurrent requests for part 2")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (best of)")
+    ap.add_argument("--skip-ray", action="store_true")
+    args = ap.parse_args()
+    print(f"crossgym serve bench  [{load()}]")
+    cheap, code = cheap_pairs(args.pairs), code_pairs(args.code)
+    print("1. batch endpoint vs in-process")
+    with server() as url:
+        bench_batch(url, cheap, "in-process verifiers", args.rounds)
+        bench_batch(url, code, "code_tests (sandbox)", args.rounds)
+        print("2. concurrency")
+        bench_concurrent(url, args.concurrent)
+    if not args.skip_ray:
+        print("3. Ray scale-out")
+        bench_ray(code, args.rounds)
+    print(f"done  [{load()}]")
+
+
+if __name__ == "__main__":
+    main()
