@@ -143,6 +143,7 @@ def test_train_end_to_end(tiny_model_dir, tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif("'slow' not in config.getoption('markexpr')", reason="slow: run with -m slow")
 def test_ctrl_c_in_the_cli_saves_a_checkpoint(tiny_model_dir, tmp_path):
     """A real SIGINT to a `crossgym train` child process: it finishes the step, saves, and exits 130."""
     cfg = write_config(tmp_path, str(tiny_model_dir), grpo={"num_generations": 2, "per_device_train_batch_size": 4,
@@ -170,3 +171,12 @@ def test_ctrl_c_in_the_cli_saves_a_checkpoint(tiny_model_dir, tmp_path):
     from transformers import AutoModelForCausalLM
 
     AutoModelForCausalLM.from_pretrained(tmp_path / "out" / "final")
+
+
+def test_a_config_one_backend_cannot_run_is_one_line_or_one_column(tmp_path, capsys):
+    cfg = write_config(tmp_path, "some/model", grpo={"loss_type": "dapoo"})
+    code, _, err = _cli(["plan", str(cfg), "--backend", "trl"], capsys)
+    assert code == 2 and "did you mean 'dapo'" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = _cli(["plan", str(cfg), "--json"], capsys)
+    trl = next(p for p in json.loads(out)["plans"] if p["backend"] == "trl")
+    assert code == 0 and not trl["available"] and "cannot plan this config" in trl["reason"]

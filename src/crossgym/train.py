@@ -67,14 +67,33 @@ def _backend(name: str) -> Any:
 # ---------------------------------------------------------------- plan
 def plan_documents(run: RunConfig, backends: Sequence[str]) -> list[dict[str, Any]]:
     """One entry per backend: its Plan as a dict, or {"backend", "available": False, "reason", "install"}."""
+    from crossgym.api import get_backend
+
     docs = []
     for name in backends:
+        # plan() has no side effects and needs no framework where the backend can help it (veRL, OpenRLHF):
+        # show the plan even when the backend cannot run here, and say why beside it
+        missing: BackendUnavailable | None = None
         try:
-            plan = _backend(name).plan(run)
+            backend = get_backend(name)
+            try:
+                backend.check()
+            except BackendUnavailable as exc:
+                missing = exc
+            plan = backend.plan(run)
         except BackendUnavailable as exc:
             docs.append({"backend": name, "available": False, "reason": exc.reason, "install": exc.install})
             continue
-        docs.append({"available": True, **plan.to_dict()})
+        except CrossgymError as exc:  # this backend cannot run this config: say so in its column, plan the others
+            if len(backends) == 1:
+                raise
+            docs.append({"backend": name, "available": False, "reason": f"cannot plan this config: {exc}",
+                         "install": None})
+            continue
+        if missing is None:
+            docs.append({"available": True, **plan.to_dict()})
+        else:
+            docs.append({"available": False, "reason": missing.reason, "install": missing.install, **plan.to_dict()})
     return docs
 
 
@@ -117,26 +136,27 @@ def _render_plans(docs: list[dict[str, Any]]) -> None:
     console = Console()
     table = Table(show_lines=True, title="crossgym plan", title_justify="left")
     for d in docs:
-        if d["available"]:
+        if "native_config" in d:
             table.add_column(d["backend"], overflow="fold", ratio=3, min_width=30)
         else:
             table.add_column(d["backend"], overflow="fold", ratio=1, max_width=22)
     cells = []
     for d in docs:
+        text = ""
         if not d["available"]:
-            text = f"not available: {d['reason']}"
+            text = f"not available here: {d['reason']}"
             if d.get("install"):
                 text += f"\ninstall: {d['install']}"
-            cells.append(escape(text))
-        else:
+        if "native_config" in d:
             body = _config_lines(d["native_config"])
             if d["notes"]:
                 body += "\n\nnotes:\n" + "\n".join(f"- {n}" for n in d["notes"])
-            cells.append(escape(body))
+            text = f"{text}\n\n{body}" if text else body
+        cells.append(escape(text))
     table.add_row(*cells)
     console.print(table)
     for d in docs:
-        if not d["available"]:
+        if "files" not in d:
             continue
         for fname, text in d["files"].items():
             console.print(f"\n[bold]{d['backend']}: {fname}[/] (run: {' '.join(d['argv'])})")

@@ -35,7 +35,7 @@ def _run(model, out, **over):
     tool_call, eos = SPECIAL_TOKENS.index("<tool_call>"), SPECIAL_TOKENS.index("<|im_end|>")
     data = {"model": str(model), "tasks": {"source": "json_addition"}, "output_dir": str(out), "seed": 0,
             "environment": {"max_turns": 3},
-            "grpo": {"num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 300,
+            "grpo": {"num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 200,
                      "max_steps": 2, "learning_rate": 1e-3},
             "backend_args": {"generation_kwargs": {"sequence_bias": [[[tool_call], 5.0], [[tool_call, eos], 30.0]]}}}
     return parse_run_config(data | over)
@@ -56,7 +56,7 @@ def test_episode_tokens_are_the_rendered_conversation(tiny_model_dir, tmp_path):
     for i, task in enumerate(tasks):
         completion = Completion.from_dict(json.loads(out[COMPLETION_COLUMN][i]))
         ids, mask = out["completion_ids"][i], out["env_mask"][i]
-        assert len(ids) == len(mask) <= 300
+        assert len(ids) == len(mask) <= 200
         assert len(completion.assistant_messages) == out["crossgym_turns"][i]
         conversation = [m.to_openai() for m in (*task.prompt, *completion.messages)]
         rendered = tok.apply_chat_template(conversation, tools=[t.to_openai() for t in task.tools],

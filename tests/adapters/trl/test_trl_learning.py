@@ -27,6 +27,7 @@ def digit_tasks(n: int, seed: int = 0) -> list[Task]:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif("'slow' not in config.getoption('markexpr')", reason="slow: run with -m slow")
 def test_reward_rises_over_100_steps(tiny_model_dir, tmp_path):
     from crossgym.adapters.trl.backend import TRLBackend
     from crossgym.adapters.trl.outputs import read_metrics, reward_series
