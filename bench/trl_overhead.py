@@ -67,7 +67,7 @@ def run_plain(run, tasks) -> list[float]:  # type: ignore[no-untyped-def]
 
     def json_answer(completions, task, **kwargs):  # type: ignore[no-untyped-def]
         out = []
-        for c, t in zip(completions, task):
+        for c, t in zip(completions, task, strict=True):
             tk = Task.from_json(t)
             verdict = crossgym.load_verifier(tk.verifier).verify(tk, Completion.from_text(c[-1]["content"]))
             out.append(verdict.reward if verdict.error is None or verdict.error.startswith("malformed") else 0.0)

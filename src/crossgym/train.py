@@ -13,8 +13,9 @@ import signal
 import sys
 import threading
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from crossgym.protocol.errors import BackendUnavailable, CrossgymError
 
@@ -213,8 +214,14 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
 
 
 def _train_with_progress(backend: Any, run: RunConfig, tasks: list[Any], err: Any) -> TrainResult:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     stop = threading.Event()
     presses = {"n": 0}

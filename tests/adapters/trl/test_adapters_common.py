@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from trl_test_plugins import digit_tasks
 
 from crossgym.adapters.common import (
     COMPLETION_COLUMN,
@@ -22,7 +23,6 @@ from crossgym.adapters.common import (
 from crossgym.api import verify
 from crossgym.protocol import Completion, ConfigError, Message, Task, Verdict, VerifierSpec
 from crossgym.protocol.config import parse_run_config
-from trl_test_plugins import digit_tasks
 
 
 def _run(**over):
@@ -69,7 +69,7 @@ def test_task_reward_equals_verdicts_and_masks_other_verifiers(test_plugin):
     fn.observers.append(lambda *batch: seen.append(batch))
     rewards = fn(prompts=None, completions=[[{"role": "assistant", "content": t}] for t in texts],
                  task=[t.to_json() for t in tasks])
-    expected = [verify(t, x).reward for t, x in zip(tasks[:4], texts[:4])]
+    expected = [verify(t, x).reward for t, x in zip(tasks[:4], texts[:4], strict=True)]
     assert rewards[:4] == expected
     assert rewards[4] is None  # scored by the other task verifier's function
     assert expected[0] == 1.0 and expected[3] == 0.0  # a pass and a malformed (empty) reply

@@ -69,7 +69,7 @@ def test_single_turn_rewards_trl_saw_equal_verdicts(tiny_model_dir, tmp_path, te
     assert len(trl_logs) == 2 and len(seen) == 2 * len(names)
     for fn, tasks, comps, rewards in seen:
         assert len(rewards) == 8
-        for task, comp, reward in zip(tasks, comps, rewards):
+        for task, comp, reward in zip(tasks, comps, rewards, strict=True):
             if fn.only is not None and task.verifier.name != fn.only:
                 assert reward is None  # masked: another task verifier scores this row
                 continue
@@ -88,7 +88,7 @@ def test_single_turn_rewards_trl_saw_equal_verdicts(tiny_model_dir, tmp_path, te
                 assert logged is None or math.isnan(logged)
     # timeouts and raising verifiers became None (on_error "none"), so TRL masked them
     forced = [r for fn, tasks, _, rewards in seen if fn.name == "test_contains"
-              for t, r in zip(tasks, rewards) if t.id.startswith("forced")]
+              for t, r in zip(tasks, rewards, strict=True) if t.id.startswith("forced")]
     assert len(forced) == 8 and all(r is None for r in forced)
     assert len({r for fn, _, _, rewards in seen if fn.name == "test_short" for r in rewards}) > 1  # varied rewards
 

@@ -63,8 +63,8 @@ def test_episode_tokens_are_the_rendered_conversation(tiny_model_dir, tmp_path):
                                            add_generation_prompt=False, tokenize=False)
         # the tokens TRL trains on are exactly the chat template's rendering of the episode
         assert rendered.startswith(tok.decode(out["prompt_ids"][i] + ids, skip_special_tokens=False))
-        model_text = tok.decode([t for t, m in zip(ids, mask) if m], skip_special_tokens=False)
-        env_text = tok.decode([t for t, m in zip(ids, mask) if not m], skip_special_tokens=False)
+        model_text = tok.decode([t for t, m in zip(ids, mask, strict=True) if m], skip_special_tokens=False)
+        env_text = tok.decode([t for t, m in zip(ids, mask, strict=True) if not m], skip_special_tokens=False)
         assert "<tool_response>" not in model_text  # tool results are masked out of the loss
         tool_msgs = [m for m in completion.messages if m.role == "tool"]
         assert env_text.count("<tool_response>") == len(tool_msgs)
@@ -88,7 +88,7 @@ def test_multi_turn_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_path, 
     assert trainer.state.global_step == 2 and len(seen) == 4
     turns = []
     for fn, batch_tasks, comps, rewards in seen:
-        for task, comp, reward in zip(batch_tasks, comps, rewards):
+        for task, comp, reward in zip(batch_tasks, comps, rewards, strict=True):
             judged = task if fn.spec is None else extra_task(task, fn.spec)
             verdict = safe_verify(load_verifier(judged.verifier), judged, comp)
             assert reward == reward_from_verdict(verdict, run.on_error)

@@ -11,7 +11,17 @@ import re
 from typing import Any
 
 from crossgym.plugins import hookimpl
-from crossgym.protocol import Completion, Example, Message, Observation, StepResult, Task, ToolSpec, Verdict, VerifierSpec
+from crossgym.protocol import (
+    Completion,
+    Example,
+    Message,
+    Observation,
+    StepResult,
+    Task,
+    ToolSpec,
+    Verdict,
+    VerifierSpec,
+)
 
 
 class ContainsVerifier:

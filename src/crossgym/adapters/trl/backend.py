@@ -7,8 +7,9 @@ import json
 import logging
 import random
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.common import (
     RolloutSink,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.common import COMPLETION_COLUMN, TASK_INDEX_KEY, task_env
 from crossgym.protocol.errors import ConfigError
@@ -76,8 +77,8 @@ class EpisodeRollout:
     @staticmethod
     def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                 add_generation_prompt: bool) -> str:
-        return tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=add_generation_prompt,
-                                             tokenize=False)
+        return str(tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=add_generation_prompt,
+                                                 tokenize=False))
 
     def _encode(self, tokenizer: Any, text: str) -> list[int]:
         return list(tokenizer(text, add_special_tokens=False)["input_ids"])

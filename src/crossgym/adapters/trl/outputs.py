@@ -8,8 +8,9 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ def make_run_logger(output_dir: str | Path, *, progress: ProgressFn | None = Non
     set (at the end of the current step, so the checkpoint saved afterwards is consistent)."""
     from transformers import TrainerCallback
 
-    class RunLogger(TrainerCallback):  # type: ignore[misc]
+    class RunLogger(TrainerCallback):
         def __init__(self) -> None:
             self.path = Path(output_dir) / "metrics.jsonl"
             self.step_times: list[float] = []

@@ -5,7 +5,6 @@ Tasks and verifiers still come from crossgym (that is the point of a shared veri
 
 from __future__ import annotations
 
-import json
 import pprint
 from typing import TYPE_CHECKING, Any
 
