@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from crossgym.api import load_tasks
-from crossgym.protocol import Completion, Task, Verdict
+from crossgym.protocol import Completion, Task
 
 
 def load() -> str:
@@ -68,6 +68,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def proc_cpu(pid: int) -> float:
+    """CPU seconds a process (and its reaped children) used so far."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+SERVER_PID: list[int] = []
+
+
 @contextlib.contextmanager
 def server() -> Iterator[str]:
     port = free_port()
@@ -75,6 +85,7 @@ def server() -> Iterator[str]:
                              "4096", "--max-body-mb", "64"], stderr=subprocess.DEVNULL,
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
     url = f"http://127.0.0.1:{port}"
+    SERVER_PID[:] = [proc.pid]
     try:
         for _ in range(600):
             try:
@@ -88,16 +99,20 @@ def server() -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def best_of(contenders: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[float, Any]]:
-    """Best wall time of each contender over interleaved rounds (load changes hit all alike), and its result."""
+def best_of(contenders: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[float, Any, float]]:
+    """Best wall time of each contender over interleaved rounds (load changes hit all alike), its result, and its
+    least CPU time (this process, its reaped children and the server process)."""
     times: dict[str, list[float]] = {k: [] for k in contenders}
+    cpus: dict[str, list[float]] = {k: [] for k in contenders}
     results: dict[str, Any] = {}
     for _ in range(rounds):
         for name, fn in contenders.items():
+            c = time.process_time() + sum(proc_cpu(p) for p in SERVER_PID)
             t = time.perf_counter()
             results[name] = fn()
             times[name].append(time.perf_counter() - t)
-    return {k: (min(v), results[k]) for k, v in times.items()}
+            cpus[name].append(time.process_time() + sum(proc_cpu(p) for p in SERVER_PID) - c)
+    return {k: (min(v), results[k], min(cpus[k])) for k, v in times.items()}
 
 
 def bench_batch(url: str, pairs: list[tuple[Task, Completion | str]], label: str, rounds: int) -> float:
@@ -109,12 +124,14 @@ def bench_batch(url: str, pairs: list[tuple[Task, Completion | str]], label: str
     verify_many(pairs[:64])
     res = best_of({"in-process": lambda: verify_many(pairs),
                    "http batch": lambda: client.verify_batch(pairs, batch_size=256)}, rounds)
-    (t_local, local), (t_http, remote) = res["in-process"], res["http batch"]
+    (t_local, local, c_local), (t_http, remote, c_http) = res["in-process"], res["http batch"]
     same = local == remote
     ratio = t_local / t_http
-    print(f"  {label}: {len(pairs)} pairs  in-process {len(pairs) / t_local:8.0f}/s   http batch (keep-alive, "
-          f"256/request) {len(pairs) / t_http:8.0f}/s   ratio {ratio:.2f}x  (target >= 0.5x)  "
-          f"same verdicts: {same}  [{load()}]")
+    n = len(pairs)
+    print(f"  {label}: {n} pairs  in-process {n / t_local:7.0f}/s   http batch (keep-alive, 256/request, 2 in "
+          f"flight) {n / t_http:7.0f}/s   ratio {ratio:.2f}x (target >= 0.5x)  same verdicts: {same}\n"
+          f"      CPU per pair: in-process {c_local / n * 1e6:.0f} us, http client+server {c_http / n * 1e6:.0f} us  "
+          f"[{load()}]")
     client.close()
     return ratio
 
@@ -180,13 +197,13 @@ def bench_ray(pairs: list[tuple[Task, Completion | str]], rounds: int) -> float:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     print(f"  ray.init: {time.perf_counter() - t:.1f} s")
     try:
-        for n in (1, 2):  # start and warm both actor sets (sandbox pools, verifier builds)
-            get_workers(n)
+        get_workers(2)  # 1 worker uses the first of these two actors
+        for n in (1, 2):  # warm: sandbox pools, verifier builds
             verify_many_ray(pairs[:8], num_workers=n)
         res = best_of({"1 worker": lambda: verify_many_ray(pairs, num_workers=1),
                        "2 workers": lambda: verify_many_ray(pairs, num_workers=2)}, rounds)
         local = verify_many(pairs)
-        (t1, r1), (t2, r2) = res["1 worker"], res["2 workers"]
+        (t1, r1, _), (t2, r2, _) = res["1 worker"], res["2 workers"]
         ratio = t1 / t2
         print(f"  code_tests, {len(pairs)} pairs: 1 actor {len(pairs) / t1:6.1f}/s   2 actors {len(pairs) / t2:6.1f}/s"
               f"   speed-up {ratio:.2f}x (target >= 1.6x)  equal to local: {r1 == local and r2 == local}  [{load()}]")

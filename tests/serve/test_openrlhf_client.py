@@ -16,11 +16,10 @@ pytest.importorskip("openrlhf")
 pytest.importorskip("transformers")
 
 from openrlhf.utils.agent import SingleTurnAgentExecutor  # noqa: E402
+from serve_process import served  # noqa: E402
 
 from crossgym.adapters.openrlhf.parity import ReplayEngine, SamplingParams, byte_tokenizer, native_prompt  # noqa: E402
 from crossgym.api import load_verifier  # noqa: E402
-
-from serve_process import served  # noqa: E402
 
 VERIFIERS = ["exact_match", "numeric", "json_answer", "multiple_choice", "format_tags", "math"]
 

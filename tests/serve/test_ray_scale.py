@@ -53,6 +53,19 @@ def test_ray_equals_local_on_sandboxed_and_cheap_verifiers(local_ray: None) -> N
     assert verify_many_ray([], num_workers=2) == []
 
 
+def test_actor_sets_grow_and_too_many_is_a_clear_error(local_ray: None) -> None:
+    from crossgym.protocol.errors import CrossgymError
+    from crossgym.serve.ray_scale import get_workers, verify_many_ray
+
+    pairs = _code_pairs(2)
+    one = get_workers(1)
+    assert verify_many_ray(pairs, num_workers=1) == verify_many(pairs)
+    two = get_workers(2)  # grows by one actor (2 CPUs in all): no wait for CPUs the first one holds
+    assert two[0] is one[0] and len(two) == 2
+    with pytest.raises(CrossgymError, match="cluster has 0 CPU free"):
+        get_workers(3)
+
+
 def test_verify_batch_file_with_ray_equals_local(local_ray: None, tmp_path: Path) -> None:
     from crossgym.serve.batch_cmd import verify_batch
 

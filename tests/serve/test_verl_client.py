@@ -14,10 +14,10 @@ import pytest
 pytest.importorskip("verl")
 pytest.importorskip("hydra")
 
+from serve_process import served  # noqa: E402
+
 from crossgym.adapters.verl.parity import build_batch, byte_tokenizer, compose_config  # noqa: E402
 from crossgym.api import load_verifier  # noqa: E402
-
-from serve_process import served  # noqa: E402
 
 VERIFIERS = ["exact_match", "numeric", "json_answer", "multiple_choice", "format_tags", "math", "code_tests"]
 

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from crossgym.protocol.errors import CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict
+from crossgym.serve import jsonio
 
 #: extra_info keys crossgym's veRL dataset and agent loop write (crossgym.adapters.verl.reward)
 VERL_TASK_KEY = "crossgym_task"
@@ -65,7 +66,7 @@ class ServeClient:
 
     def request(self, method: str, path: str, doc: Any = None) -> Any:
         """One JSON request; the decoded reply (None for 204). Raises ServeError on an error status."""
-        body = None if doc is None else json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        body = None if doc is None else jsonio.dumps(doc)
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
@@ -84,7 +85,7 @@ class ServeClient:
         if resp.status == 204:
             return None
         try:
-            reply = json.loads(data) if data else None
+            reply = jsonio.loads(data) if data else None
         except ValueError:
             reply = None
         if resp.status >= 400:
@@ -108,29 +109,41 @@ class ServeClient:
         """POST /verify: the Verdict of one completion."""
         return Verdict.from_dict(self.request("POST", "/verify", self._item(task, completion))["verdict"])
 
-    def verify_batch(self, pairs: Iterable[tuple[Task, Completion | str]], batch_size: int = 256) -> list[Verdict]:
-        """POST /verify/batch in chunks of ``batch_size``: one Verdict per pair, in order. A task object shared by
-        several pairs (a GRPO group) travels once per request."""
+    def verify_batch(self, pairs: Iterable[tuple[Task, Completion | str]], batch_size: int = 256,
+                     concurrency: int = 2) -> list[Verdict]:
+        """POST /verify/batch in chunks of ``batch_size``, ``concurrency`` requests in flight (each on its own
+        keep-alive connection, so encoding one chunk overlaps scoring another): one Verdict per pair, in order.
+        A task object shared by several pairs (a GRPO group) travels once per request."""
         pairs = list(pairs)
-        out: list[Verdict] = []
-        for i in range(0, len(pairs), batch_size):
-            tasks: list[dict[str, Any]] = []
-            index: dict[int, int] = {}
-            items = []
-            for task, completion in pairs[i:i + batch_size]:
-                if isinstance(task, Task):
-                    k = index.get(id(task))
-                    if k is None:
-                        k = index[id(task)] = len(tasks)
-                        tasks.append(task.to_dict())
-                    ref: Any = k
-                else:
-                    ref = dict(task)
-                items.append({"task": ref, "completion": completion if isinstance(completion, str)
-                              else completion.to_dict()})
-            reply = self.request("POST", "/verify/batch", {"items": items, "tasks": tasks})
-            out.extend(Verdict.from_dict(v) for v in reply["verdicts"])
-        return out
+        chunks = [pairs[i:i + batch_size] for i in range(0, len(pairs), batch_size)]
+        if concurrency <= 1 or len(chunks) <= 1:
+            return [v for chunk in chunks for v in self._batch(chunk)]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(concurrency, thread_name_prefix="crossgym-serve-client") as pool:
+            try:
+                return [v for verdicts in pool.map(self._batch, chunks) for v in verdicts]
+            finally:
+                for _ in range(concurrency):  # each thread's keep-alive connection
+                    pool.submit(self.close)
+
+    def _batch(self, pairs: list[tuple[Task, Completion | str]]) -> list[Verdict]:
+        tasks: list[dict[str, Any]] = []
+        index: dict[int, int] = {}
+        items = []
+        for task, completion in pairs:
+            if isinstance(task, Task):
+                k = index.get(id(task))
+                if k is None:
+                    k = index[id(task)] = len(tasks)
+                    tasks.append(task.to_dict())
+                ref: Any = k
+            else:
+                ref = dict(task)
+            items.append({"task": ref, "completion": completion if isinstance(completion, str)
+                          else completion.to_dict()})
+        reply = self.request("POST", "/verify/batch", {"items": items, "tasks": tasks})
+        return [Verdict.from_dict(v) for v in reply["verdicts"]]
 
     def health(self) -> dict[str, Any]:
         return self.request("GET", "/health")  # type: ignore[no-any-return]

@@ -45,8 +45,6 @@ def run_serve_command(host: str = "127.0.0.1", port: int = 8000, token: str | No
 
     from crossgym.serve.app import create_app
 
-    # hand the GIL over sooner: a job finishing on a worker thread otherwise waits up to 5 ms for the event loop
-    sys.setswitchinterval(0.001)
     app = create_app(settings)
     shapes = " + NeMo Gym /verify" if settings.nemo_gym else ""
     sys.stderr.write(f"crossgym serve: http://{host}:{port} ({'bearer token required' if token else 'no token'}"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hmac
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from crossgym.serve.errors import error_bytes
 

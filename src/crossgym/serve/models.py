@@ -7,6 +7,8 @@ a task written by `crossgym tasks` can be posted as it is. Unknown fields are re
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -289,8 +291,20 @@ def to_message(m: MessageIn) -> Message:
                    tool_call_id=m.tool_call_id, name=m.name)
 
 
+_BARE_SPECS: dict[str, VerifierSpec] = {}
+
+
 def to_spec(v: VerifierSpecIn | str) -> VerifierSpec:
-    return VerifierSpec(name=v) if isinstance(v, str) else VerifierSpec(name=v.name, params=dict(v.params))
+    """The spec; one shared object per name when there are no params, so verify_many's per-spec cache hits."""
+    name, params = (v, None) if isinstance(v, str) else (v.name, v.params)
+    if params:
+        return VerifierSpec(name=name, params=dict(params))
+    spec = _BARE_SPECS.get(name)
+    if spec is None:
+        if len(_BARE_SPECS) > 4096:
+            _BARE_SPECS.clear()
+        spec = _BARE_SPECS[name] = VerifierSpec(name=name)
+    return spec
 
 
 def to_task(t: TaskIn) -> Task:
@@ -312,8 +326,35 @@ def to_completion(c: str | CompletionIn) -> Completion:
 
 def verdict_dict(v: Verdict) -> dict[str, Any]:
     """``Verdict.to_dict()`` with non-finite numbers as null (JSON has no NaN)."""
-    d = v.to_dict()
-    if not math.isfinite(d["reward"]):
-        d["reward"] = None
-    d["components"] = {k: x for k, x in d["components"].items() if math.isfinite(x)}
-    return d
+    comps = v.components
+    if comps and not all(math.isfinite(x) for x in comps.values()):
+        comps = {k: x for k, x in comps.items() if math.isfinite(x)}
+    return {"reward": v.reward if math.isfinite(v.reward) else None, "passed": v.passed, "components": comps,
+            "reason": v.reason, "error": v.error}
+
+
+class TaskCache:
+    """Tasks already converted, keyed by the JSON they came as: a task posted again (the rest of a GRPO group, the
+    next epoch) is the same Task object, so its verifier's per-task caches hit too. Thread-safe, bounded."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._tasks: OrderedDict[bytes, Task] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def task(self, raw: Any, model: TaskIn) -> Task:
+        """The Task for ``model``, validated from the JSON value ``raw``."""
+        from crossgym.serve import jsonio
+
+        key = jsonio.dumps(raw)
+        with self._lock:
+            hit = self._tasks.get(key)
+            if hit is not None:
+                self._tasks.move_to_end(key)
+                return hit
+        task = to_task(model)
+        with self._lock:
+            self._tasks[key] = task
+            if len(self._tasks) > self.size:
+                self._tasks.popitem(last=False)
+        return task

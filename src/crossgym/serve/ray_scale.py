@@ -26,7 +26,10 @@ INSTALL = "pip install 'crossgym[ray]'"
 IN_FLIGHT = 2
 
 _lock = threading.Lock()
-_workers: dict[tuple[int, float], list[Any]] = {}
+#: live actors by CPUs per actor; a call for n actors uses the first n (and starts more when needed)
+_workers: dict[float, list[Any]] = {}
+#: seconds to wait for new actors to start (Ray may wait for free CPUs)
+START_TIMEOUT_S = 300.0
 
 
 def _ray() -> Any:
@@ -69,18 +72,36 @@ class _VerifyWorker:
 
 
 def get_workers(num_workers: int, cpus_per_worker: float = 1.0) -> list[Any]:
-    """``num_workers`` live actors (reused between calls; Ray must be initialised)."""
+    """``num_workers`` live actors, reused between calls and grown when more are asked for (Ray must be running).
+    Raises CrossgymError when the cluster has too few free CPUs for the new ones."""
     ray = _ray()
-    key = (num_workers, cpus_per_worker)
     with _lock:
-        actors = _workers.get(key)
-        if actors is None:
+        actors = _workers.setdefault(cpus_per_worker, [])
+        missing = num_workers - len(actors)
+        if missing > 0:
+            free = float(ray.available_resources().get("CPU", 0.0))
+            if free + 1e-9 < missing * cpus_per_worker:
+                raise CrossgymError(
+                    f"cannot start {missing} more Ray verification actor(s) of {cpus_per_worker:g} CPU: the cluster "
+                    f"has {free:g} CPU free (fix: ask for fewer workers, or call shutdown_workers() first)")
             slots = max(1, int(math.ceil(cpus_per_worker)))
             cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(_VerifyWorker)
-            actors = [cls.remote(slots) for _ in range(num_workers)]
-            ray.get([a.ready.remote() for a in actors])
-            _workers[key] = actors
-        return actors
+            new = [cls.remote(slots) for _ in range(missing)]
+            try:
+                ray.get([a.ready.remote() for a in new], timeout=START_TIMEOUT_S)
+            except ray.exceptions.GetTimeoutError:
+                for a in new:
+                    ray.kill(a)
+                raise CrossgymError(f"Ray did not start {missing} verification actor(s) in {START_TIMEOUT_S:g} s "
+                                    "(fix: check the cluster's free CPUs with `ray status`)") from None
+            actors.extend(new)
+        return actors[:num_workers]
+
+
+def _forget(dead: list[Any]) -> None:
+    with _lock:
+        for group in _workers.values():
+            group[:] = [a for a in group if all(a is not d for d in dead)]
 
 
 def shutdown_workers() -> None:
@@ -167,7 +188,5 @@ def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_worke
         if todo:
             submit(todo.pop(), 0)
     if dead:  # do not hand dead actors to the next call
-        with _lock:
-            if _workers.get((n_workers, cpus_per_worker)) is actors:
-                del _workers[(n_workers, cpus_per_worker)]
+        _forget([actors[i] for i in dead])
     return [v if v is not None else Verdict.exception("no verdict produced") for v in out]

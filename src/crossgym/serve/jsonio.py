@@ -1,0 +1,35 @@
+"""JSON in and out of the server and client: orjson when installed (the serve extra brings it), else the stdlib.
+
+Both give the same documents: a body orjson refuses (integers past 64 bits, NaN literals) is read again by the
+standard library, and a reply orjson cannot write (such integers) is written by it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - the serve extra installs it
+    orjson = None  # type: ignore[assignment]
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse one JSON document; raises json.JSONDecodeError like the standard library."""
+    if orjson is not None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data)
+
+
+def dumps(doc: Any) -> bytes:
+    """Compact UTF-8 JSON; anything not JSON-native is written as its str()."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(doc, default=str, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:
+            pass
+    return json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":")).encode("utf-8")
