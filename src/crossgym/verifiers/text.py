@@ -38,7 +38,7 @@ class ExactMatch(_TextBase):
     """
 
     name = "exact_match"
-    version = "1"
+    version = "2"  # 2: <answer> tags are case-sensitive, like XML
     description = "answer equals the reference after normalisation (case, whitespace, punctuation, articles)"
 
     def score(self, task: Task, completion: Completion) -> Verdict:

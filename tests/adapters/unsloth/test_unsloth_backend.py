@@ -164,3 +164,10 @@ def test_multi_turn_tool_episodes_lora_grpo_steps_rewards_equal_verdicts(tiny_mo
             turns.append(len(comp.assistant_messages))
             tool_msgs += sum(m.role == "tool" for m in comp.messages)
     assert max(turns) >= 2 and tool_msgs > 0  # real multi-turn episodes with tool results
+
+
+def test_bad_model_path_is_one_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="Unsloth could not load the model") as err:
+        get_backend("unsloth").build_trainer(make_run(tmp_path / "no-such-model", tmp_path / "o"),
+                                             tasks=list(load_tasks("json_addition", n=2)))
+    assert err.value.where == "model"
