@@ -81,16 +81,28 @@ def openrlhf(session: nox.Session) -> None:
 
 # Unsloth 2026.10.9 pins trl<=1.15.0 and transformers<=5.17.0; its CPU backend refuses to start beside torchvision.
 UNSLOTH = ("unsloth==2026.10.9", "unsloth-zoo==2026.10.9")
+# Their requirements (unsloth + unsloth-zoo 2026.10.9 metadata) less the GPU-only ones the CPU backend never imports:
+# triton (1 GB installed), xformers, diffusers, torchvision and cut_cross_entropy (a triton kernel; it pulls triton).
+# Measured: the Unsloth tests pass without them (torch 2.13.0's CPU wheel does not need triton either).
+UNSLOTH_REQS = (
+    "trl>=0.18.2,<=1.15.0,!=0.19.0", "transformers>=4.52.4,<=5.17.0,!=5.0.0,!=5.1.0",
+    "datasets>=3.4.1,<5.0.0,!=4.0.*,!=4.1.0,!=4.4.*,!=4.5.0", "peft>=0.18.0", "accelerate>=0.34.1",
+    "bitsandbytes>=0.45.5,!=0.46.0,!=0.48.0", "torchao>=0.13.0", "huggingface_hub>=0.34.0",
+    "hf_transfer", "sentencepiece>=0.2.0", "tyro", "protobuf", "einops", "msgspec", "pillow", "regex", "numpy",
+    "packaging>=24.1", "psutil", "tqdm", "wheel>=0.42.0", "typer>=0.19.0", "rich", "pydantic", "pyyaml",
+    "json5>=0.9.25", "nest-asyncio", "structlog>=24.1.0", "click>=8.0", "certifi>=2026.10.19", "requests",
+    "filelock", "typing_extensions",
+)
 
 
 @nox.session(name="unsloth", python="3.11")
 def unsloth(session: nox.Session) -> None:
     """Unsloth 2026.10.9 (CPU backend) with its own trl/transformers pins; real LoRA GRPO steps on the tiny model."""
     _base(session)
-    session.install(TORCH, *UNSLOTH)
-    session.run("python", "-m", "pip", "uninstall", "-y", "-q", "torchvision")
-    # crossgym's base + verifiers extra only (its [trl] extra would pull trl 1.16 over Unsloth's pin); unsloth is
-    # not named again, so pip does not bring torchvision back
+    session.install("--no-deps", *UNSLOTH)
+    session.install(TORCH, *UNSLOTH_REQS)
+    session.run("python", "-m", "pip", "uninstall", "-y", "-q", "torchvision")  # in case a requirement brought it
+    # crossgym's base + verifiers extra only (its [trl] extra would pull trl 1.16 over Unsloth's pin)
     session.install(TORCH, "-e", ".[verifiers]", "matplotlib>=3.8", "pytest>=8", "hypothesis>=6",
                     "pytest-timeout>=2.3")
     _pytest(session, BACKEND_TESTS["unsloth"])
