@@ -95,6 +95,7 @@ def server() -> Iterator[str]:
                 time.sleep(0.1)
         yield url
     finally:
+        SERVER_PID.clear()
         proc.terminate()
         proc.wait(timeout=30)
 
@@ -190,11 +191,11 @@ def bench_concurrent(url: str, n: int) -> int:
 def bench_ray(pairs: list[tuple[Task, Completion | str]], rounds: int) -> float:
     import ray
 
-    from crossgym.serve.ray_scale import get_workers, shutdown_workers, verify_many_ray
+    from crossgym.serve.ray_scale import get_workers, init_ray, shutdown_workers, verify_many_ray
     from crossgym.verifiers.batch import verify_many
 
     t = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    init_ray(num_cpus=2)
     print(f"  ray.init: {time.perf_counter() - t:.1f} s")
     try:
         get_workers(2)  # 1 worker uses the first of these two actors

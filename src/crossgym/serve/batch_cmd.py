@@ -61,13 +61,19 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
                  out: Path | None = None) -> dict[str, Any]:
     """Score every record; write them to ``out`` when given; the summary document."""
     records, pairs = read_records(path)
+    startup = 0.0
     started = time.perf_counter()
     if use_ray or address:
-        from crossgym.serve.ray_scale import _ray, shutdown_workers, verify_many_ray
+        from crossgym.serve.ray_scale import _ray, get_workers, init_ray, shutdown_workers, verify_many_ray
 
         ray = _ray()
         ours = not ray.is_initialized()
         try:
+            if ours:
+                init_ray(address)
+            get_workers(workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
+            startup = time.perf_counter() - started  # Ray and its actors; scoring is timed apart
+            started = time.perf_counter()
             verdicts = verify_many_ray(pairs, num_workers=workers, address=address)
         finally:
             shutdown_workers()
@@ -105,7 +111,7 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
     return {"path": str(path), "n": len(verdicts), "mode": mode, "workers": workers,
             "mean_reward": sum(rewards) / len(rewards) if rewards else None,
             "passed": sum(1 for v in verdicts if v.passed), "errors": dict(sorted(errors.items())),
-            "compared": compared, "changed": changed, "seconds": round(elapsed, 3),
+            "compared": compared, "changed": changed, "seconds": round(elapsed, 3), "startup_seconds": round(startup, 3),
             "per_second": round(len(verdicts) / elapsed, 1) if elapsed > 0 else None,
             "out": None if out is None else str(out)}
 
@@ -120,7 +126,8 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return doc
     mean = "n/a" if doc["mean_reward"] is None else f"{doc['mean_reward']:.3f}"
-    lines = [f"{doc['n']} records scored ({doc['mode']}) in {doc['seconds']:.2f} s: mean reward {mean}, "
+    startup = f" (+{doc['startup_seconds']:.1f} s starting Ray)" if doc["startup_seconds"] else ""
+    lines = [f"{doc['n']} records scored ({doc['mode']}) in {doc['seconds']:.2f} s{startup}: mean reward {mean}, "
              f"{doc['passed']} passed"]
     if doc["errors"]:
         lines.append("errors: " + ", ".join(f"{k} {v}" for k, v in doc["errors"].items()))

@@ -126,6 +126,16 @@ def _chunks(n: int, num_workers: int, chunksize: int | None) -> list[range]:
     return [range(i, min(n, i + chunksize)) for i in range(0, n, chunksize)]
 
 
+def init_ray(address: str | None = None, **kwargs: Any) -> None:
+    """Connect to ``address`` ("auto", "ray://...") or start a local Ray: no dashboard, no usage stats, quiet."""
+    import logging as _logging
+
+    ray = _ray()
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(address=address, **{"include_dashboard": False, "log_to_driver": False,
+                                 "logging_level": _logging.ERROR, **kwargs})
+
+
 def default_workers() -> int:
     """One actor per CPU of the Ray cluster (at least 1)."""
     ray = _ray()
@@ -145,7 +155,7 @@ def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_worke
     if not items:
         return []
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, **(init_kwargs or {}))
+        init_ray(address, **(init_kwargs or {}))
     n_workers = num_workers or default_workers()
     if n_workers < 1:
         raise ConfigError(f"num_workers must be at least 1, got {n_workers}", where="num_workers",
