@@ -10,7 +10,7 @@
    Target: >= 1.6x.
 
 The machine's load average is printed next to every figure: other processes share the cores.
-Run: OMP_NUM_THREADS=1 RAY_USAGE_STATS_ENABLED=0 .venv/bin/python bench/serve.py [--pairs N] [--code N] [--rounds R]
+Run: OMP_NUM_THREADS=1 .venv/bin/python bench/serve.py [--pairs N] [--code N] [--rounds R] [--parts batch,ray]
 """
 
 from __future__ import annotations
@@ -220,17 +220,21 @@ def main() -> None:
     ap.add_argument("--code", type=int, default=256, help="code_tests pairs for parts 1 and 3")
     ap.add_argument("--concurrent", type=int, default=1000, help="concurrent requests for part 2")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (best of)")
-    ap.add_argument("--skip-ray", action="store_true")
+    ap.add_argument("--parts", default="batch,concurrency,ray", help="comma list: batch, concurrency, ray")
     args = ap.parse_args()
+    parts = {p.strip() for p in args.parts.split(",")}
     print(f"crossgym serve bench  [{load()}]")
     cheap, code = cheap_pairs(args.pairs), code_pairs(args.code)
-    print("1. batch endpoint vs in-process")
-    with server() as url:
-        bench_batch(url, cheap, "in-process verifiers", args.rounds)
-        bench_batch(url, code, "code_tests (sandbox)", args.rounds)
-        print("2. concurrency")
-        bench_concurrent(url, args.concurrent)
-    if not args.skip_ray:
+    if parts & {"batch", "concurrency"}:
+        with server() as url:
+            if "batch" in parts:
+                print("1. batch endpoint vs in-process")
+                bench_batch(url, cheap, "in-process verifiers", args.rounds)
+                bench_batch(url, code, "code_tests (sandbox)", args.rounds)
+            if "concurrency" in parts:
+                print("2. concurrency")
+                bench_concurrent(url, args.concurrent)
+    if "ray" in parts:
         print("3. Ray scale-out")
         bench_ray(code, args.rounds)
     print(f"done  [{load()}]")

@@ -56,6 +56,16 @@ def error_bytes(status: int, code: str, what: str, *, where: str | None = None, 
     return json.dumps(error_body(status, code, what, where=where, fix=fix)).encode()
 
 
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for these error statuses, all with the ErrorResponse body."""
+    from crossgym.serve.models import ErrorResponse
+
+    text = {401: "Missing or wrong bearer token", 404: "Unknown session", 409: "Session busy or episode over",
+            413: "Body too large", 422: "Invalid request", 429: "Too many sessions", 503: "Overloaded",
+            504: "Timed out"}
+    return {c: {"model": ErrorResponse, "description": text[c]} for c in codes}
+
+
 def _loc(loc: Any) -> str:
     out = ""
     for part in loc:
