@@ -1,6 +1,7 @@
-"""UnslothBackend on Unsloth's CPU backend: real LoRA GRPO steps on the tiny model through FastLanguageModel; the
-rewards the trainer saw equal crossgym's Verdicts (so the TRL backend's, which the TRL tests hold to the same);
-outputs and the LoRA checkpoint; plan; GPU-only options on CPU as one line."""
+"""UnslothBackend on Unsloth's CPU backend (tests marked needs_unsloth run in the `unsloth` nox venv): real LoRA
+GRPO steps on the tiny model through FastLanguageModel, single- and multi-turn; the rewards the trainer saw equal
+crossgym's Verdicts (so the TRL backend's, which the TRL tests hold to the same); outputs and the LoRA checkpoint;
+plan; GPU-only options on CPU as one line."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from crossgym.adapters.common import extra_task, reward_from_verdict, safe_verif
 from crossgym.api import get_backend, load_tasks, load_verifier
 from crossgym.protocol import ConfigError
 
-pytestmark = pytest.mark.usefixtures("needs_unsloth")
+needs_unsloth = pytest.mark.usefixtures("needs_unsloth")
 
 LENGTH = {"name": "length", "params": {"max": 4, "unit": "chars", "mode": "linear", "slack": 2.0}, "weight": 0.5}
 
@@ -34,6 +35,7 @@ def _lora_b(model) -> dict[str, object]:
     return {n: p.detach().clone() for n, p in model.named_parameters() if "lora_B" in n}
 
 
+@needs_unsloth
 def test_single_turn_lora_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_path):
     from peft import PeftModel
 
@@ -75,6 +77,7 @@ def test_single_turn_lora_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_
     assert len({r for fn, _, _, rewards in seen if fn.name == "length" for r in rewards}) > 1  # varied rewards
 
 
+@needs_unsloth
 def test_train_writes_outputs_and_the_lora_checkpoint_loads(tiny_model_dir, tmp_path):
     from peft import AutoPeftModelForCausalLM
     from transformers import AutoTokenizer
@@ -98,6 +101,7 @@ def test_train_writes_outputs_and_the_lora_checkpoint_loads(tiny_model_dir, tmp_
     assert model.generate(**ids, max_new_tokens=3, do_sample=False).shape[1] > ids["input_ids"].shape[1]
 
 
+@needs_unsloth
 def test_fast_inference_on_cpu_is_one_line_before_any_model_loads(tiny_model_dir, tmp_path):
     backend = get_backend("unsloth")
     with pytest.raises(ConfigError) as err:
@@ -106,6 +110,7 @@ def test_fast_inference_on_cpu_is_one_line_before_any_model_loads(tiny_model_dir
     assert not (tmp_path / "o" / "final").exists()
 
 
+@needs_unsloth
 def test_load_in_4bit_on_cpu_runs_qlora_or_says_why_not_in_one_line(tiny_model_dir, tmp_path):
     from unsloth_zoo.cpu.runtime import cpu_bnb_4bit_supported
 
@@ -120,6 +125,7 @@ def test_load_in_4bit_on_cpu_runs_qlora_or_says_why_not_in_one_line(tiny_model_d
     assert "Linear4bit" in kinds  # bitsandbytes NF4 base weights under the LoRA adapters
 
 
+@needs_unsloth
 def test_plan_shows_unsloth_settings_and_an_equivalent_script(tiny_model_dir, tmp_path):
     run = make_run(tiny_model_dir, tmp_path / "o", backend_args={"max_seq_length": 512, "top_k": 5})
     plan = get_backend("unsloth").plan(run)
@@ -137,6 +143,7 @@ def test_plan_shows_unsloth_settings_and_an_equivalent_script(tiny_model_dir, tm
     validate_plan(plan)  # TRL parses the GRPOConfig; Unsloth names every loader and LoRA argument
 
 
+@needs_unsloth
 def test_multi_turn_tool_episodes_lora_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_path):
     from unsloth_helpers import add_tasks, tool_call_bias
 
@@ -166,8 +173,23 @@ def test_multi_turn_tool_episodes_lora_grpo_steps_rewards_equal_verdicts(tiny_mo
     assert max(turns) >= 2 and tool_msgs > 0  # real multi-turn episodes with tool results
 
 
+@needs_unsloth
 def test_bad_model_path_is_one_config_error(tmp_path):
     with pytest.raises(ConfigError, match="Unsloth could not load the model") as err:
         get_backend("unsloth").build_trainer(make_run(tmp_path / "no-such-model", tmp_path / "o"),
                                              tasks=list(load_tasks("json_addition", n=2)))
     assert err.value.where == "model"
+
+
+def test_plan_needs_no_unsloth_and_plans_vllm_for_a_gpu(tmp_path):
+    pytest.importorskip("trl")
+    from crossgym.adapters.unsloth.backend import UnslothBackend
+
+    run = make_run(tmp_path / "model", tmp_path / "o", engine="vllm", grpo={"lora": None})
+    plan = UnslothBackend().plan(run)  # pure: no model loads, works where unsloth is not installed
+    fp = plan.native_config["FastLanguageModel.from_pretrained"]
+    assert fp["fast_inference"] is True and fp["gpu_memory_utilization"] == 0.5
+    assert fp["use_gradient_checkpointing"] == "unsloth" and fp["max_lora_rank"] == 16
+    assert plan.native_config["GRPOConfig"]["use_vllm"] is True
+    assert any("grpo.lora is unset" in n for n in plan.notes)
+    compile(plan.files["train_unsloth.py"], "train_unsloth.py", "exec")

@@ -64,11 +64,8 @@ class UnslothBackend(TRLBackend):
     # ------------------------------------------------------------ plan
     def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
         """The Unsloth loader and LoRA arguments, then the GRPOConfig and trainer the TRL backend would build."""
-        device = config_map.detect_device()
-        notes: list[str] = []
-        if run.engine == "vllm" and device == "cpu":
-            device = "cuda"
-            notes.append("no GPU is visible here: planned for a CUDA machine, as fast_inference (vLLM) needs one")
+        # engine: vllm is planned for a CUDA machine even here (the TRL backend's plan says so in its notes)
+        device = "cuda" if run.engine == "vllm" else config_map.detect_device()
         settings = unsloth_settings(run, device=device)
         # the TRL backend's plan without a peft_config: the adapters come from get_peft_model
         base = super().plan(without_lora(trl_run(run)), tasks=tasks)
@@ -79,7 +76,7 @@ class UnslothBackend(TRLBackend):
                   "GRPOTrainer": trainer}
         script = unsloth_script(settings, base.files.get("train_trl.py", ""))
         return Plan(backend=self.name, native_config=native, argv=("python", "train_unsloth.py"),
-                    files={"train_unsloth.py": script}, notes=(*notes, *settings.notes, *base.notes))
+                    files={"train_unsloth.py": script}, notes=(*settings.notes, *base.notes))
 
     # ------------------------------------------------------------ train
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
