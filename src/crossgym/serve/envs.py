@@ -85,6 +85,9 @@ def add_env_routes(app: FastAPI, settings: ServeSettings, runner: Runner, store:
             raise ApiError(409, "session_busy", "another step of this session is running", where="path id",
                            fix="wait for the previous step's reply before sending the next action")
         try:
+            if s.closed:  # deleted or expired while this request waited for a thread
+                raise ApiError(404, "unknown_session", f"session {s.id!r} was closed", where="path id",
+                               fix="create a new session with POST /envs")
             try:
                 res = s.env.step(action)
             except EpisodeError as exc:

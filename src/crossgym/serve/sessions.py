@@ -30,14 +30,19 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 30.0) -> None:
+        """Close the episode, after the step running now (if any) ends or ``wait_s`` passes."""
         if self.closed:
             return
         self.closed = True
+        locked = self.lock.acquire(timeout=wait_s)
         try:
             self.env.close()
         except Exception:  # closing must not take the server down
             log.warning("session %s: environment %s failed to close", self.id, self.env_name, exc_info=True)
+        finally:
+            if locked:
+                self.lock.release()
 
 
 class SessionStore:
