@@ -96,3 +96,30 @@ def test_sessions_are_closed_at_shutdown() -> None:
         env = app.state.sessions.get(sid).env
         assert not env.closed
     assert env.closed and len(app.state.sessions) == 0
+
+
+def test_a_second_step_while_one_runs_is_409(live_server: Any) -> None:
+    import concurrent.futures
+
+    import httpx
+
+    task = load_tasks("shell_tasks", n=1, seed=0, env="shell")[0]
+    srv = live_server()
+    slow = {"role": "assistant", "content": "",
+            "tool_calls": [{"id": "c1", "name": "run", "arguments": {"command": "sleep 1; echo done"}}]}
+    with httpx.Client(base_url=srv.url, timeout=60) as c:
+        sid = c.post("/envs", json={"task": task.to_dict()}).json()["id"]
+
+    def step(_: int) -> httpx.Response:
+        with httpx.Client(base_url=srv.url, timeout=60) as c:
+            return c.post(f"/envs/{sid}/step", json={"action": slow})
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        replies = list(pool.map(step, range(2)))
+    assert sorted(r.status_code for r in replies) == [200, 409]
+    ok = next(r for r in replies if r.status_code == 200).json()
+    assert "done" in ok["messages"][0]["content"] and ok["done"] is False
+    busy = next(r for r in replies if r.status_code == 409).json()["error"]
+    assert busy["code"] == "session_busy" and busy["fix"]
+    with httpx.Client(base_url=srv.url, timeout=60) as c:
+        assert c.delete(f"/envs/{sid}").status_code == 204
