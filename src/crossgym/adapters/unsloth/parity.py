@@ -97,7 +97,7 @@ def _accepted() -> dict[str, set[str]]:
 def validate_plan(plan: Any) -> None:
     """TRL's own parsing accepts the plan's GRPOConfig, and every loader / LoRA argument is one Unsloth names."""
     accepted = _accepted()  # imports unsloth before trl
-    from trl import GRPOConfig
+    from trl import GRPOConfig  # type: ignore[attr-defined]
 
     GRPOConfig(**dict(plan.native_config["GRPOConfig"]))
     for section, names in accepted.items():
