@@ -97,7 +97,7 @@ class BodyLimit:
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.limit:
-                    raise _TooLarge(413, f"the request body is over {self.limit:,} bytes")  # type: ignore[call-arg]
+                    raise _TooLarge(413, f"the request body is over {self.limit:,} bytes")
             return msg
 
         async def tracking_send(msg: Message) -> None:
