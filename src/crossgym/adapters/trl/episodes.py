@@ -147,8 +147,9 @@ class EpisodeRollout:
         ep.completion_ids += new_ids
         ep.env_mask += [1] * len(new_ids)
         ep.turns += 1
-        text = tokenizer.decode([i for i in new_ids if i not in eos_ids and i != tokenizer.pad_token_id],
-                                skip_special_tokens=False)
+        # only the closing end-of-turn token leaves the text: any other token the policy sampled (a pad included)
+        # is trained on, so the environment must see it too (the compat suite's token-consistency check)
+        text = tokenizer.decode([i for i in new_ids if i not in eos_ids], skip_special_tokens=False)
         action = Message(role="assistant", content=text)
         ep.out.append(action)
         ep.messages.append(action.to_openai())
