@@ -26,6 +26,14 @@ class EngineError(CrossgymError):
     """An inference server refused or failed a request (after retries, where retrying made sense)."""
 
 
+def check_httpx(engine: str) -> None:
+    """BackendUnavailable when httpx is missing, found without importing it (`crossgym list` stays fast)."""
+    import importlib.util
+
+    if importlib.util.find_spec("httpx") is None:
+        raise BackendUnavailable(engine, "the httpx package is missing", "pip install httpx")
+
+
 def require_httpx(engine: str) -> Any:
     try:
         import httpx

@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 from crossgym.inference.base import per_prompt_tools
-from crossgym.inference.http import EngineError, JSONClient, require_httpx
+from crossgym.inference.http import EngineError, JSONClient, check_httpx
 from crossgym.inference.toolcalls import parse_assistant_text
 from crossgym.protocol.episode import SamplingParams
 from crossgym.protocol.errors import ConfigError
@@ -71,7 +71,7 @@ class OpenAIEngine:
         return f"OpenAIEngine(base_url={self.base_url!r}, model={self._model!r})"
 
     def check(self) -> None:
-        require_httpx(self.name)
+        check_httpx(self.name)
 
     @property
     def client(self) -> JSONClient:

@@ -16,7 +16,7 @@ from typing import Any
 
 from crossgym.inference.base import Generation, per_prompt_tools, to_completion, truncate_at_stop
 from crossgym.inference.chat import ChatFormat, load_tokenizer
-from crossgym.inference.http import EngineError, JSONClient, require_httpx
+from crossgym.inference.http import EngineError, JSONClient, check_httpx
 from crossgym.inference.openai_engine import OpenAIEngine
 from crossgym.protocol.episode import SamplingParams
 from crossgym.protocol.errors import ConfigError
@@ -64,7 +64,7 @@ class SGLangEngine:
         return f"SGLangEngine(base_url={self.base_url!r}, api={self.api!r})"
 
     def check(self) -> None:
-        require_httpx(self.name)
+        check_httpx(self.name)
 
     def _need_url(self) -> str:
         if not self.base_url:

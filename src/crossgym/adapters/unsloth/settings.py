@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from crossgym.protocol.config import LoraConfig
 from crossgym.protocol.errors import ConfigError
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.protocol.config import LoraConfig, RunConfig
 
 #: backend_args keys that are Unsloth settings (from_pretrained, get_peft_model), not GRPOConfig fields.
 FROM_PRETRAINED_KEYS = ("max_seq_length", "load_in_4bit", "fast_inference", "max_lora_rank",
@@ -25,9 +24,6 @@ UNSLOTH_KEYS = FROM_PRETRAINED_KEYS + PEFT_KEYS
 DEFAULT_MAX_SEQ_LENGTH = 2048
 #: Unsloth's default vLLM memory share for fast_inference.
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.5
-#: The LoRA used when grpo.lora is None: Unsloth trains adapters, never all weights, in this backend.
-DEFAULT_LORA = LoraConfig()
-
 #: (crossgym field, Unsloth / TRL setting, note): the mapping table of docs/backends/unsloth.md.
 MAPPING: list[tuple[str, str, str]] = [
     ("model", "FastLanguageModel.from_pretrained(model_name=...)", "a local directory (or hub id with network)"),
@@ -93,8 +89,11 @@ def without_lora(run: RunConfig) -> RunConfig:
 
 
 def lora_of(run: RunConfig) -> LoraConfig:
-    """grpo.lora, or DEFAULT_LORA when unset (this backend always trains LoRA adapters)."""
-    return run.grpo.lora if run.grpo.lora is not None else DEFAULT_LORA
+    """grpo.lora, or LoraConfig's defaults when unset: this backend always trains LoRA adapters, never all weights.
+    (pydantic is imported here, not at module level, so `crossgym list` stays fast.)"""
+    from crossgym.protocol.config import LoraConfig
+
+    return run.grpo.lora if run.grpo.lora is not None else LoraConfig()
 
 
 def unsloth_settings(run: RunConfig, *, device: str) -> UnslothSettings:
