@@ -1,7 +1,7 @@
 """`make demo`: evaluate SmolLM2-135M-Instruct on held-out json_addition tasks, train it with GRPO on CPU through
 crossgym's TRL backend, evaluate again on the same tasks with the same seed, and print before/after.
 
-Knobs (environment): DEMO_STEPS (max GRPO steps, default from config.yaml), DEMO_TRAIN_BUDGET_S (wall-clock cap on
+Knobs (environment): DEMO_STEPS (max GRPO steps, default from config.yaml), DEMO_SEED (training seed, default 0), DEMO_TRAIN_BUDGET_S (wall-clock cap on
 training, default 480: training stops cleanly after the step that crosses it), DEMO_SAMPLES (sampled completions per
 held-out task, default 2), DEMO_OUT (output directory, default runs/demo).
 """
@@ -70,7 +70,7 @@ def main() -> int:
     model_dir = str(ensure_model(log=say))
     run = load_run_config(HERE / "config.yaml")
     steps = int(os.environ.get("DEMO_STEPS", run.grpo.max_steps))
-    run = run.with_overrides(model=model_dir, output_dir=str(out / "train"),
+    run = run.with_overrides(model=model_dir, output_dir=str(out / "train"), seed=int(os.environ.get("DEMO_SEED", 0)),
                              grpo={**run.grpo.model_dump(mode="json", exclude_unset=True), "max_steps": steps})
     held = load_run_tasks(run.eval_tasks, where="eval_tasks")
     train_tasks = load_run_tasks(run.tasks)

@@ -17,9 +17,10 @@ import json
 import logging
 import math
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
