@@ -192,7 +192,7 @@ class TRLBackend:
         metrics.update({"interrupted": interrupted, "stopped_early": logger.stopped_early,
                         "max_steps": run.grpo.max_steps})
         png = plot_reward_curve(out / "metrics.jsonl", out / "reward_curve.png",
-                                title=f"GRPO on {Path(run.model).name} (TRL)")
+                                title=f"GRPO on {Path(run.model).name} ({self.name})")
         metrics["reward_curve"] = str(png) if png else None
         metrics["metrics_file"] = str(out / "metrics.jsonl")
         steps = int(trainer.state.global_step)
