@@ -2,8 +2,8 @@
 
 Request (NeMo Gym's ``BaseVerifyRequest`` plus the dataset row's own fields): ``responses_create_params`` (the
 OpenAI Responses request: ``input`` messages, ``tools``), ``response`` (the Responses API reply: ``output`` items:
-``message``, ``function_call``, ``function_call_output``, ``reasoning``), and what says how to score: a whole crossgym
-``task``, or ``verifier`` (a name or {name, params}) with ``expected_answer`` (or ``answer``), or the server's
+``message``, ``function_call``, ``function_call_output``; reasoning and provider-executed calls are left out), and
+what says how to score: a whole crossgym ``task``, or ``verifier`` (a name or {name, params}) with ``expected_answer`` (or ``answer``), or the server's
 ``--nemo-gym-verifier``. Reply (``BaseVerifyResponse``): the request echoed field for field, plus ``reward``,
 ``mask_sample`` (true when the verifier failed or timed out: the reward measures nothing), ``failure_kind``
 ("verifier_error", from NeMo Gym's shared vocabulary), ``failure_reason``, and ``crossgym`` (the whole Verdict).
@@ -23,6 +23,16 @@ from crossgym.serve.models import TaskIn, VerdictOut, VerifierRef, VerifierSpecI
 
 #: NeMo Gym's failure_kind for a verifier that failed (nemo_gym/failure_kinds.py)
 FAILURE_KIND = "verifier_error"
+
+#: token metadata of a training rollout: NeMo Gym wants all three on an item or none (openai_utils.py)
+TOKEN_FIELDS = frozenset({"prompt_token_ids", "generation_token_ids", "generation_log_probs"})
+
+#: Responses output items NeMo Gym accepts that carry no assistant text or function call of the policy's own
+#: (hosted tools the provider ran, and the client's results of other call kinds): left out, like reasoning
+PASSED_OVER = frozenset({
+    "mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "file_search_call",
+    "web_search_call", "computer_call", "computer_call_output", "image_generation_call", "code_interpreter_call",
+    "local_shell_call", "local_shell_call_output", "custom_tool_call", "custom_tool_call_output"})
 
 
 class NemoCreateParams(BaseModel):
@@ -112,6 +122,10 @@ def items_to_messages(items: list[dict[str, Any]], where: str) -> list[Message]:
     out: list[Message] = []
     for i, item in enumerate(items):
         at = f"{where}[{i}]"
+        partial = TOKEN_FIELDS.difference(item) if TOKEN_FIELDS.intersection(item) else ()
+        if partial:  # NeMo Gym refuses half the token metadata of a training rollout too
+            raise ApiError(422, "invalid_request", f"token metadata lacks {', '.join(sorted(partial))}", where=at,
+                           fix="send prompt_token_ids, generation_token_ids and generation_log_probs together")
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             role = str(item.get("role", "assistant"))
@@ -133,8 +147,8 @@ def items_to_messages(items: list[dict[str, Any]], where: str) -> list[Message]:
             output = item.get("output", "")
             out.append(Message(role="tool", content=output if isinstance(output, str) else json.dumps(output),
                                tool_call_id=str(item.get("call_id") or "") or None))
-        elif kind == "reasoning":
-            continue  # hidden reasoning is not part of the answer
+        elif kind == "reasoning" or kind in PASSED_OVER:
+            continue  # hidden reasoning and provider-executed calls are not part of the answer
         else:
             raise ApiError(422, "invalid_request", f"unsupported Responses item type {kind!r}", where=at,
                            fix="send message, function_call, function_call_output or reasoning items")
@@ -144,7 +158,11 @@ def items_to_messages(items: list[dict[str, Any]], where: str) -> list[Message]:
 def _tools(specs: list[dict[str, Any]]) -> tuple[ToolSpec, ...]:
     out = []
     for t in specs:
-        if t.get("type", "function") == "function" and isinstance(t.get("name"), str):
+        if t.get("type", "function") != "function":
+            continue
+        if isinstance(t.get("function"), dict):  # the Chat Completions form, which some datasets carry
+            t = t["function"]
+        if isinstance(t.get("name"), str):
             out.append(ToolSpec(name=t["name"], description=str(t.get("description") or ""),
                                 parameters=t.get("parameters") or {"type": "object", "properties": {}}))
     return tuple(out)
@@ -167,6 +185,9 @@ def to_pair(req: NemoGymVerifyRequest, default_verifier: str | None) -> tuple[Ta
     raw_input = req.responses_create_params.input
     prompt = [Message(role="user", content=raw_input)] if isinstance(raw_input, str) \
         else items_to_messages(raw_input, "body.responses_create_params.input")
+    instructions = (req.responses_create_params.model_extra or {}).get("instructions")
+    if isinstance(instructions, str) and instructions:  # the Responses API's system prompt
+        prompt.insert(0, Message(role="system", content=instructions))
     extra = req.model_extra or {}
     answer = req.answer if req.answer is not None else req.expected_answer
     task_id = str(extra.get("task_id") or extra.get("id") or extra.get("uuid") or "nemo_gym")
