@@ -54,3 +54,6 @@ def crossgym_register_task_sources(registry: Registrar) -> None:
     add("reasoning_gym", f"{_SRC}.reasoning_gym:reasoning_gym", requires=("reasoning_gym",),
         install="pip install 'crossgym[tasks]'",
         description="any reasoning-gym dataset, scored by its own score_answer; params: dataset, config, n, seed")
+    add("prime_verifiers", "crossgym.interop.prime_verifiers:prime_verifiers", requires=("verifiers",),
+        install="pip install 'crossgym[interop]'",
+        description="a PrimeIntellect verifiers taskset, scored by prime_rubric; params: taskset, config, n, threshold")

@@ -43,3 +43,5 @@ def crossgym_register_verifiers(registry: Registrar) -> None:
     add("judge", _V + "judge:Judge", description="LLM-as-judge via an OpenAI-compatible endpoint",
         requires=("httpx",), install="pip install httpx")
     add("composite", _V + "composite:Composite", description="weighted sum / min / all of other verifiers")
+    add("prime_rubric", "crossgym.interop.prime_verifiers:PrimeRubric", requires=("verifiers",),
+        install="pip install 'crossgym[interop]'", description="a PrimeIntellect verifiers taskset's own rewards")

@@ -1,0 +1,1 @@
+"""Bridges to other RL stacks (PrimeIntellect verifiers, OpenEnv); each imports its framework only when used."""
