@@ -200,6 +200,9 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
         _render_plans([{"available": True, **plan.to_dict()}])
         Console().print(f"dry run: {len(tasks)} tasks and their verifiers load; nothing was trained")
         return
+    preload = getattr(b, "preload", None)  # a backend that must import first (Unsloth patches transformers)
+    if callable(preload):
+        preload()
     quiet_libraries()
     if skip_gate:
         err.print("eval gate skipped (--skip-gate)")

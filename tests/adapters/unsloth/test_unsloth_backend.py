@@ -193,3 +193,32 @@ def test_plan_needs_no_unsloth_and_plans_vllm_for_a_gpu(tmp_path):
     assert plan.native_config["GRPOConfig"]["use_vllm"] is True
     assert any("grpo.lora is unset" in n for n in plan.notes)
     compile(plan.files["train_unsloth.py"], "train_unsloth.py", "exec")
+
+
+@needs_unsloth
+def test_cli_train_imports_unsloth_before_the_gate_loads_transformers(tiny_model_dir, tmp_path):
+    """`crossgym train --backend unsloth` runs the eval gate (transformers) and then Unsloth: Unsloth must come first,
+    or it warns that its patches may not apply. A fresh process, so nothing is imported beforehand."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    from crossgym.protocol import Message, Task, VerifierSpec
+
+    spec = VerifierSpec("length", {"max": 6, "unit": "chars", "mode": "linear", "slack": 1.0})
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(Task(id=f"s{i}", prompt=[Message("user", f"Say hi to {i}.")], answer=None,
+                                  verifier=spec).to_json() + "\n" for i in range(8)), encoding="utf-8")
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "model": str(tiny_model_dir), "tasks": {"files": [str(tasks)]}, "output_dir": str(tmp_path / "out"),
+        "seed": 0, "backend": "unsloth",
+        "grpo": {"num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 8, "max_steps": 1,
+                 "learning_rate": 1e-3, "lora": {"r": 4, "alpha": 8}}}), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "train", str(cfg)], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "gate passed" in proc.stderr and "trained 1 steps" in proc.stdout
+    assert "should be imported before" not in proc.stdout + proc.stderr

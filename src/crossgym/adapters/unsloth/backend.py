@@ -79,6 +79,10 @@ class UnslothBackend(TRLBackend):
                     files={"train_unsloth.py": script}, notes=(*settings.notes, *base.notes))
 
     # ------------------------------------------------------------ train
+    def preload(self) -> None:
+        """Import unsloth before anything loads transformers (``crossgym train`` calls this before its eval gate)."""
+        import_unsloth(self)
+
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
               stop: threading.Event | None = None, callbacks: Sequence[Any] = ()) -> TrainResult:
         """The TRL backend's train (metrics.jsonl, reward_curve.png, rollouts.jsonl, final/ with the LoRA adapter)."""
