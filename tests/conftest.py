@@ -36,3 +36,27 @@ def fresh_plugins():
     reset_plugins()
     yield
     reset_plugins()
+
+
+@pytest.fixture(scope="session")
+def hf_engine(tiny_model_dir: Path):  # type: ignore[no-untyped-def]
+    """The tiny model behind crossgym's hf engine, loaded once per session."""
+    from crossgym.inference.hf import HFEngine
+
+    return HFEngine(tiny_model_dir, batch_size=16).load()
+
+
+@pytest.fixture
+def test_plugin():  # type: ignore[no-untyped-def]
+    """tests/rollout/fixtures_plugin registered for one test: a varying verifier and multi-turn environments."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "rollout"))
+    import fixtures_plugin
+
+    from crossgym.plugins import register_plugin, unregister_plugin
+
+    plugin = fixtures_plugin.Plugin()
+    register_plugin(plugin)
+    yield fixtures_plugin
+    unregister_plugin(plugin)
