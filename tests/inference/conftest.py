@@ -1,17 +1,10 @@
-"""Fixtures: one loaded hf engine on the tiny model, and a 127.0.0.1 server answering from it."""
+"""Fixtures: a 127.0.0.1 server answering from the tiny model's hf engine (hf_engine: tests/conftest.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-
-
-@pytest.fixture(scope="session")
-def hf_engine(tiny_model_dir):  # type: ignore[no-untyped-def]
-    from crossgym.inference.hf import HFEngine
-
-    return HFEngine(tiny_model_dir, batch_size=16).load()
 
 
 @pytest.fixture
