@@ -250,6 +250,32 @@ def reverify_cmd(
     _call("crossgym.eval.reverify:run_reverify_command", rollouts=rollouts, as_json=as_json)
 
 
+@app.command("synth")
+def synth_cmd(
+    family: str = typer.Argument(..., help="The task family (metadata 'family' of the seeds, or a task source)."),
+    seeds: Optional[Path] = typer.Option(None, "--seeds", help="Seed tasks: a JSONL file of Tasks."),  # noqa: UP007
+    from_source: Optional[str] = typer.Option(None, "--from-source", help="Seed tasks from this task source (default: FAMILY)."),  # noqa: UP007
+    source_params: Optional[str] = typer.Option(None, "--source-params", help="Params for the seed source as JSON."),  # noqa: UP007
+    engine: Optional[str] = typer.Option(None, "--engine", help="hf, vllm, sglang or openai."),  # noqa: UP007
+    model: Optional[str] = typer.Option(None, "--model", help="Model directory (hf/vllm engines)."),  # noqa: UP007
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL."),  # noqa: UP007
+    n: int = typer.Option(..., "-n", "--n", help="How many tasks to keep."),
+    out: Path = typer.Option(..., "--out", help="Kept tasks (JSONL); OUT.rejects.jsonl and OUT.summary.json beside it."),
+    rejects: Optional[Path] = typer.Option(None, "--rejects", help="Rejected drafts with reasons (JSONL)."),  # noqa: UP007
+    shots: int = typer.Option(3, "--shots", help="Seed tasks shown per draft."),
+    max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Most drafts (default 4 x n)."),  # noqa: UP007
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature for drafts."),
+    max_tokens: int = typer.Option(512, "--max-tokens", help="Most tokens per draft and per solution."),
+    seed: int = typer.Option(0, "--seed", help="Seed for seed choice and sampling."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Have a model write new tasks of a family from seeds; keep those its verifier confirms."""
+    _call("crossgym.synth.command:run_synth_command", family=family, seeds=seeds, from_source=from_source,
+          source_params=_parse_json_option(source_params, "--source-params"), engine=engine, model=model,
+          endpoint=endpoint, n=n, out=out, rejects=rejects, shots=shots, max_attempts=max_attempts,
+          temperature=temperature, max_tokens=max_tokens, seed=seed, as_json=as_json)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors are one line and exit 2."""
     try:
