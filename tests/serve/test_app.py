@@ -126,6 +126,9 @@ def test_openapi_lists_every_route_with_error_models(client: Any) -> None:
     assert {"413", "422", "503", "504"} <= set(post["responses"])
     assert post["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorResponse")
     assert "responses_create_params" not in str(post)  # NeMo Gym's shape only with --nemo-gym
+    body = doc["paths"]["/verify/batch"]["post"]["requestBody"]  # the route reads its body itself
+    assert body["required"] and body["content"]["application/json"]["schema"]["$ref"].endswith("/BatchRequest")
+    assert {"BatchRequest", "BatchItem", "TaskIn", "CompletionIn"} <= set(doc["components"]["schemas"])
 
 
 def test_batch_with_shared_tasks_equals_inline_tasks(client: Any) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Annotated, Any, Union
@@ -24,6 +23,7 @@ from crossgym.protocol.errors import ConfigError, CrossgymError, UnknownNameErro
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
 from crossgym.serve import jsonio, nemo_gym, openrlhf
 from crossgym.serve import models as m
+from crossgym.serve.batch_body import add_request_body, parse_batch, to_pair
 from crossgym.serve.envs import add_env_routes
 from crossgym.serve.errors import ApiError, error_responses, install_handlers
 from crossgym.serve.middleware import BearerAuth, BodyLimit
@@ -87,24 +87,6 @@ def _ref(spec: VerifierSpec, verifier: Any) -> dict[str, Any]:
 
 def _chars(completion: Completion) -> int:
     return sum(len(x.content) for x in completion.messages)
-
-
-def _pair(item: m.VerifyRequest | m.BatchItem, shared: list[Task] | None = None,
-          where: str = "body.task", cache: m.TaskCache | None = None, raw: Any = None) -> tuple[Task, Completion]:
-    """(Task, Completion) of one item; ``raw`` is the item's own JSON (for the task cache)."""
-    if isinstance(item.task, int):
-        if not shared or not 0 <= item.task < len(shared):
-            raise ApiError(422, "invalid_request", f"task index {item.task} is not in tasks "
-                           f"(0..{len(shared or []) - 1})", where=where,
-                           fix="send the task inline, or list it in the batch's 'tasks'")
-        task = shared[item.task]
-    elif cache is not None and isinstance(raw, dict):
-        task = cache.task(raw.get("task"), item.task)
-    else:
-        task = m.to_task(item.task)
-    if item.verifier is not None:
-        task = dataclasses.replace(task, verifier=m.to_spec(item.verifier))
-    return task, m.to_completion(item.completion)
 
 
 def _verifier_list() -> list[dict[str, Any]]:
@@ -209,7 +191,7 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
         return verdict, _ref(task.verifier, verifier)
 
     async def verify_crossgym(body: m.VerifyRequest, raw: Any) -> Response:
-        task, completion = _pair(body, cache=tasks, raw=raw)
+        task, completion = to_pair(body, cache=tasks, raw=raw)
         verdict, ref = await score(task, completion, "body.verifier" if body.verifier is not None
                                    else "body.task.verifier")
         return _json({"verdict": m.verdict_dict(verdict), "verifier": ref})
@@ -236,25 +218,19 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
             return await verify_crossgym(body, await request.json())
 
     @app.post("/verify/batch", response_model=m.BatchResponse, responses=verify_errors, tags=["verify"])
-    async def verify_batch(body: m.BatchRequest, request: Request) -> Response:
+    async def verify_batch(request: Request) -> Response:
         """Score many pairs (``verify_many``: one Verdict each, in order; a verifier that cannot be built gives an
-        "exception" Verdict for its items)."""
-        if len(body.items) > settings.max_batch:
-            raise ApiError(413, "batch_too_large", f"{len(body.items)} items is over this server's {settings.max_batch}",
-                           where="body.items", fix=f"send at most {settings.max_batch} items per request")
+        "exception" Verdict for its items). The body is a BatchRequest."""
+        body = await request.body()
 
-        raw = await request.json()  # parsed once already (for validation); the task cache keys on it
-
-        def work() -> dict[str, Any]:
+        def work() -> bytes:  # parsing, checking, scoring and writing the reply, all off the event loop
             from crossgym.verifiers.batch import verify_many
 
-            shared = [tasks.task(r, t) for r, t in zip(raw.get("tasks") or (), body.tasks, strict=True)]
-            pairs = [_pair(it, shared, f"body.items[{i}].task", tasks, r)
-                     for i, (it, r) in enumerate(zip(body.items, raw["items"], strict=True))]
+            pairs = parse_batch(body, tasks, settings.max_batch)
             verdicts = verify_many(pairs, workers=settings.batch_workers)
-            return {"verdicts": [m.verdict_dict(v) for v in verdicts]}
+            return jsonio.dumps({"verdicts": [m.verdict_dict(v) for v in verdicts]})
 
-        return _json(await runner.run(work))
+        return Response(content=await runner.run(work), media_type="application/json")
 
     @app.post("/openrlhf/reward", response_model=openrlhf.OpenRLHFRewardResponse, responses=verify_errors,
               tags=["verify"])
@@ -279,6 +255,15 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
 
     # ------------------------------------------------------------------ environment sessions
     add_env_routes(app, settings, runner, store, auth)
+
+    base_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:  # the batch route reads its body itself: document it as a BatchRequest
+            add_request_body(base_openapi(), "/verify/batch", m.BatchRequest)
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     # middleware: the body limit first (outermost after auth), so unauthenticated clients cannot send big bodies
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)

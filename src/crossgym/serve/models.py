@@ -344,6 +344,14 @@ class TaskCache:
 
     def task(self, raw: Any, model: TaskIn) -> Task:
         """The Task for ``model``, validated from the JSON value ``raw``."""
+        return self._get(raw, model)
+
+    def from_json(self, raw: Any) -> Task:
+        """The Task for the JSON value ``raw``, validated by TaskIn unless the same JSON was seen before (raises
+        pydantic's ValidationError)."""
+        return self._get(raw, None)
+
+    def _get(self, raw: Any, model: TaskIn | None) -> Task:
         from crossgym.serve import jsonio
 
         key = jsonio.dumps(raw)
@@ -352,7 +360,7 @@ class TaskCache:
             if hit is not None:
                 self._tasks.move_to_end(key)
                 return hit
-        task = to_task(model)
+        task = to_task(model if model is not None else TaskIn.model_validate(raw))
         with self._lock:
             self._tasks[key] = task
             if len(self._tasks) > self.size:
