@@ -66,6 +66,19 @@ def test_actor_sets_grow_and_too_many_is_a_clear_error(local_ray: None) -> None:
         get_workers(3)
 
 
+def test_pinned_actors_hold_one_core_each_and_equal_local(local_ray: None) -> None:
+    from crossgym.serve.ray_scale import _chunks, get_workers, shutdown_workers, verify_many_ray
+
+    shutdown_workers()  # the unpinned actors of other tests hold the 2 CPUs
+    pairs = _code_pairs(3)
+    assert verify_many_ray(pairs, num_workers=2, pin_cpus=True, chunksize=2) == verify_many(pairs)
+    node = sorted(os.sched_getaffinity(0))
+    cores = ray.get([a.pinned.remote() for a in get_workers(2, pin_cpus=True)])
+    assert cores == [[node[0]], [node[1 % len(node)]]]
+    assert [len(c) for c in _chunks(1000, None)] == [16] * 62 + [8]  # the same chunks for any number of actors
+    shutdown_workers()
+
+
 def test_verify_batch_file_with_ray_equals_local(local_ray: None, tmp_path: Path) -> None:
     from crossgym.serve.batch_cmd import verify_batch
 

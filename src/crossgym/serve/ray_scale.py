@@ -1,10 +1,12 @@
 """verify_many over a Ray cluster: actors that keep verifiers and sandbox pools warm between batches.
 
 Each actor is one worker process holding ``slots`` CPUs: its verifiers are built once per spec (the api cache), its
-sandbox pool runs ``slots`` confined workers, and ``verify_many`` inside it uses ``slots`` threads/processes. The
-caller splits the pairs into chunks, keeps two chunks in flight per actor and puts the Verdicts back in order, so
-the result is exactly what local ``verify_many`` gives. Actors stay up between calls (``shutdown_workers`` ends
-them); a chunk whose actor died is retried once on another.
+sandbox pool runs ``slots`` confined workers, and ``verify_many`` inside it uses ``slots`` threads/processes. With
+``pin_cpus`` each actor (and the sandbox pool it starts) is pinned to its own ``slots`` cores of the node, so a
+worker is exactly that many cores. The caller splits the pairs into chunks of the same size whatever the number
+of actors (many more chunks than actors, so none idles at the end), keeps two chunks in flight per actor and puts
+the Verdicts back in order: the result is exactly what local ``verify_many`` gives. Actors stay up between calls
+(``shutdown_workers`` ends them); a chunk whose actor died is retried once on another.
 """
 
 from __future__ import annotations
@@ -25,9 +27,13 @@ INSTALL = "pip install 'crossgym[ray]'"
 #: chunks in flight per actor (one running, one queued, so an actor never idles between chunks)
 IN_FLIGHT = 2
 
+#: default chunks per call: about this many (chunk sizes between CHUNK_MIN and CHUNK_MAX pairs)
+CHUNKS = 64
+CHUNK_MIN, CHUNK_MAX = 4, 512
+
 _lock = threading.Lock()
-#: live actors by CPUs per actor; a call for n actors uses the first n (and starts more when needed)
-_workers: dict[float, list[Any]] = {}
+#: live actors by (CPUs per actor, pinned); a call for n actors uses the first n (and starts more when needed)
+_workers: dict[tuple[float, bool], list[Any]] = {}
 #: seconds to wait for new actors to start (Ray may wait for free CPUs)
 START_TIMEOUT_S = 300.0
 
@@ -43,14 +49,23 @@ def _ray() -> Any:
 class _VerifyWorker:
     """The actor: warm verifiers and a sandbox pool sized to its CPUs."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, pin_index: int | None = None) -> None:
         # before anything starts a sandbox or verifier pool in this process: one slot per CPU Ray gave us
         os.environ["CROSSGYM_SANDBOX_WORKERS"] = str(slots)
         os.environ.setdefault("OMP_NUM_THREADS", "1")
         self.slots = slots
+        self.cpus: list[int] = []
+        if pin_index is not None and hasattr(os, "sched_setaffinity"):
+            node = sorted(os.sched_getaffinity(0))
+            self.cpus = [node[(pin_index * slots + i) % len(node)] for i in range(slots)]
+            os.sched_setaffinity(0, self.cpus)  # the sandbox and verifier pools started later inherit it
 
     def ready(self) -> int:
         return os.getpid()
+
+    def pinned(self) -> list[int]:
+        """The cores this actor is pinned to (empty when not pinned)."""
+        return sorted(os.sched_getaffinity(0)) if self.cpus else []
 
     def verify(self, pairs: list[tuple[Task, Completion]]) -> list[Verdict]:
         from crossgym.verifiers.batch import verify_many
@@ -71,12 +86,13 @@ class _VerifyWorker:
         return built
 
 
-def get_workers(num_workers: int, cpus_per_worker: float = 1.0) -> list[Any]:
+def get_workers(num_workers: int, cpus_per_worker: float = 1.0, pin_cpus: bool = False) -> list[Any]:
     """``num_workers`` live actors, reused between calls and grown when more are asked for (Ray must be running).
-    Raises CrossgymError when the cluster has too few free CPUs for the new ones."""
+    ``pin_cpus``: actor k is pinned to cores k*slots.. of its node (for one-node clusters; a worker is then exactly
+    its cores). Raises CrossgymError when the cluster has too few free CPUs for the new ones."""
     ray = _ray()
     with _lock:
-        actors = _workers.setdefault(cpus_per_worker, [])
+        actors = _workers.setdefault((cpus_per_worker, pin_cpus), [])
         missing = num_workers - len(actors)
         if missing > 0:
             free = float(ray.available_resources().get("CPU", 0.0))
@@ -86,7 +102,8 @@ def get_workers(num_workers: int, cpus_per_worker: float = 1.0) -> list[Any]:
                     f"has {free:g} CPU free (fix: ask for fewer workers, or call shutdown_workers() first)")
             slots = max(1, int(math.ceil(cpus_per_worker)))
             cls = ray.remote(num_cpus=cpus_per_worker, max_restarts=0)(_VerifyWorker)
-            new = [cls.remote(slots) for _ in range(missing)]
+            first = len(actors)
+            new = [cls.remote(slots, first + k if pin_cpus else None) for k in range(missing)]
             try:
                 ray.get([a.ready.remote() for a in new], timeout=START_TIMEOUT_S)
             except ray.exceptions.GetTimeoutError:
@@ -120,9 +137,10 @@ def shutdown_workers() -> None:
                 pass
 
 
-def _chunks(n: int, num_workers: int, chunksize: int | None) -> list[range]:
+def _chunks(n: int, chunksize: int | None) -> list[range]:
+    """The same chunks whatever the number of actors: ~CHUNKS of them (a chunk is one actor call)."""
     if chunksize is None:
-        chunksize = max(1, min(64, math.ceil(n / (num_workers * 4))))
+        chunksize = max(CHUNK_MIN, min(CHUNK_MAX, math.ceil(n / CHUNKS)))
     return [range(i, min(n, i + chunksize)) for i in range(0, n, chunksize)]
 
 
@@ -144,11 +162,12 @@ def default_workers() -> int:
 
 def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_workers: int | None = None,
                     cpus_per_worker: float = 1.0, chunksize: int | None = None, address: str | None = None,
-                    init_kwargs: dict[str, Any] | None = None) -> list[Verdict]:
+                    init_kwargs: dict[str, Any] | None = None, pin_cpus: bool = False) -> list[Verdict]:
     """One Verdict per (task, completion), in order, scored by Ray actors; equal to local ``verify_many``.
 
     Uses the running Ray (``ray.init`` it yourself) or connects to ``address`` ("auto", "ray://...", or a local
-    start when None and Ray is not running). ``num_workers`` actors (default: one per cluster CPU).
+    start when None and Ray is not running). ``num_workers`` actors (default: one per cluster CPU); ``chunksize``
+    pairs per actor call (default: n/64, 4..512); ``pin_cpus``: see ``get_workers``.
     """
     ray = _ray()
     items = [(t, Completion.from_text(c) if isinstance(c, str) else c) for t, c in pairs]
@@ -160,8 +179,8 @@ def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_worke
     if n_workers < 1:
         raise ConfigError(f"num_workers must be at least 1, got {n_workers}", where="num_workers",
                           fix="pass num_workers >= 1")
-    actors = get_workers(n_workers, cpus_per_worker)
-    chunks = _chunks(len(items), n_workers, chunksize)
+    actors = get_workers(n_workers, cpus_per_worker, pin_cpus)
+    chunks = _chunks(len(items), chunksize)
     out: list[Verdict | None] = [None] * len(items)
     pending: dict[Any, tuple[int, int, int]] = {}  # ref -> (chunk index, actor index, attempt)
     todo = list(range(len(chunks)))[::-1]
