@@ -26,12 +26,25 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     yield pool
     root = pool._scratch_root
     deadline = time.monotonic() + 3.0  # the server removes a task's directory just after reporting it
-    while root and os.listdir(root) and time.monotonic() < deadline:
+    while root and leftovers_in(root) and time.monotonic() < deadline:
         time.sleep(0.05)
-    leftovers = sorted(os.listdir(root)) if root and os.path.isdir(root) else []
+    leftovers = leftovers_in(root) if root and os.path.isdir(root) else []
     pool.close()
     assert not leftovers, f"scratch directories left behind: {leftovers}"
     assert root is None or not os.path.exists(root)
+
+
+def leftovers_in(root: str) -> list[str]:
+    """What tasks left in a pool's scratch root: every entry but the slots' own directories (``z<slot>-...``,
+    kept by their zygotes between tasks), which must be empty."""
+    found = []
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name)
+        if name.startswith("z") and os.path.isdir(path) and not os.path.islink(path):
+            found += [f"{name}/{entry}" for entry in sorted(os.listdir(path))]
+        else:
+            found.append(name)
+    return found
 
 
 class Marker:

@@ -4,40 +4,46 @@ from __future__ import annotations
 
 import fcntl
 import io
-import linecache
 import os
 import stat
 import sys
-import traceback
 
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
 from . import confine, wire
 
-# fds inside a task: 0 payload (then stdin), 1 stdout, 2 stderr, 3 private result pipe (tests mode)
+# fds inside a task: 0 payload (then stdin), 1 stdout, 2 stderr, 3 private result pipe (tests mode), 9 status
 RESULT_FD = 3
+RULESET_FD = 8  # a zygote's prepared Landlock ruleset (close-on-exec)
 SETUP_FAILED = 125
 
 
 def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: dict[str, int],
-         scratch: str, uid: int | None, nproc_base: int) -> None:
-    """Never returns. ``fds`` maps payload/stdout/stderr/status[/result] to fds inherited from the server."""
+         scratch: str, uid: int | None, nproc_base: int, ruleset: int | None = None) -> None:
+    """Never returns. ``fds`` maps payload/stdout/stderr/status[/result] to fds inherited from the server.
+    ``ruleset``: forked by a slot's zygote, which prepared the Landlock ruleset and the signal dispositions."""
     status = fds["status"]
     try:
         confine.start_session(server_pid)
         mode = hdr["mode"]
         high = {name: fcntl.fcntl(fd, fcntl.F_DUPFD, 200) for name, fd in fds.items()}
         targets = {"payload": 0, "stdout": 1, "stderr": 2, "result": RESULT_FD, "status": 9}
+        if ruleset is not None:
+            high["ruleset"], targets["ruleset"] = fcntl.fcntl(ruleset, fcntl.F_DUPFD, 200), RULESET_FD
         for name, fd in high.items():
-            os.dup2(fd, targets[name])
+            os.dup2(fd, targets[name], inheritable=name != "ruleset")
         status = 9
-        os.closerange(RESULT_FD + 1 if "result" in fds else RESULT_FD, 9)
+        os.closerange(RESULT_FD + 1 if "result" in fds else RESULT_FD, 9 if ruleset is None else RULESET_FD)
         os.closerange(10, 1 << 16)
-        confine.reset_signals(for_exec=(mode == "exec"))
+        if ruleset is None:
+            confine.reset_signals(for_exec=(mode == "exec"))
+        elif mode == "exec":  # the zygote reset the rest; these two are ignored in Python, default in programs
+            confine.default_pipe_signals()
         os.chdir(scratch)
         os.umask(0o022)
-        conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, keep_rules=(mode == "tests"))
+        conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, keep_rules=(mode == "tests"),
+                   ruleset=None if ruleset is None else RULESET_FD)
         if uid is None:
             confine.set_dumpable(False)
         spawner = None
@@ -67,6 +73,8 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         try:
             harness.main(payload, spawner, scratch)
         except BaseException:
+            import traceback
+
             traceback.print_exc()  # a harness bug: show it in the task's stderr
     os._exit(SETUP_FAILED)
 
@@ -125,7 +133,6 @@ def _run_python(source: str, filename: str, scratch: str) -> None:
     sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
     atexit._clear()
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     rc = 0
     try:
         code = compile(source, filename, "exec")
@@ -134,7 +141,7 @@ def _run_python(source: str, filename: str, scratch: str) -> None:
         rc = exit_code(exc)
     except BaseException as exc:
         rc = 1
-        _print_exc(exc)
+        _print_exc(exc, (filename, source))
     os._exit(finish(rc))
 
 
@@ -172,8 +179,14 @@ def finish(rc: int) -> int:
     return rc
 
 
-def _print_exc(exc: BaseException) -> None:
+def _print_exc(exc: BaseException, main: tuple[str, str] | None = None) -> None:
+    """Print a traceback the way ``python3`` does (traceback is imported only now: most tasks never need it)."""
     try:
+        import linecache
+        import traceback
+
+        if main is not None:
+            linecache.cache[main[0]] = (len(main[1]), None, main[1].splitlines(True), main[0])
         tb = exc.__traceback__.tb_next if exc.__traceback__ else None
         traceback.print_exception(type(exc), exc, tb)
         sys.stderr.flush()

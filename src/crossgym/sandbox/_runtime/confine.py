@@ -43,13 +43,26 @@ class Confinement:
             self._bpf = ctypes.create_string_buffer(bpf, len(bpf))
             self._prog = _SockFprog(len(bpf) // 8, ctypes.addressof(self._bpf))
         self.seccomp = self._prog is not None
-        self._rules: list[tuple[int, int]] = []
+        self._ruleset: int | None = None
+
+    def ruleset(self, scratch: str) -> int | None:
+        """A Landlock ruleset fd for tasks working in ``scratch`` (None without Landlock): full access below it,
+        read and execute on system directories. Made once by a slot's zygote, applied by each task it forks."""
+        if not self.landlock_abi:
+            return None
+        rules = landlock.open_rules([scratch], self.ro_dirs, DEV_FILES)
+        try:
+            return landlock.create(self.landlock_abi, rules)
+        finally:
+            landlock.close_rules(rules)
 
     def apply(self, limits: dict[str, int], scratch: str, uid: int | None, nproc_base: int = 0,
-              keep_rules: bool = False) -> None:
+              keep_rules: bool = False, ruleset: int | None = None) -> None:
         """Drop to ``uid`` (when given), set rlimits, then Landlock and seccomp. Raises OSError.
-        ``keep_rules`` keeps the Landlock rule fds open for one :meth:`nest` later."""
-        rules = landlock.open_rules([scratch], self.ro_dirs, DEV_FILES) if self.landlock_abi else []
+        ``ruleset``: a prepared one from :meth:`ruleset` (this call owns it), else one is made for ``scratch``.
+        ``keep_rules`` keeps the ruleset open for one :meth:`nest` later."""
+        if ruleset is None:
+            ruleset = self.ruleset(scratch)
         try:
             if uid is not None:
                 os.setgroups([])
@@ -58,28 +71,29 @@ class Confinement:
             _rlimits(limits, nproc_base)
             if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
-            if rules:
-                landlock.restrict(self.landlock_abi, rules)
+            if ruleset is not None:
+                landlock.restrict_self(ruleset)
             self.apply_seccomp()
         finally:
             if keep_rules:
-                self._rules = rules
-            else:
-                landlock.close_rules(rules)
+                self._ruleset = ruleset
+            elif ruleset is not None:
+                os.close(ruleset)
 
     def nest(self) -> None:
         """A nested Landlock domain (same rules): its processes cannot signal the parent domain."""
-        rules, self._rules = self._rules, []
-        try:
-            if rules:
-                landlock.restrict(self.landlock_abi, rules)
-        finally:
-            landlock.close_rules(rules)
+        ruleset, self._ruleset = self._ruleset, None
+        if ruleset is not None:
+            try:
+                landlock.restrict_self(ruleset)
+            finally:
+                os.close(ruleset)
 
     def drop_rules(self) -> None:
-        """Close rule fds kept for :meth:`nest` (in the process that will not nest)."""
-        landlock.close_rules(self._rules)
-        self._rules = []
+        """Close the ruleset kept for :meth:`nest` (in the process that will not nest)."""
+        if self._ruleset is not None:
+            os.close(self._ruleset)
+        self._ruleset = None
 
     def apply_seccomp(self) -> None:
         """Load the pre-built BPF filter (no internet sockets, no setsid, ptrace, mount, unshare, bpf...)."""
@@ -128,9 +142,14 @@ def reset_signals(for_exec: bool) -> None:
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL if for_exec else signal.default_int_handler)
     if for_exec:
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        default_pipe_signals()
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def default_pipe_signals() -> None:
+    """SIGPIPE and SIGXFSZ back at their defaults (Python ignores them; programs expect them to kill)."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 
 
 def set_dumpable(flag: bool) -> None:

@@ -76,8 +76,18 @@ def close_rules(rules: list[tuple[int, int]]) -> None:
 
 
 def restrict(version: int, rules: list[tuple[int, int]]) -> None:
-    """Confine this process and its future children to ``rules`` (from :func:`open_rules`). Also denies TCP
-    and, from ABI 6, signals and abstract unix sockets towards processes outside the new domain."""
+    """Confine this process and its future children to ``rules`` (from :func:`open_rules`)."""
+    ruleset = create(version, rules)
+    try:
+        restrict_self(ruleset)
+    finally:
+        os.close(ruleset)
+
+
+def create(version: int, rules: list[tuple[int, int]]) -> int:
+    """A ruleset fd for ``rules`` (from :func:`open_rules`), to be applied by :func:`restrict_self` in this
+    process or in any process forked later. Besides the rules it denies TCP and, from ABI 6, signals and abstract
+    unix sockets towards processes outside the domain it creates."""
     fs = handled_fs(version)
     attr = _RulesetAttr(fs, (NET_BIND_TCP | NET_CONNECT_TCP) if version >= 4 else 0,
                         (SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL) if version >= 6 else 0)
@@ -91,7 +101,13 @@ def restrict(version: int, rules: list[tuple[int, int]]) -> None:
             if _libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
                              ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
                 raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for fd {fd}")
-        if _libc.syscall(_RESTRICT, ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
-            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
-    finally:
+    except BaseException:
         os.close(ruleset)
+        raise
+    return int(ruleset)
+
+
+def restrict_self(ruleset: int) -> None:
+    """Enter a new Landlock domain (nested in the current one) made of a ruleset from :func:`create`."""
+    if _libc.syscall(_RESTRICT, ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")

@@ -22,7 +22,7 @@ import traceback
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import child, codec, confine, harness, plan, solution, wire  # noqa: F401  preloaded: tasks cannot read this directory
+from . import child, cleanup, codec, confine, harness, plan, solution, wire, zygote  # noqa: F401  preloaded: tasks cannot read this directory
 
 FD_NAMES = ("payload", "stdout", "stderr", "status", "result")
 
@@ -42,19 +42,21 @@ class Task:
         self.killed_for: str | None = None
         self.scratch = ""
         self.keep = bool(hdr.get("keep"))
+        self.zygote: zygote.Link | None = None
 
 
 class Server:
     """Slots, a queue, deadlines and reaping; one process for the whole pool."""
 
-    def __init__(self, cfg: dict[str, Any]) -> None:
+    def __init__(self, cfg: dict[str, Any], zygotes: bool = True) -> None:
         self.cfg = cfg
         self.pid = os.getpid()
         self.root = cfg["scratch_root"]
         self.uid_base = cfg.get("uid_base")
         self.free = list(range(int(cfg.get("workers", 1))))[::-1]
         self.queue: collections.deque[Task] = collections.deque()
-        self.running: dict[int, Task] = {}
+        self.running: dict[int, Task] = {}  # by pid; tasks of a slot's zygote by -1 - slot
+        self.zygotes: dict[int, zygote.Link] | None = {} if zygotes else None
         self.conf = confine.Confinement(cfg)
         self._nproc = (0, 0.0)
         confine.subreaper()
@@ -69,10 +71,14 @@ class Server:
         """Handle requests until the caller closes its end of ``sock``."""
         while True:
             timeout = self._next_timeout()
-            readable, _, _ = select.select([sock, self.wake_r], [], [], timeout)  # type: ignore[type-var]
+            links = list(self.zygotes.values()) if self.zygotes else []
+            readable, _, _ = select.select([sock, self.wake_r, *links], [], [], timeout)  # type: ignore[type-var]
             if self.wake_r in readable:
                 self._drain_wakeups()
             self._reap()
+            for link in links:
+                if link in readable:
+                    self._from_zygote(link)
             if sock in readable:
                 try:
                     data, fds, _, _ = socket.recv_fds(sock, 1 << 16, len(FD_NAMES))
@@ -103,6 +109,8 @@ class Server:
         """Kill every task, reap, remove scratch directories that nobody keeps."""
         for task in list(self.running.values()):
             self._kill(task)
+        for link in list((self.zygotes or {}).values()):
+            self._retire(link)
         deadline = time.monotonic() + 5
         while self.running and time.monotonic() < deadline:
             self._reap(block_s=0.05)
@@ -157,25 +165,65 @@ class Server:
     def _start(self, task: Task) -> None:
         task.slot = self.free.pop()
         uid = None if self.uid_base is None else int(self.uid_base) + task.slot
-        task.scratch = self._scratch(task, uid)
         nproc = self._nproc_base() if uid is None else 0
-        pid = os.fork()
-        if pid == 0:
-            try:
-                self.queue.clear()
-                self.running.clear()
-                child.main(self.pid, self.conf, task.hdr, task.fds, task.scratch, uid, nproc)
-            finally:
-                os._exit(child.SETUP_FAILED)
-        task.pid = pid
+        if self.zygotes is not None and not task.hdr.get("scratch"):
+            self._start_in_zygote(task, uid, nproc)
+        else:
+            task.scratch = self._scratch(task, uid)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    self.queue.clear()
+                    self.running.clear()
+                    child.main(self.pid, self.conf, task.hdr, task.fds, task.scratch, uid, nproc)
+                finally:
+                    os._exit(child.SETUP_FAILED)
+            task.pid = pid
+            self.running[pid] = task
         task.start = time.monotonic()
         task.deadline = task.start + float(task.hdr.get("timeout", 10.0))
-        self.running[pid] = task
         for name, fd in task.fds.items():
             if name != "status":
                 os.close(fd)
         task.fds = {"status": task.fds["status"]}
-        self._report(task, {"started": pid}, final=False)
+        self._report(task, {"started": task.pid}, final=False)
+
+    def _start_in_zygote(self, task: Task, uid: int | None, nproc: int) -> None:
+        """Hand the task to its slot's zygote (started on first use, restarted when it is gone)."""
+        assert self.zygotes is not None
+        for attempt in (1, 2):
+            link = self.zygotes.get(task.slot)
+            if link is None:
+                link = self.zygotes[task.slot] = zygote.Link(self.cfg, self.root, task.slot, uid)
+            try:
+                link.send(dict(task.hdr, nproc=nproc), task.fds)
+                break
+            except OSError:
+                self._retire(link)
+                if attempt == 2:
+                    raise
+        task.zygote, link.task, task.scratch = link, task, link.scratch
+        self.running[-1 - task.slot] = task
+
+    def _from_zygote(self, link: zygote.Link) -> None:
+        kind, value = link.receive()
+        task = link.task
+        if kind == "pid" and task is not None:
+            task.pid = value
+            return
+        if kind == "gone":
+            self._retire(link)
+            value = {"status": signal.SIGKILL, "cpu": 0.0, "maxrss_kb": 0, "clean": False}
+        elif not value.get("clean"):
+            self._retire(link)
+        link.task = None
+        if task is not None and self.running.pop(-1 - task.slot, None) is task:
+            self._finish(task, value["status"], value["cpu"], value["maxrss_kb"])
+
+    def _retire(self, link: zygote.Link) -> None:
+        if self.zygotes and self.zygotes.get(link.slot) is link:
+            del self.zygotes[link.slot]
+        link.close()
 
     def _scratch(self, task: Task, uid: int | None) -> str:
         """A fresh private directory, or the caller's session directory handed back to this slot's uid."""
@@ -186,7 +234,7 @@ class Server:
             if os.path.dirname(path) != self.root or not os.path.isdir(path) or os.path.islink(path):
                 raise ValueError(f"scratch {given!r} is not a directory of this pool")
             if uid is not None:
-                _chown_tree(path, uid)
+                cleanup.chown_tree(path, uid)
             elif st.st_uid != os.getuid():
                 raise ValueError(f"scratch {given!r} belongs to another user")
             task.keep = True
@@ -234,6 +282,9 @@ class Server:
                 self._kill(task)
 
     def _kill(self, task: Task) -> None:
+        if task.zygote is not None:
+            task.zygote.kill()
+            return
         for kill in (os.kill, os.killpg):
             try:
                 kill(task.pid, signal.SIGKILL)
@@ -254,32 +305,33 @@ class Server:
                 return
             task = self.running.pop(pid, None)
             if task is not None:
-                self._finish(task, status, usage)
+                self._finish(task, status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 
-    def _finish(self, task: Task, status: int, usage: Any) -> None:
+    def _finish(self, task: Task, status: int, cpu: float, maxrss_kb: int) -> None:
         try:
-            self._complete(task, status, usage)
+            self._complete(task, status, cpu, maxrss_kb)
         except Exception:  # never lose the slot or the server over one task
             traceback.print_exc()
             self._close_fds(task)
         finally:
             self.free.append(task.slot)
 
-    def _complete(self, task: Task, status: int, usage: Any) -> None:
+    def _complete(self, task: Task, status: int, cpu: float, maxrss_kb: int) -> None:
         wall = time.monotonic() - task.start
-        self._kill(task)  # whatever the task left running in its process group
-        if self.uid_base is not None and not self.conf.seccomp:
-            _kill_uid(int(self.uid_base) + task.slot)
+        if task.zygote is None:
+            self._kill(task)  # whatever the task left running in its process group (a zygote did that itself)
+        if self.uid_base is not None and not self.conf.seccomp and task.zygote is None:
+            cleanup.kill_uid(int(self.uid_base) + task.slot)
         code = os.waitstatus_to_exitcode(status)
         msg = {"exit": code, "signal": -code if code < 0 else None, "timed_out": task.timed_out,
-               "killed_for": task.killed_for, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-               "maxrss_kb": usage.ru_maxrss, "scratch": task.scratch if task.keep else None}
+               "killed_for": task.killed_for, "wall": wall, "cpu": cpu,
+               "maxrss_kb": maxrss_kb, "scratch": task.scratch if task.keep else None}
         if task.keep and self.uid_base is not None:
-            _chown_tree(task.scratch, os.getuid())  # a kept directory is nobody's until its next command
+            cleanup.chown_tree(task.scratch, os.getuid())  # a kept directory is nobody's until its next command
         self._report(task, msg)
         self._close_fds(task)
-        if not task.keep:
-            remove_tree(task.scratch)
+        if not task.keep and task.zygote is None:
+            cleanup.remove_tree(task.scratch)
 
     def _report(self, task: Task, msg: dict[str, Any], final: bool = True) -> None:
         fd = task.fds.get("status")
@@ -299,75 +351,11 @@ class Server:
         task.fds = {}
 
 
-def _chown_tree(path: str, uid: int) -> None:
-    """Hand a session directory to a uid (never following links; entries that vanish are skipped)."""
-    os.chown(path, uid, uid, follow_symlinks=False)
-    for top, dirs, files in os.walk(path):
-        for name in dirs + files:
-            try:
-                os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
-            except OSError:
-                pass
-
-
-def remove_tree(path: str) -> None:
-    """rm -rf through directory fds, never following links (shutil would pull in bz2, lzma, zlib...)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return
-    try:
-        _empty(fd, 0)
-    finally:
-        os.close(fd)
-    try:
-        os.rmdir(path)
-    except OSError:
-        pass
-
-
-def _empty(dfd: int, depth: int) -> None:
-    for name in os.listdir(dfd):
-        try:
-            os.unlink(name, dir_fd=dfd)
-            continue
-        except IsADirectoryError:
-            pass
-        except OSError:
-            continue
-        if depth > 200:
-            continue
-        try:
-            sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
-        except OSError:
-            continue
-        try:
-            _empty(sub, depth + 1)
-        finally:
-            os.close(sub)
-        try:
-            os.rmdir(name, dir_fd=dfd)
-        except OSError:
-            pass
-
-
-def _kill_uid(uid: int) -> None:
-    """Without seccomp a task may leave its process group; kill everything its slot uid runs."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setresuid(uid, uid, uid)
-            os.kill(-1, signal.SIGKILL)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
-
-
 def main(argv: list[str]) -> None:
     """``python3 -S -I -c BOOT serve CFG`` (fd 3 is the request socket) or ``oneshot CFG HDR FDS``."""
     mode, cfg = argv[0], json.loads(argv[1])
     os.environ.clear()
-    server = Server(cfg)
+    server = Server(cfg, zygotes=mode == "serve" and not cfg.get("no_zygotes"))
     gc.collect()
     gc.freeze()  # forked tasks then leave the server's objects (and their memory pages) alone
     if mode == "serve":

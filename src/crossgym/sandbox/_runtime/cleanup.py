@@ -1,0 +1,87 @@
+"""Cleaning up after tasks: kill what a slot's uid left running, hand directories over, empty and remove them
+(through directory fds, never following links; shutil would pull in bz2, lzma, zlib...)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+def chown_tree(path: str, uid: int) -> None:
+    """Hand a session directory to a uid (never following links; entries that vanish are skipped)."""
+    os.chown(path, uid, uid, follow_symlinks=False)
+    for top, dirs, files in os.walk(path):
+        for name in dirs + files:
+            try:
+                os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
+            except OSError:
+                pass
+
+
+def remove_tree(path: str) -> None:
+    """rm -rf ``path`` (never following links)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        _empty(fd, 0)
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def empty_dir(path: str) -> bool:
+    """Remove everything below ``path`` (a slot's scratch directory); False when something is left or the
+    directory itself is no longer ours to use (gone, a link, not searchable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        _empty(fd, 0)
+        return not os.listdir(fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _empty(dfd: int, depth: int) -> None:
+    for name in os.listdir(dfd):
+        try:
+            os.unlink(name, dir_fd=dfd)
+            continue
+        except IsADirectoryError:
+            pass
+        except OSError:
+            continue
+        if depth > 200:
+            continue
+        try:
+            sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+        except OSError:
+            continue
+        try:
+            _empty(sub, depth + 1)
+        finally:
+            os.close(sub)
+        try:
+            os.rmdir(name, dir_fd=dfd)
+        except OSError:
+            pass
+
+
+def kill_uid(uid: int) -> None:
+    """Without seccomp a task may leave its process group; kill everything its slot uid runs."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)

@@ -1,0 +1,221 @@
+"""A slot's zygote: forked from the server once per slot, it forks that slot's tasks one at a time.
+
+A fresh interpreter that imports only what tasks need (a small process is cheaper to fork and to tear down),
+it prepares once what every task of the slot shares (the Landlock ruleset of the slot's scratch directory,
+signal dispositions, the subreaper role), so a task costs one fork from it plus a session, the uid, rlimits,
+the prepared ruleset, seccomp and the code. After a task it kills the task's process group while the leader
+is still a zombie (the pid cannot be reused by then), reaps, and empties the directory; a directory it cannot
+empty retires the zygote. It never sees a task's data: payloads go from the caller straight to the task.
+
+On its socket the server sends a JSON header with the task's fds, or ``K`` (kill the task); the zygote answers
+``P<pid>`` once it forked, then one JSON object with the exit status and usage.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
+
+from . import child, cleanup, confine, wire
+
+FDS = ("payload", "stdout", "stderr", "status", "result")
+SOCK_FD = 3
+REAP_S = 1.0
+BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from _runtime.zygote import boot; boot(sys.argv[2])"
+
+
+def boot(cfg_json: str) -> None:
+    """``python3 -S -I -c BOOT RUNTIME_PARENT CFG``, exec'd by the server with fd 3 as the zygote's socket."""
+    cfg = json.loads(cfg_json)
+    os.environ.clear()
+    conf = confine.Confinement(cfg)
+    warm_up()
+    main(int(cfg["server_pid"]), conf, cfg["scratch"], cfg.get("uid"))
+
+
+def warm_up(tests: bool = False) -> None:
+    """Run once here what every task runs, so that tasks find it initialised: the first compile() in a process
+    costs milliseconds of lazy set-up (and page faults), paid once here instead of in every forked task."""
+    import io
+
+    data = wire.pack({"source": "x = [1]\nassert x[0] + 1 == 2\n", "env": {}, "files": []})
+    exec(compile(json.loads(data[4:])["source"], "main.py", "exec"), {"__name__": "__main__"})
+    for fd, mode in ((0, "rb"), (1, "wb"), (2, "wb")):
+        raw = io.FileIO(fd, mode, closefd=False)
+        buffered = io.BufferedReader(raw) if mode == "rb" else io.BufferedWriter(raw)
+        io.TextIOWrapper(buffered, encoding="utf-8", errors="strict").detach()
+    os.environ.update({"HOME": "/", "LANG": "C.UTF-8"})
+    os.environ.clear()
+    if tests:
+        from . import codec, harness, plan, solution  # noqa: F401  tasks cannot read this directory: load them here
+
+        module, _, _ = plan.build("assert f([1]) == [1]\n", None)
+        codec.decode(codec.encode({"a": [1, (2.5, "b")]}))
+        compile("def f(x):\n    return x\n", "solution.py", "exec")
+    gc.collect()
+    gc.freeze()  # the objects made so far stay out of tasks' garbage collections (and their pages untouched)
+
+
+def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | None) -> None:
+    """The zygote's loop (fd 3 is its socket to the server). Never returns."""
+    confine.start_session(server_pid)  # its own group, and it dies with the server
+    confine.set_dumpable(False)
+    confine.subreaper()
+    confine.reset_signals(for_exec=False)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ruleset = conf.ruleset(scratch)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=SOCK_FD)
+    me = os.getpid()
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, len(FDS))
+        except OSError:
+            data, fds = b"", []
+        if not data or data == b"K":
+            for fd in fds:
+                os.close(fd)
+            if data:
+                continue  # a kill for a task that already ended
+            break
+        hdr = json.loads(data)
+        if hdr.get("mode") == "tests" and "_runtime.harness" not in sys.modules:
+            warm_up(tests=True)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                child.main(me, conf, hdr, dict(zip(FDS, fds)), scratch, uid, int(hdr.get("nproc", 0)), ruleset)
+            finally:
+                os._exit(child.SETUP_FAILED)
+        for fd in fds:
+            os.close(fd)
+        sock.send(b"P%d" % pid)
+        status, usage, gone = _watch(sock, pid)
+        clean = _clean(pid, uid, conf.seccomp, scratch)
+        sock.send(json.dumps({"status": status, "cpu": usage.ru_utime + usage.ru_stime,
+                              "maxrss_kb": usage.ru_maxrss, "clean": clean}).encode())
+        if gone or not clean:
+            break
+    os._exit(0)
+
+
+def _watch(sock: socket.socket, pid: int) -> tuple[int, Any, bool]:
+    """Wait for the task to end, killing its group when the server says so; then kill what is left of the
+    group (its leader is a zombie until reaped, so the group id is still this task's) and reap the leader."""
+    pidfd = os.pidfd_open(pid)
+    gone = False
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.register(sock.fileno(), select.POLLIN)
+        while True:
+            ready = [fd for fd, _ in poller.poll()]
+            if pidfd in ready:
+                break
+            msg = sock.recv(64)
+            if not msg:  # the server is gone: end the task, then leave
+                gone = True
+                poller.unregister(sock.fileno())
+            _kill(pid)
+    finally:
+        os.close(pidfd)
+    _kill(pid)
+    _, status, usage = os.wait4(pid, 0)
+    return status, usage, gone
+
+
+def _kill(pid: int) -> None:
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str) -> bool:
+    """Kill and reap what the task left (orphans come to us, the subreaper), then empty its directory."""
+    if uid is not None and not seccomp:  # without seccomp a task may leave its process group
+        cleanup.kill_uid(uid)
+    deadline = 0.0
+    while True:
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if not done:
+            now = time.monotonic()
+            deadline = deadline or now + REAP_S
+            if now > deadline:
+                break  # something outside the group: reaped after a later task
+            time.sleep(0.002)
+    return cleanup.empty_dir(scratch)
+
+
+class Link:
+    """The server's end of one slot's zygote."""
+
+    def __init__(self, cfg: dict[str, Any], root: str, slot: int, uid: int | None) -> None:
+        self.slot = slot
+        self.scratch = os.path.join(root, f"z{slot}-{os.urandom(6).hex()}")
+        os.mkdir(self.scratch, 0o700)
+        if uid is not None:
+            os.chown(self.scratch, uid, uid)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fd = theirs.detach()
+        argv = [sys.executable, "-S", "-I", "-c", BOOT, os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                json.dumps(dict(cfg, server_pid=os.getpid(), scratch=self.scratch, uid=uid))]
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                os.dup2(fd, SOCK_FD)
+                os.closerange(SOCK_FD + 1, 1 << 16)  # nothing of the server's: no request socket, no task's fds
+                os.execve(argv[0], argv, {})
+            finally:
+                os._exit(127)
+        os.close(fd)
+        self.sock = ours
+        self.task: Any = None
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, hdr: dict[str, Any], fds: dict[str, int]) -> None:
+        """Hand a task to the zygote (OSError when it is gone)."""
+        socket.send_fds(self.sock, [json.dumps(hdr).encode()], [fds[n] for n in FDS if n in fds])
+
+    def kill(self) -> None:
+        """Ask the zygote to kill its task's process group (it alone may: it has not reaped the task yet)."""
+        try:
+            self.sock.send(b"K")
+        except OSError:
+            pass
+
+    def receive(self) -> tuple[str, Any]:
+        """("pid", pid) once the task is forked, ("end", report) when it ended, ("gone", None)."""
+        try:
+            data = self.sock.recv(1 << 12)
+        except OSError:
+            data = b""
+        if not data:
+            return "gone", None
+        if data[:1] == b"P":
+            return "pid", int(data[1:])
+        return "end", json.loads(data)
+
+    def close(self) -> None:
+        """Stop the zygote (its task dies with it) and remove the slot's directory."""
+        self.sock.close()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        cleanup.remove_tree(self.scratch)
