@@ -33,7 +33,8 @@ def test_builtin_environment_conforms(env: str, check: str) -> None:
 def test_every_registered_environment_has_a_case() -> None:
     from crossgym.plugins import registry
 
-    assert set(registry("environments").names()) == set(CASES)
+    # "openenv" needs a live OpenEnv server: its conformance runs in tests/interop/test_openenv_bridge.py
+    assert set(registry("environments").names()) - {"openenv"} == set(CASES)
 
 
 def test_run_conformance_reports_every_check() -> None:

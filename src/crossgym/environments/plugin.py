@@ -21,6 +21,8 @@ def crossgym_register_environments(registry: Registrar) -> None:
                  description="write code, see the failing tests, fix it; scored by code_tests on all tests")
     registry.add("sql", f"{_ENVS}.sql:SqlEnv",
                  description="explore an SQLite schema with read-only tools, then submit one query")
+    registry.add("openenv", "crossgym.interop.openenv:OpenEnvEnvironment", requires=("openenv",),
+                 install="pip install 'crossgym[interop]'", description="an OpenEnv server's episode; params: base_url")
 
 
 @hookimpl
@@ -57,3 +59,5 @@ def crossgym_register_task_sources(registry: Registrar) -> None:
     add("prime_verifiers", "crossgym.interop.prime_verifiers:prime_verifiers", requires=("verifiers",),
         install="pip install 'crossgym[interop]'",
         description="a PrimeIntellect verifiers taskset, scored by prime_rubric; params: taskset, config, n, threshold")
+    add("openenv", "crossgym.interop.openenv:openenv_tasks",
+        description="OpenEnv episodes (openenv env, openenv_reward); params: n or resets, prompt, threshold")

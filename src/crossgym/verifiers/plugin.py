@@ -45,3 +45,4 @@ def crossgym_register_verifiers(registry: Registrar) -> None:
     add("composite", _V + "composite:Composite", description="weighted sum / min / all of other verifiers")
     add("prime_rubric", "crossgym.interop.prime_verifiers:PrimeRubric", requires=("verifiers",),
         install="pip install 'crossgym[interop]'", description="a PrimeIntellect verifiers taskset's own rewards")
+    add("openenv_reward", "crossgym.interop.openenv:OpenEnvReward", description="an OpenEnv episode's summed step rewards")
