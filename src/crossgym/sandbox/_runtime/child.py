@@ -15,6 +15,7 @@ from . import confine, wire
 
 # fds inside a task: 0 payload (then stdin), 1 stdout, 2 stderr, 3 private result pipe (tests mode), 9 status
 RESULT_FD = 3
+READY: dict[str, Any] = {}  # what a zygote prepared once for its tasks: "path", "modules", "streams"
 RULESET_FD = 8  # a zygote's prepared Landlock ruleset (close-on-exec)
 SETUP_FAILED = 125
 
@@ -53,11 +54,12 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
             conf.drop_rules()
         payload = wire.read_obj(0)
         _seed(payload.get("files", []))
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch,
-               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
-        env.update(payload.get("env") or {})
-        os.environ.clear()
-        os.environ.update(env)
+        env = base_env(scratch)
+        extra = payload.get("env")
+        if extra or ruleset is None:  # a zygote set the base environment already
+            env.update(extra or {})
+            os.environ.clear()
+            os.environ.update(env)
     except BaseException as exc:  # the task never started: tell the server, not the task's stderr
         try:
             wire.write_all(status, wire.line({"setup_error": f"{type(exc).__name__}: {exc}"}))
@@ -77,6 +79,12 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
 
             traceback.print_exc()  # a harness bug: show it in the task's stderr
     os._exit(SETUP_FAILED)
+
+
+def base_env(scratch: str) -> dict[str, str]:
+    """The environment every task starts from (a call's ``env`` adds to it)."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
 
 
 def _seed(files: list[list[Any]]) -> None:
@@ -122,16 +130,11 @@ def _run_python(source: str, filename: str, scratch: str) -> None:
     import atexit
     import builtins
 
-    for name in [m for m in sys.modules if m == "_runtime" or m.startswith("_runtime.")]:
-        del sys.modules[name]
-    sys.path[:] = [scratch] + confine.stdlib_path()
+    hide_runtime(READY.get("modules"))
+    sys.path[:] = READY.get("path") or [scratch] + confine.stdlib_path()
     sys.argv[:] = [filename]
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8",
-                                 errors="strict")
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
-                                  errors="strict")
-    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
+    if not READY.get("streams"):
+        set_streams()
     atexit._clear()
     rc = 0
     try:
@@ -143,6 +146,27 @@ def _run_python(source: str, filename: str, scratch: str) -> None:
         rc = 1
         _print_exc(exc, (filename, source))
     os._exit(finish(rc))
+
+
+def hide_runtime(names: list[str] | None = None, keep: tuple[str, ...] = ()) -> None:
+    """Take the sandbox's own modules out of sys.modules (``import _runtime`` fails, as under ``python3``), but
+    keep them alive: freeing them would touch (and copy) thousands of pages this process shares with its parent."""
+    names = names or [m for m in sys.modules if m == "_runtime" or m.startswith("_runtime.")]
+    _HIDDEN.extend(sys.modules.pop(name) for name in names if name in sys.modules and name not in keep)
+
+
+_HIDDEN: list[Any] = []
+
+
+def set_streams() -> None:
+    """sys.stdin/stdout/stderr as ``python3`` makes them for pipes (UTF-8; strict, but backslashreplace on
+    stderr, which is line-buffered)."""
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8",
+                                 errors="strict")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
+                                  errors="strict")
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
 
 
 def exit_code(exc: SystemExit) -> int:

@@ -42,6 +42,8 @@ def empty_dir(path: str) -> bool:
     except OSError:
         return False
     try:
+        if not os.listdir(fd):
+            return True
         _empty(fd, 0)
         return not os.listdir(fd)
     except OSError:

@@ -208,9 +208,6 @@ class Server:
     def _from_zygote(self, link: zygote.Link) -> None:
         kind, value = link.receive()
         task = link.task
-        if kind == "pid" and task is not None:
-            task.pid = value
-            return
         if kind == "gone":
             self._retire(link)
             value = {"status": signal.SIGKILL, "cpu": 0.0, "maxrss_kb": 0, "clean": False}

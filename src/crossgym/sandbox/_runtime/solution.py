@@ -17,7 +17,7 @@ import sys
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import codec, confine, wire
+from . import child, codec, confine, wire
 
 MAX_MESSAGE = 1000
 
@@ -221,9 +221,7 @@ def _exact(value: Any, kind: type) -> Any:
 
 def _serve(req: int, rep: int, scratch: str) -> None:
     """Answer the harness until it closes the request pipe."""
-    for name in [m for m in sys.modules if m == "_runtime" or m.startswith("_runtime.")]:
-        if name not in ("_runtime", "_runtime.solution", "_runtime.codec", "_runtime.wire"):
-            del sys.modules[name]
+    child.hide_runtime(keep=("_runtime", "_runtime.solution", "_runtime.codec", "_runtime.wire"))
     sys.path[:] = [scratch] + confine.stdlib_path()
     sys.argv[:] = ["solution.py"]
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8")

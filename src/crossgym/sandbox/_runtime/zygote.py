@@ -8,7 +8,7 @@ is still a zombie (the pid cannot be reused by then), reaps, and empties the dir
 empty retires the zygote. It never sees a task's data: payloads go from the caller straight to the task.
 
 On its socket the server sends a JSON header with the task's fds, or ``K`` (kill the task); the zygote answers
-``P<pid>`` once it forked, then one JSON object with the exit status and usage.
+with one JSON object: the exit status and usage.
 """
 
 from __future__ import annotations
@@ -38,29 +38,26 @@ def boot(cfg_json: str) -> None:
     cfg = json.loads(cfg_json)
     os.environ.clear()
     conf = confine.Confinement(cfg)
+    os.environ.update(child.base_env(cfg["scratch"]))
+    child.READY["path"] = [cfg["scratch"]] + confine.stdlib_path()
+    child.set_streams()  # fresh, never used: every task of the slot takes them over (fds 0-2 are its own)
     warm_up()
+    child.READY["streams"] = True
     main(int(cfg["server_pid"]), conf, cfg["scratch"], cfg.get("uid"))
 
 
 def warm_up(tests: bool = False) -> None:
     """Run once here what every task runs, so that tasks find it initialised: the first compile() in a process
     costs milliseconds of lazy set-up (and page faults), paid once here instead of in every forked task."""
-    import io
-
     data = wire.pack({"source": "x = [1]\nassert x[0] + 1 == 2\n", "env": {}, "files": []})
     exec(compile(json.loads(data[4:])["source"], "main.py", "exec"), {"__name__": "__main__"})
-    for fd, mode in ((0, "rb"), (1, "wb"), (2, "wb")):
-        raw = io.FileIO(fd, mode, closefd=False)
-        buffered = io.BufferedReader(raw) if mode == "rb" else io.BufferedWriter(raw)
-        io.TextIOWrapper(buffered, encoding="utf-8", errors="strict").detach()
-    os.environ.update({"HOME": "/", "LANG": "C.UTF-8"})
-    os.environ.clear()
     if tests:
         from . import codec, harness, plan, solution  # noqa: F401  tasks cannot read this directory: load them here
 
         module, _, _ = plan.build("assert f([1]) == [1]\n", None)
         codec.decode(codec.encode({"a": [1, (2.5, "b")]}))
         compile("def f(x):\n    return x\n", "solution.py", "exec")
+    child.READY["modules"] = [m for m in sys.modules if m == "_runtime" or m.startswith("_runtime.")]
     gc.collect()
     gc.freeze()  # the objects made so far stay out of tasks' garbage collections (and their pages untouched)
 
@@ -98,7 +95,6 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 os._exit(child.SETUP_FAILED)
         for fd in fds:
             os.close(fd)
-        sock.send(b"P%d" % pid)
         status, usage, gone = _watch(sock, pid)
         clean = _clean(pid, uid, conf.seccomp, scratch)
         sock.send(json.dumps({"status": status, "cpu": usage.ru_utime + usage.ru_stime,
@@ -200,15 +196,13 @@ class Link:
             pass
 
     def receive(self) -> tuple[str, Any]:
-        """("pid", pid) once the task is forked, ("end", report) when it ended, ("gone", None)."""
+        """("end", report) when the task ended, or ("gone", None)."""
         try:
             data = self.sock.recv(1 << 12)
         except OSError:
             data = b""
         if not data:
             return "gone", None
-        if data[:1] == b"P":
-            return "pid", int(data[1:])
         return "end", json.loads(data)
 
     def close(self) -> None:
