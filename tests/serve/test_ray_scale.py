@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,35 @@ def test_verify_batch_file_with_ray_equals_local(local_ray: None, tmp_path: Path
     assert (tmp_path / "ray.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
     assert ray_doc["passed"] == local_doc["passed"] == 3 and ray_doc["n"] == 9
     assert ray.is_initialized()  # a Ray it did not start is left running
+
+
+def test_verify_batch_cli_with_address_joins_a_running_ray(local_ray: None, tmp_path: Path) -> None:
+    """`crossgym verify-batch --address` from another process: it joins this test's Ray, scores on its actors,
+    ends them and leaves the cluster running."""
+    import subprocess
+    import sys
+
+    from crossgym.serve.batch_cmd import verify_batch
+    from crossgym.serve.ray_scale import shutdown_workers
+
+    shutdown_workers()  # free the cluster's 2 CPUs for the other driver's actors
+    src = tmp_path / "rollouts.jsonl"
+    with src.open("w") as f:
+        for task, comp in _code_pairs(2):
+            f.write(json.dumps({"task": task.to_dict(), "completion": comp}) + "\n")
+    address = ray.get_runtime_context().gcs_address
+    proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "verify-batch", str(src), "--address", address,
+                           "--workers", "2", "--out", str(tmp_path / "ray.jsonl"), "--json"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert doc["mode"] == "ray" and doc["n"] == 6 and doc["passed"] == 2
+    verify_batch(src, out=tmp_path / "local.jsonl")
+    assert (tmp_path / "ray.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
+    deadline = time.monotonic() + 60  # its actors end (Ray frees their CPUs a moment later); the cluster stays up
+    while ray.available_resources().get("CPU") != 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray.available_resources().get("CPU") == 2
 
 
 def test_missing_ray_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
