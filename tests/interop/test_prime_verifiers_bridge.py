@@ -69,8 +69,7 @@ def test_native_taskset_loads_as_crossgym_tasks() -> None:
     assert [t.id for t in tasks] == ["sum-0", "sum-1", "sum-2"]
     t = tasks[1]
     assert [m.role for m in t.prompt] == ["system", "user"] and t.prompt[1].content == "What is 1 + 3?"
-    assert t.answer == "4" and t.verifier == VerifierSpec("prime_rubric", {"taskset": NATIVE, "config": {"n": 3},
-                                                                           "threshold": 1.0})
+    assert t.answer == "4" and t.verifier == VerifierSpec("prime_rubric", {"taskset": NATIVE, "threshold": 1.0})
     assert Task.from_json(t.to_json()) == t
     assert crossgym.load_tasks("prime_verifiers", taskset=NATIVE, config={"n": 5}, n=2)[-1].id == "sum-1"
 
@@ -103,6 +102,18 @@ def test_prime_rubric_multi_turn_with_tool_messages() -> None:
     trace = vf_score(native_vf_tasks()[2], task.prompt, completion)
     assert verdict.reward == trace.reward and verdict.components["used_calculator"] == 0.1
     assert trace.rewards["correct"].score == 1.0
+
+
+def test_task_config_reaches_the_rubric() -> None:
+    """verifiers' run-time task knobs (here a plugged weight on the `correct` reward) travel in the verifier spec."""
+    config = {"n": 2, "task": {"rewards": {"correct": {"weight": 2.0}}}}
+    task = crossgym.load_tasks("prime_verifiers", taskset=NATIVE, config=config)[1]
+    assert task.verifier.params["task_config"] == {"rewards": {"correct": {"weight": 2.0}}}
+    ts = vf.load_taskset(vf.taskset_config_type(NATIVE).model_validate({"id": NATIVE, **config}))
+    completion = Completion.from_text("\\boxed{4}")
+    trace = vf_score(list(ts)[1], task.prompt, completion)
+    verdict = crossgym.verify(task, completion)
+    assert verdict.components["correct"] == 2.0 and verdict.reward == trace.reward == 2.0 + 0.25 + 0.5 + 0.5
 
 
 def test_prime_rubric_never_raises_on_bad_input() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import verifiers.v1 as vf
 from verifiers.v1.graph import MessageNode
 from verifiers.v1.trace import AgentInfo, Trace, TraceTask
-from verifiers.v1.utils.loaders import load_taskset, taskset_config_type
+from verifiers.v1.utils.loaders import load_taskset, task_type, taskset_config_type
 
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import Message, ToolCall
@@ -126,11 +126,20 @@ def load_vf_taskset(taskset: str, config: dict[str, Any] | None = None) -> Any:
     return _taskset(taskset, json.dumps(config or {}, sort_keys=True))
 
 
-def vf_task_for(taskset: str, config: dict[str, Any] | None, data: dict[str, Any]) -> Any:
-    """Rebuild one verifiers Task of ``taskset`` from its wire data (what ``TaskData.model_dump`` gave)."""
-    ts = load_vf_taskset(taskset, config)
-    cls = type(ts).task_type()
-    return cls(cls.data_type().model_validate(data), ts.config.task)
+@functools.lru_cache(maxsize=64)
+def _task_class(taskset: str) -> Any:
+    try:
+        return task_type(taskset)
+    except (ModuleNotFoundError, TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"verifiers taskset {taskset!r} did not load: {type(exc).__name__}: {exc}",
+                          fix="install the environment package") from None
+
+
+def vf_task_for(taskset: str, task_config: dict[str, Any] | None, data: dict[str, Any]) -> Any:
+    """Rebuild one verifiers Task of ``taskset`` from its wire data (``TaskData.model_dump``) and its task config
+    (the taskset config's ``task`` part): no rows are loaded."""
+    cls = _task_class(taskset)
+    return cls(cls.data_type().model_validate(data), cls.config_type().model_validate(task_config or {}))
 
 
 def prime_verifiers(taskset: str, config: dict[str, Any] | None = None, n: int | None = None,
@@ -142,7 +151,10 @@ def prime_verifiers(taskset: str, config: dict[str, Any] | None = None, n: int |
         ts = ts.take(int(n))
     elif not ts.bounded:
         raise ConfigError(f"verifiers taskset {taskset!r} is infinite", fix="pass n=<how many tasks>")
-    params: dict[str, Any] = {"taskset": taskset, "config": dict(config or {}), "threshold": threshold}
+    params: dict[str, Any] = {"taskset": taskset, "threshold": threshold}
+    task_config = ts.config.task.model_dump(mode="json", exclude_defaults=True)
+    if task_config:
+        params["task_config"] = task_config
     if timeout is not None:
         params["timeout"] = timeout
     tasks = []
@@ -161,7 +173,8 @@ class PrimeRubric(BaseVerifier):
     """The rewards of a verifiers taskset, computed by verifiers' own ``Task.score`` on the conversation.
 
     answer: unused (the verifiers task data rides in ``metadata["prime_verifiers"]``; see the task source).
-    params: taskset (package id), config (taskset config dict), threshold (weighted reward that passes, 1.0).
+    params: taskset (package id), task_config (the taskset config's ``task`` part, e.g. plugged rewards or judges),
+    threshold (weighted reward that passes, 1.0).
     reward = the trace's weighted reward sum; components = each reward's weighted value. Runs in the worker-process
     pool: verifiers' math scoring (math-verify) only times out on a main thread.
     """
@@ -171,13 +184,13 @@ class PrimeRubric(BaseVerifier):
     isolation = "process"
     default_timeout = 30.0
 
-    def __init__(self, *, taskset: str, config: dict[str, Any] | None = None, threshold: float = 1.0,
+    def __init__(self, *, taskset: str, task_config: dict[str, Any] | None = None, threshold: float = 1.0,
                  **params: Any) -> None:
         super().__init__(**params)
         if not isinstance(taskset, str) or not taskset:
             raise ConfigError("prime_rubric: taskset must be a verifiers taskset id",
                               fix="pass params={'taskset': 'my_env'}")
-        self.taskset, self.config, self.threshold = taskset, dict(config or {}), float(threshold)
+        self.taskset, self.task_config, self.threshold = taskset, dict(task_config or {}), float(threshold)
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         meta = task.metadata.get(META_KEY)
@@ -186,7 +199,7 @@ class PrimeRubric(BaseVerifier):
                           "prime_verifiers task source)")
         if not completion.assistant_messages:
             raise Malformed("no assistant message")
-        vf_task = vf_task_for(self.taskset, self.config, meta["data"])
+        vf_task = vf_task_for(self.taskset, self.task_config, meta["data"])
         trace = score_with_verifiers(vf_task, task.prompt, completion)
         unscored = sorted(k for k, r in trace.rewards.items() if r is None)
         if unscored:
