@@ -9,9 +9,10 @@ through the same strict models as ``BatchRequest``; a body this fast path does n
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from crossgym.protocol.task import Completion, Task, VerifierSpec
 from crossgym.serve import jsonio
@@ -40,20 +41,22 @@ class BodyError(ApiError):
         return self.doc
 
 
-def _spec(raw: Any) -> VerifierSpec:
+def _text_or_model(raw: Any, from_text: Callable[[str], Any], model: type[BaseModel],
+                   convert: Callable[[Any], Any]) -> Any:
+    """A bare string, or a JSON object validated by ``model`` (strict) and converted; else the model path."""
     if type(raw) is str:
-        return m.to_spec(raw)
+        return from_text(raw)
     if isinstance(raw, dict):
-        return m.to_spec(m.VerifierSpecIn.model_validate(raw))
+        return convert(model.model_validate(raw))
     raise _Slow
+
+
+def _spec(raw: Any) -> VerifierSpec:
+    return _text_or_model(raw, m.to_spec, m.VerifierSpecIn, m.to_spec)  # type: ignore[no-any-return]
 
 
 def _completion(raw: Any) -> Completion:
-    if type(raw) is str:
-        return Completion.from_text(raw)
-    if isinstance(raw, dict):
-        return m.to_completion(m.CompletionIn.model_validate(raw))
-    raise _Slow
+    return _text_or_model(raw, Completion.from_text, m.CompletionIn, m.to_completion)  # type: ignore[no-any-return]
 
 
 def _task(raw: Any, cache: m.TaskCache) -> Task:
