@@ -4,6 +4,8 @@ A verifiers environment is a taskset package (``vf.Taskset`` yielding ``vf.Task`
 methods score a ``vf.Trace``). ``prime_verifiers`` (a task source) turns its tasks into crossgym Tasks scored by
 ``prime_rubric``, which rebuilds the verifiers task and scores the completion with verifiers' own ``Task.score``:
 the same code, weights and keyed rewards a verifiers rollout uses. The other direction is ``prime_export``.
+verifiers is imported inside functions (it takes seconds), so listing or loading the verifier class stays cheap;
+``zygote_warm`` imports it once in the verifier worker pool.
 """
 
 from __future__ import annotations
@@ -15,11 +17,6 @@ import logging
 import threading
 from collections.abc import Sequence
 from typing import Any
-
-import verifiers.v1 as vf
-from verifiers.v1.graph import MessageNode
-from verifiers.v1.trace import AgentInfo, Trace, TraceTask
-from verifiers.v1.utils.loaders import load_taskset, task_type, taskset_config_type
 
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import Message, ToolCall
@@ -33,8 +30,15 @@ META_KEY = "prime_verifiers"
 
 
 # ------------------------------------------------------------------------------------------- messages
+def zygote_warm() -> None:
+    """Called once in the worker pool's zygote: import verifiers there, so forked workers start with it."""
+    import verifiers.v1  # noqa: F401
+
+
 def to_vf_message(m: Message) -> Any:
     """A crossgym Message as a verifiers v1 message (tool-call arguments travel as the raw JSON string)."""
+    import verifiers.v1 as vf
+
     if m.role == "system":
         return vf.SystemMessage(content=m.content)
     if m.role == "user":
@@ -70,9 +74,13 @@ def prompt_messages(data: Any) -> tuple[Message, ...]:
     return tuple(out)
 
 
-def build_trace(vf_task: Any, prompt: Sequence[Message], completion: Completion) -> Trace:
+def build_trace(vf_task: Any, prompt: Sequence[Message], completion: Completion) -> Any:
     """A verifiers Trace of one conversation: prompt messages as context, completion messages as the rollout
     (assistant turns marked sampled, as a live rollout marks them)."""
+    import verifiers.v1 as vf
+    from verifiers.v1.graph import MessageNode
+    from verifiers.v1.trace import AgentInfo, Trace, TraceTask
+
     nodes = []
     for i, m in enumerate([*prompt, *completion.messages]):
         nodes.append(MessageNode(message=to_vf_message(m), parent=i - 1 if i else None,
@@ -103,7 +111,7 @@ def run_coroutine(coro: Any) -> Any:
     return box[0]
 
 
-def score_with_verifiers(vf_task: Any, prompt: Sequence[Message], completion: Completion) -> Trace:
+def score_with_verifiers(vf_task: Any, prompt: Sequence[Message], completion: Completion) -> Any:
     """Score a conversation with verifiers' own ``Task.score`` (rewards, metrics, judges); returns the Trace."""
     trace = build_trace(vf_task, prompt, completion)
     run_coroutine(vf_task.score(trace))
@@ -113,6 +121,8 @@ def score_with_verifiers(vf_task: Any, prompt: Sequence[Message], completion: Co
 # ------------------------------------------------------------------------------------------- tasksets
 @functools.lru_cache(maxsize=64)
 def _taskset(taskset: str, config_json: str) -> Any:
+    from verifiers.v1.utils.loaders import load_taskset, taskset_config_type
+
     try:
         cfg = taskset_config_type(taskset).model_validate({**json.loads(config_json), "id": taskset})
         return load_taskset(cfg)
@@ -128,6 +138,8 @@ def load_vf_taskset(taskset: str, config: dict[str, Any] | None = None) -> Any:
 
 @functools.lru_cache(maxsize=64)
 def _task_class(taskset: str) -> Any:
+    from verifiers.v1.utils.loaders import task_type
+
     try:
         return task_type(taskset)
     except (ModuleNotFoundError, TypeError, ValueError, AttributeError) as exc:
