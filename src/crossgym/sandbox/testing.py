@@ -10,6 +10,8 @@ from .pool import Sandbox
 from .result import Limits, TestDetail, TestRunResult
 from .transport import Raw
 
+CLEAR_S = 2.0  # the most clearing up after one solution of a group may take
+
 
 def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, entry_point: str | None,
               prelude: str | None, timeout: float | None, test_timeout: float | None, limits: Limits | None,
@@ -25,16 +27,47 @@ def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, en
     return parse(raw, result)
 
 
+def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequence[str], *,
+                   entry_point: str | None, prelude: str | None, timeout: float | None, test_timeout: float | None,
+                   limits: Limits | None) -> list[TestRunResult]:
+    """See :func:`crossgym.sandbox.run_python_tests_many`."""
+    solutions = [str(s) for s in solutions]
+    if not solutions:
+        return []
+    timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
+    margin = min(0.5, 0.1 * timeout)
+    spec = {"solutions": solutions, "tests": tests if isinstance(tests, str) else list(tests),
+            "entry_point": entry_point, "prelude": prelude, "budget_s": timeout - margin,
+            "unit_timeout": test_timeout}
+    total = timeout * len(solutions) + CLEAR_S * (len(solutions) - 1)
+    result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=None, stdin=None, timeout=total,
+                              limits=limits, env=None, result_pipe=True,
+                              header={"respawn": True, "batch": True})
+    header = raw.results[0] if raw.results and "total" in raw.results[0] else None
+    runs: list[list[dict[str, Any]]] = [[] for _ in solutions]
+    current: list[dict[str, Any]] | None = None
+    for msg in raw.results[1:] if header else []:
+        if "solution" in msg:
+            index = int(msg["solution"])
+            current = runs[index] if 0 <= index < len(runs) else None
+        elif current is not None:
+            current.append(msg)
+    return [verdict(header, run, raw, result) for run in runs]
+
+
 def parse(raw: Raw, result: Any) -> TestRunResult:
     """Build the verdict from the harness's private result lines only (never from stdout)."""
-    header: dict[str, Any] | None = None
+    header = raw.results[0] if raw.results and "total" in raw.results[0] else None
+    return verdict(header, raw.results[1:] if header else [], raw, result)
+
+
+def verdict(header: dict[str, Any] | None, messages: list[dict[str, Any]], raw: Raw, result: Any) -> TestRunResult:
+    """One solution's verdict from its result lines (after the harness's header)."""
     units: dict[int, dict[str, Any]] = {}
     problems: list[str] = []
     done = False
-    for msg in raw.results:
-        if "total" in msg and header is None:
-            header = msg
-        elif "unit" in msg:
+    for msg in messages:
+        if "unit" in msg:
             units.setdefault(int(msg["unit"]), msg)
         elif "solution_error" in msg:
             problems.append(f"solution: {msg['solution_error']}")

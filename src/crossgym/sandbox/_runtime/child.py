@@ -50,7 +50,7 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         spawner = None
         if mode == "tests":
             from . import solution
-            spawner = solution.Spawner(conf, bool(hdr.get("respawn")))  # forked before the payload is read
+            spawner = solution.Spawner(conf, bool(hdr.get("respawn")), bool(hdr.get("batch")))  # before the payload
             conf.drop_rules()
         payload = wire.read_obj(0)
         _seed(payload.get("files", []))

@@ -80,14 +80,18 @@ class Confinement:
             elif ruleset is not None:
                 os.close(ruleset)
 
-    def nest(self) -> None:
-        """A nested Landlock domain (same rules): its processes cannot signal the parent domain."""
-        ruleset, self._ruleset = self._ruleset, None
+    def nest(self, keep: bool = False) -> None:
+        """A nested Landlock domain (same rules): its processes cannot signal the parent domain.
+        ``keep``: keep the ruleset for the processes this one forks, to nest each of them once more."""
+        ruleset = self._ruleset
+        if not keep:
+            self._ruleset = None
         if ruleset is not None:
             try:
                 landlock.restrict_self(ruleset)
             finally:
-                os.close(ruleset)
+                if not keep:
+                    os.close(ruleset)
 
     def drop_rules(self) -> None:
         """Close the ruleset kept for :meth:`nest` (in the process that will not nest)."""

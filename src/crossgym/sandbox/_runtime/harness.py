@@ -50,7 +50,11 @@ class Remote:
         solution loads while the harness plans the tests."""
         if self.broken:
             return
-        self.pid, self.req, self.rep = self.spawner.spawn()
+        try:
+            self.pid, self.req, self.rep = self.spawner.spawn()
+        except (EOFError, OSError):
+            self.broken = "no process for the solution (its zygote is gone)"
+            return
         self.generation += 1
         self._pending = True
         try:
@@ -255,7 +259,8 @@ def _alarm(*_: Any) -> None:
 
 
 def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> None:
-    """Plan the units, load the solution, run every unit, report. Never returns."""
+    """Plan the units once, then for each solution (one, or a group in ``solutions``): load it in a fresh
+    process, run every unit, report. Never returns."""
     from . import plan
 
     spec = payload["tests"]
@@ -265,20 +270,42 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
     sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
     signal.signal(signal.SIGALRM, _alarm)
-    start = time.monotonic()
-    deadline = start + float(spec.get("budget_s", 10.0))
+    group = spec.get("solutions")
+    sources = group if group is not None else [spec["solution"]]
     entry = spec.get("entry_point")
-    remote = Remote(spawner, spec["solution"])
-    remote.send_init()
+    remote = Remote(spawner, sources[0]) if sources else None
+    if remote is not None:
+        remote.send_init()  # the first solution loads while the tests are planned
     try:
         module, names, kinds = plan.build(spec["tests"], entry)
     except SyntaxError as exc:
         emit({"total": 0, "names": [], "error": f"the tests do not parse: {exc}"})
         os._exit(0)
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
+    prelude = _compile_prelude(spec.get("prelude"))
+    for index, source in enumerate(sources):
+        if group is not None:
+            emit({"solution": index})
+        if index:
+            try:
+                spawner.clear()  # nothing the previous solution left (processes, files) meets the next one
+            except (EOFError, OSError):
+                emit({"solution_error": "the solution zygote is gone"})
+                emit({"done": True})
+                continue
+            remote = Remote(spawner, source)
+        _judge(remote, module, kinds, prelude, entry, spec)  # type: ignore[arg-type]
+    emit({"end": True})
+    os._exit(0)
+
+
+def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: str | None,
+           spec: dict[str, Any]) -> None:
+    """Run every unit against one solution, in a fresh namespace, within its own time budget."""
+    deadline = time.monotonic() + float(spec.get("budget_s", 10.0))
     reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter}
-    prelude_names = _prelude(ns, spec.get("prelude"))
+    prelude_names = _prelude(ns, prelude)
     try:
         signal.setitimer(signal.ITIMER_REAL, max(0.001, min(reporter.unit_timeout, deadline - time.monotonic())))
         manifest = remote.manifest()
@@ -295,16 +322,27 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
         emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
     remote.stop()
     emit({"done": True})
-    os._exit(0)
 
 
-def _prelude(ns: dict[str, Any], prelude: str | None) -> set[str]:
-    """Run trusted code (a problem's prompt) here; the names it defines are never taken from the solution."""
+def _compile_prelude(prelude: str | None) -> Any:
+    """Trusted code (a problem's prompt), compiled once for every solution; a SyntaxError is reported per run."""
     if not prelude:
+        return None
+    try:
+        return compile(prelude, "prelude.py", "exec")
+    except SyntaxError as exc:
+        return exc
+
+
+def _prelude(ns: dict[str, Any], prelude: Any) -> set[str]:
+    """Run trusted code (a problem's prompt) here; the names it defines are never taken from the solution."""
+    if prelude is None:
         return set()
     before = set(ns)
     try:
-        exec(compile(prelude, "prelude.py", "exec"), ns)
+        if isinstance(prelude, SyntaxError):
+            raise prelude
+        exec(prelude, ns)
     except BaseException as exc:
         emit({"setup_error": f"prelude: {_describe(exc)}"})
     return set(ns) - before

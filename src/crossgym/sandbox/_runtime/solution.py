@@ -8,38 +8,44 @@ result pipe; none of them ever exists in these processes.
 from __future__ import annotations
 
 import builtins
-import io
+import fcntl
 import os
 import signal
 import socket
 import sys
+import time
 
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import child, codec, confine, wire
+from . import child, cleanup, codec, confine, wire
 
 MAX_MESSAGE = 1000
+REQ_FD, REP_FD = 3, 4  # a solution process's only fds besides 0-2
 
 
 class Spawner:
     """Solution processes for the harness: one forked up front; after a hang or a crash, fresh ones from a
-    zygote (forked up front too, only when the run asks for per-unit isolation)."""
+    zygote (forked up front too, only when the run asks for per-unit isolation). A group (``batch``) takes
+    every solution's process from the zygote, which clears up after each one (see :meth:`clear`)."""
 
-    def __init__(self, conf: confine.Confinement, respawn: bool) -> None:
-        self._first: tuple[int, int, int] | None = _fork_solution(conf, nest=True)
-        self._own = {self._first[0]}
+    def __init__(self, conf: confine.Confinement, respawn: bool, batch: bool = False) -> None:
+        self._first: tuple[int, int, int] | None = None if batch else _fork_solution(conf)
+        self._own = {self._first[0]} if self._first else set()
         self._zygote: socket.socket | None = None
-        if respawn:
+        if respawn or batch:
             hsock, zsock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             pid = os.fork()
             if pid == 0:
                 try:
                     hsock.close()
-                    os.close(self._first[1])
-                    os.close(self._first[2])
-                    conf.nest()
-                    _zygote_loop(zsock)
+                    if self._first:
+                        os.close(self._first[1])
+                        os.close(self._first[2])
+                    conf.nest(keep=True)  # and each solution process nests once more: none can signal it
+                    if batch:
+                        confine.subreaper()  # what a solution leaves behind comes to the zygote, to be killed
+                    _zygote_loop(zsock, conf)
                 finally:
                     os._exit(0)
             zsock.close()
@@ -58,6 +64,14 @@ class Spawner:
             raise EOFError("the solution zygote is gone")
         return int(data), fds[0], fds[1]
 
+    def clear(self) -> None:
+        """Between two solutions of a group: every process the last one left is killed and reaped, and the
+        scratch directory is emptied, so it cannot leave anything for the next."""
+        if self._zygote is not None:
+            self._zygote.send(b"clear")
+            if self._zygote.recv(16) != b"ok":
+                raise EOFError("the solution zygote is gone")
+
     def kill(self, pid: int) -> None:
         """Kill one solution process (the zygote's children are out of the harness's reach)."""
         try:
@@ -70,23 +84,23 @@ class Spawner:
             pass
 
 
-def _fork_solution(conf: confine.Confinement | None, nest: bool) -> tuple[int, int, int]:
+def _fork_solution(conf: confine.Confinement) -> tuple[int, int, int]:
     """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain)."""
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            os.close(req_w)
-            os.close(rep_r)
             null = os.open("/dev/null", os.O_RDONLY)
             os.dup2(null, 0)
             os.close(null)
-            if nest and conf is not None:  # forked by the harness: drop its private result and status pipes
-                for fd in (3, 9):
-                    os.close(fd)
-                conf.nest()  # and enter a nested Landlock domain: it cannot signal the harness
-            _serve(req_r, rep_w, os.getcwd())
+            conf.nest()  # a nested Landlock domain of its own: it cannot signal the harness, the zygote or siblings
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (req_r, rep_w)]
+            os.dup2(high[0], REQ_FD)
+            os.dup2(high[1], REP_FD)
+            os.closerange(3, REQ_FD)  # nothing else: not the harness's result and status pipes, not the zygote's
+            os.closerange(REP_FD + 1, 1 << 16)  # socket, not another solution's pipes
+            _serve(REQ_FD, REP_FD, os.getcwd())
         finally:
             os._exit(0)
     os.close(req_r)
@@ -94,7 +108,7 @@ def _fork_solution(conf: confine.Confinement | None, nest: bool) -> tuple[int, i
     return pid, req_w, rep_r
 
 
-def _zygote_loop(sock: socket.socket) -> None:
+def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
     """In the zygote: fork a solution process per request, kill on request, until the harness goes."""
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)  # never the task's payload pipe
@@ -114,11 +128,15 @@ def _zygote_loop(sock: socket.socket) -> None:
             break
         _reap(children)
         if msg == b"spawn":
-            pid, req_w, rep_r = _fork_solution(None, nest=False)
+            pid, req_w, rep_r = _fork_solution(conf)
             children.add(pid)
             socket.send_fds(sock, [b"%d" % pid], [req_w, rep_r])
             os.close(req_w)
             os.close(rep_r)
+        elif msg == b"clear":
+            _clear(children)
+            cleanup.empty_dir(os.getcwd())
+            sock.send(b"ok")
         elif msg.startswith(b"kill "):
             pid = int(msg[5:])
             if pid in children:
@@ -131,6 +149,35 @@ def _zygote_loop(sock: socket.socket) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _clear(children: set[int]) -> None:
+    """Kill and reap every child, and the orphans that come to us (a subreaper) as their parents die."""
+    me = os.getpid()
+    deadline = time.monotonic() + 2.0
+    while True:
+        for pid in children | _children(me):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        children.clear()
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.001)
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return {int(c) for c in fh.read().split()}
+    except OSError:
+        return set()
 
 
 def _reap(children: set[int]) -> None:
@@ -224,11 +271,8 @@ def _serve(req: int, rep: int, scratch: str) -> None:
     child.hide_runtime(keep=("_runtime", "_runtime.solution", "_runtime.codec", "_runtime.wire"))
     sys.path[:] = [scratch] + confine.stdlib_path()
     sys.argv[:] = ["solution.py"]
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
-                                  line_buffering=True)
-    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
+    if not child.READY.get("streams"):  # a slot's zygote made fresh ones for fds 0-2 (flushed after each reply)
+        child.set_streams()
     server = _Server(scratch)
     while True:
         try:

@@ -30,6 +30,8 @@ from . import child, cleanup, confine, wire
 FDS = ("payload", "stdout", "stderr", "status", "result")
 SOCK_FD = 3
 REAP_S = 1.0
+TEST_MODULES = ("typing", "math", "re", "collections", "itertools", "functools", "heapq", "bisect", "string",
+                "copy", "operator")  # small ones only: every module makes each fork a little dearer
 BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from _runtime.zygote import boot; boot(sys.argv[2])"
 
 
@@ -52,7 +54,15 @@ def warm_up(tests: bool = False) -> None:
     data = wire.pack({"source": "x = [1]\nassert x[0] + 1 == 2\n", "env": {}, "files": []})
     exec(compile(json.loads(data[4:])["source"], "main.py", "exec"), {"__name__": "__main__"})
     if tests:
+        import importlib
+
         from . import codec, harness, plan, solution  # noqa: F401  tasks cannot read this directory: load them here
+
+        for name in TEST_MODULES:  # what tests and solutions commonly import, loaded once instead of per process
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
 
         module, _, _ = plan.build("assert f([1]) == [1]\n", None)
         codec.decode(codec.encode({"a": [1, (2.5, "b")]}))
