@@ -287,12 +287,7 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
         if group is not None:
             emit({"solution": index})
         if index:
-            try:
-                spawner.clear()  # nothing the previous solution left (processes, files) meets the next one
-            except (EOFError, OSError):
-                emit({"solution_error": "the solution zygote is gone"})
-                emit({"done": True})
-                continue
+            spawner.clear()  # nothing the previous solution left (processes, files) meets the next one
             remote = Remote(spawner, source)
         _judge(remote, module, kinds, prelude, entry, spec)  # type: ignore[arg-type]
     emit({"end": True})

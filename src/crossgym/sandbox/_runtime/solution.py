@@ -33,6 +33,8 @@ class Spawner:
         self._first: tuple[int, int, int] | None = None if batch else _fork_solution(conf)
         self._own = {self._first[0]} if self._first else set()
         self._zygote: socket.socket | None = None
+        self._batch = batch
+        self._dirty = False
         if respawn or batch:
             hsock, zsock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             pid = os.fork()
@@ -58,7 +60,8 @@ class Spawner:
             return first
         if self._zygote is None:
             raise EOFError("no fresh solution process (per-unit isolation is off)")
-        self._zygote.send(b"spawn")
+        self._zygote.send(b"clear+spawn" if self._dirty else b"spawn")
+        self._dirty = False
         data, fds, _, _ = socket.recv_fds(self._zygote, 64, 2)
         if not data or len(fds) != 2:
             raise EOFError("the solution zygote is gone")
@@ -67,10 +70,7 @@ class Spawner:
     def clear(self) -> None:
         """Between two solutions of a group: every process the last one left is killed and reaped, and the
         scratch directory is emptied, so it cannot leave anything for the next."""
-        if self._zygote is not None:
-            self._zygote.send(b"clear")
-            if self._zygote.recv(16) != b"ok":
-                raise EOFError("the solution zygote is gone")
+        self._dirty = True  # done by the zygote just before it forks the next one (one round trip for both)
 
     def kill(self, pid: int) -> None:
         """Kill one solution process (the zygote's children are out of the harness's reach)."""
@@ -78,7 +78,7 @@ class Spawner:
             if pid in self._own:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-            elif self._zygote is not None:
+            elif self._zygote is not None and not self._batch:  # a group's: cleared before the next spawn
                 self._zygote.send(b"kill %d" % pid)
         except OSError:
             pass
@@ -127,16 +127,16 @@ def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
         if not msg:
             break
         _reap(children)
+        if msg == b"clear+spawn":
+            _clear(children)
+            cleanup.empty_dir(os.getcwd())
+            msg = b"spawn"
         if msg == b"spawn":
             pid, req_w, rep_r = _fork_solution(conf)
             children.add(pid)
             socket.send_fds(sock, [b"%d" % pid], [req_w, rep_r])
             os.close(req_w)
             os.close(rep_r)
-        elif msg == b"clear":
-            _clear(children)
-            cleanup.empty_dir(os.getcwd())
-            sock.send(b"ok")
         elif msg.startswith(b"kill "):
             pid = int(msg[5:])
             if pid in children:
@@ -268,7 +268,8 @@ def _exact(value: Any, kind: type) -> Any:
 
 def _serve(req: int, rep: int, scratch: str) -> None:
     """Answer the harness until it closes the request pipe."""
-    child.hide_runtime(keep=("_runtime", "_runtime.solution", "_runtime.codec", "_runtime.wire"))
+    child.hide_runtime(child.READY.get("modules"), keep=("_runtime", "_runtime.solution", "_runtime.codec",
+                                                        "_runtime.wire"))
     sys.path[:] = [scratch] + confine.stdlib_path()
     sys.argv[:] = ["solution.py"]
     if not child.READY.get("streams"):  # a slot's zygote made fresh ones for fds 0-2 (flushed after each reply)
