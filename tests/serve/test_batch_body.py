@@ -84,3 +84,13 @@ def test_too_many_items_for_this_server_is_a_413_and_bad_json_a_422() -> None:
     with pytest.raises(ApiError) as info:
         batch_body.parse_batch(b"{not json", m.TaskCache(), 8)
     assert info.value.status == 422 and info.value.body()["error"]["fix"].startswith("send one valid JSON")
+
+
+def test_a_task_seen_before_is_reused_but_nan_and_null_are_told_apart() -> None:
+    cache = m.TaskCache()
+    doc = b'{"items": [{"task": 0, "completion": "4"}, {"task": 1, "completion": "4"}], "tasks": [%s, %s]}'
+    first = batch_body.parse_batch(doc % (json.dumps(TASK).encode(), json.dumps(TASK).encode()), cache, 8)
+    assert first[0][0] is first[1][0]  # the same JSON: the same Task object (its verifier caches hit too)
+    nan, null = (json.dumps({**TASK, "answer": None}).replace("null", v).encode() for v in ("NaN", "null"))
+    pairs = batch_body.parse_batch(doc % (nan, null), cache, 8)
+    assert pairs[0][0].answer != pairs[0][0].answer and pairs[1][0].answer is None

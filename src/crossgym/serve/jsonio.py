@@ -33,3 +33,12 @@ def dumps(doc: Any) -> bytes:
         except TypeError:
             pass
     return json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":")).encode("utf-8")
+
+
+def key(doc: Any) -> bytes:
+    """Bytes that tell JSON values apart, for cache keys: orjson writes NaN and infinities as null, so a document
+    that gives "null" is written again by the standard library (which writes NaN)."""
+    out = dumps(doc)
+    if b"null" in out:
+        return json.dumps(doc, ensure_ascii=False, allow_nan=True, default=str, separators=(",", ":")).encode("utf-8")
+    return out

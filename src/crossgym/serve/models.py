@@ -354,7 +354,7 @@ class TaskCache:
     def _get(self, raw: Any, model: TaskIn | None) -> Task:
         from crossgym.serve import jsonio
 
-        key = jsonio.dumps(raw)
+        key = jsonio.key(raw)
         with self._lock:
             hit = self._tasks.get(key)
             if hit is not None:
