@@ -34,7 +34,7 @@ def test_correct_and_partial_credit() -> None:
     assert run_tests("def add(a, b):\n    return abs(a) + abs(b)", partial=False).reward == 0.0
 
 
-@pytest.mark.parametrize("hack, note", [
+HACKS = [
     ("import sys\ndef add(a, b):\n    return 0\nsys.exit(0)", "sys.exit while loading"),
     ("import os\ndef add(a, b):\n    return 0\nos._exit(0)", "os._exit while loading"),
     ("def add(a, b):\n    raise SystemExit(0)", "SystemExit from the function"),
@@ -57,7 +57,10 @@ def test_correct_and_partial_credit() -> None:
      "killing the harness"),
     ("def add(a, b):\n    while True:\n        pass", "an infinite loop"),
     ("raise KeyboardInterrupt", "KeyboardInterrupt while loading"),
-])
+]
+
+
+@pytest.mark.parametrize("hack, note", HACKS)
 def test_reward_hacks_do_not_pass(hack: str, note: str) -> None:
     honest = run_tests("def add(a, b):\n    return 0")  # what 'return 0' earns without any trick: 2 of 4
     assert honest.reward == 0.5
@@ -65,6 +68,20 @@ def test_reward_hacks_do_not_pass(hack: str, note: str) -> None:
     assert not v.passed, note
     assert v.reward <= honest.reward, (note, v)
     assert v.error is None, (note, v)
+
+
+def test_a_group_gets_the_verdicts_verify_gives() -> None:
+    task = Task(id="t", prompt="write add", answer=TESTS, verifier=VerifierSpec("code_tests", {"run_timeout": 3}))
+    verifier = load_verifier(task.verifier)
+    codes = ["def add(a, b):\n    return a + b", "def add(a, b):\n    return 0"] + [hack for hack, _ in HACKS]
+    completions = [f"```python\n{code}\n```" for code in codes] + ["", "no code here at all"]
+    group = verifier.verify_group(task, completions)
+    one_by_one = [verifier.verify(task, Completion.from_text(c)) for c in completions]
+    assert [(v.reward, v.passed, v.error_kind) for v in group] == [(v.reward, v.passed, v.error_kind)
+                                                                   for v in one_by_one]
+    assert group[0].passed and group[1].reward == 0.5 and not any(v.passed for v in group[2:])
+    bad = Task(id="b", prompt="?", answer={"tests": []}, verifier=task.verifier)
+    assert [v.error_kind for v in verifier.verify_group(bad, codes[:2])] == ["exception", "exception"]
 
 
 def test_hidden_expected_values_cannot_be_read_back() -> None:

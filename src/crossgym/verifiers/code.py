@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import ast
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from crossgym.protocol.errors import CrossgymError, VerifierError
 from crossgym.protocol.parsing import extract_fenced
 from crossgym.protocol.task import Completion, Example, Task, Verdict
-from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, _finite, check_inputs, clip, time_left
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,38 @@ class CodeTests(BaseVerifier):
                                            test_timeout=self.test_timeout, tier=self.tier)
         except CrossgymError as exc:
             raise RuntimeError(f"sandbox: {exc}") from None
+        return self._verdict(res)
+
+    def verify_group(self, task: Task, completions: Sequence[Completion | str]) -> list[Verdict]:
+        """Verdicts for several completions of one task (a GRPO group) from one sandbox call
+        (``run_python_tests_many``: the tests are planned once); each is the one :meth:`verify` gives. Never
+        raises. Each completion has ``run_timeout``; the call blocks for at most their sum."""
+        from crossgym import sandbox
+
+        comps = [Completion.from_text(c) if isinstance(c, str) else c for c in completions]
+        out: list[Verdict | None] = [check_inputs(task, c, self.max_chars) for c in comps]
+        codes: dict[int, str] = {}
+        for i, comp in enumerate(comps):
+            if out[i] is None:
+                try:
+                    codes[i] = extract_code(comp)
+                except Malformed as exc:
+                    out[i] = Verdict.malformed(clip(str(exc) or "unusable completion", 300))
+        try:
+            if codes:
+                tests, entry, prelude = self.tests_of(task)
+                results = sandbox.run_python_tests_many(list(codes.values()), tests, entry_point=entry,
+                                                        prelude=prelude, timeout=self.run_timeout,
+                                                        test_timeout=self.test_timeout, tier=self.tier)
+                for i, res in zip(codes, results, strict=True):
+                    out[i] = self._verdict(res)
+        except BadTask as exc:
+            out = [v or Verdict.exception(clip(f"bad task {getattr(task, 'id', '?')!r}: {exc}", 300)) for v in out]
+        except Exception as exc:  # the sandbox failed: every completion it was judging says so
+            out = [v or Verdict.exception(clip(f"sandbox: {type(exc).__name__}: {exc}", 300)) for v in out]
+        return [_finite(v) if v is not None else Verdict.exception("no verdict produced") for v in out]
+
+    def _verdict(self, res: Any) -> Verdict:
         if res.total == 0:
             if res.error and res.error.startswith("tests:"):
                 raise BadTask(res.error)

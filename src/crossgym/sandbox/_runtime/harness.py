@@ -241,8 +241,20 @@ class Reporter:
             emit({"unit": self.ordinal[i], "ok": ok, "error": err})
 
 
-def emit(msg: dict[str, Any]) -> None:
-    wire.write_all(RESULT_FD, wire.line(msg))
+def emit(msg: dict[str, Any], flush: bool = False) -> None:
+    """Queue one result line; lines go out together (each write wakes the caller up) at most FLUSH_S apart,
+    and at the end of every solution. Called only while no unit timer is armed."""
+    _pending.append(wire.line(msg))
+    if flush or time.monotonic() - _flushed[0] > FLUSH_S:
+        data = b"".join(_pending)
+        _pending.clear()
+        wire.write_all(RESULT_FD, data)
+        _flushed[0] = time.monotonic()
+
+
+FLUSH_S = 0.05
+_pending: list[bytes] = []
+_flushed = [0.0]
 
 
 def _describe(exc: BaseException) -> str:
@@ -279,7 +291,7 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
     try:
         module, names, kinds = plan.build(spec["tests"], entry)
     except SyntaxError as exc:
-        emit({"total": 0, "names": [], "error": f"the tests do not parse: {exc}"})
+        emit({"total": 0, "names": [], "error": f"the tests do not parse: {exc}"}, flush=True)
         os._exit(0)
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
     prelude = _compile_prelude(spec.get("prelude"))
@@ -290,7 +302,7 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
             spawner.clear()  # nothing the previous solution left (processes, files) meets the next one
             remote = Remote(spawner, source)
         _judge(remote, module, kinds, prelude, entry, spec)  # type: ignore[arg-type]
-    emit({"end": True})
+    emit({"end": True}, flush=True)
     os._exit(0)
 
 
@@ -316,7 +328,7 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
         signal.setitimer(signal.ITIMER_REAL, 0)
         emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
     remote.stop()
-    emit({"done": True})
+    emit({"done": True}, flush=True)
 
 
 def _compile_prelude(prelude: str | None) -> Any:
