@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import pytest
 
 
-
 def pytest_configure(config: pytest.Config) -> None:
     """Activate the suite's fixtures as `-p crossgym.compat_tests` does (once, even when both are used)."""
     from crossgym.compat_tests import pytest_configure as activate

@@ -35,21 +35,40 @@ def in_process_plugin_modules() -> list[str]:
     return list(dict.fromkeys(n.strip() for n in names))
 
 
-def verdicts_in_fresh_process(pairs: Sequence[tuple[Task, Completion]]) -> list[dict[str, Any]]:
-    """One verdict dict per pair (or ``{"build_error": ...}`` where the child could not build the verifier)."""
-    with tempfile.TemporaryDirectory(prefix="crossgym-fresh-") as tmp:
-        src, dst = Path(tmp) / "in.json", Path(tmp) / "out.json"
+class FreshRun:
+    """A fresh interpreter scoring ``pairs`` in the background (started now; ``result()`` waits for it), so the
+    caller's own checks run meanwhile on the other core."""
+
+    def __init__(self, pairs: Sequence[tuple[Task, Completion]]) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="crossgym-fresh-")
+        self._src, self._dst = Path(self._tmp.name) / "in.json", Path(self._tmp.name) / "out.json"
         doc = {"plugins": in_process_plugin_modules(),
                "pairs": [{"task": t.to_dict(), "completion": c.to_dict()} for t, c in pairs]}
-        src.write_text(json.dumps(doc, ensure_ascii=True), encoding="ascii")
+        self._src.write_text(json.dumps(doc, ensure_ascii=True), encoding="ascii")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        proc = subprocess.run([sys.executable, "-m", "crossgym.compat_tests.fresh", str(src), str(dst)],
-                              capture_output=True, text=True, timeout=FRESH_TIMEOUT_S, env=env, check=False)
-        if proc.returncode != 0 or not dst.is_file():
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise RuntimeError(f"fresh interpreter exited {proc.returncode}: {' | '.join(tail)}")
-        out: list[dict[str, Any]] = json.loads(dst.read_text(encoding="ascii"))
-    return out
+        self._proc = subprocess.Popen([sys.executable, "-m", "crossgym.compat_tests.fresh", str(self._src),
+                                       str(self._dst)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      env=env)
+
+    def result(self, timeout: float = FRESH_TIMEOUT_S) -> list[dict[str, Any]]:
+        """One verdict dict per pair (or ``{"build_error": ...}`` where the child could not build the verifier)."""
+        try:
+            out_text, err_text = self._proc.communicate(timeout=timeout)
+            if self._proc.returncode != 0 or not self._dst.is_file():
+                tail = (err_text or out_text).strip().splitlines()[-3:]
+                raise RuntimeError(f"fresh interpreter exited {self._proc.returncode}: {' | '.join(tail)}")
+            out: list[dict[str, Any]] = json.loads(self._dst.read_text(encoding="ascii"))
+            return out
+        finally:
+            if self._proc.poll() is None:
+                self._proc.kill()
+                self._proc.wait()
+            self._tmp.cleanup()
+
+
+def verdicts_in_fresh_process(pairs: Sequence[tuple[Task, Completion]]) -> list[dict[str, Any]]:
+    """One verdict dict per pair (or ``{"build_error": ...}`` where the child could not build the verifier)."""
+    return FreshRun(pairs).result()
 
 
 def _main(argv: list[str]) -> int:

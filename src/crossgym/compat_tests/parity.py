@@ -8,7 +8,6 @@ scores ``on_error`` (default 0.0); a "malformed" verdict keeps its own reward. T
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from crossgym.compat_tests.corpus import Sample
 from crossgym.compat_tests.drivers import Driver
 from crossgym.compat_tests.results import explain_difference, same_reward
+from crossgym.compat_tests.verdicts import VerdictCache
 from crossgym.protocol.task import Verdict
 
 log = logging.getLogger(__name__)
@@ -64,27 +64,46 @@ class ParityResult:
 SLOW_S = 2.0
 
 
-def reference_verdicts(samples: Sequence[Sample], timings: list[float] | None = None) -> list[Verdict]:
-    """Each sample's Verdict from its task's verifier, in this process (``timings`` gets the seconds each took)."""
-    from crossgym.api import load_verifier
-
+def reference_verdicts(samples: Sequence[Sample], timings: list[float] | None = None,
+                       cache: VerdictCache | None = None) -> list[Verdict]:
+    """Each sample's Verdict from its task's verifier, in this process (``timings`` gets the seconds each took;
+    ``cache``: the run's verdicts, so a sample the conformance checks scored is not scored again)."""
+    cache = cache or VerdictCache()
     out = []
     for s in samples:
-        start = time.monotonic()
-        out.append(load_verifier(s.task.verifier).verify(s.task, s.completion))
+        v, took = cache.timed(s)
+        out.append(v)
         if timings is not None:
-            timings.append(time.monotonic() - start)
+            timings.append(took)
     return out
 
 
-def parity_ready(samples: Sequence[Sample]) -> tuple[list[Sample], dict[str, Verdict], int]:
-    """Reference verdicts for ``samples``, the samples to compare (those whose reference neither timed out nor took
-    over SLOW_S seconds: a deadline is not a reward), and how many were left out."""
-    timings: list[float] = []
-    verdicts = reference_verdicts(samples, timings)
-    refs = {s.key: v for s, v in zip(samples, verdicts, strict=True)}
-    kept = [s for s, v, t in zip(samples, verdicts, timings, strict=True) if v.error != "timeout" and t <= SLOW_S]
-    return kept, refs, len(samples) - len(kept)
+def parity_ready(samples: Sequence[Sample], cache: VerdictCache | None = None
+                 ) -> tuple[list[Sample], dict[str, Verdict], int]:
+    """The samples to compare, their reference verdicts, and how many were left out.
+
+    Only samples some backend can carry are scored (``carried``). Left out: those whose reference timed out or took
+    over SLOW_S seconds (a deadline is not a reward), and a garbage entry on the other tasks once it was that slow
+    on one (the timeout check's rule: a slow entry costs one overrun, not one per task)."""
+    cache = cache or VerdictCache()
+    kept: list[Sample] = []
+    refs: dict[str, Verdict] = {}
+    slow_entries: set[str] = set()
+    left_out = 0
+    for s in (s for s in samples if carried(s)):
+        entry = s.id.rpartition("@")[0] if s.source == "garbage" else ""
+        if entry and entry in slow_entries:
+            left_out += 1
+            continue
+        v, took = cache.timed(s)
+        refs[s.key] = v
+        if v.error == "timeout" or took > SLOW_S:
+            left_out += 1
+            if entry:
+                slow_entries.add(entry)
+            continue
+        kept.append(s)
+    return kept, refs, left_out
 
 
 #: completions longer than this stay with the conformance checks: a run's max_completion_length cuts them, and
@@ -110,12 +129,17 @@ def generatable(sample: Sample) -> bool:
     return True
 
 
+def carried(sample: Sample) -> bool:
+    """A well-formed, generatable completion: what some mode of some backend carries."""
+    return not sample.raw and generatable(sample)
+
+
 def samples_for_mode(samples: Sequence[Sample], mode: str, *, declared: bool = True) -> list[Sample]:
     """The generatable samples a mode carries. single_turn: one plain assistant message. multi_turn: with a driver
     that declares its modes, everything (its multi-turn path scores the Completion it is given); otherwise the
     scripted episodes, whose tool results and feedback the environment really produced (such a driver replays the
     assistant turns through the environment, so a transcript with invented environment messages would differ)."""
-    usable = [s for s in samples if not s.raw and generatable(s)]
+    usable = [s for s in samples if carried(s)]
     if mode == "single_turn":
         return [s for s in usable if not is_multi_turn(s)]
     if declared:

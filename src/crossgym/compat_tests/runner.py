@@ -23,6 +23,7 @@ from crossgym.compat_tests.drivers import INSTALLED, BackendInfo, backend_names,
 from crossgym.compat_tests.matrix import SCHEMA_ID, cell_from_modes, summarize
 from crossgym.compat_tests.parity import parity_ready, run_parity_batch, samples_for_mode
 from crossgym.compat_tests.results import CheckResult
+from crossgym.compat_tests.verdicts import VerdictCache
 from crossgym.protocol.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,9 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
                            "verifiers": {}, "environments": {}, "matrix": {}}
     episodes, cases = _episodes_by_verifier(say, names) if {"parity", "environments"} & set(chosen) else ({}, [])
     samples: dict[str, tuple[list[Sample], dict[str, Any], int]] = {}
+    cache = VerdictCache()  # each sample is scored once in this process, whichever check asks first
 
+    available = []
     for name in names:
         row, why_not = _verifier_row(name)
         doc["verifiers"][name] = row
@@ -101,13 +104,22 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
                                   CONFORMANCE_CHECKS}
             doc["matrix"][name] = {b: {"status": "skip", "detail": f"verifier unavailable: {why_not}",
                                        "install": None} for b in bnames}
-            continue
+        else:
+            available.append(name)
+    fresh = _FreshBatch(available, corpus_dir) if "conformance" in chosen else None
+    for name in available:
         if "conformance" in chosen:
             say(f"verifier {name}: conformance")
-            row["conformance"] = {k: r.to_dict() for k, r in _conformance(name, corpus_dir, garbage_tasks).items()}
+            doc["verifiers"][name]["conformance"] = {
+                k: r.to_dict() for k, r in _conformance(name, corpus_dir, garbage_tasks, cache).items()}
         if "parity" in chosen:
             say(f"verifier {name}: reference verdicts")
-            samples[name] = _parity_samples(name, corpus_dir, episodes.get(name, []), garbage_tasks)
+            samples[name] = _parity_samples(name, corpus_dir, episodes.get(name, []), garbage_tasks, cache)
+    if fresh is not None:
+        say(f"fresh interpreter: {len(available)} verifiers rebuilt from their specs")
+        for name in available:
+            doc["verifiers"][name]["conformance"]["fresh_process"] = fresh.check(name, cache).to_dict()
+    log.debug("verdict cache: %d hits", cache.hits)
     if "parity" in chosen:
         for name, row in _parity_rows(samples, infos, say).items():
             doc["matrix"][name] = row
@@ -157,14 +169,55 @@ def _guard(fn: Callable[[], dict[str, CheckResult]], label: str) -> dict[str, Ch
         return {label: CheckResult(label, "error", f"{type(exc).__name__}: {exc}")}
 
 
-def _conformance(name: str, corpus_dir: Path | None, garbage_tasks: int) -> dict[str, CheckResult]:
+def _conformance(name: str, corpus_dir: Path | None, garbage_tasks: int, cache: VerdictCache
+                 ) -> dict[str, CheckResult]:
+    """Every conformance check but fresh_process (``_FreshBatch`` runs that one for all verifiers at once)."""
     from crossgym.compat_tests.verifier_checks import conformance
 
-    return conformance(name, corpus_dir, garbage_tasks=garbage_tasks)
+    return conformance(name, corpus_dir, garbage_tasks=garbage_tasks, cache=cache, fresh=False)
 
 
-def _parity_samples(name: str, corpus_dir: Path | None, episodes: list[Sample], garbage_tasks: int
-                    ) -> tuple[list[Sample], dict[str, Any], int]:
+class _FreshBatch:
+    """The fresh-process check for several verifiers with ONE new interpreter, started before the other checks so
+    it runs beside them; when that interpreter fails, each verifier gets its own (the error lands on its row)."""
+
+    def __init__(self, names: Sequence[str], corpus_dir: Path | None) -> None:
+        from crossgym.compat_tests.fresh import FreshRun
+        from crossgym.compat_tests.verifier_checks import fresh_samples
+
+        self.corpus_dir = corpus_dir
+        self.slices: dict[str, tuple[int, int]] = {}
+        pairs: list[Any] = []
+        for name in names:
+            try:
+                got = fresh_samples(name, corpus_dir)
+            except Exception:  # examples() broke: check_fresh_process reports it on its own
+                log.debug("fresh samples of %s", name, exc_info=True)
+                continue
+            self.slices[name] = (len(pairs), len(pairs) + len(got))
+            pairs += [(s.task, s.completion) for s in got]
+        self.run: Any = FreshRun(pairs)
+        self.verdicts: list[dict[str, Any]] | None = None
+
+    def check(self, name: str, cache: VerdictCache) -> CheckResult:
+        from crossgym.compat_tests.verifier_checks import check_fresh_process
+
+        if self.run is not None:
+            try:
+                self.verdicts = self.run.result()
+            except Exception as exc:
+                log.info("the shared fresh interpreter failed (%s); one per verifier", exc)
+            self.run = None
+        there = None
+        if self.verdicts is not None and name in self.slices:
+            a, b = self.slices[name]
+            there = self.verdicts[a:b]
+        return _guard(lambda: {"fresh_process": check_fresh_process(name, self.corpus_dir, cache=cache, there=there)},
+                      "fresh_process")["fresh_process"]
+
+
+def _parity_samples(name: str, corpus_dir: Path | None, episodes: list[Sample], garbage_tasks: int,
+                    cache: VerdictCache) -> tuple[list[Sample], dict[str, Any], int]:
     """A verifier's parity samples (examples, frozen corpus, scripted episodes, garbage), their reference verdicts,
     and how many were left out because the reference timed out or was too slow (see parity.SLOW_S)."""
     from crossgym.compat_tests.corpus import distinct_tasks, example_samples, garbage_samples, verifier_corpus
@@ -173,7 +226,7 @@ def _parity_samples(name: str, corpus_dir: Path | None, episodes: list[Sample], 
     examples = get_examples(name)
     samples = (example_samples(examples) + verifier_corpus(name, corpus_dir) + episodes
                + garbage_samples(distinct_tasks(examples, garbage_tasks), corpus_dir, raw=False))
-    return parity_ready(samples)
+    return parity_ready(samples, cache)
 
 
 def _parity_rows(samples: dict[str, tuple[list[Sample], dict[str, Any], int]], infos: dict[str, BackendInfo],

@@ -24,6 +24,7 @@ from crossgym.compat_tests.corpus import (
     samples_for,
 )
 from crossgym.compat_tests.results import CheckResult
+from crossgym.compat_tests.verdicts import VerdictCache, verdict_of
 from crossgym.protocol.task import ERROR_KINDS, Example, Verdict, VerifierSpec
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ TIMEOUT_S = 1.0
 GRACE_S = 4.0
 #: a call still running after this long is abandoned (and the garbage check stops there)
 HANG_S = 30.0
+#: the determinism and fresh-process checks leave out completions longer than this (the garbage check has them)
+FRESH_MAX_CHARS = 20_000
 
 
 def verifier_factory(name: str) -> Any:
@@ -116,10 +119,8 @@ def call_bounded(fn: Callable[[], Any], limit: float) -> tuple[str, Any, float]:
 
 
 # ------------------------------------------------------------------ 1. examples
-def check_examples(name: str) -> CheckResult:
+def check_examples(name: str, cache: VerdictCache | None = None) -> CheckResult:
     """Every example passes, fails or is malformed as declared; there is at least one of each kind."""
-    from crossgym.api import load_verifier
-
     res = CheckResult("examples")
     try:
         examples = get_examples(name)
@@ -132,7 +133,7 @@ def check_examples(name: str) -> CheckResult:
     for s in example_samples(examples):
         res.checked += 1
         try:
-            v = load_verifier(s.task.verifier).verify(s.task, s.completion)
+            v = verdict_of(s, cache)
         except Exception as exc:
             res.fail(f"verify raised {type(exc).__name__}: {exc}", s.describe())
             continue
@@ -146,13 +147,12 @@ def check_examples(name: str) -> CheckResult:
 
 
 # ------------------------------------------------------------------ 2. determinism
-def check_determinism(name: str, corpus_dir: Path | None = None, extra: list[Sample] | None = None) -> CheckResult:
+def check_determinism(name: str, corpus_dir: Path | None = None, extra: list[Sample] | None = None,
+                      cache: VerdictCache | None = None) -> CheckResult:
     """Each sample scored by the cached instance, then by a fresh instance in reverse order, gives equal Verdicts."""
-    from crossgym.api import load_verifier
-
     res = CheckResult("determinism")
-    samples = [s for s in _scorable(name, corpus_dir, extra) if len(_text(s)) <= 20_000]
-    first = [load_verifier(s.task.verifier).verify(s.task, s.completion) for s in samples]
+    samples = [s for s in _scorable(name, corpus_dir, extra) if len(_text(s)) <= FRESH_MAX_CHARS]
+    first = [verdict_of(s, cache) for s in samples]
     fresh: dict[str, Any] = {}
     for s, a in reversed(list(zip(samples, first, strict=True))):
         key = s.task.verifier.key()
@@ -245,19 +245,29 @@ def v_timeout(v: Any) -> float:
 
 
 # ------------------------------------------------------------------ 5. fresh process
+def fresh_samples(name: str, corpus_dir: Path | None = None, extra: list[Sample] | None = None, *,
+                  max_chars: int = FRESH_MAX_CHARS) -> list[Sample]:
+    """The samples the fresh-process check scores for ``name``."""
+    return [s for s in _scorable(name, corpus_dir, extra) if len(_text(s)) <= max_chars]
+
+
 def check_fresh_process(name: str, corpus_dir: Path | None = None, extra: list[Sample] | None = None,
-                        *, max_chars: int = 20_000) -> CheckResult:
-    """The verifier rebuilt from each sample's spec in a new interpreter gives the same Verdicts."""
-    from crossgym.api import load_verifier
+                        *, max_chars: int = FRESH_MAX_CHARS, cache: VerdictCache | None = None,
+                        there: list[dict[str, Any]] | None = None) -> CheckResult:
+    """The verifier rebuilt from each sample's spec in a new interpreter gives the same Verdicts (``there``: the
+    fresh interpreter's verdicts for ``fresh_samples(...)`` when the caller scored several verifiers in one)."""
     from crossgym.compat_tests.fresh import verdicts_in_fresh_process
 
     res = CheckResult("fresh_process")
-    samples = [s for s in _scorable(name, corpus_dir, extra) if len(_text(s)) <= max_chars]
-    here = [load_verifier(s.task.verifier).verify(s.task, s.completion) for s in samples]
+    samples = fresh_samples(name, corpus_dir, extra, max_chars=max_chars)
+    here = [verdict_of(s, cache) for s in samples]
     try:
-        there = verdicts_in_fresh_process([(s.task, s.completion) for s in samples])
+        if there is None:
+            there = verdicts_in_fresh_process([(s.task, s.completion) for s in samples])
     except Exception as exc:
         return CheckResult("fresh_process", "error", f"{type(exc).__name__}: {exc}")
+    if len(there) != len(samples):
+        return CheckResult("fresh_process", "error", f"{len(there)} fresh verdicts for {len(samples)} samples")
     for s, a, b in zip(samples, here, there, strict=True):
         if "build_error" in b:
             return res.fail(f"the fresh process could not score: {b['build_error']}", s.describe())
@@ -270,10 +280,9 @@ def check_fresh_process(name: str, corpus_dir: Path | None = None, extra: list[S
 
 
 # ------------------------------------------------------------------ frozen references
-def check_frozen(name: str, corpus_dir: Path | None = None) -> CheckResult:
+def check_frozen(name: str, corpus_dir: Path | None = None, cache: VerdictCache | None = None) -> CheckResult:
     """The frozen corpus still scores as when it was frozen, unless the verifier's version changed since (a
     scoring change without a version bump breaks `crossgym reverify` and every stored reward)."""
-    from crossgym.api import load_verifier
     from crossgym.compat_tests.corpus import verifier_corpus
 
     res = CheckResult("frozen")
@@ -289,7 +298,7 @@ def check_frozen(name: str, corpus_dir: Path | None = None) -> CheckResult:
         if str(ref.get("version")) != version:
             stale += 1
             continue
-        v = load_verifier(s.task.verifier).verify(s.task, s.completion)
+        v = verdict_of(s, cache)
         if v.error == "timeout":
             continue
         res.checked += 1
@@ -315,16 +324,19 @@ def _text(s: Sample) -> str:
 
 
 def conformance(name: str, corpus_dir: Path | None = None, *, fresh: bool = True,
-                garbage_tasks: int = GARBAGE_TASKS) -> dict[str, CheckResult]:
-    """Every conformance check for one verifier, by check name; a check that crashes is an "error" result."""
+                garbage_tasks: int = GARBAGE_TASKS, cache: VerdictCache | None = None,
+                fresh_verdicts: list[dict[str, Any]] | None = None) -> dict[str, CheckResult]:
+    """Every conformance check for one verifier, by check name; a check that crashes is an "error" result.
+    ``cache``: the run's verdicts (shared with parity); ``fresh_verdicts``: see ``check_fresh_process(there=)``."""
     checks: list[tuple[str, Callable[[], Any]]] = [
-        ("examples", lambda: check_examples(name)),
-        ("determinism", lambda: check_determinism(name, corpus_dir)),
+        ("examples", lambda: check_examples(name, cache)),
+        ("determinism", lambda: check_determinism(name, corpus_dir, cache=cache)),
         ("garbage+timeout", lambda: check_garbage_and_timeout(name, corpus_dir, tasks=garbage_tasks)),
-        ("frozen", lambda: check_frozen(name, corpus_dir)),
+        ("frozen", lambda: check_frozen(name, corpus_dir, cache)),
     ]
     if fresh:
-        checks.append(("fresh_process", lambda: check_fresh_process(name, corpus_dir)))
+        checks.append(("fresh_process", lambda: check_fresh_process(name, corpus_dir, cache=cache,
+                                                                    there=fresh_verdicts)))
     out: dict[str, CheckResult] = {}
     for label, fn in checks:
         try:
