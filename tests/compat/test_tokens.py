@@ -104,3 +104,24 @@ def test_trl_rollout_trains_on_what_the_environment_saw(tiny_model_dir, monkeypa
         pytest.xfail("known: the TRL rollout keeps a sampled pad token in the trained ids but drops it from the "
                      "action text the environment sees (crossgym/adapters/trl/episodes.py _advance)")
     assert res.status == "pass", (res.detail, res.failure)
+
+
+def test_openrlhf_trained_ids_follow_the_action_ranges(tok: Any, rec: Record) -> None:
+    """OpenRLHF trains on observation_tokens with the action ranges masked in; the driver's split of an executor
+    result gives back the ids and mask a correct backend builds, and a range off by one token is caught."""
+    from crossgym.adapters.openrlhf.parity import trained_ids
+
+    ep = _episode(tok, rec)
+    start = len(ep["prompt_ids"])
+    seq = ep["prompt_ids"] + ep["completion_ids"]
+    ranges, at = [], None
+    for i, m in enumerate([0] * start + ep["mask"] + [0]):
+        if m and at is None:
+            at = i
+        if not m and at is not None:
+            ranges.append((at, i))
+            at = None
+    got = trained_ids({"observation_tokens": seq, "action_ranges": ranges})
+    assert got == ep and check_episode(tok, got, rec) is None
+    shifted = trained_ids({"observation_tokens": seq, "action_ranges": [(s + 1, e + 1) for s, e in ranges]})
+    assert check_episode(tok, shifted, rec) is not None

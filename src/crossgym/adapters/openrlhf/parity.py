@@ -146,3 +146,80 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str
             return [await one(t, c) for t, c in zip(tasks, completions, strict=True)]
 
         return asyncio.run(run_all())
+
+
+# ---------------------------------------------------------------- token consistency (compat check 5)
+#: like the TRL driver: the untrained tiny model ends its turns after a few tokens, so episodes reach several turns
+EARLY_EOS = (4, 1.6)
+#: new tokens per generate() at most (the tiny model would otherwise ramble to the budget)
+MAX_NEW_TOKENS = 48
+
+
+class ModelEngine:
+    """Stands in for OpenRLHF's vLLM engine with a local causal LM that really samples (the tiny model on CPU):
+    generate(prompt_ids) returns the sampled ids, ending with EOS when the model stopped, as vLLM does."""
+
+    def __init__(self, model: Any, tokenizer: Any, seed: int = 0) -> None:
+        self.model, self.tok, self.seed = model, tokenizer, seed
+
+    async def generate(self, prompt_ids: Any, sampling_params: Any, multi_modal_data: Any = None) -> Any:
+        import torch
+
+        limit = min(MAX_NEW_TOKENS, getattr(sampling_params, "max_tokens", None) or MAX_NEW_TOKENS)
+        torch.manual_seed(self.seed + len(prompt_ids))
+        with torch.no_grad():
+            out = self.model.generate(torch.tensor([list(prompt_ids)]), max_new_tokens=limit, do_sample=True,
+                                      exponential_decay_length_penalty=EARLY_EOS,
+                                      eos_token_id=self.tok.eos_token_id, pad_token_id=self.tok.pad_token_id)
+        ids = [int(t) for t in out[0, len(prompt_ids):]]
+        if self.tok.eos_token_id in ids:
+            ids = ids[: ids.index(self.tok.eos_token_id) + 1]
+        finish = "stop" if ids and ids[-1] == self.tok.eos_token_id else "length"
+        text = self.tok.decode(ids, skip_special_tokens=True)
+        return types.SimpleNamespace(outputs=[types.SimpleNamespace(token_ids=ids, text=text, finish_reason=finish,
+                                                                    logprobs=None)])
+
+
+def trained_ids(result: dict[str, Any]) -> dict[str, Any]:
+    """What OpenRLHF trains on from an executor's result, as its SamplesGenerator._process_response_into_experience
+    builds it (that module imports vLLM, so it cannot be called here): sequences = observation_tokens, action mask
+    1 on every action range; split at the first action into prompt_ids / completion_ids / mask."""
+    seq = list(result["observation_tokens"])
+    ranges = list(result["action_ranges"])
+    mask = [0] * len(seq)
+    for start, end in ranges:
+        mask[start:end] = [1] * (end - start)
+    first = ranges[0][0] if ranges else len(seq)
+    return {"prompt_ids": seq[:first], "completion_ids": seq[first:], "mask": mask[first:]}
+
+
+def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3, group: int = 2,
+                   max_length: int = 2048) -> dict[str, Any]:
+    """Play ``group`` episodes per task through the generated agent file's AgentExecutor (OpenRLHF's
+    MultiTurnAgentExecutor) with the tiny model sampling, and return the ids OpenRLHF would train on:
+    {"tokenizer", "episodes": [{prompt_ids, completion_ids, mask}]} (see ``trained_ids``)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from crossgym.compat_tests.builtin_drivers.trl import model_dir
+
+    path = model_dir()
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path).eval()  # type: ignore[no-untyped-call]
+    cfg = AgentConfig(score=ScoreConfig(strip_tokens=(tok.eos_token, tok.pad_token)), env=env, max_turns=max_turns)
+    with tempfile.TemporaryDirectory(prefix="crossgym-openrlhf-") as tmp:
+        agent_path = Path(tmp) / "agent.py"
+        agent_path.write_text(files.agent_file(cfg.to_dict()), encoding="utf-8")
+        agent_cls = load_module(agent_path, "agent_module").AgentExecutor
+
+        async def play() -> list[dict[str, Any]]:
+            out = []
+            for i, task in enumerate(tasks):
+                prompt, label = native_prompt(task, tok)
+                for k in range(group):
+                    r = await agent_cls().execute(prompt, label, SamplingParams(), max_length, tok,
+                                                  ModelEngine(model, tok, seed=1000 * i + k))
+                    out.append(trained_ids(r))
+            return out
+
+        episodes = asyncio.run(play())
+    return {"tokenizer": tok, "episodes": episodes}
