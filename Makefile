@@ -17,11 +17,11 @@ export TOKENIZERS_PARALLELISM := false
 export TRL_EXPERIMENTAL_SILENCE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv system-deps test test-fast test-backends test-vllm compat demo lint bench clean
+.PHONY: help venv system-deps test test-fast test-backends test-vllm compat compat-main demo lint bench clean
 
 help:
 	@echo "make demo   - evaluate, GRPO-train and re-evaluate SmolLM2-135M on CPU (sets itself up)"
-	@echo "make test   - every test tier (default tier + backend venvs via nox; sets itself up)"
+	@echo "make test   - every test tier (default tier + backend venvs via nox; sets itself up) + compat-matrix.json"
 	@echo "make test-fast - the default tier only"
 
 # torch first, from the local CPU wheel: letting another package pull torch downloads a CUDA build
@@ -43,7 +43,9 @@ system-deps:
 test-fast: venv system-deps
 	$(PY) -m pytest -q -p no:cacheprovider
 
-test: test-fast test-backends
+# every tier, then one verifier x backend compat matrix merged from every venv; fails on any mismatch
+test: test-fast compat-main test-backends
+	$(PY) -m crossgym.compat_tests.merge $(COMPAT_DIR)/*.json -o compat-matrix.json --html compat-matrix.html
 
 # one nox session (own venv under .nox/) per backend whose pins conflict with the default venv
 test-backends: venv
@@ -65,11 +67,15 @@ demo: $(VENV)/.demo-installed
 test-vllm: venv
 	$(PY) -m nox --non-interactive -s vllm
 
-# the verifier x backend parity matrix from every venv that exists, merged (compat-matrix.json / .html)
+# the compat suite in the default venv (exit 1 = a mismatch or failed check: the merge reports it); the backend
+# venvs' nox sessions add .compat/<backend>.json
 COMPAT_DIR := .compat
-compat: venv
+compat-main: venv
 	rm -rf $(COMPAT_DIR) && mkdir -p $(COMPAT_DIR)
-	-$(VENV)/bin/crossgym compat --out $(COMPAT_DIR)/main.json > $(COMPAT_DIR)/main.txt
+	$(VENV)/bin/crossgym compat --out $(COMPAT_DIR)/main.json > $(COMPAT_DIR)/main.txt || [ $$? -eq 1 ]
+
+# the verifier x backend parity matrix from every venv that exists, merged (compat-matrix.json / .html), no tests
+compat: compat-main
 	-for b in verl openrlhf unsloth; do if [ -x .nox/$$b/bin/crossgym ]; then \
 	  .nox/$$b/bin/crossgym compat --backend $$b --checks parity,plans,tokens --out $(COMPAT_DIR)/$$b.json \
 	  > $(COMPAT_DIR)/$$b.txt; fi; done
@@ -80,4 +86,4 @@ lint: venv
 	$(PY) -m mypy
 
 clean:
-	rm -rf $(VENV) .nox runs .pytest_cache
+	rm -rf $(VENV) .nox runs .pytest_cache $(COMPAT_DIR) compat-matrix.json compat-matrix.html
