@@ -159,6 +159,42 @@ def test_trl_reward_function_scores_openenv_episodes(echo_url: str, tiny_model_d
     assert res.status == "pass" and res.compared == len(scripts), (res.detail, res.first_mismatch)
 
 
+def test_trl_grpo_trains_on_the_openenv_echo_environment(echo_url: str, tiny_model_dir, tmp_path) -> None:
+    """Two real GRPO steps of TRL on the tiny model, every episode played on the echo server through the
+    `openenv` environment; each reward TRL trained on is the openenv_reward Verdict of the completion it scored.
+    (The end-of-turn token is biased up so the tiny model ends its turns and episodes go on to a second turn.)"""
+    pytest.importorskip("trl")
+    from crossgym.adapters.common import reward_from_verdict, safe_verify
+    from crossgym.adapters.trl.backend import TRLBackend
+    from crossgym.api import load_verifier
+    from crossgym.inference.tiny import SPECIAL_TOKENS
+    from crossgym.protocol.config import parse_run_config
+
+    tasks = crossgym.load_tasks("openenv", n=4, max_turns=2)
+    run = parse_run_config({
+        "model": str(tiny_model_dir), "tasks": {"source": "openenv", "params": {"n": 4, "max_turns": 2}},
+        "output_dir": str(tmp_path), "seed": 0,
+        "environment": {"name": "openenv", "params": {"base_url": echo_url}, "max_turns": 2},
+        "grpo": {"num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 600,
+                 "max_steps": 2, "learning_rate": 1e-3},
+        "backend_args": {"generation_kwargs": {"sequence_bias": [[[SPECIAL_TOKENS.index("<|im_end|>")], 2.5]]}}})
+    backend = TRLBackend()
+    trainer = backend.build_trainer(run, tasks=tasks)
+    seen = []
+    for fn in backend.reward_funcs:
+        fn.observers.append(lambda t, c, v, r: seen.append((t, c, r)))
+    trainer.train()
+    assert trainer.state.global_step == 2 and seen
+    rewards, turns = [], []
+    for batch_tasks, comps, batch_rewards in seen:
+        for task, comp, reward in zip(batch_tasks, comps, batch_rewards, strict=True):
+            verdict = safe_verify(load_verifier(task.verifier), task, comp)
+            assert reward == reward_from_verdict(verdict, run.on_error)
+            rewards.append(reward)
+            turns.append(len(comp.assistant_messages))
+    assert max(turns) == 2 and len(set(rewards)) > 1  # echo pays by length: GRPO groups have spread
+
+
 # ------------------------------------------------------------------------------ crossgym env served by OpenEnv
 @pytest.fixture(scope="module")
 def crossgym_served() -> Iterator[tuple[str, list[EnvCase]]]:
