@@ -84,23 +84,23 @@ class Spawner:
             pass
 
 
-def _fork_solution(conf: confine.Confinement) -> tuple[int, int, int]:
-    """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain)."""
+def _fork_solution(conf: confine.Confinement, prepared: bool = False) -> tuple[int, int, int]:
+    """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain).
+    ``prepared``: forked by the zygote, which did the rest of :func:`_prepare` once for all its children."""
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            null = os.open("/dev/null", os.O_RDONLY)
-            os.dup2(null, 0)
-            os.close(null)
+            if not prepared:
+                _prepare(os.getcwd())
             conf.nest()  # a nested Landlock domain of its own: it cannot signal the harness, the zygote or siblings
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (req_r, rep_w)]
             os.dup2(high[0], REQ_FD)
             os.dup2(high[1], REP_FD)
             os.closerange(3, REQ_FD)  # nothing else: not the harness's result and status pipes, not the zygote's
             os.closerange(REP_FD + 1, 1 << 16)  # socket, not another solution's pipes
-            _serve(REQ_FD, REP_FD, os.getcwd())
+            _serve(REQ_FD, REP_FD)
         finally:
             os._exit(0)
     os.close(req_r)
@@ -110,9 +110,7 @@ def _fork_solution(conf: confine.Confinement) -> tuple[int, int, int]:
 
 def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
     """In the zygote: fork a solution process per request, kill on request, until the harness goes."""
-    null = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(null, 0)  # never the task's payload pipe
-    os.close(null)
+    _prepare(os.getcwd())
     for fd in (3, 9):
         try:
             os.close(fd)
@@ -132,7 +130,7 @@ def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
             cleanup.empty_dir(os.getcwd())
             msg = b"spawn"
         if msg == b"spawn":
-            pid, req_w, rep_r = _fork_solution(conf)
+            pid, req_w, rep_r = _fork_solution(conf, prepared=True)
             children.add(pid)
             socket.send_fds(sock, [b"%d" % pid], [req_w, rep_r])
             os.close(req_w)
@@ -266,15 +264,23 @@ def _exact(value: Any, kind: type) -> Any:
     return value
 
 
-def _serve(req: int, rep: int, scratch: str) -> None:
-    """Answer the harness until it closes the request pipe."""
+def _prepare(scratch: str) -> None:
+    """What a solution process needs that is the same for all: stdin from /dev/null (never the task's payload
+    pipe), the interpreter's path and argv as for ``python3 solution.py``, the sandbox's modules hidden, streams."""
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     child.hide_runtime(child.READY.get("modules"), keep=("_runtime", "_runtime.solution", "_runtime.codec",
                                                         "_runtime.wire"))
     sys.path[:] = [scratch] + confine.stdlib_path()
     sys.argv[:] = ["solution.py"]
     if not child.READY.get("streams"):  # a slot's zygote made fresh ones for fds 0-2 (flushed after each reply)
         child.set_streams()
-    server = _Server(scratch)
+
+
+def _serve(req: int, rep: int) -> None:
+    """Answer the harness until it closes the request pipe."""
+    server = _Server(os.getcwd())
     while True:
         try:
             msg = wire.read_obj(req)
