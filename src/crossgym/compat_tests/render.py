@@ -75,7 +75,9 @@ def render_text(doc: dict[str, Any]) -> None:
                           markup=False, highlight=False)
         tok = info.get("tokens")
         if tok:
-            console.print(f"{b}: token consistency {tok['status']} {tok.get('detail', '')}".rstrip(), markup=False)
+            state = "n/a" if tok["status"] == "skip" else tok["status"]
+            detail = str(tok.get("detail", "")).removeprefix("n/a: ")
+            console.print(f"{b}: token consistency {state} {detail}".rstrip(), markup=False)
         plans = info.get("plans") or {}
         if plans:
             bad = [k for k, r in plans.items() if r["status"] in ("fail", "error")]
@@ -90,11 +92,15 @@ def _e(x: Any) -> str:
     return _html.escape(str(x), quote=True)
 
 
-def _check_cell(r: dict[str, Any] | None) -> str:
+def _check_cell(r: dict[str, Any] | None, *, why_skipped: bool = False) -> str:
+    """A check's status cell (detail as tooltip); ``why_skipped``: a skip reads "n/a: why" in the cell itself."""
     if r is None:
         return "<td>-</td>"
     tip = r.get("detail") or ""
-    return f'<td style="background:{_COLOUR.get(r["status"], "#fff")}" title="{_e(tip)}">{_e(r["status"])}</td>'
+    text = _e(r["status"])
+    if why_skipped and r["status"] == "skip":
+        text = "n/a" + (f": {_e(tip.removeprefix('n/a: '))}" if tip else "")
+    return f'<td style="background:{_COLOUR.get(r["status"], "#fff")}" title="{_e(tip)}">{text}</td>'
 
 
 def render_html(doc: dict[str, Any]) -> str:
@@ -145,7 +151,7 @@ def render_html(doc: dict[str, Any]) -> str:
             if plans else "-"
         out.append(f"<tr><td>{_e(b)}</td><td style='background:{_COLOUR.get(i['status'], '#fff')}'>"
                    f"{_e(i['status'])}</td><td>{_e(i.get('framework_version') or '-')}</td>"
-                   f"<td>{_e(drv.get('module', '-'))}</td>{_check_cell(i.get('tokens'))}<td>{_e(plan_txt)}</td>"
+                   f"<td>{_e(drv.get('module', '-'))}</td>{_check_cell(i.get('tokens'), why_skipped=True)}<td>{_e(plan_txt)}</td>"
                    f"<td>{_e(i.get('install') or '')} {_e(i.get('reason') or '')}</td></tr>")
     out.append("</table>")
     checks = sorted({c for v in doc["verifiers"].values() for c in v["conformance"]})

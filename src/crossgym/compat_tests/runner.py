@@ -136,6 +136,9 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
         if info.status == INSTALLED and "tokens" in chosen and info.capabilities.get("multi_turn"):
             say(f"backend {b}: token consistency")
             entry["tokens"] = _guard(functools.partial(_tokens, info), "tokens")["tokens"].to_dict()
+        elif info.status == INSTALLED and "tokens" in chosen:
+            entry["tokens"] = CheckResult("token_consistency", "skip",
+                                          "n/a: the backend declares no multi-turn capability").to_dict()
         doc["backends"][b] = entry
 
     if "environments" in chosen:
