@@ -51,6 +51,8 @@ def test_body_limit_by_content_length_and_while_streaming(live_server: Any) -> N
 
         r = c.post("/verify", content=chunks(), headers={"content-type": "application/json"})
         assert r.status_code == 413 and r.json()["error"]["code"] == "body_too_large"
+        r = c.post("/verify/batch", content=chunks(), headers={"content-type": "application/json"})  # reads its own
+        assert r.status_code == 413 and r.json()["error"]["code"] == "body_too_large"
     with httpx.Client(base_url=srv.url, timeout=30) as c:  # the server still answers
         assert c.post("/verify", json={"task": TASK, "completion": "x"}).status_code == 200
 
