@@ -29,6 +29,31 @@ def test_same_reward_is_exact() -> None:
     assert "float32" in explain_difference(0.1, 0.10000000149011612)
 
 
+def test_generatable_counts_tool_calls_and_slow_entries_are_left_out_once() -> None:
+    """1,000 tool calls are ~30 KB a model would have to write: not a parity sample (the garbage check has it); a
+    garbage entry whose reference was slow on one task is not scored again on the next."""
+    from crossgym.compat_tests.parity import generatable, parity_ready
+    from crossgym.compat_tests.verdicts import VerdictCache
+    from crossgym.protocol.messages import Message, ToolCall
+
+    task = get_examples("exact_match")[0].task
+    calls = tuple(ToolCall(id=f"c{i}", name="f", arguments={"x": 1}) for i in range(1000))
+    many = Sample("garbage", "many@task0", task, Completion(messages=(Message("assistant", "", tool_calls=calls),)))
+    one = Sample("garbage", "one@task0", task, Completion(messages=(Message("assistant", "", tool_calls=calls[:1]),)))
+    assert not generatable(many) and generatable(one)
+
+    class SlowFirst(VerdictCache):
+        def timed(self, s: Sample) -> tuple[Verdict, float]:
+            v, _ = super().timed(s)
+            return v, (9.0 if s.id == "slow@task0" else 0.0)
+
+    samples = [Sample("garbage", f"{e}@task{k}", task, Completion.from_text("4")) for k in range(3)
+               for e in ("slow", "fast")]
+    kept, refs, left_out = parity_ready(samples, SlowFirst())
+    assert [s.id for s in kept] == ["fast@task0", "fast@task1", "fast@task2"] and left_out == 3
+    assert set(refs) == {s.key for s in samples if s.id != "slow@task1" and s.id != "slow@task2"}
+
+
 def test_discovery_declared_registry_capability_convention_and_missing(fakes: object) -> None:
     exact = inspect_backend("fake_exact")
     assert (exact.status, exact.driver.source, exact.driver.module) == (INSTALLED, "declared", "compat_fakes")

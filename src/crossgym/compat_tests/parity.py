@@ -7,6 +7,7 @@ scores ``on_error`` (default 0.0); a "malformed" verdict keeps its own reward. T
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -116,14 +117,16 @@ CONTROL_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>")
 
 def generatable(sample: Sample) -> bool:
     """Whether a generator could have produced this completion: valid Unicode (no lone surrogates), no chat control
-    tokens as text, at most MAX_CHARS characters. Other samples stay with the conformance checks."""
+    tokens as text, at most MAX_CHARS characters, tool calls counted as the JSON a model writes for them. Other
+    samples stay with the conformance checks."""
     total = 0
     for m in sample.completion.messages:
         try:
             m.content.encode("utf-8")
         except UnicodeEncodeError:
             return False
-        total += len(m.content)
+        total += len(m.content) + sum(len(json.dumps({"name": c.name, "arguments": c.arguments}, default=str))
+                                      for c in m.tool_calls)
         if total > MAX_CHARS or any(t in m.content for t in CONTROL_TOKENS):
             return False
     return True
