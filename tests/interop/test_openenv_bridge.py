@@ -46,7 +46,7 @@ def serve(app: Any) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def echo_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def echo_classes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any, Any]]:
     """OpenEnv's echo environment as `openenv init echo` writes it (its template ships in the openenv wheel)."""
     from openenv.cli.commands.init import init
 
@@ -61,13 +61,22 @@ def echo_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         from echo.models import EchoAction, EchoObservation
         from echo.server.echo_environment import EchoEnvironment
-        from openenv.core.env_server.http_server import create_app
 
-        app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo", max_concurrent_envs=80)
-        with serve(app) as url:
-            yield url
+        yield EchoEnvironment, EchoAction, EchoObservation
     finally:
         sys.path.remove(str(root))
+
+
+def echo_app(classes: tuple[Any, Any, Any], sessions: int) -> Any:
+    from openenv.core.env_server.http_server import create_app
+
+    return create_app(*classes, env_name="echo", max_concurrent_envs=sessions)
+
+
+@pytest.fixture(scope="module")
+def echo_url(echo_classes) -> Iterator[str]:
+    with serve(echo_app(echo_classes, 80)) as url:
+        yield url
 
 
 def say(text: str) -> Message:
@@ -88,6 +97,15 @@ def test_echo_environment_passes_crossgym_conformance(echo_url: str) -> None:
     assert report["ok"], [r for r in report["checks"] if not r["ok"]]
     assert [r["check"] for r in report["checks"]] == ["reset_contract", "done_semantics", "determinism",
                                                       "json_round_trip", "rewards", "completion_helper", "concurrency"]
+
+
+def test_closed_episodes_free_their_server_sessions(echo_classes) -> None:
+    """A server that holds 2 sessions plays 6 episodes one after another: each close ends its session."""
+    task = crossgym.load_tasks("openenv", n=1, max_turns=1)[0]
+    with serve(echo_app(echo_classes, 2)) as url:
+        for i in range(6):
+            ep = run_episode(OpenEnvEnvironment(base_url=url), task, [say("x" * (i + 1))])
+            assert ep.verdict is not None and ep.verdict.reward == pytest.approx(0.1 * (i + 1))
 
 
 def test_episode_reward_is_openenvs_own(echo_url: str) -> None:

@@ -159,8 +159,12 @@ class OpenEnvEnvironment(BaseEnvironment):
     def release(self) -> None:
         client, self._client = self._client, None
         if client is not None:
+
+            async def close() -> None:  # called on the I/O loop, where the session's WebSocket lives
+                await client.close()
+
             try:
-                run_io(client.close(), self.timeout)
+                run_io(close(), self.timeout)
             except Exception as exc:  # the server may already be gone; the session dies with it
                 log.debug("closing the OpenEnv session failed: %s", exc)
 
