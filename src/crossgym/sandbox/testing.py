@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import functools
+import marshal
 from collections.abc import Mapping, Sequence
+from importlib.util import MAGIC_NUMBER
 from typing import Any
 
 from . import execute
@@ -11,6 +15,34 @@ from .result import Limits, TestDetail, TestRunResult
 from .transport import Raw
 
 CLEAR_S = 2.0  # the most clearing up after one solution of a group may take
+PLAN_HERE_CHARS = 64_000  # larger test suites are planned by the harness itself
+
+
+def spec_of(tests: str | Sequence[str], entry_point: str | None, prelude: str | None) -> dict[str, Any]:
+    """The tests part of a harness's payload, with the plan made here (once per distinct suite) when it can be."""
+    tests = tests if isinstance(tests, str) else list(tests)
+    spec: dict[str, Any] = {"tests": tests, "entry_point": entry_point, "prelude": prelude}
+    size = len(tests) if isinstance(tests, str) else sum(map(len, tests))
+    if size + len(prelude or "") <= PLAN_HERE_CHARS:
+        spec["plan"] = _planned(tests if isinstance(tests, str) else tuple(tests), entry_point, prelude)
+    return spec
+
+
+@functools.lru_cache(maxsize=256)
+def _planned(tests: str | tuple[str, ...], entry: str | None, prelude: str | None) -> dict[str, Any] | None:
+    """The harness's plan of a trusted test suite (code objects, marshalled, and the unit names), made in this
+    process: a GRPO group or an epoch judges the same suite many times, and each harness is a fresh process. The
+    harness uses it when its interpreter has the same bytecode (magic number), else plans again itself."""
+    from ._runtime import plan
+
+    try:
+        module, names, kinds = plan.build(tests if isinstance(tests, str) else list(tests), entry)
+        code = compile(prelude, "prelude.py", "exec") if prelude else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the harness finds the same problem and reports it
+    return {"magic": MAGIC_NUMBER.hex(), "module": base64.b64encode(marshal.dumps(module)).decode(),
+            "names": names, "kinds": kinds,
+            "prelude": None if code is None else base64.b64encode(marshal.dumps(code)).decode()}
 
 
 def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, entry_point: str | None,
@@ -19,9 +51,8 @@ def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, en
     """See :func:`crossgym.sandbox.run_python_tests`."""
     timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
     margin = min(0.5, 0.1 * timeout)
-    spec = {"solution": solution, "tests": tests if isinstance(tests, str) else list(tests),
-            "entry_point": entry_point, "prelude": prelude, "budget_s": timeout - margin,
-            "unit_timeout": test_timeout}
+    spec = dict(spec_of(tests, entry_point, prelude), solution=solution, budget_s=timeout - margin,
+                unit_timeout=test_timeout)
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=files, stdin=None, timeout=timeout,
                               limits=limits, env=None, result_pipe=True, header={"respawn": test_timeout is not None})
     return parse(raw, result)
@@ -36,9 +67,8 @@ def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequ
         return []
     timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
     margin = min(0.5, 0.1 * timeout)
-    spec = {"solutions": solutions, "tests": tests if isinstance(tests, str) else list(tests),
-            "entry_point": entry_point, "prelude": prelude, "budget_s": timeout - margin,
-            "unit_timeout": test_timeout}
+    spec = dict(spec_of(tests, entry_point, prelude), solutions=solutions, budget_s=timeout - margin,
+                unit_timeout=test_timeout)
     total = timeout * len(solutions) + CLEAR_S * (len(solutions) - 1)
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=None, stdin=None, timeout=total,
                               limits=limits, env=None, result_pipe=True,

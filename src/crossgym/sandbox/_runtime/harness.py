@@ -288,13 +288,18 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
     remote = Remote(spawner, sources[0]) if sources else None
     if remote is not None:
         remote.send_init()  # the first solution loads while the tests are planned
-    try:
-        module, names, kinds = plan.build(spec["tests"], entry)
-    except SyntaxError as exc:
-        emit({"total": 0, "names": [], "error": f"the tests do not parse: {exc}"}, flush=True)
-        os._exit(0)
+    planned = spec.get("plan")
+    if planned and planned.get("magic") == sys.modules["_frozen_importlib_external"].MAGIC_NUMBER.hex():
+        module, names, kinds = _unmarshal(planned["module"]), planned["names"], planned["kinds"]
+        prelude = _unmarshal(planned["prelude"]) if planned.get("prelude") else None
+    else:
+        try:
+            module, names, kinds = plan.build(spec["tests"], entry)
+        except SyntaxError as exc:
+            emit({"total": 0, "names": [], "error": f"the tests do not parse: {exc}"}, flush=True)
+            os._exit(0)
+        prelude = _compile_prelude(spec.get("prelude"))
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
-    prelude = _compile_prelude(spec.get("prelude"))
     for index, source in enumerate(sources):
         if group is not None:
             emit({"solution": index})
@@ -329,6 +334,14 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
         emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
     remote.stop()
     emit({"done": True}, flush=True)
+
+
+def _unmarshal(text: str) -> Any:
+    """Code the caller compiled from the trusted tests or prelude (never anything from a solution)."""
+    import base64
+    import marshal
+
+    return marshal.loads(base64.b64decode(text))
 
 
 def _compile_prelude(prelude: str | None) -> Any:
