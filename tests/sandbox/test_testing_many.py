@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
+from crossgym.sandbox import testing
 from crossgym.sandbox import Sandbox, arun_python_tests_many, run_python_tests, run_python_tests_many
 
 TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add('a', 'b') == 'ab'"]
@@ -87,3 +90,17 @@ def test_each_solution_has_its_own_time_budget(sandbox: Sandbox) -> None:
 def test_async_twin(sandbox: Sandbox) -> None:
     results = asyncio.run(arun_python_tests_many([GOOD, "def add(a, b):\n    return 7\n"], TESTS, sandbox=sandbox))
     assert [r.passed for r in results] == [3, 0]
+
+
+def test_the_harness_plans_itself_when_the_callers_bytecode_differs(sandbox: Sandbox,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    tests = "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate('a', 'b') == 'ab'\n"
+    planned_here = run_python_tests_many([GOOD, "def add(a, b):\n    return 3\n"], tests, entry_point="add",
+                                         prelude="def add(a, b):\n    pass\n", sandbox=sandbox)
+    monkeypatch.setattr(testing, "MAGIC_NUMBER", b"\0\0\r\n")
+    testing._planned.cache_clear()
+    planned_there = run_python_tests_many([GOOD, "def add(a, b):\n    return 3\n"], tests, entry_point="add",
+                                          prelude="def add(a, b):\n    pass\n", sandbox=sandbox)
+    testing._planned.cache_clear()
+    assert [outcome(r) for r in planned_here] == [outcome(r) for r in planned_there]
+    assert [r.passed for r in planned_there] == [2, 1]
