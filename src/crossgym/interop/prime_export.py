@@ -120,8 +120,9 @@ Turn = Callable[[str | None], Awaitable[Any]]
 
 async def drive(env: Any, task: Task, turn: Turn, *, seed: int | None = None) -> Completion:
     """Play one crossgym episode through a verifiers interaction: ``turn(text)`` sends a user turn (None for the
-    prompted opening) and returns the model's ``vf`` Segment; each reply is one crossgym action."""
-    env.reset(task, seed=seed)
+    prompted opening) and returns the model's ``vf`` Segment; each reply is one crossgym action. The environment
+    runs on a worker thread, so a slow step (a sandbox, a query) does not stall verifiers' event loop."""
+    await asyncio.to_thread(env.reset, task, seed=seed)
     messages: list[Message] = []
     segment = await turn(None)
     try:
@@ -130,7 +131,7 @@ async def drive(env: Any, task: Task, turn: Turn, *, seed: int | None = None) ->
             if not replies:
                 break
             action = from_vf_message(replies[-1])
-            result = env.step(action)
+            result = await asyncio.to_thread(env.step, action)
             messages.append(action)
             messages.extend(result.messages)
             if result.done:
