@@ -255,6 +255,9 @@ def test_served_env_speaks_openenvs_generic_protocol(crossgym_served) -> None:
     case = cases[0]
     schema = httpx.get(f"{url}/schema", timeout=10).json()
     assert schema["action"]["title"] == "CrossgymAction" and "content" in schema["action"]["properties"]
+    reset = httpx.post(f"{url}/reset", json={"index": 0}, timeout=10).json()  # the stateless HTTP route too
+    assert reset["observation"]["task_id"] == case.task.id and reset["done"] is False
+    assert reset["observation"]["messages"] == [m.to_dict() for m in case.task.prompt]
 
     async def play() -> Any:
         async with GenericEnvClient(base_url=url) as client:
