@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from crossgym.sandbox import testing
-from crossgym.sandbox import Sandbox, arun_python_tests_many, run_python_tests, run_python_tests_many
+from crossgym.sandbox import Sandbox, arun_python_tests_many, run_python_tests, run_python_tests_many, testing
 
 TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add('a', 'b') == 'ab'"]
 GOOD = "def add(a, b):\n    return a + b\n"

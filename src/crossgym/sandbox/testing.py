@@ -96,6 +96,7 @@ def verdict(header: dict[str, Any] | None, messages: list[dict[str, Any]], raw: 
     units: dict[int, dict[str, Any]] = {}
     problems: list[str] = []
     done = False
+    error: str | None
     for msg in messages:
         if "unit" in msg:
             units.setdefault(int(msg["unit"]), msg)

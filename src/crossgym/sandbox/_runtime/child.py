@@ -73,7 +73,7 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
     else:
         from . import harness
         try:
-            harness.main(payload, spawner, scratch)
+            harness.main(payload, spawner, scratch)  # type: ignore[arg-type]  # tests mode: made above
         except BaseException:
             import traceback
 

@@ -192,9 +192,8 @@ class Server:
         """Hand the task to its slot's zygote (started on first use, restarted when it is gone)."""
         assert self.zygotes is not None
         for attempt in (1, 2):
-            link = self.zygotes.get(task.slot)
-            if link is None:
-                link = self.zygotes[task.slot] = zygote.Link(self.cfg, self.root, task.slot, uid)
+            link: zygote.Link = self.zygotes.get(task.slot) or zygote.Link(self.cfg, self.root, task.slot, uid)
+            self.zygotes[task.slot] = link
             try:
                 link.send(dict(task.hdr, nproc=nproc), task.fds)
                 break
@@ -207,14 +206,15 @@ class Server:
 
     def _from_zygote(self, link: zygote.Link) -> None:
         kind, value = link.receive()
-        task = link.task
+        task: Task | None = link.task
         if kind == "gone":
             self._retire(link)
             value = {"status": signal.SIGKILL, "cpu": 0.0, "maxrss_kb": 0, "clean": False}
         elif not value.get("clean"):
             self._retire(link)
         link.task = None
-        if task is not None and self.running.pop(-1 - task.slot, None) is task:
+        if task is not None and self.running.get(-1 - task.slot) is task:
+            del self.running[-1 - task.slot]
             self._finish(task, value["status"], value["cpu"], value["maxrss_kb"])
 
     def _retire(self, link: zygote.Link) -> None:

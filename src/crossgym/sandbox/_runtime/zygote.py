@@ -106,7 +106,7 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
         if pid == 0:
             try:
                 sock.close()
-                child.main(me, conf, hdr, dict(zip(FDS, fds)), scratch, uid, int(hdr.get("nproc", 0)), ruleset)
+                child.main(me, conf, hdr, dict(zip(FDS, fds, strict=False)), scratch, uid, int(hdr.get("nproc", 0)), ruleset)
             finally:
                 os._exit(child.SETUP_FAILED)
         for fd in fds:
