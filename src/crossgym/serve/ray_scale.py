@@ -15,6 +15,7 @@ import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -36,6 +37,9 @@ _lock = threading.Lock()
 _workers: dict[tuple[float, bool], list[Any]] = {}
 #: seconds to wait for new actors to start (Ray may wait for free CPUs)
 START_TIMEOUT_S = 300.0
+#: Ray frees a killed actor's CPUs a moment later: how long after ending actors to wait for their CPUs
+RELEASE_WAIT_S = 30.0
+_released_at = [0.0]  # when shutdown_workers last ended actors (time.monotonic)
 
 
 def _ray() -> Any:
@@ -96,6 +100,10 @@ def get_workers(num_workers: int, cpus_per_worker: float = 1.0, pin_cpus: bool =
         missing = num_workers - len(actors)
         if missing > 0:
             free = float(ray.available_resources().get("CPU", 0.0))
+            while free + 1e-9 < missing * cpus_per_worker and \
+                    time.monotonic() < _released_at[0] + RELEASE_WAIT_S:  # actors just ended: their CPUs come back
+                time.sleep(0.1)
+                free = float(ray.available_resources().get("CPU", 0.0))
             if free + 1e-9 < missing * cpus_per_worker:
                 raise CrossgymError(
                     f"cannot start {missing} more Ray verification actor(s) of {cpus_per_worker:g} CPU: the cluster "
@@ -129,6 +137,7 @@ def shutdown_workers() -> None:
     if not groups:
         return
     ray = _ray()
+    _released_at[0] = time.monotonic()
     for actors in groups:
         for a in actors:
             try:
