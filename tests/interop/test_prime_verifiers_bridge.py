@@ -30,10 +30,23 @@ from crossgym.protocol.messages import Message, ToolCall  # noqa: E402
 from crossgym.protocol.task import Completion, Task, VerifierSpec  # noqa: E402
 from crossgym.verifiers.selfcheck import check_verifier  # noqa: E402
 
-# a verifiers-native environment package (what `vf.load_taskset` imports by id); on sys.path before any verifier
-# worker process starts, so the workers import it too
-sys.path.insert(0, str(Path(__file__).parent / "prime_envs"))
+# a verifiers-native environment package (what `vf.load_taskset` imports by id)
+ENVS = str(Path(__file__).parent / "prime_envs")
+sys.path.insert(0, ENVS)
 NATIVE = "crossgym-test-boxed-math"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers_see_the_test_env():
+    """prime_rubric scores in the verifier worker pool, whose processes take sys.path when the pool starts: start a
+    fresh pool after the path is in (an earlier test may have started one without it), and drop it afterwards."""
+    from crossgym.verifiers.pool import shutdown_pool
+
+    shutdown_pool()
+    yield
+    shutdown_pool()
+    if ENVS in sys.path:
+        sys.path.remove(ENVS)
 
 
 def vf_message(m: Message):  # written here with verifiers' classes, independently of the bridge's converter
