@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
 
 import pytest
 
+from crossgym.protocol.errors import SandboxError
 from crossgym.sandbox import Sandbox, config, run_python, run_shell
 
 
@@ -33,6 +35,32 @@ def test_recovers_when_the_server_dies() -> None:
         proc.wait()
         r = run_python("print(2)", sandbox=pool)
         assert r.ok and r.stdout == "2\n" and pool._proc is not proc
+    finally:
+        pool.close()
+
+
+def test_tasks_run_when_zygotes_cannot_start(tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slot's zygote that dies before its first task (here: its interpreter cannot import it) costs that task
+    a SandboxError; after three, the server forks tasks itself."""
+    copy = os.path.join(tmp_path, "runtime")
+    shutil.copytree(os.path.join(config.RUNTIME_PARENT, "_runtime"), os.path.join(copy, "_runtime"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    with open(os.path.join(copy, "_runtime", "zygote.py"), "a") as fh:
+        fh.write("\nBOOT = 'raise SystemExit(3)'\n")
+    os.chmod(tmp_path, 0o755)
+    monkeypatch.setattr(config, "RUNTIME_PARENT", copy)
+    pool = Sandbox("default", workers=1)
+    try:
+        failed = 0
+        for _ in range(3):
+            try:
+                run_python("print(1)", sandbox=pool)
+            except SandboxError:
+                failed += 1
+        assert failed == 3
+        for n in range(3):
+            r = run_python(f"print({n})", sandbox=pool)
+            assert r.ok and r.stdout == f"{n}\n"
     finally:
         pool.close()
 

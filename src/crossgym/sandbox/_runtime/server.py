@@ -57,6 +57,7 @@ class Server:
         self.queue: collections.deque[Task] = collections.deque()
         self.running: dict[int, Task] = {}  # by pid; tasks of a slot's zygote by -1 - slot
         self.zygotes: dict[int, zygote.Link] | None = {} if zygotes else None
+        self.zygote_failures = 0
         self.conf = confine.Confinement(cfg)
         self._nproc = (0, 0.0)
         confine.subreaper()
@@ -209,9 +210,24 @@ class Server:
         task: Task | None = link.task
         if kind == "gone":
             self._retire(link)
+            if not link.served:  # it never got going (cannot exec the interpreter?): after 3, fork tasks here
+                self.zygote_failures += 1
+                if self.zygote_failures >= 3 and self.zygotes is not None:
+                    sys.stderr.write("crossgym sandbox: slot zygotes keep failing; forking tasks from the server\n")
+                    for other in list(self.zygotes.values()):
+                        self._retire(other)
+                    self.zygotes = None
+                if task is not None and self.running.get(-1 - task.slot) is task:
+                    del self.running[-1 - task.slot]
+                    self._report(task, {"setup_error": "the slot's zygote ended before the task"})
+                    self._close_fds(task)
+                    self.free.append(task.slot)
+                return
             value = {"status": signal.SIGKILL, "cpu": 0.0, "maxrss_kb": 0, "clean": False}
-        elif not value.get("clean"):
-            self._retire(link)
+        else:
+            link.served += 1
+            if not value.get("clean"):
+                self._retire(link)
         link.task = None
         if task is not None and self.running.get(-1 - task.slot) is task:
             del self.running[-1 - task.slot]

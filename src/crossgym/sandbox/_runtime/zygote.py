@@ -196,6 +196,7 @@ class Link:
         os.close(fd)
         self.sock = ours
         self.task: Any = None
+        self.served = 0
 
     def fileno(self) -> int:
         return self.sock.fileno()
