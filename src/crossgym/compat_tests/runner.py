@@ -294,8 +294,10 @@ def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = Fa
 
     quiet_libraries()
 
-    def say(msg: str) -> None:
-        typer.echo(f"compat: {msg}", err=True)
+    start = time.monotonic()
+
+    def say(msg: str) -> None:  # seconds since start: where a slow run spends its time
+        typer.echo(f"compat: {time.monotonic() - start:6.1f}s {msg}", err=True)
 
     doc = build_matrix(backends, verifiers, corpus=corpus, checks=checks, progress=say)
     text = json.dumps(doc, indent=2, ensure_ascii=True, default=str)
