@@ -84,6 +84,34 @@ def test_a_group_gets_the_verdicts_verify_gives() -> None:
     assert [v.error_kind for v in verifier.verify_group(bad, codes[:2])] == ["exception", "exception"]
 
 
+def test_verify_many_judges_each_group_in_one_call() -> None:
+    from crossgym.verifiers.batch import verify_many
+
+    spec = VerifierSpec("code_tests", {"run_timeout": 3})
+    add = Task(id="add", prompt="write add", answer=TESTS, verifier=spec)
+    sub = Task(id="sub", prompt="write sub", answer={"tests": ["assert sub(3, 1) == 2"]}, verifier=spec)
+    codes = [(add, "def add(a, b):\n    return a + b"), (add, "def add(a, b):\n    return 0"), (add, HACKS[0][0]),
+             (sub, "def sub(a, b):\n    return a - b"), (sub, "def sub(a, b):\n    return b - a")]
+    pairs = [(task, f"```python\n{code}\n```") for task, code in codes]
+    pairs.insert(2, (Task(id="x", prompt="?", answer="yes", verifier=VerifierSpec("exact_match")), "yes"))
+    calls = []
+    original = CodeTests.verify_group
+
+    def counted(self, task, completions):  # type: ignore[no-untyped-def]
+        calls.append(len(completions))
+        return original(self, task, completions)
+
+    CodeTests.verify_group = counted  # type: ignore[method-assign]
+    try:
+        together = verify_many(pairs)
+    finally:
+        CodeTests.verify_group = original  # type: ignore[method-assign]
+    alone = [load_verifier(t.verifier).verify(t, Completion.from_text(c)) for t, c in pairs]
+    assert [(v.reward, v.passed, v.error_kind) for v in together] == [(v.reward, v.passed, v.error_kind)
+                                                                      for v in alone]
+    assert sorted(calls) == [2, 3] and [v.passed for v in together] == [True, False, True, False, True, False]
+
+
 def test_hidden_expected_values_cannot_be_read_back() -> None:
     """The solution process never holds the tests: reading the harness's source finds nothing to copy."""
     code = ("import gc\nfound = [o for o in gc.get_objects() if isinstance(o, str) and 'assert add' in o]\n"
