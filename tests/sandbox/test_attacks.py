@@ -255,6 +255,27 @@ def test_abstract_unix_socket_outside(sandbox: Sandbox) -> None:
         server.close()
 
 
+def test_ipc_objects_that_outlive_the_task(sandbox: Sandbox) -> None:
+    """System V message queues, shared memory and semaphores, and POSIX message queues outlive a task and would
+    reach the next task of the same uid; the attack removes anything it did manage to create."""
+    key = 0x43470000 + secrets.randbelow(1 << 16)
+    src = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nmade = []\n"
+           f"for name, get, rm in (('msg', lambda: libc.msgget({key}, 0o1600), lambda i: libc.msgctl(i, 0, None)),\n"
+           f"                      ('shm', lambda: libc.shmget({key}, 4096, 0o1600), lambda i: libc.shmctl(i, 0, None)),\n"
+           f"                      ('sem', lambda: libc.semget({key}, 1, 0o1600), lambda i: libc.semctl(i, 0, 0))):\n"
+           "    ident = get()\n"
+           "    if ident >= 0:\n"
+           "        made.append(name)\n"
+           "        rm(ident)\n"
+           f"q = libc.mq_open(b'/cg-{key:x}', os.O_CREAT | os.O_RDWR, 0o600, None)\n"
+           "if q >= 0:\n"
+           "    made.append('mq')\n"
+           f"    libc.mq_unlink(b'/cg-{key:x}')\n"
+           "print('made', made)")
+    r = attack(sandbox, src)
+    assert r.ok and r.stdout == "made []\n", r.stdout + r.stderr[-300:]
+
+
 # ---------------------------------------------------------------------------------- filesystem
 def test_writes_outside_scratch(sandbox: Sandbox) -> None:
     name = "cg-attack-" + secrets.token_hex(6)

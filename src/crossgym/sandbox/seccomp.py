@@ -20,6 +20,10 @@ DENIED = (
     "finit_module", "delete_module", "reboot", "swapon", "swapoff", "acct", "quotactl",
     "iopl", "ioperm", "syslog", "fanotify_init", "lookup_dcookie", "vhangup",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
+    # System V IPC and POSIX message queues outlive a task and are shared by every task of a uid (and, in a
+    # group, by the solutions one after another): a channel Landlock does not cover
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop",
+    "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 )
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
                    0x00000080)  # NEWNS NEWCGROUP NEWUTS NEWIPC NEWUSER NEWPID NEWNET NEWTIME
