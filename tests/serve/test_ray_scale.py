@@ -76,7 +76,13 @@ def test_pinned_actors_hold_one_core_each_and_equal_local(local_ray: None) -> No
     node = sorted(os.sched_getaffinity(0))
     cores = ray.get([a.pinned.remote() for a in get_workers(2, pin_cpus=True)])
     assert cores == [[node[0]], [node[1 % len(node)]]]
-    assert [len(c) for c in _chunks(1000, None)] == [16] * 62 + [8]  # the same chunks for any number of actors
+    # the same chunks for any number of actors: ~64 of them; a task's pairs (a GRPO group) share one
+    assert [len(c) for c in _chunks([object() for _ in range(1000)], None)] == [16] * 62 + [8]
+    tasks = [t for t, _ in _code_pairs(8)[::3]] * 8  # 8 tasks, each 8 times, interleaved
+    chunks = _chunks(tasks, None)
+    assert len(chunks) == 8 and sorted(i for c in chunks for i in c) == list(range(64))
+    assert all(len(c) == 8 and all(tasks[i] == tasks[c[0]] for i in c) for c in chunks)
+    assert _chunks(tasks, 5)[0] == [0, 1, 2, 3, 4]  # a chunksize cuts in order
     shutdown_workers()
 
 

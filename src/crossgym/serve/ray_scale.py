@@ -146,11 +146,34 @@ def shutdown_workers() -> None:
                 pass
 
 
-def _chunks(n: int, chunksize: int | None) -> list[range]:
-    """The same chunks whatever the number of actors: ~CHUNKS of them (a chunk is one actor call)."""
-    if chunksize is None:
-        chunksize = max(CHUNK_MIN, min(CHUNK_MAX, math.ceil(n / CHUNKS)))
-    return [range(i, min(n, i + chunksize)) for i in range(0, n, chunksize)]
+def _chunks(tasks: Sequence[Any], chunksize: int | None) -> list[list[int]]:
+    """Pair indices per actor call, the same whatever the number of actors. By default ~CHUNKS chunks, and the
+    pairs of one task (a GRPO group, wherever its pairs sit) share a chunk (up to CHUNK_MAX pairs), so verifiers
+    that judge a group at once (code_tests' verify_group) still do on Ray. ``chunksize`` cuts the pairs in order."""
+    n = len(tasks)
+    if chunksize is not None:
+        return [list(range(i, min(n, i + chunksize))) for i in range(0, n, chunksize)]
+    size = max(CHUNK_MIN, min(CHUNK_MAX, math.ceil(n / CHUNKS)))
+    by_id: dict[Any, list[list[int]]] = {}
+    groups: list[list[int]] = []
+    for i, task in enumerate(tasks):
+        runs = by_id.setdefault(getattr(task, "id", None) if isinstance(task, Task) else ("object", id(task)), [])
+        run = next((r for r in runs if len(r) < CHUNK_MAX and tasks[r[0]] == task), None)  # equal tasks, not ids
+        if run is None:
+            run = []
+            runs.append(run)
+            groups.append(run)
+        run.append(i)
+    out: list[list[int]] = []
+    chunk: list[int] = []
+    for group in groups:  # whole groups, in order of first appearance, packed up to ``size`` pairs a chunk
+        if chunk and len(chunk) + len(group) > size:
+            out.append(chunk)
+            chunk = []
+        chunk = chunk + group
+    if chunk:
+        out.append(chunk)
+    return out
 
 
 def init_ray(address: str | None = None, **kwargs: Any) -> None:
@@ -176,7 +199,7 @@ def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_worke
 
     Uses the running Ray (``ray.init`` it yourself) or connects to ``address`` ("auto", "ray://...", or a local
     start when None and Ray is not running). ``num_workers`` actors (default: one per cluster CPU); ``chunksize``
-    pairs per actor call (default: n/64, 4..512); ``pin_cpus``: see ``get_workers``.
+    pairs per actor call (default: n/64, 4..512, a task's pairs together); ``pin_cpus``: see ``get_workers``.
     """
     ray = _ray()
     items = [(t, Completion.from_text(c) if isinstance(c, str) else c) for t, c in pairs]
@@ -189,7 +212,7 @@ def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_worke
         raise ConfigError(f"num_workers must be at least 1, got {n_workers}", where="num_workers",
                           fix="pass num_workers >= 1")
     actors = get_workers(n_workers, cpus_per_worker, pin_cpus)
-    chunks = _chunks(len(items), chunksize)
+    chunks = _chunks([t for t, _ in items], chunksize)
     out: list[Verdict | None] = [None] * len(items)
     pending: dict[Any, tuple[int, int, int]] = {}  # ref -> (chunk index, actor index, attempt)
     todo = list(range(len(chunks)))[::-1]
