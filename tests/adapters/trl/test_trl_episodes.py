@@ -66,7 +66,9 @@ def test_episode_tokens_are_the_rendered_conversation(tiny_model_dir, tmp_path):
         model_text = tok.decode([t for t, m in zip(ids, mask, strict=True) if m], skip_special_tokens=False)
         env_text = tok.decode([t for t, m in zip(ids, mask, strict=True) if not m], skip_special_tokens=False)
         assert "<tool_response>" not in model_text  # tool results are masked out of the loss
-        tool_msgs = [m for m in completion.messages if m.role == "tool"]
+        last_action = max(j for j, m in enumerate(completion.messages) if m.role == "assistant")
+        tool_msgs = [m for m in completion.messages[:last_action] if m.role == "tool"]
+        # every reply before the last action is in the ids; the reply to the last action is scored, never trained
         assert env_text.count("<tool_response>") == len(tool_msgs)
         assert all(m.content.startswith("Error: could not read the tool call") for m in tool_msgs)
 
@@ -94,3 +96,42 @@ def test_multi_turn_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_path, 
             assert reward == reward_from_verdict(verdict, run.on_error)
             turns.append(len(comp.assistant_messages))
     assert max(turns) >= 2
+
+
+def test_episode_reward_counts_the_reply_to_the_last_action_as_eval_does(tiny_model_dir, tmp_path,
+                                                                         final_reply_plugin):
+    """The reward comes only in the environment's reply to the last action: the Verdict TRL trains on equals
+    `crossgym eval`'s for the same scripted actions, while that reply gets no tokens (nothing after the last turn
+    is trained on). Only the generator is scripted; the episode loop and the reward function are TRL's path."""
+    from final_reply_env import eval_rewards, final_reply_tasks
+
+    from crossgym.adapters.common import TASK_COLUMN
+    from crossgym.adapters.trl.backend import TRLBackend
+
+    tasks, scripts = final_reply_tasks()
+    run = parse_run_config({"model": str(tiny_model_dir), "tasks": {"source": "json_addition"},
+                            "output_dir": str(tmp_path), "seed": 0,
+                            "grpo": {"num_generations": 2, "per_device_train_batch_size": 2,
+                                     "max_completion_length": 200, "max_steps": 1}})
+    backend = TRLBackend()
+    trainer = backend.build_trainer(run, tasks=tasks)
+    tok = trainer.processing_class
+    rollout = backend.rollout_func
+
+    def scripted(trainer, tokenizer, active, budget):
+        turns = [scripts[next(k for k in scripts if e.task.prompt[0].content.startswith(k))][e.turns] for e in active]
+        return [list(tokenizer(t, add_special_tokens=False)["input_ids"]) + [tokenizer.eos_token_id] for t in turns]
+
+    rollout._generate = scripted
+    rows = task_rows(tasks, episodes=True)
+    out = rollout([r["prompt"] for r in rows], trainer)
+    rewards = backend.reward_funcs[0](prompts=None, completions=None, **{TASK_COLUMN: [r[TASK_COLUMN] for r in rows],
+                                                                        COMPLETION_COLUMN: out[COMPLETION_COLUMN]})
+    assert rewards == eval_rewards(tasks, scripts) == [1.0, 0.0]
+    for i in range(len(tasks)):
+        ids, mask = out["completion_ids"][i], out["env_mask"][i]
+        text = tok.decode(ids, skip_special_tokens=False)
+        assert '"turn": 1' in text and '"turn": 2' not in text  # the ids hold the first reply only
+        assert mask[-1] == 1 and out["crossgym_turns"][i] == 2  # the ids end with the last model turn
+        last = Completion.from_dict(json.loads(out[COMPLETION_COLUMN][i])).messages[-1]
+        assert json.loads(last.content)["observation"] == {"turn": 2}  # ...but the Verdict saw that reply

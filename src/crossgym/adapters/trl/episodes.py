@@ -159,15 +159,13 @@ class EpisodeRollout:
             log.warning("environment %s raised on step: %s", type(ep.env).__name__, exc)
             ep.done = True
             return
-        if result.done or not ended or ep.turns >= ep.max_turns or len(ep.completion_ids) >= budget:
-            ep.done = True
-            return
+        last = result.done or not ended or ep.turns >= ep.max_turns or len(ep.completion_ids) >= budget
         new = [m.to_openai() for m in result.messages]
-        suffix = self._env_suffix(tokenizer, ep, new)
+        suffix = None if last else self._env_suffix(tokenizer, ep, new)
+        ep.out.extend(result.messages)  # the Verdict sees every reply, the last one's too, as `crossgym eval` does
         if suffix is None or len(ep.completion_ids) + len(suffix) >= budget:
-            ep.done = True
+            ep.done = True  # the reply to the last action gets no tokens: nothing after the last turn is trained
             return
-        ep.out.extend(result.messages)
         ep.messages.extend(new)
         ep.completion_ids += suffix
         ep.env_mask += [0] * len(suffix)
