@@ -48,7 +48,8 @@ class ReplayServer:
 
 
 def _replay_verdict(task: Any, turns: list[str], seed: int) -> tuple[Any, Completion]:
-    """The Verdict crossgym itself gives the same actions, played through the environment directly."""
+    """The Verdict crossgym itself gives the same actions, played through the environment directly (every reply
+    kept, the last one's too, as `crossgym eval` keeps it)."""
     env = load_environment(task.env)
     env.reset(task, seed=seed)
     messages = []
@@ -56,30 +57,42 @@ def _replay_verdict(task: Any, turns: list[str], seed: int) -> tuple[Any, Comple
         action = Message(role="assistant", content=text)
         messages.append(action)
         step = env.step(action)
+        messages.extend(step.messages)
         if step.done:
             break
-        messages.extend(step.messages)
     completion = Completion(messages=tuple(messages))
     return verify(task, completion), completion
 
 
-@pytest.fixture(scope="module")
-def rollout(tiny_model_dir, tmp_path_factory, verl_compose):  # type: ignore[no-untyped-def]
+def _play(tiny_model_dir: Any, out: Any, verl_compose: Any, tasks: list[Any],
+          scripts: dict[str, list[str]]) -> dict[str, Any]:
+    """``tasks`` played through veRL's AgentLoopWorker.generate_sequences with the replay server's scripts."""
+    from transformers import AutoTokenizer
     from verl import DataProto
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
     from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 
     from crossgym.protocol.config import RunConfig
 
-    tasks = load_tasks("tool_choice", n=3, seed=0)
-    out = tmp_path_factory.mktemp("verl-agent")
     run = RunConfig.model_validate({
-        "model": str(tiny_model_dir), "tasks": {"source": "tool_choice", "params": {"n": 3}},
+        "model": str(tiny_model_dir), "tasks": {"source": "tool_choice", "params": {"n": len(tasks)}},
         "output_dir": str(out), "grpo": {"num_generations": 2, "per_device_train_batch_size": 2,
                                          "max_completion_length": 768, "max_prompt_length": 4096}})
     rf = VerlBackend().build(run, tasks=tasks, gpus=1)
     rf.write()
     cfg = verl_compose(rf.args)
+    server = ReplayServer(AutoTokenizer.from_pretrained(tiny_model_dir), scripts)
+    worker = AgentLoopWorker(cfg, server)
+    ds = RLHFDataset(data_files=[cfg.data.train_files], tokenizer=worker.tokenizer, config=cfg.data,
+                     processor=None)
+    batch = DataProto.from_single_dict(collate_fn([ds[i] for i in range(len(ds))]))
+    output = asyncio.new_event_loop().run_until_complete(worker.generate_sequences(batch))
+    return {"tasks": tasks, "scripts": scripts, "server": server, "out": output, "tok": worker.tokenizer, "rf": rf}
+
+
+@pytest.fixture(scope="module")
+def rollout(tiny_model_dir, tmp_path_factory, verl_compose):  # type: ignore[no-untyped-def]
+    tasks = load_tasks("tool_choice", n=3, seed=0)
     answer0 = f"<answer>{tasks[0].answer}</answer>"
     scripts = {
         # right call, then the right answer
@@ -90,16 +103,7 @@ def rollout(tiny_model_dir, tmp_path_factory, verl_compose):  # type: ignore[no-
         # answers at once without a tool
         tasks[2].prompt[-1].content[:30]: [f"<answer>{tasks[2].answer}</answer>"],
     }
-    from transformers import AutoTokenizer
-
-    server = ReplayServer(AutoTokenizer.from_pretrained(tiny_model_dir), scripts)
-    worker = AgentLoopWorker(cfg, server)
-    ds = RLHFDataset(data_files=[cfg.data.train_files], tokenizer=worker.tokenizer, config=cfg.data,
-                     processor=None)
-    batch = DataProto.from_single_dict(collate_fn([ds[i] for i in range(len(ds))]))
-    output = asyncio.new_event_loop().run_until_complete(worker.generate_sequences(batch))
-    return {"tasks": tasks, "scripts": scripts, "server": server, "out": output, "tok": worker.tokenizer,
-            "rf": rf}
+    return _play(tiny_model_dir, tmp_path_factory.mktemp("verl-agent"), verl_compose, tasks, scripts)
 
 
 def test_every_sample_ran_the_crossgym_loop(rollout) -> None:  # type: ignore[no-untyped-def]
@@ -204,3 +208,25 @@ def test_task_tools_as_verl_basetools(rollout) -> None:  # type: ignore[no-untyp
     step = env.step(Message(role="assistant", content=_call(task)))
     assert text == step.messages[0].content
     assert "has no tool" in missing
+
+
+def test_reward_counts_the_reply_to_the_last_action_as_eval_does(  # type: ignore[no-untyped-def]
+        tiny_model_dir, tmp_path, verl_compose, final_reply_plugin) -> None:
+    """The reward comes only in the environment's reply to the last action: veRL's reward equals `crossgym eval`'s
+    for the same scripted actions, and that reply gets no tokens (the response ends with the last model turn)."""
+    from final_reply_env import eval_rewards, final_reply_tasks
+
+    tasks, scripts = final_reply_tasks()
+    played = _play(tiny_model_dir, tmp_path, verl_compose, tasks, scripts)
+    out, tok = played["out"], played["tok"]
+    p_len = out.batch["prompts"].shape[1]
+    rewards = []
+    for i in range(len(tasks)):
+        valid = int(out.batch["attention_mask"][i][p_len:].sum())
+        rewards.append(out.batch["rm_scores"][i].tolist()[valid - 1])
+        resp, mask = out.batch["responses"][i].tolist()[:valid], out.batch["response_mask"][i].tolist()[:valid]
+        text = tok.decode(resp, skip_special_tokens=False)
+        assert '"turn": 1' in text and '"turn": 2' not in text and mask[-1] == 1  # the ids hold the first reply only
+        got = Completion.from_dict(json.loads(out.non_tensor_batch["crossgym_completion"][i]))
+        assert json.loads(got.messages[-1].content)["observation"] == {"turn": 2}  # ...the Verdict saw that reply
+    assert rewards == eval_rewards(tasks, scripts) == [1.0, 0.0]

@@ -112,6 +112,7 @@ class CrossgymAgentLoop(AgentLoopBase):
         metrics: dict[str, Any] = {"generate_sequences": 0.0, "tool_calls": 0.0}
         request_id = uuid4().hex
         turns = 0
+        last_reply: tuple[Message, ...] = ()  # the reply to the last action: scored, as eval does, never trained on
         while True:
             started = time.perf_counter()
             result = await self.server_manager.generate(request_id=request_id, prompt_ids=runtime_ids,
@@ -137,6 +138,7 @@ class CrossgymAgentLoop(AgentLoopBase):
                 break
             finally:
                 metrics["tool_calls"] += time.perf_counter() - started
+            last_reply = tuple(step.messages)
             if step.done or not ended or turns >= max_turns or len(mask) >= self.response_length:
                 break
             new = [m.to_openai() for m in step.messages]
@@ -150,16 +152,17 @@ class CrossgymAgentLoop(AgentLoopBase):
                 log.warning("environment reply not renderable by veRL's chat-template builder: %s", exc)
                 break
             if len(new_mask) >= self.response_length:
-                break  # no room left for another turn: the environment's reply is not added
+                break  # no room left for another turn: the environment's reply is not trained on
             messages = previous + new
             completion.extend(step.messages)
+            last_reply = ()
             runtime_ids, mask = merged.token_ids, new_mask
             if new_lps is not None and logprobs:
                 logprobs = new_lps
 
         response_ids = runtime_ids[len(runtime_ids) - len(mask):]
         prompt_ids = runtime_ids[: len(runtime_ids) - len(mask)]
-        episode = Completion(messages=tuple(completion))
+        episode = Completion(messages=(*completion, *last_reply))
         reward = await self._score(task, episode)
         extra_fields = {**_VERL_EXTRA, COMPLETION_KEY: json.dumps(episode.to_dict(), ensure_ascii=False),
                         "reward_extra_info": reward}
