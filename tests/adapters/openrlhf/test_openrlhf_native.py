@@ -182,7 +182,8 @@ def call_text(call: dict) -> str:
 
 
 def reference(task: Task, actions: list[str], max_turns: int) -> tuple[float, int]:
-    """crossgym's own episode: the environment driven directly, the verifier on the resulting Completion."""
+    """crossgym's own episode: the environment driven directly (every reply kept, the last one's too, as `crossgym
+    eval` keeps it), the verifier on the resulting Completion."""
     env = load_environment(task.env)
     env.reset(task, seed=episode_seed(0, task.id))
     out: list[Message] = []
@@ -190,9 +191,9 @@ def reference(task: Task, actions: list[str], max_turns: int) -> tuple[float, in
         a = Message(role="assistant", content=text)
         out.append(a)
         r = env.step(a)
+        out.extend(r.messages)
         if r.done or i + 1 >= max_turns:
             break
-        out.extend(r.messages)
     return crossgym_reward(task, Completion(messages=tuple(out))), sum(m.role == "assistant" for m in out)
 
 
@@ -261,6 +262,33 @@ def test_agent_scores_when_the_token_budget_runs_out(tmp_path, model_dir, tok):
     assert len(r["action_ranges"]) == 1 and len(engine.calls) == 1
     assert r["extra_logs"], "the agent must score the episode itself before OpenRLHF's loop runs out of budget"
     assert r["reward"] == reference(task, [action], 1)[0]
+
+
+def test_agent_reward_counts_the_reply_to_the_last_action_as_eval_does(tmp_path, model_dir, tok,
+                                                                       final_reply_plugin):
+    """The reward comes only in the environment's reply to the last action: OpenRLHF's reward equals `crossgym
+    eval`'s for the same scripted actions, and that reply is never fed back (the tokens end with the last action)."""
+    from final_reply_env import eval_rewards, final_reply_tasks
+
+    tasks, scripts = final_reply_tasks()
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text("".join(t.to_json() + "\n" for t in tasks))
+    plan, work = written_plan(make_run(tmp_path, model_dir, task_file))
+    prompts, labels, args = native_dataset(plan)
+    agent_cls = load_module(work / "agent.py", "agent_module").AgentExecutor
+    rewards = []
+    for task in tasks:
+        label = next(lab for lab in labels if task_from_label(lab).id == task.id)
+        actions = next(v for k, v in scripts.items() if task.prompt[0].content.startswith(k))
+        engine = ReplayEngine(tok, actions)
+        r = asyncio.run(agent_cls().execute(prompts[labels.index(label)], label, SamplingParams(), args.data.max_len,
+                                            tok, engine))
+        rewards.append(float(r["reward"]))
+        obs = r["observation_tokens"]
+        assert len(r["action_ranges"]) == 2 and r["action_ranges"][-1][1] == len(obs)  # nothing after the last
+        text = tok.decode(obs)
+        assert '"turn": 1' in text and '"turn": 2' not in text
+    assert rewards == eval_rewards(tasks, scripts) == [1.0, 0.0]
 
 
 # ---------------------------------------------------------------- argv: OpenRLHF's own parser

@@ -164,6 +164,7 @@ class Episode:
                     self.out.extend(result.messages)
                     self.messages.extend(new)
                     return StepOut(reward=0.0, score=0.0, feedback=suffix, done=False)
+        self.out.extend(result.messages)  # the last reply is scored, as eval does, but never fed back (no tokens)
         return self._finish(score(self.cfg.score, self.task, Completion(messages=tuple(self.out))))
 
     def _finish(self, s: Scored) -> StepOut:
