@@ -111,7 +111,11 @@ class Server:
         for task in list(self.running.values()):
             self._kill(task)
         for link in list((self.zygotes or {}).values()):
-            self._retire(link)
+            self._retire(link)  # its task dies with it (parent-death signal)
+        for key, task in list(self.running.items()):
+            if task.zygote is not None:
+                del self.running[key]
+                self._finish(task, signal.SIGKILL, 0.0, 0)
         deadline = time.monotonic() + 5
         while self.running and time.monotonic() < deadline:
             self._reap(block_s=0.05)
