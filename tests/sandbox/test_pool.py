@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -63,6 +64,27 @@ def test_tasks_run_when_zygotes_cannot_start(tmp_path: os.PathLike[str], monkeyp
             assert r.ok and r.stdout == f"{n}\n"
     finally:
         pool.close()
+
+
+def test_closing_with_a_task_in_flight_ends_it_at_once() -> None:
+    pool = Sandbox("default", workers=1)
+    assert run_python("pass", sandbox=pool).ok
+    got: list[object] = []
+
+    def call() -> None:
+        try:
+            got.append(run_python("import time\ntime.sleep(20)", sandbox=pool, timeout=25))
+        except SandboxError as exc:
+            got.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    time.sleep(0.5)
+    start = time.monotonic()
+    pool.close()
+    caller.join(10)
+    assert time.monotonic() - start < 3.0 and not caller.is_alive()
+    assert len(got) == 1 and (isinstance(got[0], SandboxError) or got[0].signal == 9)  # type: ignore[attr-defined]
 
 
 def test_a_forked_caller_gets_its_own_server(sandbox: Sandbox) -> None:
