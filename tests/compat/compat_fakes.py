@@ -146,7 +146,9 @@ MODES = ("single_turn", "multi_turn")
 
 
 def native_rewards(tasks: list[Task], completions: list[Completion], *, mode: str = "single_turn") -> list[float]:
-    """fake_exact's driver: the crossgym reward, unchanged."""
+    """fake_exact's driver: the crossgym reward, unchanged (and chatty on stdout, as OpenRLHF's logger is: `crossgym
+    compat --json` must keep stdout for its document)."""
+    print("fake_exact: scoring", len(tasks), "completions")
     return [_reward(t, c) for t, c in zip(tasks, completions, strict=True)]
 
 

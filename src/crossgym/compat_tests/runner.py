@@ -7,14 +7,16 @@ when a measured reward differs or a check fails.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import json
 import logging
+import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -278,6 +280,27 @@ def quiet_libraries() -> None:
     warnings.filterwarnings("ignore", message=".*experimental.*")
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what the frameworks print (OpenRLHF's and DeepSpeed's loggers write to stdout, child processes too) to
+    stderr, at the file-descriptor level, for the duration."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no fd 1 (an embedding host): Python-level redirect only
+        saved = None
+    if saved is not None:
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -299,7 +322,8 @@ def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = Fa
     def say(msg: str) -> None:  # seconds since start: where a slow run spends its time
         typer.echo(f"compat: {time.monotonic() - start:6.1f}s {msg}", err=True)
 
-    doc = build_matrix(backends, verifiers, corpus=corpus, checks=checks, progress=say)
+    with _stdout_to_stderr() if as_json else contextlib.nullcontext():  # --json: stdout holds the document only
+        doc = build_matrix(backends, verifiers, corpus=corpus, checks=checks, progress=say)
     text = json.dumps(doc, indent=2, ensure_ascii=True, default=str)
     if out is not None:
         _write(Path(out), text + "\n")
