@@ -229,7 +229,7 @@ def bench_ray(pairs: list[tuple[Task, Completion | str]], rounds: int) -> float:
         cores = ray.get([a.pinned.remote() for a in actors])
         for n in (1, 2):  # warm: sandbox pools, verifier builds
             verify_many_ray(pairs[:16], num_workers=n, pin_cpus=True)
-        chunk = len(ray_scale._chunks(len(pairs), None)[0])
+        chunks = ray_scale._chunks([t for t, _ in pairs], None)  # a task's pairs share a chunk
         walls: dict[int, list[float]] = {1: [], 2: []}
         busy: dict[int, list[float]] = {1: [], 2: []}
         driver: dict[int, list[float]] = {1: [], 2: []}
@@ -245,7 +245,7 @@ def bench_ray(pairs: list[tuple[Task, Completion | str]], rounds: int) -> float:
         local = verify_many(pairs)
         t1, t2 = min(walls[1]), min(walls[2])
         paired = sorted(a / b for a, b in zip(walls[1], walls[2], strict=True))
-        print(f"  code_tests, {len(pairs)} pairs in chunks of {chunk}, actors pinned to cores {cores}: "
+        print(f"  code_tests, {len(pairs)} pairs in {len(chunks)} chunks of {len(pairs) / len(chunks):.0f}, actors pinned to cores {cores}: "
               f"1 actor {len(pairs) / t1:6.1f}/s   2 actors {len(pairs) / t2:6.1f}/s   speed-up {t1 / t2:.2f}x "
               f"best of {rounds} (median of paired rounds {statistics.median(paired):.2f}x) (target >= 1.6x)  "
               f"equal to local: {results[1] == local and results[2] == local}  [{load()}]\n"
