@@ -143,3 +143,28 @@ def test_tasks_sharing_a_prompt_still_get_one_engine_call(hf_engine, test_plugin
     rollouts = run_rollouts(engine, tasks, RolloutConfig(model="tiny", engine="hf", sampling=SAMPLING, n=2))
     assert [call[:2] for call in engine.calls] == [(6, 1)]  # groups of 4 and 2: one sample per episode instead
     assert [(r.task.id, r.provenance["sample"]) for r in rollouts] == [(t.id, j) for t in tasks for j in range(2)]
+
+
+def test_a_checkpoint_retrained_at_the_same_path_is_not_resumed(hf_engine, test_plugin, tmp_path):
+    """Eval after training writes to the same directory each run: new weights at the same path are a new model."""
+    import os
+
+    model = tmp_path / "ckpt"
+    model.mkdir()
+    weights = model / "model.safetensors"
+    weights.write_bytes(b"first")
+    tasks = test_plugin.make_tasks(2)
+    config = RolloutConfig(model=str(model), engine="hf", sampling=SAMPLING, n=1)
+    path = tmp_path / "r.jsonl"
+    first_hash = config.hash()
+    run_rollouts(hf_engine, tasks, config, store=RolloutStore(path))
+    same = Recording(hf_engine)
+    run_rollouts(same, tasks, config, store=RolloutStore(path))
+    assert same.calls == []  # unchanged weights: resumed
+    weights.write_bytes(b"second, retrained")
+    os.utime(weights, ns=(1, 1))
+    assert config.hash() != first_hash
+    retrained = Recording(hf_engine)
+    run_rollouts(retrained, tasks, RolloutConfig(model=str(model), engine="hf", sampling=SAMPLING, n=1),
+                 store=RolloutStore(path))
+    assert sum(p * n for p, n, _, _ in retrained.calls) == 2

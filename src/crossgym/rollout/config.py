@@ -6,6 +6,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.episode import SamplingParams
@@ -41,11 +42,30 @@ class RolloutConfig:
                 "environment": self.environment, "env_params": self.env_params, "max_turns": self.max_turns}
 
     def hash(self) -> str:
-        """A short hash of everything that changes what is generated (not n: more samples extend a run)."""
+        """A short hash of everything that changes what is generated (not n: more samples extend a run), the
+        model's weights included: a checkpoint retrained at the same path is a different model."""
         doc = self.to_dict()
         doc.pop("n")
+        doc["model_files"] = model_fingerprint(self.model)
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+#: files whose change means a different model (weights, their index, config, tokenizer, chat template)
+_MODEL_FILES = (".safetensors", ".bin", ".pt", ".gguf", ".json", ".jinja", ".model", ".txt")
+
+
+def model_fingerprint(model: str) -> str | None:
+    """Name, size and mtime of a local model directory's files (cheap: no reading); None for a hub id or server."""
+    root = Path(model).expanduser()
+    if not root.is_dir():
+        return None
+    entries = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in _MODEL_FILES:
+            st = path.stat()
+            entries.append(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(entries).encode()).hexdigest()[:16]
 
 
 def rollout_key(task_id: str, sample: int, config_hash: str) -> str:
