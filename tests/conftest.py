@@ -60,3 +60,21 @@ def test_plugin():  # type: ignore[no-untyped-def]
     register_plugin(plugin)
     yield fixtures_plugin
     unregister_plugin(plugin)
+
+
+@pytest.fixture
+def final_reply_plugin():  # type: ignore[no-untyped-def]
+    """Registers the test_final_reply environment (reward only in its reply to the last action) for one test;
+    tests/support/final_reply_env.py is importable while it runs. (No conftest in tests/adapters: it would put
+    tests/adapters on sys.path, where tests/adapters/openrlhf shadows a missing openrlhf package.)"""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "support"))
+    from final_reply_env import FinalReplyPlugin
+
+    from crossgym.plugins import register_plugin, unregister_plugin
+
+    plugin = FinalReplyPlugin()
+    register_plugin(plugin)
+    yield plugin
+    unregister_plugin(plugin)
