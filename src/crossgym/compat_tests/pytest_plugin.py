@@ -9,6 +9,7 @@ fixture; likewise ``backend_name`` (class ``backends``, ``--crossgym-backend``, 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "plan_config" in names:
         from crossgym.compat_tests.plans import representative_configs
 
-        configs = list(getattr(cls, "configs", None) or representative_configs(Path("."), "m"))
+        configs = list(getattr(cls, "configs", None) or ())
+        if not configs:  # only the names are needed here: build them in a scratch folder, never the cwd
+            with tempfile.TemporaryDirectory(prefix="crossgym-compat-names-") as tmp:
+                configs = list(representative_configs(Path(tmp), "m"))
         metafunc.parametrize("plan_config", configs, ids=configs)
     if "env_check" in names:
         from crossgym.compat_tests.env_checks import check_names
