@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 _API = {"load_verifier", "load_environment", "environment_factory", "load_tasks", "get_backend", "get_engine",
         "verify"}
 
-__all__ = ["__version__", *sorted(_API)]
+__all__ = ["__version__", "environment_factory", "get_backend", "get_engine", "load_environment", "load_tasks",
+           "load_verifier", "verify"]
 
 
 def __getattr__(name: str) -> Any:

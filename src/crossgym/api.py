@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from crossgym.plugins.manager import registry
 from crossgym.protocol.errors import ConfigError, CrossgymError, VerifierError

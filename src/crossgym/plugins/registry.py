@@ -6,8 +6,9 @@ import difflib
 import importlib
 import importlib.util
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from crossgym.protocol.errors import BackendUnavailable, PluginError, UnknownNameError
 

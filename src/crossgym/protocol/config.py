@@ -241,5 +241,5 @@ def _resolve_files(data: Any, base: Path) -> Any:
     for key in ("tasks", "eval_tasks"):
         section = data.get(key)
         if isinstance(section, dict) and isinstance(section.get("files"), list):
-            section["files"] = [f if Path(f).is_absolute() else str((base / f)) for f in section["files"]]
+            section["files"] = [f if Path(f).is_absolute() else str(base / f) for f in section["files"]]
     return data
