@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-import tempfile
 from collections.abc import Sequence
 from typing import Any
 
 from crossgym.compat_tests.builtin_drivers import trl as trl_driver
-from crossgym.compat_tests.builtin_drivers.trl import model_dir, reward_call_kwargs, run_config, trainer_rewards
 from crossgym.protocol.task import Completion, Task
 
 MODES = ("single_turn", "multi_turn")
@@ -23,27 +21,13 @@ MODES = ("single_turn", "multi_turn")
 
 def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str) -> tuple[Any, Any]:
     """The GRPOTrainer the crossgym Unsloth backend builds for ``tasks`` in ``mode``, and the backend."""
-    from crossgym.api import get_backend
-
-    backend = get_backend("unsloth")
-    run = run_config(mode, output_dir, model_dir()).with_overrides(backend="unsloth")
-    trainer = backend.build_trainer(run, tasks=list(tasks), record_rollouts=False)  # type: ignore[attr-defined]
-    return trainer, backend
+    return trl_driver.build_trainer(tasks, mode, output_dir, "unsloth")
 
 
 def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn"
                    ) -> list[float | None]:
-    """The reward the Unsloth backend's GRPOTrainer computes for each (task, completion)."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    if not tasks:
-        return []
-    with tempfile.TemporaryDirectory(prefix="crossgym-compat-unsloth-") as out:
-        trainer, backend = build_trainer(tasks, mode, out)
-        episodes = backend.rollout_func is not None
-        if mode == "multi_turn" and not episodes:
-            raise RuntimeError("the Unsloth backend built no rollout function for a multi-turn run")
-        return trainer_rewards(trainer, reward_call_kwargs(trainer, completions, episodes))
+    """The reward the Unsloth backend's GRPOTrainer computes for each (task, completion): the TRL driver's call."""
+    return trl_driver.native_rewards(tasks, completions, mode=mode, backend="unsloth")
 
 
 def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> dict[str, Any]:

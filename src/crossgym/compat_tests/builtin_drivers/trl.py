@@ -63,14 +63,15 @@ def run_config(mode: str, output_dir: str, model: str | None = None) -> Any:
     return RunConfig.model_validate(data)
 
 
-def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str) -> Any:
-    """The GRPOTrainer the crossgym TRL backend builds for ``tasks`` in ``mode``, and the backend."""
+def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str, backend: str = "trl") -> Any:
+    """The GRPOTrainer the crossgym ``backend`` (TRL, or one built on its trainer such as Unsloth) builds for
+    ``tasks`` in ``mode``, and the backend."""
     from crossgym.api import get_backend
 
-    backend = get_backend("trl")
-    trainer = backend.build_trainer(run_config(mode, output_dir), tasks=list(tasks),  # type: ignore[attr-defined]
-                                    record_rollouts=False)
-    return trainer, backend
+    b = get_backend(backend)
+    run = run_config(mode, output_dir).with_overrides(backend=backend)
+    trainer = b.build_trainer(run, tasks=list(tasks), record_rollouts=False)  # type: ignore[attr-defined]
+    return trainer, b
 
 
 def _completion_text(c: Completion) -> str:
@@ -134,18 +135,18 @@ def trainer_rewards(trainer: Any, call: dict[str, Any]) -> list[float | None]:
     return rewards
 
 
-def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn"
-                   ) -> list[float | None]:
-    """The reward TRL's GRPOTrainer computes for each (task, completion) through crossgym's TRL backend."""
+def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn",
+                   backend: str = "trl") -> list[float | None]:
+    """The reward the ``backend``'s GRPOTrainer computes for each (task, completion), called as TRL calls it."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if not tasks:
         return []
-    with tempfile.TemporaryDirectory(prefix="crossgym-compat-trl-") as out:
-        trainer, backend = build_trainer(tasks, mode, out)
-        episodes = backend.rollout_func is not None
+    with tempfile.TemporaryDirectory(prefix=f"crossgym-compat-{backend}-") as out:
+        trainer, b = build_trainer(tasks, mode, out, backend)
+        episodes = b.rollout_func is not None
         if mode == "multi_turn" and not episodes:
-            raise RuntimeError("the TRL backend built no rollout function for a multi-turn run")
+            raise RuntimeError(f"the {backend} backend built no rollout function for a multi-turn run")
         return trainer_rewards(trainer, reward_call_kwargs(trainer, completions, episodes))
 
 
