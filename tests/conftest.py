@@ -78,3 +78,25 @@ def final_reply_plugin():  # type: ignore[no-untyped-def]
     register_plugin(plugin)
     yield plugin
     unregister_plugin(plugin)
+
+
+@pytest.fixture
+def make_client():  # type: ignore[no-untyped-def]
+    """make_client(**settings) -> a started fastapi TestClient of crossgym's serve app (closed after the test)."""
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install 'crossgym[serve]')")
+    from fastapi.testclient import TestClient
+
+    from crossgym.serve.app import create_app
+    from crossgym.serve.settings import ServeSettings
+
+    clients = []
+
+    def make(**kwargs):  # type: ignore[no-untyped-def]
+        c = TestClient(create_app(ServeSettings(**kwargs)))
+        c.__enter__()
+        clients.append(c)
+        return c
+
+    yield make
+    for c in clients:
+        c.__exit__(None, None, None)

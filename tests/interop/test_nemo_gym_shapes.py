@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict
-
-from crossgym.serve.settings import ServeSettings
 
 FIX = Path(__file__).parent / "fixtures" / "nemo_gym"
 
@@ -52,24 +50,9 @@ def _json(name: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[..., Any]]:
+def serve(make_client: Callable[..., Any]) -> Callable[..., Any]:
     """serve(**settings) -> a started TestClient of crossgym's app with NeMo Gym's shape on."""
-    pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install 'crossgym[serve]')")
-    from fastapi.testclient import TestClient
-
-    from crossgym.serve.app import create_app
-
-    clients: list[Any] = []
-
-    def make(**kwargs: Any) -> Any:
-        c = TestClient(create_app(ServeSettings(nemo_gym=True, **kwargs)))
-        c.__enter__()
-        clients.append(c)
-        return c
-
-    yield make
-    for c in clients:
-        c.__exit__(None, None, None)
+    return lambda **kwargs: make_client(nemo_gym=True, **kwargs)
 
 
 def check_reply(request: dict[str, Any], reply: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Serve fixtures: the app in process (TestClient), a real uvicorn server on 127.0.0.1, and a test plugin."""
+"""Serve fixtures: a real uvicorn server on 127.0.0.1 and a test plugin (make_client: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -16,27 +16,6 @@ from crossgym.serve.settings import ServeSettings
 def _need_serve() -> None:
     pytest.importorskip("fastapi", reason="the serve extra is not installed (pip install 'crossgym[serve]')")
     pytest.importorskip("uvicorn", reason="the serve extra is not installed (pip install 'crossgym[serve]')")
-
-
-@pytest.fixture
-def make_client() -> Iterator[Callable[..., Any]]:
-    """make_client(**settings) -> a started fastapi TestClient (closed after the test)."""
-    _need_serve()
-    from fastapi.testclient import TestClient
-
-    from crossgym.serve.app import create_app
-
-    clients = []
-
-    def make(**kwargs: Any) -> Any:
-        c = TestClient(create_app(ServeSettings(**kwargs)))
-        c.__enter__()
-        clients.append(c)
-        return c
-
-    yield make
-    for c in clients:
-        c.__exit__(None, None, None)
 
 
 @pytest.fixture
