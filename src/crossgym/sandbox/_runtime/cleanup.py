@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
+import time
 
 
 def chown_tree(path: str, uid: int) -> None:
@@ -87,3 +89,62 @@ def kill_uid(uid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
+
+
+def reap_children(timeout: float, spare: int = 0) -> bool:
+    """Kill every child of this process but ``spare`` (a subreaper's orphans included) and reap them, waiting on
+    pidfds rather than polling; orphans that appear as their parents die are killed in the next round. True when
+    no other child is left, False when one outlived ``timeout`` (a process stuck in the kernel)."""
+    me = os.getpid()
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            while True:
+                if not os.waitpid(-1, os.WNOHANG)[0]:
+                    break
+        except ChildProcessError:
+            return True
+        kids = children(me) - {spare}
+        if not kids:
+            return True
+        waits = []
+        for pid in kids:
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue  # reaped meanwhile
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+            except OSError:
+                pass
+            waits.append(fd)
+        try:
+            poller = select.poll()
+            for fd in waits:
+                poller.register(fd, select.POLLIN)
+            pending = len(waits)
+            while pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                ready = poller.poll(left * 1000)
+                for fd, _ in ready:
+                    poller.unregister(fd)
+                pending -= len(ready)
+        finally:
+            for fd in waits:
+                os.close(fd)
+        for pid in kids:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def children(pid: int) -> set[int]:
+    """The live and zombie children of a single-threaded process."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return {int(c) for c in fh.read().split()}
+    except OSError:
+        return set()

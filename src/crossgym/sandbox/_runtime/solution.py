@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import sys
-import time
 
 if False:  # annotations only: the server does not import typing
     from typing import Any
@@ -21,6 +20,7 @@ if False:  # annotations only: the server does not import typing
 from . import child, cleanup, codec, confine, wire
 
 MAX_MESSAGE = 1000
+CLEAR_S = 2.0  # the most the zygote waits for what one solution left to die
 REQ_FD, REP_FD = 3, 4  # a solution process's only fds besides 0-2
 
 
@@ -126,7 +126,8 @@ def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
             break
         _reap(children)
         if msg == b"clear+spawn":
-            _clear(children)
+            cleanup.reap_children(CLEAR_S)  # every process the last solution left, orphans included
+            children.clear()
             cleanup.empty_dir(os.getcwd())
             msg = b"spawn"
         if msg == b"spawn":
@@ -147,35 +148,6 @@ def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-def _clear(children: set[int]) -> None:
-    """Kill and reap every child, and the orphans that come to us (a subreaper) as their parents die."""
-    me = os.getpid()
-    deadline = time.monotonic() + 2.0
-    while True:
-        for pid in children | _children(me):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        children.clear()
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            return
-        if time.monotonic() > deadline:
-            return
-        time.sleep(0.001)
-
-
-def _children(pid: int) -> set[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return {int(c) for c in fh.read().split()}
-    except OSError:
-        return set()
 
 
 def _reap(children: set[int]) -> None:

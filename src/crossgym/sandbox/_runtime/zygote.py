@@ -20,7 +20,6 @@ import select
 import signal
 import socket
 import sys
-import time
 
 if False:  # annotations only: the server does not import typing
     from typing import Any
@@ -157,18 +156,7 @@ def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str) -> bool:
     """Kill and reap what the task left (orphans come to us, the subreaper), then empty its directory."""
     if uid is not None and not seccomp:  # without seccomp a task may leave its process group
         cleanup.kill_uid(uid)
-    deadline = 0.0
-    while True:
-        try:
-            done, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if not done:
-            now = time.monotonic()
-            deadline = deadline or now + REAP_S
-            if now > deadline:
-                break  # something outside the group: reaped after a later task
-            time.sleep(0.002)
+    cleanup.reap_children(REAP_S)  # one stuck in the kernel is reaped after a later task
     return cleanup.empty_dir(scratch)
 
 
