@@ -13,8 +13,10 @@ if False:  # annotations only: the server does not import typing
 
 from . import confine, wire
 
-# fds inside a task: 0 payload (then stdin), 1 stdout, 2 stderr, 3 private result pipe (tests mode), 9 status
+# fds inside a task: 0 payload (then stdin), 1 stdout, 2 stderr, 3 private result pipe (tests mode), 5 the slot's
+# solution spawner (tests mode in a slot), 8 a zygote's Landlock ruleset, 9 status
 RESULT_FD = 3
+SPAWN_FD = 5  # tests mode in a slot: the socket to the slot's solution spawner
 READY: dict[str, Any] = {}  # what a zygote prepared once for its tasks: "path", "modules", "streams"
 RULESET_FD = 8  # a zygote's prepared Landlock ruleset (close-on-exec)
 SETUP_FAILED = 125
@@ -27,15 +29,19 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
     status = fds["status"]
     try:
         confine.start_session(server_pid)
+        confine.name(b"cg-task")
         mode = hdr["mode"]
         high = {name: fcntl.fcntl(fd, fcntl.F_DUPFD, 200) for name, fd in fds.items()}
-        targets = {"payload": 0, "stdout": 1, "stderr": 2, "result": RESULT_FD, "status": 9}
+        targets = {"payload": 0, "stdout": 1, "stderr": 2, "result": RESULT_FD, "spawn": SPAWN_FD, "status": 9}
         if ruleset is not None:
             high["ruleset"], targets["ruleset"] = fcntl.fcntl(ruleset, fcntl.F_DUPFD, 200), RULESET_FD
         for name, fd in high.items():
             os.dup2(fd, targets[name], inheritable=name != "ruleset")
         status = 9
-        os.closerange(RESULT_FD + 1 if "result" in fds else RESULT_FD, 9 if ruleset is None else RULESET_FD)
+        used = {targets[name] for name in high}
+        for fd in range(3, 10):
+            if fd not in used:
+                os.closerange(fd, fd + 1)
         os.closerange(10, 1 << 16)
         if ruleset is None:
             confine.reset_signals(for_exec=(mode == "exec"))
@@ -43,15 +49,18 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
             confine.default_pipe_signals()
         os.chdir(scratch)
         os.umask(0o022)
-        conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, keep_rules=(mode == "tests"),
-                   ruleset=None if ruleset is None else RULESET_FD)
+        conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, ruleset=None if ruleset is None else RULESET_FD,
+                   keep_rules=(mode == "tests" and "spawn" not in fds))
         if uid is None:
             confine.set_dumpable(False)
-        spawner = None
-        if mode == "tests":
+        spawner: Any = None
+        if mode == "tests" and "spawn" in fds:
+            from . import spawner as slot_spawner
+            spawner = slot_spawner.Client(SPAWN_FD, bool(hdr.get("batch")))  # the slot's spawner forks the solution processes
+        elif mode == "tests":
             from . import solution
             spawner = solution.Spawner(conf, bool(hdr.get("respawn")), bool(hdr.get("batch")))  # before the payload
-            conf.drop_rules()
+        conf.drop_rules()
         payload = wire.read_obj(0)
         _seed(payload.get("files", []))
         env = base_env(scratch)

@@ -14,7 +14,7 @@ if False:  # annotations only: the server does not import typing
 
 from . import landlock
 
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP = 1, 4, 22
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_SECCOMP = 1, 4, 15, 22
 PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
 SECCOMP_MODE_FILTER = 2
 
@@ -68,7 +68,7 @@ class Confinement:
                 os.setgroups([])
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
-            _rlimits(limits, nproc_base)
+            rlimits(limits, nproc_base)
             if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
             if ruleset is not None:
@@ -106,7 +106,8 @@ class Confinement:
             raise OSError(ctypes.get_errno(), "seccomp filter failed to load")
 
 
-def _rlimits(limits: dict[str, int], nproc_base: int) -> None:
+def rlimits(limits: dict[str, int], nproc_base: int) -> None:
+    """Lower this process's rlimits to a task's (never raising one) and turn core dumps off."""
     table = {"memory": resource.RLIMIT_AS, "file_size": resource.RLIMIT_FSIZE,
              "open_files": resource.RLIMIT_NOFILE, "stack": resource.RLIMIT_STACK}
     for key, res in table.items():
@@ -170,3 +171,8 @@ def stdlib_path() -> list[str]:
     """The interpreter's own module path, without the directory that holds this package."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return [p for p in sys.path if p and os.path.abspath(p) != here]
+
+
+def name(title: bytes) -> None:
+    """The process's name in ps and top (cg-zygote, cg-task, cg-spawner, cg-solution)."""
+    libc.prctl(PR_SET_NAME, title, 0, 0, 0)

@@ -30,7 +30,7 @@ class Spawner:
     every solution's process from the zygote, which clears up after each one (see :meth:`clear`)."""
 
     def __init__(self, conf: confine.Confinement, respawn: bool, batch: bool = False) -> None:
-        self._first: tuple[int, int, int] | None = None if batch else _fork_solution(conf)
+        self._first: tuple[int, int, int] | None = None if batch else fork_solution(conf, prepared=False)
         self._own = {self._first[0]} if self._first else set()
         self._zygote: socket.socket | None = None
         self._batch = batch
@@ -84,16 +84,21 @@ class Spawner:
             pass
 
 
-def _fork_solution(conf: confine.Confinement, prepared: bool = False) -> tuple[int, int, int]:
+def fork_solution(conf: confine.Confinement, limits: dict[str, int] | None = None, nproc: int = 0,
+                  prepared: bool = True) -> tuple[int, int, int]:
     """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain).
-    ``prepared``: forked by the zygote, which did the rest of :func:`_prepare` once for all its children."""
+    ``prepared``: forked by a zygote or the slot's spawner, which did the rest of :func:`prepare` once for all
+    its children. ``limits``: the task's rlimits, for a process forked by the slot's spawner (unlimited)."""
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             if not prepared:
-                _prepare(os.getcwd())
+                prepare(os.getcwd())
+            confine.name(b"cg-solution")
+            if limits is not None:
+                confine.rlimits(limits, nproc)
             conf.nest()  # a nested Landlock domain of its own: it cannot signal the harness, the zygote or siblings
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (req_r, rep_w)]
             os.dup2(high[0], REQ_FD)
@@ -110,7 +115,7 @@ def _fork_solution(conf: confine.Confinement, prepared: bool = False) -> tuple[i
 
 def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
     """In the zygote: fork a solution process per request, kill on request, until the harness goes."""
-    _prepare(os.getcwd())
+    prepare(os.getcwd())
     for fd in (3, 9):
         try:
             os.close(fd)
@@ -131,7 +136,7 @@ def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
             cleanup.empty_dir(os.getcwd())
             msg = b"spawn"
         if msg == b"spawn":
-            pid, req_w, rep_r = _fork_solution(conf, prepared=True)
+            pid, req_w, rep_r = fork_solution(conf)
             children.add(pid)
             socket.send_fds(sock, [b"%d" % pid], [req_w, rep_r])
             os.close(req_w)
@@ -148,6 +153,13 @@ def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _reap(children: set[int]) -> None:
@@ -236,7 +248,7 @@ def _exact(value: Any, kind: type) -> Any:
     return value
 
 
-def _prepare(scratch: str) -> None:
+def prepare(scratch: str) -> None:
     """What a solution process needs that is the same for all: stdin from /dev/null (never the task's payload
     pipe), the interpreter's path and argv as for ``python3 solution.py``, the sandbox's modules hidden, streams."""
     null = os.open("/dev/null", os.O_RDONLY)

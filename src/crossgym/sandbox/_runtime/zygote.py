@@ -24,7 +24,7 @@ import sys
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import child, cleanup, confine, wire
+from . import child, cleanup, confine, spawner, wire
 
 FDS = ("payload", "stdout", "stderr", "status", "result")
 SOCK_FD = 3
@@ -79,6 +79,7 @@ def warm_up(tests: bool = False) -> None:
 
 def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | None) -> None:
     """The zygote's loop (fd 3 is its socket to the server). Never returns."""
+    confine.name(b"cg-zygote")
     confine.start_session(server_pid)  # its own group, and it dies with the server
     confine.set_dumpable(False)
     confine.subreaper()
@@ -87,6 +88,7 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
     ruleset = conf.ruleset(scratch)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=SOCK_FD)
     me = os.getpid()
+    solutions: spawner.Handle | None = None  # the slot's solution spawner, started on the first tests task
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 16, len(FDS))
@@ -99,24 +101,60 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 continue  # a kill for a task that already ended
             break
         hdr = json.loads(data)
-        if hdr.get("mode") == "tests" and "_runtime.harness" not in sys.modules:
-            warm_up(tests=True)
+        task_fds = dict(zip(FDS, fds, strict=False))
+        if hdr.get("mode") == "tests":
+            if "_runtime.harness" not in sys.modules:
+                warm_up(tests=True)
+            solutions = _spawner_for(hdr, task_fds, solutions, conf, scratch, uid, ruleset)
         pid = os.fork()
         if pid == 0:
             try:
                 sock.close()
-                child.main(me, conf, hdr, dict(zip(FDS, fds, strict=False)), scratch, uid, int(hdr.get("nproc", 0)), ruleset)
+                child.main(me, conf, hdr, task_fds, scratch, uid, int(hdr.get("nproc", 0)), ruleset)
             finally:
                 os._exit(child.SETUP_FAILED)
-        for fd in fds:
+        for fd in task_fds.values():
             os.close(fd)
         status, usage, gone = _watch(sock, pid)
-        clean = _clean(pid, uid, conf.seccomp, scratch)
-        sock.send(json.dumps({"status": status, "cpu": usage.ru_utime + usage.ru_stime,
-                              "maxrss_kb": usage.ru_maxrss, "clean": clean}).encode())
+        cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+        if "spawn" in task_fds and solutions is not None:
+            cleared = solutions.finish()  # the task's solution processes are gone before its directory is emptied
+            if cleared is None:
+                solutions.close()
+                solutions = None
+            else:
+                cpu, rss = cpu + cleared[0], max(rss, cleared[1])
+        clean = _clean(pid, uid, conf.seccomp, scratch, spare=solutions.pid if solutions else 0)
+        if solutions is not None and uid is not None and not conf.seccomp:
+            solutions.close()  # killed with everything else of the slot's uid
+            solutions = None
+        sock.send(json.dumps({"status": status, "cpu": cpu, "maxrss_kb": rss, "clean": clean}).encode())
         if gone or not clean:
             break
+    if solutions is not None:
+        solutions.close()
     os._exit(0)
+
+
+def _spawner_for(hdr: dict[str, Any], task_fds: dict[str, int], solutions: spawner.Handle | None,
+                 conf: confine.Confinement, scratch: str, uid: int | None,
+                 ruleset: int | None) -> spawner.Handle | None:
+    """Give a tests task a socket to the slot's solution spawner (started, or restarted when it is gone). Without
+    one the task forks its own solution processes, as a task outside a slot does."""
+    for _ in (1, 2):
+        if solutions is not None and not solutions.alive():
+            solutions.close()
+            solutions = None
+        try:
+            if solutions is None:
+                solutions = spawner.Handle(conf, scratch, uid, ruleset)
+            task_fds["spawn"] = solutions.open_task(hdr, task_fds["stdout"], task_fds["stderr"])
+            return solutions
+        except OSError:
+            if solutions is not None:
+                solutions.close()
+                solutions = None
+    return None
 
 
 def _watch(sock: socket.socket, pid: int) -> tuple[int, Any, bool]:
@@ -152,11 +190,12 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str) -> bool:
-    """Kill and reap what the task left (orphans come to us, the subreaper), then empty its directory."""
+def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str, spare: int = 0) -> bool:
+    """Kill and reap what the task left (orphans come to us, the subreaper), then empty its directory.
+    ``spare``: the slot's solution spawner, which has cleared up after the task itself."""
     if uid is not None and not seccomp:  # without seccomp a task may leave its process group
         cleanup.kill_uid(uid)
-    cleanup.reap_children(REAP_S)  # one stuck in the kernel is reaped after a later task
+    cleanup.reap_children(REAP_S, spare)  # one stuck in the kernel is reaped after a later task
     return cleanup.empty_dir(scratch)
 
 

@@ -1,0 +1,214 @@
+"""A slot's solution spawner: one confined process per slot that forks the solution processes of every test
+harness the slot runs, so a harness starts none of its own (a fork, a teardown and a cold process per call).
+
+The slot's zygote starts it on the slot's first tests task and keeps it. It is confined as a task is (the slot's
+uid, Landlock, seccomp, its own session) and never sees a payload: for each tests task the zygote hands it a fresh
+socket whose other end goes to the task's harness, the task's stdout and stderr, and the task's rlimits. Solution
+processes are forked from it already confined, nest one more Landlock domain (so none can signal it, the harness
+or each other) and lower their rlimits to the task's. When the harness's socket closes (the task ended or was
+killed) it kills and reaps every process the task's solutions left, lets go of the task's pipes, and says so to
+the zygote, which empties the slot's directory only then.
+
+Messages from a harness: ``spawn``, ``clear+spawn`` (first kill what the last solution left and empty the
+directory) and ``kill PID``; a spawn is answered with the pid and the two pipe ends (see :mod:`.solution`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import resource
+import socket
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
+
+from . import cleanup, confine, solution
+
+CTL_FD, RULES_FD = 3, 4  # in the spawner: its socket to the zygote, the slot's Landlock ruleset
+CLEAR_S = 2.0  # the most the spawner waits for what one solution (or one task) left to die
+DONE_S = 5.0  # the most the zygote waits for the spawner to clear up after a task
+
+
+class Handle:
+    """The zygote's end: start the spawner, hand it each tests task, wait until it has cleared up after one."""
+
+    def __init__(self, conf: confine.Confinement, scratch: str, uid: int | None, ruleset: int | None) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        zygote = os.getpid()
+        rules = None if ruleset is None else os.dup(ruleset)
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                ours.close()
+                _main(theirs, conf, scratch, uid, rules, zygote)
+            finally:
+                os._exit(0)
+        if rules is not None:
+            os.close(rules)
+        theirs.close()
+        self.sock = ours
+        self.pidfd = os.pidfd_open(self.pid)
+
+    def open_task(self, hdr: dict[str, Any], stdout: int, stderr: int) -> int:
+        """A socket for the task's harness to ask for solution processes (OSError when the spawner is gone)."""
+        task_end, spawner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            msg = json.dumps({"limits": hdr.get("limits", {}), "nproc": int(hdr.get("nproc", 0))}).encode()
+            socket.send_fds(self.sock, [msg], [spawner_end.fileno(), stdout, stderr])
+        except OSError:
+            task_end.close()
+            raise
+        finally:
+            spawner_end.close()
+        return task_end.detach()
+
+    def finish(self) -> tuple[float, int] | None:
+        """Wait until the spawner has killed and reaped what the task's solutions left: the CPU seconds and the
+        largest resident size (kB) of those processes, or None (stop using this spawner)."""
+        import select
+
+        ready, _, _ = select.select([self.sock], [], [], DONE_S)
+        try:
+            reply = self.sock.recv(64).split() if ready else []
+        except OSError:
+            reply = []
+        if len(reply) != 3 or reply[0] != b"done":
+            return None
+        return float(reply[1]), int(reply[2])
+
+    def alive(self) -> bool:
+        import select
+
+        return not select.select([self.pidfd], [], [], 0)[0]
+
+    def close(self) -> None:
+        """Kill the spawner (its solutions die with it: they are killed when it goes) and reap it."""
+        import signal
+
+        try:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        os.close(self.pidfd)
+        self.sock.close()
+
+
+class Client:
+    """The harness's end, with :class:`solution.Spawner`'s interface."""
+
+    def __init__(self, fd: int, batch: bool) -> None:
+        self._sock = socket.socket(fileno=fd)
+        self._dirty = False
+        self._batch = batch
+
+    def spawn(self) -> tuple[int, int, int]:
+        """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
+        try:
+            self._sock.send(b"clear+spawn" if self._dirty else b"spawn")
+        except OSError:
+            raise EOFError("the solution spawner is gone") from None
+        self._dirty = False
+        data, fds, _, _ = socket.recv_fds(self._sock, 64, 2)
+        if not data or len(fds) != 2:
+            raise EOFError("the solution spawner is gone")
+        return int(data), fds[0], fds[1]
+
+    def clear(self) -> None:
+        """Between two solutions of a group: what the last one left is killed and the directory emptied, by the
+        spawner, just before it forks the next (one round trip for both)."""
+        self._dirty = True
+
+    def kill(self, pid: int) -> None:
+        if not self._batch:  # a group's processes are cleared before the next spawn
+            try:
+                self._sock.send(b"kill %d" % pid)
+            except OSError:
+                pass
+
+
+def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int | None, rules: int | None,
+          zygote: int) -> None:
+    """In the spawner: confine, then serve one task's harness at a time. Never returns."""
+    confine.start_session(zygote)  # its own session (tasks cannot setsid under seccomp); dies with the zygote
+    confine.name(b"cg-spawner")
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):  # the zygote's spare streams are no task's; tasks' come with each task
+        os.dup2(null, fd)
+    os.close(null)
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in [ctl.detach()] + ([] if rules is None else [rules])]
+    for fd, target in zip(high, (CTL_FD, RULES_FD), strict=False):
+        os.dup2(fd, target, inheritable=False)
+    os.closerange(RULES_FD + 1 if rules is not None else CTL_FD + 1, 1 << 16)  # nothing else of the zygote's
+    ctl = socket.socket(fileno=CTL_FD)
+    rules = None if rules is None else RULES_FD
+    conf.apply({}, scratch, uid, 0, keep_rules=True, ruleset=rules)  # each solution lowers its own rlimits
+    if uid is None:
+        confine.set_dumpable(False)
+    confine.subreaper()  # what a solution leaves behind comes here, to be killed
+    solution.prepare(scratch)
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(ctl, 1 << 12, 3)
+        except OSError:
+            data, fds = b"", []
+        if not data or len(fds) != 3:
+            break
+        task = json.loads(data)
+        os.dup2(fds[1], 1)
+        os.dup2(fds[2], 2)
+        os.close(fds[1])
+        os.close(fds[2])
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _serve(socket.socket(fileno=fds[0]), conf, task.get("limits") or {}, int(task.get("nproc", 0)))
+        cleanup.reap_children(CLEAR_S)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        null = os.open("/dev/null", os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+        try:
+            ctl.send(b"done %.6f %d" % (cpu, after.ru_maxrss))
+        except OSError:
+            break
+    os._exit(0)
+
+
+def _serve(conn: socket.socket, conf: confine.Confinement, limits: dict[str, int], nproc: int) -> None:
+    """Answer one harness until its socket closes."""
+    children: set[int] = set()
+    try:
+        while True:
+            try:
+                msg = conn.recv(64)
+            except OSError:
+                msg = b""
+            if not msg:
+                break
+            if msg == b"clear+spawn":
+                cleanup.reap_children(CLEAR_S)  # every process the last solution left, orphans included
+                children.clear()
+                cleanup.empty_dir(os.getcwd())
+                msg = b"spawn"
+            if msg == b"spawn":
+                pid, req_w, rep_r = solution.fork_solution(conf, limits, nproc)
+                children.add(pid)
+                try:
+                    socket.send_fds(conn, [b"%d" % pid], [req_w, rep_r])
+                except OSError:
+                    break
+                finally:
+                    os.close(req_w)
+                    os.close(rep_r)
+            elif msg.startswith(b"kill "):
+                pid = int(msg[5:])
+                if pid in children:
+                    solution.kill_quietly(pid)
+    finally:
+        conn.close()
