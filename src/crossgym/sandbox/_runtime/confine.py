@@ -108,25 +108,33 @@ class Confinement:
 
 def rlimits(limits: dict[str, int], nproc_base: int) -> None:
     """Lower this process's rlimits to a task's (never raising one) and turn core dumps off."""
+    apply_rlimits(rlimit_plan(limits, nproc_base))
+
+
+def rlimit_plan(limits: dict[str, int], nproc_base: int) -> list[tuple[int, tuple[int, int]]]:
+    """The setrlimit calls that lower this process's limits (or a child's, forked later) to a task's."""
     table = {"memory": resource.RLIMIT_AS, "file_size": resource.RLIMIT_FSIZE,
              "open_files": resource.RLIMIT_NOFILE, "stack": resource.RLIMIT_STACK}
-    for key, res in table.items():
-        if limits.get(key):
-            _lower(res, int(limits[key]))
+    wanted = [(res, int(limits[key])) for key, res in table.items() if limits.get(key)]
+    if limits.get("processes"):
+        wanted.append((resource.RLIMIT_NPROC, int(limits["processes"]) + nproc_base))
+    plan = [(res, (_capped(res, value),) * 2) for res, value in wanted]
     if limits.get("cpu"):
         soft = int(limits["cpu"])
-        _lower(resource.RLIMIT_CPU, soft + 1)
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.getrlimit(resource.RLIMIT_CPU)[1]))
-    if limits.get("processes"):
-        _lower(resource.RLIMIT_NPROC, int(limits["processes"]) + nproc_base)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        hard = _capped(resource.RLIMIT_CPU, soft + 1)
+        plan.append((resource.RLIMIT_CPU, (min(soft, hard), hard)))
+    plan.append((resource.RLIMIT_CORE, (0, 0)))
+    return plan
 
 
-def _lower(res: int, value: int) -> None:
-    soft, hard = resource.getrlimit(res)
-    if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
-    resource.setrlimit(res, (value, value))
+def apply_rlimits(plan: list[tuple[int, tuple[int, int]]]) -> None:
+    for res, pair in plan:
+        resource.setrlimit(res, pair)
+
+
+def _capped(res: int, value: int) -> int:
+    hard = resource.getrlimit(res)[1]
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
 
 def start_session(server_pid: int) -> None:

@@ -84,11 +84,12 @@ class Spawner:
             pass
 
 
-def fork_solution(conf: confine.Confinement, limits: dict[str, int] | None = None, nproc: int = 0,
+def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None,
                   prepared: bool = True) -> tuple[int, int, int]:
     """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain).
     ``prepared``: forked by a zygote or the slot's spawner, which did the rest of :func:`prepare` once for all
-    its children. ``limits``: the task's rlimits, for a process forked by the slot's spawner (unlimited)."""
+    its children. ``rlimits``: a task's :func:`confine.rlimit_plan`, for a child of the slot's spawner. The child
+    does as little as it can before the solution: each page it touches is a copy."""
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     pid = os.fork()
@@ -96,16 +97,15 @@ def fork_solution(conf: confine.Confinement, limits: dict[str, int] | None = Non
         try:
             if not prepared:
                 prepare(os.getcwd())
-            confine.name(b"cg-solution")
-            if limits is not None:
-                confine.rlimits(limits, nproc)
+            if rlimits:
+                confine.apply_rlimits(rlimits)
             conf.nest()  # a nested Landlock domain of its own: it cannot signal the harness, the zygote or siblings
-            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (req_r, rep_w)]
-            os.dup2(high[0], REQ_FD)
-            os.dup2(high[1], REP_FD)
-            os.closerange(3, REQ_FD)  # nothing else: not the harness's result and status pipes, not the zygote's
-            os.closerange(REP_FD + 1, 1 << 16)  # socket, not another solution's pipes
-            _serve(REQ_FD, REP_FD)
+            if min(req_r, rep_w) <= REP_FD:
+                req_r, rep_w = (fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (req_r, rep_w))
+            os.dup2(req_r, REQ_FD)
+            os.dup2(rep_w, REP_FD)
+            os.closerange(REP_FD + 1, 1 << 16)  # nothing else: not the harness's result and status pipes, not the
+            _serve(REQ_FD, REP_FD)  # spawner's sockets, not another solution's pipes
         finally:
             os._exit(0)
     os.close(req_r)

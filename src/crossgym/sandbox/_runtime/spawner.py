@@ -20,6 +20,7 @@ import json
 import os
 import resource
 import socket
+import struct
 
 if False:  # annotations only: the server does not import typing
     from typing import Any
@@ -27,6 +28,7 @@ if False:  # annotations only: the server does not import typing
 from . import cleanup, confine, solution
 
 CTL_FD, RULES_FD = 3, 4  # in the spawner: its socket to the zygote, the slot's Landlock ruleset
+FDS = struct.Struct("2i")  # the two pipe ends of a new solution process, as SCM_RIGHTS data
 CLEAR_S = 2.0  # the most the spawner waits for what one solution (or one task) left to die
 DONE_S = 5.0  # the most the zygote waits for the spawner to clear up after a task
 
@@ -165,7 +167,8 @@ def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int 
         os.close(fds[1])
         os.close(fds[2])
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        _serve(socket.socket(fileno=fds[0]), conf, task.get("limits") or {}, int(task.get("nproc", 0)))
+        plan = confine.rlimit_plan(task.get("limits") or {}, int(task.get("nproc", 0)))
+        _serve(socket.socket(fileno=fds[0]), conf, plan)
         cleanup.reap_children(CLEAR_S)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -180,7 +183,7 @@ def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int 
     os._exit(0)
 
 
-def _serve(conn: socket.socket, conf: confine.Confinement, limits: dict[str, int], nproc: int) -> None:
+def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -> None:
     """Answer one harness until its socket closes."""
     children: set[int] = set()
     try:
@@ -197,10 +200,10 @@ def _serve(conn: socket.socket, conf: confine.Confinement, limits: dict[str, int
                 cleanup.empty_dir(os.getcwd())
                 msg = b"spawn"
             if msg == b"spawn":
-                pid, req_w, rep_r = solution.fork_solution(conf, limits, nproc)
+                pid, req_w, rep_r = solution.fork_solution(conf, rlimits)
                 children.add(pid)
                 try:
-                    socket.send_fds(conn, [b"%d" % pid], [req_w, rep_r])
+                    conn.sendmsg([b"%d" % pid], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, FDS.pack(req_w, rep_r))])
                 except OSError:
                     break
                 finally:
