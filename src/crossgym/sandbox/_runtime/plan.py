@@ -94,7 +94,9 @@ def _text(lines: list[str], stmt: ast.stmt) -> str:
 
 
 def _wrap(stmts: list[ast.stmt], index: int) -> ast.stmt:
-    """__cg__.begin(i); try: <stmts> except BaseException as e: __cg__.fail(i, e) else: __cg__.ok(i)"""
+    """with __cg__(i) as __cg_go: if __cg_go: <stmts>  (the reporter records the outcome and stops any exception;
+    past the run's deadline it answers False and records a timeout; a smaller tree than try/except/else, so
+    planning compiles faster)"""
     line = stmts[0].lineno
 
     def at(node: _Node) -> _Node:
@@ -102,10 +104,7 @@ def _wrap(stmts: list[ast.stmt], index: int) -> ast.stmt:
         node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
         return node
 
-    def call(method: str, *args: ast.expr) -> ast.stmt:
-        fn = at(ast.Attribute(value=at(ast.Name("__cg__", ast.Load())), attr=method, ctx=ast.Load()))
-        return at(ast.Expr(at(ast.Call(fn, [at(ast.Constant(index)), *args], []))))
-
-    handler = at(ast.ExceptHandler(type=at(ast.Name("BaseException", ast.Load())), name="__cg_exc",
-                                   body=[call("fail", at(ast.Name("__cg_exc", ast.Load())))]))
-    return at(ast.Try(body=[call("begin"), *stmts], handlers=[handler], orelse=[call("ok")], finalbody=[]))
+    unit = at(ast.Call(at(ast.Name("__cg__", ast.Load())), [at(ast.Constant(index))], []))
+    run = at(ast.If(test=at(ast.Name("__cg_go", ast.Load())), body=stmts, orelse=[]))
+    return at(ast.With(items=[ast.withitem(context_expr=unit, optional_vars=at(ast.Name("__cg_go", ast.Store())))],
+                       body=[run]))
