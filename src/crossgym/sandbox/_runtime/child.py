@@ -56,7 +56,7 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         spawner: Any = None
         if mode == "tests" and "spawn" in fds:
             from . import spawner as slot_spawner
-            spawner = slot_spawner.Client(SPAWN_FD, bool(hdr.get("batch")))  # the slot's spawner forks the solution processes
+            spawner = slot_spawner.Client(SPAWN_FD)  # the slot's spawner forks the solution processes
         elif mode == "tests":
             from . import solution
             spawner = solution.Spawner(conf, bool(hdr.get("respawn")), bool(hdr.get("batch")))  # before the payload

@@ -84,9 +84,11 @@ class Remote:
             raise SolutionError("the solution's process exited during the call") from None
         return self._receive()
 
-    def stop(self) -> None:
+    def stop(self, kill: bool = True) -> None:
+        """Let the process go (it exits when its pipes close); ``kill`` it first when it may be busy (a timeout)."""
         if self.pid:
-            self.spawner.kill(self.pid)
+            if kill:
+                self.spawner.kill(self.pid)
             for fd in (self.req, self.rep):
                 os.close(fd)
             self.pid = 0
@@ -314,6 +316,7 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
     group = spec.get("solutions")
     sources = group if group is not None else [spec["solution"]]
     entry = spec.get("entry_point")
+    spawner.expect(len(sources))
     remote = Remote(spawner, sources[0]) if sources else None
     if remote is not None:
         remote.send_init()  # the first solution loads while the tests are planned
@@ -361,7 +364,7 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     except BaseException as exc:  # a timeout between units, or a failure outside any unit
         signal.setitimer(signal.ITIMER_REAL, 0)
         emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
-    remote.stop()
+    remote.stop(kill=False)  # its pipes close and it ends; what it left is cleared before the next one
     emit({"done": True}, flush=True)
 
 

@@ -72,13 +72,16 @@ class Spawner:
         scratch directory is emptied, so it cannot leave anything for the next."""
         self._dirty = True  # done by the zygote just before it forks the next one (one round trip for both)
 
+    def expect(self, solutions: int) -> None:
+        """How many solutions will be judged (the slot's spawner forks ahead; this one does not)."""
+
     def kill(self, pid: int) -> None:
         """Kill one solution process (the zygote's children are out of the harness's reach)."""
         try:
             if pid in self._own:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-            elif self._zygote is not None and not self._batch:  # a group's: cleared before the next spawn
+            elif self._zygote is not None:
                 self._zygote.send(b"kill %d" % pid)
         except OSError:
             pass

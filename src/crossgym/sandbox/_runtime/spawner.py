@@ -10,7 +10,8 @@ killed) it kills and reaps every process the task's solutions left, lets go of t
 the zygote, which empties the slot's directory only then.
 
 Messages from a harness: ``spawn``, ``clear+spawn`` (first kill what the last solution left and empty the
-directory) and ``kill PID``; a spawn is answered with the pid and the two pipe ends (see :mod:`.solution`).
+directory), either with ``+`` when another solution follows, and ``kill PID``; a spawn is answered with the pid
+and the two pipe ends (see :mod:`.solution`).
 """
 
 from __future__ import annotations
@@ -104,15 +105,21 @@ class Handle:
 class Client:
     """The harness's end, with :class:`solution.Spawner`'s interface."""
 
-    def __init__(self, fd: int, batch: bool) -> None:
+    def __init__(self, fd: int) -> None:
         self._sock = socket.socket(fileno=fd)
         self._dirty = False
-        self._batch = batch
+        self._left = 1
+
+    def expect(self, solutions: int) -> None:
+        """How many solutions the harness will ask processes for (so the next can be forked ahead)."""
+        self._left = solutions
 
     def spawn(self) -> tuple[int, int, int]:
         """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
+        self._left -= 1
+        msg = (b"clear+spawn" if self._dirty else b"spawn") + (b"+" if self._left > 0 else b"")
         try:
-            self._sock.send(b"clear+spawn" if self._dirty else b"spawn")
+            self._sock.send(msg)
         except OSError:
             raise EOFError("the solution spawner is gone") from None
         self._dirty = False
@@ -127,11 +134,10 @@ class Client:
         self._dirty = True
 
     def kill(self, pid: int) -> None:
-        if not self._batch:  # a group's processes are cleared before the next spawn
-            try:
-                self._sock.send(b"kill %d" % pid)
-            except OSError:
-                pass
+        try:
+            self._sock.send(b"kill %d" % pid)
+        except OSError:
+            pass
 
 
 def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int | None, rules: int | None,
@@ -184,8 +190,11 @@ def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int 
 
 
 def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -> None:
-    """Answer one harness until its socket closes."""
+    """Answer one harness until its socket closes. A request ending in ``+`` says another solution follows: the
+    next process is forked right after this one is handed over, while the harness judges, and waits idle (its
+    own Landlock domain, nothing of anyone's) until it is asked for."""
     children: set[int] = set()
+    spare: tuple[int, int, int] | None = None
     try:
         while True:
             try:
@@ -194,24 +203,29 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -
                 msg = b""
             if not msg:
                 break
-            if msg == b"clear+spawn":
-                cleanup.reap_children(CLEAR_S)  # every process the last solution left, orphans included
-                children.clear()
-                cleanup.empty_dir(os.getcwd())
-                msg = b"spawn"
-            if msg == b"spawn":
-                pid, req_w, rep_r = solution.fork_solution(conf, rlimits)
-                children.add(pid)
-                try:
-                    conn.sendmsg([b"%d" % pid], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, FDS.pack(req_w, rep_r))])
-                except OSError:
-                    break
-                finally:
-                    os.close(req_w)
-                    os.close(rep_r)
-            elif msg.startswith(b"kill "):
+            if msg.startswith(b"kill "):
                 pid = int(msg[5:])
                 if pid in children:
                     solution.kill_quietly(pid)
+                continue
+            more = msg.endswith(b"+")
+            if msg.startswith(b"clear+"):
+                cleanup.reap_children(CLEAR_S, spare[0] if spare else 0)  # what the last solution left
+                children.clear()
+                cleanup.empty_dir(os.getcwd())
+            given, spare = spare or solution.fork_solution(conf, rlimits), None
+            children.add(given[0])
+            try:
+                conn.sendmsg([b"%d" % given[0]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, FDS.pack(*given[1:]))])
+            except OSError:
+                break
+            finally:
+                os.close(given[1])
+                os.close(given[2])
+            if more:
+                spare = solution.fork_solution(conf, rlimits)
     finally:
+        if spare is not None:
+            os.close(spare[1])
+            os.close(spare[2])
         conn.close()

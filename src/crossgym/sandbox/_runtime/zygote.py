@@ -51,7 +51,7 @@ def warm_up(tests: bool = False) -> None:
     """Run once here what every task runs, so that tasks find it initialised: the first compile() in a process
     costs milliseconds of lazy set-up (and page faults), paid once here instead of in every forked task."""
     data = wire.pack({"source": "x = [1]\nassert x[0] + 1 == 2\n", "env": {}, "files": []})
-    exec(compile(json.loads(data[4:])["source"], "main.py", "exec"), {"__name__": "__main__"})
+    exec(compile(wire.loads(data[4:])["source"], "main.py", "exec"), {"__name__": "__main__"})
     if tests:
         import importlib
 
@@ -68,7 +68,7 @@ def warm_up(tests: bool = False) -> None:
         server.init("from typing import List\n\n\ndef f(xs: List[int]) -> List[int]:\n    return sorted(xs)\n")
         remote = harness.Remote(None, "")  # type: ignore[arg-type]  # the harness's end, answered right here
         remote.pid = 1
-        remote.request = lambda msg: json.loads(wire.pack(["ok", server.call(*msg[1:])])[4:])[1]  # type: ignore
+        remote.request = lambda msg: wire.loads(wire.pack(["ok", server.call(*msg[1:])])[4:])[1]  # type: ignore
         call = harness.Proxy(remote, "f")
         for _ in range(20):
             call([3, 1, 2])
