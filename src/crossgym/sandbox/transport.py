@@ -163,12 +163,24 @@ def pump(ends: Pipes, payload: bytes, timeout: float, limits: Limits, kill: Call
                 except OSError:
                     pass
     raw.stdout, raw.stderr = bytes(bufs["stdout"]), bytes(bufs["stderr"])
-    for line in bytes(bufs.get("result", b"")).splitlines():
+    raw.results = _result_lines(bytes(bufs.get("result", b"")))
+    return raw
+
+
+def _result_lines(data: bytes) -> list[Any]:
+    """The task's result lines, parsed in one go; lines after one that does not parse are dropped."""
+    lines = data.splitlines()
+    try:
+        return list(json.loads(b"[" + b",".join(lines) + b"]"))
+    except ValueError:
+        pass
+    results = []
+    for line in lines:
         try:
-            raw.results.append(json.loads(line))
+            results.append(json.loads(line))
         except ValueError:
             break
-    return raw
+    return results
 
 
 def _status(raw: Raw, buf: bytearray, started: float | None, final: float | None) -> tuple[Any, Any]:
