@@ -51,7 +51,7 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         os.umask(0o022)
         conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, ruleset=None if ruleset is None else RULESET_FD,
                    keep_rules=(mode == "tests" and "spawn" not in fds))
-        if uid is None:
+        if uid is None and ruleset is None:  # a zygote's tasks inherit it
             confine.set_dumpable(False)
         spawner: Any = None
         if mode == "tests" and "spawn" in fds:

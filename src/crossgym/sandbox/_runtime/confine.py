@@ -14,7 +14,7 @@ if False:  # annotations only: the server does not import typing
 
 from . import landlock
 
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_SECCOMP = 1, 4, 15, 22
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP = 1, 4, 22
 PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
 SECCOMP_MODE_FILTER = 2
 
@@ -69,8 +69,7 @@ class Confinement:
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
             rlimits(limits, nproc_base)
-            if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-                raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
+            no_new_privs()
             if ruleset is not None:
                 landlock.restrict_self(ruleset)
             self.apply_seccomp()
@@ -182,5 +181,25 @@ def stdlib_path() -> list[str]:
 
 
 def name(title: bytes) -> None:
-    """The process's name in ps and top (cg-zygote, cg-task, cg-spawner, cg-solution)."""
-    libc.prctl(PR_SET_NAME, title, 0, 0, 0)
+    """The process's name in ps and top (cg-zygote, cg-task, cg-spawner), written without ctypes (cheap)."""
+    try:
+        fd = os.open("/proc/self/comm", os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.write(fd, title)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+_NO_NEW_PRIVS: list[bool] = []  # set in a zygote, inherited by what it forks (the flag and this list alike)
+
+
+def no_new_privs() -> None:
+    """No execve can gain privileges (required for an unprivileged seccomp filter); once per process tree."""
+    if not _NO_NEW_PRIVS:
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
+        _NO_NEW_PRIVS.append(True)

@@ -19,7 +19,7 @@ if False:  # annotations only: the server does not import typing
     from typing import Any
 
 from . import codec, confine, solution, wire
-from .child import RESULT_FD
+from .child import READY, RESULT_FD
 
 _BUILTIN_EXC = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Exception)}
 _MAX_REPLY = 64 << 20
@@ -308,10 +308,13 @@ def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> No
 
     spec = payload["tests"]
     sys.path[:] = confine.stdlib_path()
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
-                                  line_buffering=True)
-    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
+    if READY.get("streams"):  # a slot's zygote made fresh, unused ones for fds 1 and 2 (stderr line-buffered)
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    else:
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
+                                      line_buffering=True)
+        sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+                                      errors="backslashreplace", line_buffering=True)
     signal.signal(signal.SIGALRM, _alarm)
     group = spec.get("solutions")
     sources = group if group is not None else [spec["solution"]]

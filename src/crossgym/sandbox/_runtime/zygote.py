@@ -81,7 +81,8 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
     """The zygote's loop (fd 3 is its socket to the server). Never returns."""
     confine.name(b"cg-zygote")
     confine.start_session(server_pid)  # its own group, and it dies with the server
-    confine.set_dumpable(False)
+    confine.set_dumpable(False)  # and its tasks, forked, stay so
+    confine.no_new_privs()  # once for all its tasks
     confine.subreaper()
     confine.reset_signals(for_exec=False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
