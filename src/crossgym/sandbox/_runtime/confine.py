@@ -44,6 +44,7 @@ class Confinement:
             self._prog = _SockFprog(len(bpf) // 8, ctypes.addressof(self._bpf))
         self.seccomp = self._prog is not None
         self._ruleset: int | None = None
+        self._restrict: tuple[int, Any] | None = None  # (ruleset, prepared landlock_restrict_self call)
 
     def ruleset(self, scratch: str) -> int | None:
         """A Landlock ruleset fd for tasks working in ``scratch`` (None without Landlock): full access below it,
@@ -83,14 +84,21 @@ class Confinement:
         """A nested Landlock domain (same rules): its processes cannot signal the parent domain.
         ``keep``: keep the ruleset for the processes this one forks, to nest each of them once more."""
         ruleset = self._ruleset
+        if ruleset is None:
+            return
+        self.prepare_nest()
         if not keep:
             self._ruleset = None
-        if ruleset is not None:
-            try:
-                landlock.restrict_self(ruleset)
-            finally:
-                if not keep:
-                    os.close(ruleset)
+        try:
+            self._restrict[1]()  # type: ignore[index]
+        finally:
+            if not keep:
+                os.close(ruleset)
+
+    def prepare_nest(self) -> None:
+        """Make the :meth:`nest` call ahead, in a process that will fork many that nest."""
+        if self._ruleset is not None and (self._restrict is None or self._restrict[0] != self._ruleset):
+            self._restrict = (self._ruleset, landlock.restrictor(self._ruleset))
 
     def drop_rules(self) -> None:
         """Close the ruleset kept for :meth:`nest` (in the process that will not nest)."""
@@ -110,8 +118,9 @@ def rlimits(limits: dict[str, int], nproc_base: int) -> None:
     apply_rlimits(rlimit_plan(limits, nproc_base))
 
 
-def rlimit_plan(limits: dict[str, int], nproc_base: int) -> list[tuple[int, tuple[int, int]]]:
-    """The setrlimit calls that lower this process's limits (or a child's, forked later) to a task's."""
+def rlimit_plan(limits: dict[str, int], nproc_base: int, core: bool = True) -> list[tuple[int, tuple[int, int]]]:
+    """The setrlimit calls that lower this process's limits (or a child's, forked later) to a task's, and turn
+    core dumps off (``core``; a child of a process that did so already need not)."""
     table = {"memory": resource.RLIMIT_AS, "file_size": resource.RLIMIT_FSIZE,
              "open_files": resource.RLIMIT_NOFILE, "stack": resource.RLIMIT_STACK}
     wanted = [(res, int(limits[key])) for key, res in table.items() if limits.get(key)]
@@ -122,7 +131,8 @@ def rlimit_plan(limits: dict[str, int], nproc_base: int) -> list[tuple[int, tupl
         soft = int(limits["cpu"])
         hard = _capped(resource.RLIMIT_CPU, soft + 1)
         plan.append((resource.RLIMIT_CPU, (min(soft, hard), hard)))
-    plan.append((resource.RLIMIT_CORE, (0, 0)))
+    if core:
+        plan.append((resource.RLIMIT_CORE, (0, 0)))
     return plan
 
 

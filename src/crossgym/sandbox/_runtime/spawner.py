@@ -156,6 +156,7 @@ def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int 
     ctl = socket.socket(fileno=CTL_FD)
     rules = None if rules is None else RULES_FD
     conf.apply({}, scratch, uid, 0, keep_rules=True, ruleset=rules)  # each solution lowers its own rlimits
+    conf.prepare_nest()
     if uid is None:
         confine.set_dumpable(False)
     confine.subreaper()  # what a solution leaves behind comes here, to be killed
@@ -173,7 +174,7 @@ def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int 
         os.close(fds[1])
         os.close(fds[2])
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        plan = confine.rlimit_plan(task.get("limits") or {}, int(task.get("nproc", 0)))
+        plan = confine.rlimit_plan(task.get("limits") or {}, int(task.get("nproc", 0)), core=False)
         _serve(socket.socket(fileno=fds[0]), conf, plan)
         cleanup.reap_children(CLEAR_S)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
