@@ -53,7 +53,7 @@ class Remote:
         try:
             self.pid, self.req, self.rep = self.spawner.spawn()
         except (EOFError, OSError):
-            self.broken = "no process for the solution (its zygote is gone)"
+            self.broken = "no process for the solution (the solution spawner is gone)"
             return
         self.generation += 1
         self._pending = True
