@@ -1,5 +1,6 @@
-"""The slot's solution spawner: one per slot, restarted when it is gone, its solutions' CPU counted in the task's
-result, and the process it forks ahead for a group's next solution out of the current solution's reach."""
+"""Where a tests task's solution processes come from: the task forks one per solution before it reads the tests;
+the slot's spawner (one per slot, restarted when it is gone) gives fresh ones after a solution's process died.
+Every solution's CPU is in the result, and the processes waiting for the next solutions are out of reach."""
 
 from __future__ import annotations
 
@@ -62,25 +63,36 @@ def spawners(pool: Sandbox) -> list[int]:
     return [pid for pid, name in descendants(server_pid(pool)).items() if name == "cg-spawner"]
 
 
+EXITS = "import os\ndef add(a, b):\n    os._exit(0)\n"  # every call ends its process: each unit needs a fresh one
+
+
+def test_a_dead_solution_process_is_replaced_for_the_next_units(pool: Sandbox) -> None:
+    results = run_python_tests_many([EXITS, GOOD, EXITS, GOOD], TESTS, sandbox=pool)
+    assert [r.passed for r in results] == [0, 2, 0, 2]
+    assert all(d.error is not None and "exited during the call" in d.error for d in results[0].details)
+    single = run_python_tests(EXITS, TESTS, sandbox=pool)
+    assert [d.error for d in single.details] == [d.error for d in results[2].details]
+
+
 def test_the_slot_keeps_one_named_spawner_across_tasks(pool: Sandbox) -> None:
-    assert run_python_tests_many([GOOD, GOOD], TESTS, sandbox=pool)[1].all_passed
+    assert run_python_tests_many([EXITS, GOOD], TESTS, sandbox=pool)[1].all_passed
     names = descendants(server_pid(pool))
     assert "cg-zygote" in names.values()
     first = spawners(pool)
     assert len(first) == 1
-    assert run_python_tests(GOOD, TESTS, sandbox=pool).all_passed
+    assert not run_python_tests(EXITS, TESTS, sandbox=pool).passed
     assert spawners(pool) == first  # the same process serves the next task
 
 
 def test_a_killed_spawner_is_restarted(pool: Sandbox) -> None:
-    run_python_tests(GOOD, TESTS, sandbox=pool)
+    run_python_tests(EXITS, TESTS, sandbox=pool)
     (old,) = spawners(pool)
     os.kill(old, signal.SIGKILL)  # a process of this test's own pool
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and state(old) not in ("Z", "gone"):
         time.sleep(0.01)  # dead (a zombie until its zygote notices)
-    results = run_python_tests_many([GOOD, "def add(a, b):\n    return 3\n", GOOD], TESTS, sandbox=pool)
-    assert [r.passed for r in results] == [2, 1, 2]
+    results = run_python_tests_many([GOOD, EXITS, "def add(a, b):\n    return 3\n", GOOD], TESTS, sandbox=pool)
+    assert [r.passed for r in results] == [2, 0, 1, 2]
     assert spawners(pool) and old not in spawners(pool)
 
 
@@ -95,9 +107,9 @@ def test_the_solutions_cpu_time_is_in_the_result(pool: Sandbox) -> None:
 
 @pytest.mark.skipif(config.landlock_abi() < 6, reason="signal scoping needs Landlock ABI 6 (Linux 6.12)")
 def test_the_next_solutions_waiting_process_is_out_of_reach(pool: Sandbox) -> None:
-    """While its tests run, solution 0 finds its siblings (the process forked ahead for solution 1) and tries to
-    kill them, open their memory and their pipes; it passes the second test only if every attempt failed, and
-    solution 1 is judged as it would be alone."""
+    """While its tests run, solution 0 finds its siblings (the processes forked for the solutions after it) and
+    tries to kill them, open their memory and their pipes; it passes the second test only if every attempt
+    failed, and the solutions after it are judged as they would be alone."""
     saboteur = ("import os, signal\n"
                 "def reach():\n"
                 "    me, parent, hits = os.getpid(), os.getppid(), 0\n"

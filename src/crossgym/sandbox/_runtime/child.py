@@ -50,13 +50,17 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         os.chdir(scratch)
         os.umask(0o022)
         conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, ruleset=None if ruleset is None else RULESET_FD,
-                   keep_rules=(mode == "tests" and "spawn" not in fds))
+                   keep_rules=(mode == "tests"))
         if uid is None and ruleset is None:  # a zygote's tasks inherit it
             confine.set_dumpable(False)
         spawner: Any = None
-        if mode == "tests" and "spawn" in fds:
-            from . import spawner as slot_spawner
-            spawner = slot_spawner.Client(SPAWN_FD)  # the slot's spawner forks the solution processes
+        if mode == "tests" and ruleset is not None:  # in a slot: the solution processes, forked before the payload
+            from . import prefork
+            fallback = None
+            if "spawn" in fds:
+                from . import spawner as slot_spawner
+                fallback = slot_spawner.Client(SPAWN_FD)
+            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback)
         elif mode == "tests":
             from . import solution
             spawner = solution.Spawner(conf, bool(hdr.get("respawn")), bool(hdr.get("batch")))  # before the payload

@@ -8,6 +8,9 @@ import select
 import signal
 import time
 
+if False:  # annotations only: the server does not import typing
+    from typing import Any
+
 
 def chown_tree(path: str, uid: int) -> None:
     """Hand a session directory to a uid (never following links; entries that vanish are skipped)."""
@@ -91,14 +94,14 @@ def kill_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
-def reap_children(timeout: float, spare: int = 0) -> bool:
-    """Kill every child of this process but ``spare`` (a subreaper's orphans included) and reap them, waiting on
+def reap_children(timeout: float, keep: Any = ()) -> bool:
+    """Kill every child of this process but those in ``keep`` (a subreaper's orphans included) and reap them, waiting on
     pidfds rather than polling; orphans that appear as their parents die are killed in the next round. True when
     no other child is left, False when one outlived ``timeout`` (a process stuck in the kernel). Lean on purpose:
     it runs between two forks, where every page it touches is copied."""
     deadline = 0.0
     while True:
-        kids = [pid for pid in children(os.getpid()) if pid != spare]
+        kids = [pid for pid in children(os.getpid()) if pid not in keep]
         if not kids:
             return True
         for pid in kids:  # unreaped children: their pids cannot have been reused

@@ -10,8 +10,10 @@ killed) it kills and reaps every process the task's solutions left, lets go of t
 the zygote, which empties the slot's directory only then.
 
 Messages from a harness: ``spawn``, ``clear+spawn`` (first kill what the last solution left and empty the
-directory), either with ``+`` when another solution follows, and ``kill PID``; a spawn is answered with the pid
-and the two pipe ends (see :mod:`.solution`).
+directory), either with ``+`` when another solution follows, ``clear`` (answered ``ok``) and ``kill PID``; a
+spawn is answered with the pid and the two pipe ends (see :mod:`.solution`). A task forks its own solution
+processes (:mod:`.prefork`); the spawner gives it fresh ones after a solution's process died or hung, and those of
+solutions beyond the ones it forks.
 """
 
 from __future__ import annotations
@@ -67,9 +69,9 @@ class Handle:
             spawner_end.close()
         return task_end.detach()
 
-    def finish(self) -> tuple[float, int] | None:
-        """Wait until the spawner has killed and reaped what the task's solutions left: the CPU seconds and the
-        largest resident size (kB) of those processes, or None (stop using this spawner)."""
+    def finish(self) -> float | None:
+        """Wait until the spawner has killed and reaped what the task's solutions left: the CPU seconds of its
+        processes for the task, or None (stop using this spawner)."""
         import select
 
         ready, _, _ = select.select([self.sock], [], [], DONE_S)
@@ -77,9 +79,9 @@ class Handle:
             reply = self.sock.recv(64).split() if ready else []
         except OSError:
             reply = []
-        if len(reply) != 3 or reply[0] != b"done":
+        if len(reply) != 2 or reply[0] != b"done":
             return None
-        return float(reply[1]), int(reply[2])
+        return float(reply[1])
 
     def alive(self) -> bool:
         import select
@@ -139,6 +141,16 @@ class Client:
         except OSError:
             pass
 
+    def clear_now(self) -> None:
+        """Kill what this spawner's last solution left and empty the directory, now (the next solution's
+        process comes from elsewhere)."""
+        self._dirty = False
+        try:
+            self._sock.send(b"clear")
+            self._sock.recv(16)
+        except OSError:
+            pass
+
 
 def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int | None, rules: int | None,
           zygote: int) -> None:
@@ -184,7 +196,7 @@ def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int 
         os.dup2(null, 2)
         os.close(null)
         try:
-            ctl.send(b"done %.6f %d" % (cpu, after.ru_maxrss))
+            ctl.send(b"done %.6f" % cpu)
         except OSError:
             break
     os._exit(0)
@@ -209,9 +221,18 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -
                 if pid in children:
                     solution.kill_quietly(pid)
                 continue
+            if msg == b"clear":  # the harness hands the next solution a process of its own
+                cleanup.reap_children(CLEAR_S, (spare[0],) if spare else ())
+                children.clear()
+                cleanup.empty_dir(os.getcwd())
+                try:
+                    conn.send(b"ok")
+                except OSError:
+                    break
+                continue
             more = msg.endswith(b"+")
             if msg.startswith(b"clear+"):
-                cleanup.reap_children(CLEAR_S, spare[0] if spare else 0)  # what the last solution left
+                cleanup.reap_children(CLEAR_S, (spare[0],) if spare else ())  # what the last solution left
                 children.clear()
                 cleanup.empty_dir(os.getcwd())
             given, spare = spare or solution.fork_solution(conf, rlimits), None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -55,7 +56,7 @@ def warm_up(tests: bool = False) -> None:
     if tests:
         import importlib
 
-        from . import codec, harness, plan, solution  # noqa: F401  tasks cannot read this directory: load them here
+        from . import codec, harness, plan, prefork, solution  # noqa: F401  tasks cannot read this directory: load them here
 
         for name in TEST_MODULES:  # what tests and solutions commonly import, loaded once instead of per process
             try:
@@ -124,8 +125,11 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 solutions.close()
                 solutions = None
             else:
-                cpu, rss = cpu + cleared[0], max(rss, cleared[1])
-        clean = _clean(pid, uid, conf.seccomp, scratch, spare=solutions.pid if solutions else 0)
+                cpu += cleared
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        clean = _clean(pid, uid, conf.seccomp, scratch, keep=(solutions.pid,) if solutions else ())
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the task's orphans (a group's last solution)
+        cpu += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         if solutions is not None and uid is not None and not conf.seccomp:
             solutions.close()  # killed with everything else of the slot's uid
             solutions = None
@@ -191,12 +195,12 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str, spare: int = 0) -> bool:
+def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str, keep: tuple[int, ...] = ()) -> bool:
     """Kill and reap what the task left (orphans come to us, the subreaper), then empty its directory.
-    ``spare``: the slot's solution spawner, which has cleared up after the task itself."""
+    ``keep``: the slot's solution spawner, which has cleared up after the task itself."""
     if uid is not None and not seccomp:  # without seccomp a task may leave its process group
         cleanup.kill_uid(uid)
-    cleanup.reap_children(REAP_S, spare)  # one stuck in the kernel is reaped after a later task
+    cleanup.reap_children(REAP_S, keep)  # one stuck in the kernel is reaped after a later task
     return cleanup.empty_dir(scratch)
 
 
