@@ -1,9 +1,10 @@
 """A slot's solution spawner: one confined process per slot that forks the solution processes of every test
 harness the slot runs, so a harness starts none of its own (a fork, a teardown and a cold process per call).
 
-The slot's zygote starts it on the slot's first tests task and keeps it. It is confined as a task is (the slot's
-uid, Landlock, seccomp, its own session) and never sees a payload: for each tests task the zygote hands it a fresh
-socket whose other end goes to the task's harness, the task's stdout and stderr, and the task's rlimits. Solution
+The slot's zygote starts it the first time a harness asks for a process, and keeps it. It is confined as a task
+is (the slot's uid, Landlock, seccomp, its own session) and never sees a payload: each tests task gets a socket
+whose other end the zygote holds, and hands over to the spawner (with the task's stdout, stderr and rlimits) only
+when the harness first asks for a process, so a task that never does costs the spawner nothing. Solution
 processes are forked from it already confined, nest one more Landlock domain (so none can signal it, the harness
 or each other) and lower their rlimits to the task's. When the harness's socket closes (the task ended or was
 killed) it kills and reaps every process the task's solutions left, lets go of the task's pipes, and says so to
@@ -56,18 +57,11 @@ class Handle:
         self.sock = ours
         self.pidfd = os.pidfd_open(self.pid)
 
-    def open_task(self, hdr: dict[str, Any], stdout: int, stderr: int) -> int:
-        """A socket for the task's harness to ask for solution processes (OSError when the spawner is gone)."""
-        task_end, spawner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            msg = json.dumps({"limits": hdr.get("limits", {}), "nproc": int(hdr.get("nproc", 0))}).encode()
-            socket.send_fds(self.sock, [msg], [spawner_end.fileno(), stdout, stderr])
-        except OSError:
-            task_end.close()
-            raise
-        finally:
-            spawner_end.close()
-        return task_end.detach()
+    def hand_over(self, conn: int, hdr: dict[str, Any], stdout: int, stderr: int) -> None:
+        """Give the spawner a task's socket (its harness's end asks for processes), with the task's stdout, stderr
+        and limits (OSError when the spawner is gone)."""
+        msg = json.dumps({"limits": hdr.get("limits", {}), "nproc": int(hdr.get("nproc", 0))}).encode()
+        socket.send_fds(self.sock, [msg], [conn, stdout, stderr])
 
     def finish(self) -> float | None:
         """Wait until the spawner has killed and reaped what the task's solutions left: the CPU seconds of its

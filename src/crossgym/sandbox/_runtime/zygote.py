@@ -104,10 +104,12 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
             break
         hdr = json.loads(data)
         task_fds = dict(zip(FDS, fds, strict=False))
+        asks: socket.socket | None = None  # the zygote's end of a tests task's socket to the spawner
         if hdr.get("mode") == "tests":
             if "_runtime.harness" not in sys.modules:
                 warm_up(tests=True)
-            solutions = _spawner_for(hdr, task_fds, solutions, conf, scratch, uid, ruleset)
+            task_end, asks = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            task_fds["spawn"] = task_end.detach()
         pid = os.fork()
         if pid == 0:
             try:
@@ -115,11 +117,19 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 child.main(me, conf, hdr, task_fds, scratch, uid, int(hdr.get("nproc", 0)), ruleset)
             finally:
                 os._exit(child.SETUP_FAILED)
-        for fd in task_fds.values():
-            os.close(fd)
-        status, usage, gone = _watch(sock, pid)
+        for name, fd in task_fds.items():
+            if asks is None or name not in ("stdout", "stderr"):  # kept until the task's socket is handed over
+                os.close(fd)
+        box: list[Any] = [solutions, False]  # the spawner, and whether this task's socket went to it
+        status, usage, gone = _watch(sock, pid, asks, lambda b=box, a=asks, h=hdr, f=task_fds: _hand_over(
+            b, a, h, f, conf, scratch, uid, ruleset))
+        solutions, handed = box
         cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
-        if "spawn" in task_fds and solutions is not None:
+        if asks is not None:
+            asks.close()
+            os.close(task_fds["stdout"])
+            os.close(task_fds["stderr"])
+        if handed and solutions is not None:
             cleared = solutions.finish()  # the task's solution processes are gone before its directory is emptied
             if cleared is None:
                 solutions.close()
@@ -141,45 +151,61 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
     os._exit(0)
 
 
-def _spawner_for(hdr: dict[str, Any], task_fds: dict[str, int], solutions: spawner.Handle | None,
-                 conf: confine.Confinement, scratch: str, uid: int | None,
-                 ruleset: int | None) -> spawner.Handle | None:
-    """Give a tests task a socket to the slot's solution spawner (started, or restarted when it is gone). Without
-    one the task forks its own solution processes, as a task outside a slot does."""
-    for _ in (1, 2):
-        if solutions is not None and not solutions.alive():
-            solutions.close()
-            solutions = None
+def _spawner(solutions: spawner.Handle | None, conf: confine.Confinement, scratch: str, uid: int | None,
+             ruleset: int | None) -> spawner.Handle | None:
+    """The slot's solution spawner: started, or restarted when it is gone (None if it cannot start)."""
+    if solutions is not None and not solutions.alive():
+        solutions.close()
+        solutions = None
+    if solutions is None:
         try:
-            if solutions is None:
-                solutions = spawner.Handle(conf, scratch, uid, ruleset)
-            task_fds["spawn"] = solutions.open_task(hdr, task_fds["stdout"], task_fds["stderr"])
-            return solutions
+            solutions = spawner.Handle(conf, scratch, uid, ruleset)
         except OSError:
-            if solutions is not None:
-                solutions.close()
-                solutions = None
-    return None
+            return None
+    return solutions
 
 
-def _watch(sock: socket.socket, pid: int) -> tuple[int, Any, bool]:
-    """Wait for the task to end, killing its group when the server says so; then kill what is left of the
-    group (its leader is a zombie until reaped, so the group id is still this task's) and reap the leader."""
+def _hand_over(box: list[Any], asks: socket.socket, hdr: dict[str, Any], task_fds: dict[str, int],
+               conf: confine.Confinement, scratch: str, uid: int | None, ruleset: int | None) -> None:
+    """The task's harness asked for a process: hand its socket to the slot's spawner (``box``: [spawner, handed])."""
+    box[0] = _spawner(box[0], conf, scratch, uid, ruleset)
+    if box[0] is not None:
+        try:
+            box[0].hand_over(asks.fileno(), hdr, task_fds["stdout"], task_fds["stderr"])
+            box[1] = True
+        except OSError:
+            box[0].close()
+            box[0] = None
+    asks.close()  # without a spawner the harness sees its socket close
+
+
+def _watch(sock: socket.socket, pid: int, asks: socket.socket | None = None,
+           on_ask: Any = None) -> tuple[int, Any, bool]:
+    """Wait for the task to end, killing its group when the server says so, and calling ``on_ask`` once when the
+    task first writes to ``asks``; then kill what is left of the group (its leader is a zombie until reaped, so
+    the group id is still this task's) and reap the leader."""
     pidfd = os.pidfd_open(pid)
     gone = False
     try:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
         poller.register(sock.fileno(), select.POLLIN)
+        if asks is not None:
+            poller.register(asks.fileno(), select.POLLIN)
         while True:
             ready = [fd for fd, _ in poller.poll()]
             if pidfd in ready:
                 break
-            msg = sock.recv(64)
-            if not msg:  # the server is gone: end the task, then leave
-                gone = True
-                poller.unregister(sock.fileno())
-            _kill(pid)
+            if asks is not None and asks.fileno() in ready:
+                poller.unregister(asks.fileno())
+                on_ask()
+                asks = None
+            if sock.fileno() in ready:
+                msg = sock.recv(64)
+                if not msg:  # the server is gone: end the task, then leave
+                    gone = True
+                    poller.unregister(sock.fileno())
+                _kill(pid)
     finally:
         os.close(pidfd)
     _kill(pid)
