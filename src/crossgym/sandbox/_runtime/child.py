@@ -165,10 +165,10 @@ def hide_runtime(names: list[str] | None = None, keep: tuple[str, ...] = ()) -> 
     """Take the sandbox's own modules out of sys.modules (``import _runtime`` fails, as under ``python3``), but
     keep them alive: freeing them would touch (and copy) thousands of pages this process shares with its parent."""
     names = names or [m for m in sys.modules if m == "_runtime" or m.startswith("_runtime.")]
-    _HIDDEN.extend(sys.modules.pop(name) for name in names if name in sys.modules and name not in keep)
+    HIDDEN.extend(sys.modules.pop(name) for name in names if name in sys.modules and name not in keep)
 
 
-_HIDDEN: list[Any] = []
+HIDDEN: list[Any] = []
 
 
 def set_streams() -> None:

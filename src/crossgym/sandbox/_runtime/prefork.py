@@ -30,7 +30,11 @@ class Prefork:
     def __init__(self, conf: confine.Confinement, count: int, fallback: Any = None) -> None:
         confine.subreaper()  # what a solution leaves running comes to this process, to be killed
         conf.prepare_nest()  # once, not in each child
-        self._idle = [solution.fork_solution(conf, prepared=False) for _ in range(max(0, min(count, PREFORK)))]
+        state = solution.enter_state(os.getcwd())  # made once here, not in each of them
+        try:
+            self._idle = [solution.fork_solution(conf, stdin=True) for _ in range(max(0, min(count, PREFORK)))]
+        finally:
+            solution.leave_state(state)
         self._own = {pid for pid, _, _ in self._idle}
         self._fallback = fallback
         self._fallback_used = False

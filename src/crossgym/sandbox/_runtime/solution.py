@@ -87,12 +87,13 @@ class Spawner:
             pass
 
 
-def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None,
-                  prepared: bool = True) -> tuple[int, int, int]:
+def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None, prepared: bool = True,
+                  stdin: bool = False) -> tuple[int, int, int]:
     """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain).
     ``prepared``: forked by a zygote or the slot's spawner, which did the rest of :func:`prepare` once for all
-    its children. ``rlimits``: a task's :func:`confine.rlimit_plan`, for a child of the slot's spawner. The child
-    does as little as it can before the solution: each page it touches is a copy."""
+    its children; ``stdin``: all of it but stdin (a task forking in :func:`enter_state`). ``rlimits``: a task's
+    :func:`confine.rlimit_plan`, for a child of the slot's spawner. The child does as little as it can before the
+    solution: each page it touches is a copy."""
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     pid = os.fork()
@@ -100,6 +101,8 @@ def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None,
         try:
             if not prepared:
                 prepare(os.getcwd())
+            elif stdin:
+                stdin_from_null()
             if rlimits:
                 confine.apply_rlimits(rlimits)
             conf.nest()  # a nested Landlock domain of its own: it cannot signal the harness, the zygote or siblings
@@ -254,15 +257,37 @@ def _exact(value: Any, kind: type) -> Any:
 def prepare(scratch: str) -> None:
     """What a solution process needs that is the same for all: stdin from /dev/null (never the task's payload
     pipe), the interpreter's path and argv as for ``python3 solution.py``, the sandbox's modules hidden, streams."""
+    stdin_from_null()
+    enter_state(scratch)
+    if not child.READY.get("streams"):  # a slot's zygote made fresh ones for fds 0-2 (flushed after each reply)
+        child.set_streams()
+
+
+def stdin_from_null() -> None:
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    child.hide_runtime(child.READY.get("modules"), keep=("_runtime", "_runtime.solution", "_runtime.codec",
-                                                        "_runtime.wire"))
-    sys.path[:] = [scratch] + confine.stdlib_path()
+
+
+def enter_state(scratch: str) -> tuple[list[str], list[str], dict[str, Any]]:
+    """sys.path, argv and sys.modules as a solution sees them; returns what :func:`leave_state` puts back (a task
+    enters this state just while it forks its solution processes, so that none of them has to)."""
+    saved = (list(sys.path), list(sys.argv), {})
+    for name in child.READY.get("modules") or [m for m in sys.modules if m.split(".")[0] == "_runtime"]:
+        if name not in KEEP and name in sys.modules:
+            saved[2][name] = sys.modules.pop(name)  # kept alive: freeing them would copy shared pages
+    child.HIDDEN.append(saved[2])
+    sys.path[:] = child.READY.get("path") or [scratch] + confine.stdlib_path()
     sys.argv[:] = ["solution.py"]
-    if not child.READY.get("streams"):  # a slot's zygote made fresh ones for fds 0-2 (flushed after each reply)
-        child.set_streams()
+    return saved
+
+
+def leave_state(saved: tuple[list[str], list[str], dict[str, Any]]) -> None:
+    sys.path[:], sys.argv[:] = saved[0], saved[1]
+    sys.modules.update(saved[2])
+
+
+KEEP = ("_runtime", "_runtime.solution", "_runtime.codec", "_runtime.wire")
 
 
 def _serve(req: int, rep: int) -> None:
