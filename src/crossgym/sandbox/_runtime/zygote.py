@@ -102,7 +102,7 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
             if data:
                 continue  # a kill for a task that already ended
             break
-        hdr = json.loads(data)
+        hdr = wire.loads(data)
         task_fds = dict(zip(FDS, fds, strict=False))
         asks: socket.socket | None = None  # the zygote's end of a tests task's socket to the spawner
         if hdr.get("mode") == "tests":
@@ -143,7 +143,7 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
         if solutions is not None and uid is not None and not conf.seccomp:
             solutions.close()  # killed with everything else of the slot's uid
             solutions = None
-        sock.send(json.dumps({"status": status, "cpu": cpu, "maxrss_kb": rss, "clean": clean}).encode())
+        sock.send(wire.dumps({"status": status, "cpu": cpu, "maxrss_kb": rss, "clean": clean}).encode())
         if gone or not clean:
             break
     if solutions is not None:
