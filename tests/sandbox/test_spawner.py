@@ -138,3 +138,12 @@ def test_the_next_solutions_waiting_process_is_out_of_reach(pool: Sandbox) -> No
     tests = ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]
     results = run_python_tests_many([saboteur, GOOD, saboteur, GOOD], tests, sandbox=pool, timeout=5.0)
     assert [r.passed for r in results] == [1, 2, 1, 2], [r.details for r in results]
+
+
+def test_a_group_larger_than_the_process_limit_still_gets_every_verdict(pool: Sandbox) -> None:
+    """With room for only a few processes the task forks what it can ahead and the spawner serves the rest."""
+    from crossgym.sandbox import Limits
+
+    group = [GOOD, "def add(a, b):\n    return 3\n"] * 6
+    results = run_python_tests_many(group, TESTS, sandbox=pool, limits=Limits(processes=4))
+    assert [r.passed for r in results] == [2, 1] * 6

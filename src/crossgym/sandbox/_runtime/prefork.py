@@ -30,9 +30,13 @@ class Prefork:
     def __init__(self, conf: confine.Confinement, count: int, fallback: Any = None) -> None:
         confine.subreaper()  # what a solution leaves running comes to this process, to be killed
         conf.prepare_nest()  # once, not in each child
+        self._idle: list[tuple[int, int, int]] = []
         state = solution.enter_state(os.getcwd())  # made once here, not in each of them
         try:
-            self._idle = [solution.fork_solution(conf, stdin=True) for _ in range(max(0, min(count, PREFORK)))]
+            for _ in range(max(0, min(count, PREFORK))):
+                self._idle.append(solution.fork_solution(conf, stdin=True))
+        except OSError:  # the task's process limit: the rest come from the spawner
+            pass
         finally:
             solution.leave_state(state)
         self._own = {pid for pid, _, _ in self._idle}
