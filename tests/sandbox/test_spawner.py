@@ -105,39 +105,53 @@ def test_the_solutions_cpu_time_is_in_the_result(pool: Sandbox) -> None:
     assert group[0].exec is not None and group[0].exec.cpu_s >= 0.25
 
 
+SABOTEUR = ("import os, signal\n"
+            "def reach():\n"
+            "    me, parent, hits = os.getpid(), os.getppid(), 0\n"
+            "    for name in os.listdir('/proc'):\n"
+            "        if not name.isdigit() or int(name) == me:\n"
+            "            continue\n"
+            "        try:\n"
+            "            with open(f'/proc/{name}/stat') as fh:\n"
+            "                if int(fh.read().rsplit(')', 1)[1].split()[1]) != parent:\n"
+            "                    continue\n"
+            "        except (OSError, ValueError, IndexError):\n"
+            "            continue\n"
+            "        for attempt in ('mem', 'fd', 'kill'):\n"
+            "            try:\n"
+            "                if attempt == 'kill':\n"
+            "                    os.kill(int(name), signal.SIGKILL)\n"
+            "                elif attempt == 'mem':\n"
+            "                    open(f'/proc/{name}/mem', 'rb').close()\n"
+            "                else:\n"
+            "                    os.close(os.open(f'/proc/{name}/fd/3', os.O_WRONLY))\n"
+            "                hits += 1\n"
+            "            except OSError:\n"
+            "                pass\n"
+            "    return hits\n"
+            "def add(a, b):\n    return reach() if (a, b) == (0, 0) else None\n")
+REACH = ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]  # the second passes only if every attempt failed
+
+
 @pytest.mark.skipif(config.landlock_abi() < 6, reason="signal scoping needs Landlock ABI 6 (Linux 6.12)")
 def test_the_next_solutions_waiting_process_is_out_of_reach(pool: Sandbox) -> None:
     """While its tests run, solution 0 finds its siblings (the processes forked for the solutions after it) and
-    tries to kill them, open their memory and their pipes; it passes the second test only if every attempt
-    failed, and the solutions after it are judged as they would be alone."""
-    saboteur = ("import os, signal\n"
-                "def reach():\n"
-                "    me, parent, hits = os.getpid(), os.getppid(), 0\n"
-                "    for name in os.listdir('/proc'):\n"
-                "        if not name.isdigit() or int(name) == me:\n"
-                "            continue\n"
-                "        try:\n"
-                "            with open(f'/proc/{name}/stat') as fh:\n"
-                "                if int(fh.read().rsplit(')', 1)[1].split()[1]) != parent:\n"
-                "                    continue\n"
-                "        except (OSError, ValueError, IndexError):\n"
-                "            continue\n"
-                "        for attempt in ('mem', 'fd', 'kill'):\n"
-                "            try:\n"
-                "                if attempt == 'kill':\n"
-                "                    os.kill(int(name), signal.SIGKILL)\n"
-                "                elif attempt == 'mem':\n"
-                "                    open(f'/proc/{name}/mem', 'rb').close()\n"
-                "                else:\n"
-                "                    os.close(os.open(f'/proc/{name}/fd/3', os.O_WRONLY))\n"
-                "                hits += 1\n"
-                "            except OSError:\n"
-                "                pass\n"
-                "    return hits\n"
-                "def add(a, b):\n    return reach() if (a, b) == (0, 0) else None\n")
-    tests = ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]
-    results = run_python_tests_many([saboteur, GOOD, saboteur, GOOD], tests, sandbox=pool, timeout=5.0)
+    tries to kill them, open their memory and their pipes; every attempt fails, and the solutions after it are
+    judged as they would be alone."""
+    results = run_python_tests_many([SABOTEUR, GOOD, SABOTEUR, GOOD], REACH, sandbox=pool, timeout=5.0)
     assert [r.passed for r in results] == [1, 2, 1, 2], [r.details for r in results]
+
+
+def test_a_killed_waiting_process_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without Landlock a solution can kill the processes waiting for the next solutions (it then fails its own
+    second test); each dead one is skipped and the next solutions get fresh ones: their verdicts are unchanged."""
+    monkeypatch.setenv("CROSSGYM_SANDBOX_DISABLE", "landlock")
+    bare = Sandbox("default", workers=1)
+    try:
+        results = run_python_tests_many([SABOTEUR, GOOD, GOOD, GOOD], REACH, sandbox=bare, timeout=5.0)
+    finally:
+        bare.close()
+    assert [r.passed for r in results] == [0, 2, 2, 2], [r.details for r in results]
 
 
 def test_a_group_larger_than_the_process_limit_still_gets_every_verdict(pool: Sandbox) -> None:

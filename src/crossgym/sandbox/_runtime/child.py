@@ -54,13 +54,10 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         if uid is None and ruleset is None:  # a zygote's tasks inherit it
             confine.set_dumpable(False)
         spawner: Any = None
-        if mode == "tests" and ruleset is not None:  # in a slot: the solution processes, forked before the payload
+        if mode == "tests" and "spawn" in fds:  # in a slot: the solution processes, forked before the payload
             from . import prefork
-            fallback = None
-            if "spawn" in fds:
-                from . import spawner as slot_spawner
-                fallback = slot_spawner.Client(SPAWN_FD)
-            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback)
+            from . import spawner as slot_spawner
+            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), slot_spawner.Client(SPAWN_FD))
         elif mode == "tests":
             from . import solution
             spawner = solution.Spawner(conf, bool(hdr.get("respawn")), bool(hdr.get("batch")))  # before the payload

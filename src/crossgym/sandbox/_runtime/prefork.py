@@ -27,7 +27,7 @@ PREFORK = 16  # the most solution processes a task forks ahead (each is a proces
 class Prefork:
     """The harness's source of solution processes, with :class:`solution.Spawner`'s interface."""
 
-    def __init__(self, conf: confine.Confinement, count: int, fallback: Any = None) -> None:
+    def __init__(self, conf: confine.Confinement, count: int, fallback: Any) -> None:
         confine.subreaper()  # what a solution leaves running comes to this process, to be killed
         conf.prepare_nest()  # once, not in each child
         self._idle: list[tuple[int, int, int]] = []
@@ -45,17 +45,18 @@ class Prefork:
         self._dirty = False
 
     def expect(self, solutions: int) -> None:
-        if self._fallback is not None:
-            self._fallback.expect(max(0, solutions - len(self._idle)))
+        self._fallback.expect(max(0, solutions - len(self._idle)))
 
     def spawn(self) -> tuple[int, int, int]:
         """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
         if self._dirty:
             self._clear()
-        if self._idle:
-            return self._idle.pop(0)
-        if self._fallback is None:
-            raise EOFError("no fresh solution process left (per-unit isolation is off)")
+        while self._idle:
+            given = self._idle.pop(0)
+            if not os.waitpid(given[0], os.WNOHANG)[0]:  # still waiting (one killed meanwhile is skipped)
+                return given
+            os.close(given[1])
+            os.close(given[2])
         self._fallback_used = True
         return self._fallback.spawn()  # type: ignore[no-any-return]
 
@@ -63,8 +64,7 @@ class Prefork:
         """Between two solutions of a group: what the last one left is killed and the directory emptied before
         the next one's process is handed over."""
         self._dirty = True
-        if self._fallback is not None:
-            self._fallback.clear()
+        self._fallback.clear()
 
     def kill(self, pid: int) -> None:
         if pid in self._own:
@@ -72,7 +72,7 @@ class Prefork:
                 os.kill(pid, signal.SIGKILL)  # reaped at the next clear, or by the zygote
             except ProcessLookupError:
                 pass
-        elif self._fallback is not None:
+        else:
             self._fallback.kill(pid)
 
     def _clear(self) -> None:
