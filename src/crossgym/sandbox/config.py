@@ -202,6 +202,7 @@ def describe(tier: str | None = None) -> dict[str, Any]:
 
 def _contains(tier: str | None, abi: int) -> list[str]:
     items = ["fork per task from a clean zygote per slot (empty environment)", "new session + process-group kill",
+             "tests: each solution in a process of its own, forked before the tests are read",
              "rlimits (memory, cpu, file size, open files, processes)", "wall deadline", "scratch removed"]
     if uid_base() is not None:
         items.append("unprivileged uid per worker slot")
