@@ -60,12 +60,8 @@ class Spawner:
             return first
         if self._zygote is None:
             raise EOFError("no fresh solution process (per-unit isolation is off)")
-        self._zygote.send(b"clear+spawn" if self._dirty else b"spawn")
-        self._dirty = False
-        data, fds, _, _ = socket.recv_fds(self._zygote, 64, 2)
-        if not data or len(fds) != 2:
-            raise EOFError("the solution zygote is gone")
-        return int(data), fds[0], fds[1]
+        msg, self._dirty = b"clear+spawn" if self._dirty else b"spawn", False
+        return request_process(self._zygote, msg, "solution zygote")
 
     def clear(self) -> None:
         """Between two solutions of a group: every process the last one left is killed and reaped, and the
@@ -85,6 +81,19 @@ class Spawner:
                 self._zygote.send(b"kill %d" % pid)
         except OSError:
             pass
+
+
+def request_process(sock: socket.socket, msg: bytes, who: str) -> tuple[int, int, int]:
+    """Ask a solution zygote or the slot's spawner for a fresh solution process: (pid, fd to send requests, fd to
+    read replies); EOFError when it is gone."""
+    try:
+        sock.send(msg)
+    except OSError:
+        raise EOFError(f"the {who} is gone") from None
+    data, fds, _, _ = socket.recv_fds(sock, 64, 2)
+    if not data or len(fds) != 2:
+        raise EOFError(f"the {who} is gone")
+    return int(data), fds[0], fds[1]
 
 
 def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None, prepared: bool = True,

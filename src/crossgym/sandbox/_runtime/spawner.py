@@ -114,15 +114,8 @@ class Client:
         """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
         self._left -= 1
         msg = (b"clear+spawn" if self._dirty else b"spawn") + (b"+" if self._left > 0 else b"")
-        try:
-            self._sock.send(msg)
-        except OSError:
-            raise EOFError("the solution spawner is gone") from None
         self._dirty = False
-        data, fds, _, _ = socket.recv_fds(self._sock, 64, 2)
-        if not data or len(fds) != 2:
-            raise EOFError("the solution spawner is gone")
-        return int(data), fds[0], fds[1]
+        return solution.request_process(self._sock, msg, "solution spawner")
 
     def clear(self) -> None:
         """Between two solutions of a group: what the last one left is killed and the directory emptied, by the
