@@ -83,7 +83,7 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
     else:
         from . import harness
         try:
-            harness.main(payload, spawner, scratch)  # type: ignore[arg-type]  # tests mode: made above
+            harness.main(payload, spawner, scratch)  # tests mode: made above
         except BaseException:
             import traceback
 

@@ -281,7 +281,7 @@ def stdin_from_null() -> None:
 def enter_state(scratch: str) -> tuple[list[str], list[str], dict[str, Any]]:
     """sys.path, argv and sys.modules as a solution sees them; returns what :func:`leave_state` puts back (a task
     enters this state just while it forks its solution processes, so that none of them has to)."""
-    saved = (list(sys.path), list(sys.argv), {})
+    saved: tuple[list[str], list[str], dict[str, Any]] = (list(sys.path), list(sys.argv), {})
     for name in child.READY.get("modules") or [m for m in sys.modules if m.split(".")[0] == "_runtime"]:
         if name not in KEEP and name in sys.modules:
             saved[2][name] = sys.modules.pop(name)  # kept alive: freeing them would copy shared pages

@@ -19,9 +19,10 @@ def _unsendable(obj: Any) -> Any:
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
-if json.encoder.c_make_encoder is not None:  # one reusable C encoder: json.dumps builds a new one per call
-    _ENCODER = json.encoder.c_make_encoder(None, _unsendable, json.encoder.encode_basestring_ascii, None, ":", ",",
-                                           False, False, True)
+_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+if _MAKE_ENCODER is not None:  # one reusable C encoder: json.dumps builds a new one per call
+    _ENCODER = _MAKE_ENCODER(None, _unsendable, json.encoder.encode_basestring_ascii, None, ":", ",", False, False,
+                             True)
 
     def dumps(obj: Any) -> str:
         """Compact JSON, as ``json.dumps(obj, separators=(",", ":"))`` writes it (frames nest a bounded depth)."""
@@ -34,7 +35,7 @@ else:  # an interpreter without the C accelerator
 
 def loads(data: bytes | str) -> Any:
     """One JSON value, nothing after it (ValueError otherwise)."""
-    text = data.decode() if type(data) is bytes else data
+    text = data.decode() if isinstance(data, bytes) else data
     obj, end = _DECODER.raw_decode(text)
     if end != len(text):
         raise ValueError("extra data after the JSON value")
