@@ -105,7 +105,17 @@ def test_the_solutions_cpu_time_is_in_the_result(pool: Sandbox) -> None:
     assert group[0].exec is not None and group[0].exec.cpu_s >= 0.25
 
 
-SABOTEUR = ("import os, signal\n"
+SABOTEUR = ("import os, signal, time\n"
+            "def gone(pid):\n"  # a kill takes effect a moment later: wait (at most a second) until it has
+            "    end = time.monotonic() + 1\n"
+            "    while time.monotonic() < end:\n"
+            "        try:\n"
+            "            with open(f'/proc/{pid}/stat') as fh:\n"
+            "                if fh.read().rsplit(')', 1)[1].split()[0] in 'ZX':\n"
+            "                    return\n"
+            "        except OSError:\n"
+            "            return\n"
+            "        time.sleep(0.001)\n"
             "def reach():\n"
             "    me, parent, hits = os.getpid(), os.getppid(), 0\n"
             "    for name in os.listdir('/proc'):\n"
@@ -121,6 +131,7 @@ SABOTEUR = ("import os, signal\n"
             "            try:\n"
             "                if attempt == 'kill':\n"
             "                    os.kill(int(name), signal.SIGKILL)\n"
+            "                    gone(int(name))\n"
             "                elif attempt == 'mem':\n"
             "                    open(f'/proc/{name}/mem', 'rb').close()\n"
             "                else:\n"
