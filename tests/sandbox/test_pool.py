@@ -13,7 +13,7 @@ import time
 import pytest
 
 from crossgym.protocol.errors import SandboxError
-from crossgym.sandbox import Sandbox, config, run_python, run_shell
+from crossgym.sandbox import Sandbox, config, run_python, run_python_tests, run_python_tests_many, run_shell
 
 
 def test_server_starts_with_an_empty_environment(sandbox: Sandbox) -> None:
@@ -62,6 +62,14 @@ def test_tasks_run_when_zygotes_cannot_start(tmp_path: os.PathLike[str], monkeyp
         for n in range(3):
             r = run_python(f"print({n})", sandbox=pool)
             assert r.ok and r.stdout == f"{n}\n"
+        # tests too: the task forks its solution processes and a spawner of its own (fresh ones after a death)
+        exits = "import os\ndef add(a, b):\n    os._exit(0)\n"
+        good, tests = "def add(a, b):\n    return a + b\n", ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]
+        group = run_python_tests_many([good, exits, good], tests, sandbox=pool)
+        assert [r.passed for r in group] == [2, 0, 2]
+        assert all(d.error is not None and "exited during the call" in d.error for d in group[1].details)
+        assert [d.error for d in run_python_tests(exits, tests, sandbox=pool).details] == \
+            [d.error for d in group[1].details]
     finally:
         pool.close()
 

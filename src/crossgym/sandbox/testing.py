@@ -55,7 +55,7 @@ def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, en
                 unit_timeout=test_timeout)
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=files, stdin=None, timeout=timeout,
                               limits=limits, env=None, result_pipe=True,
-                              header={"respawn": test_timeout is not None, "solutions": 1})
+                              header={"solutions": 1})
     return parse(raw, result)
 
 
@@ -73,8 +73,7 @@ def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequ
     total = timeout * len(solutions) + CLEAR_S * (len(solutions) - 1)
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=None, stdin=None, timeout=total,
                               limits=limits, env=None, result_pipe=True,
-                              header={"respawn": test_timeout is not None, "batch": True,
-                                      "solutions": len(solutions)})
+                              header={"solutions": len(solutions)})
     header = raw.results[0] if raw.results and "total" in raw.results[0] else None
     runs: list[list[dict[str, Any]]] = [[] for _ in solutions]
     current: list[dict[str, Any]] | None = None

@@ -47,6 +47,9 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
             confine.reset_signals(for_exec=(mode == "exec"))
         elif mode == "exec":  # the zygote reset the rest; these two are ignored in Python, default in programs
             confine.default_pipe_signals()
+        if mode == "tests":  # loaded before Landlock closes the runtime's directory (a zygote has them already)
+            from . import harness, prefork
+            from . import spawner as spawners
         os.chdir(scratch)
         os.umask(0o022)
         conf.apply(hdr.get("limits", {}), scratch, uid, nproc_base, ruleset=None if ruleset is None else RULESET_FD,
@@ -54,13 +57,10 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         if uid is None and ruleset is None:  # a zygote's tasks inherit it
             confine.set_dumpable(False)
         spawner: Any = None
-        if mode == "tests" and "spawn" in fds:  # in a slot: the solution processes, forked before the payload
-            from . import prefork
-            from . import spawner as slot_spawner
-            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), slot_spawner.Client(SPAWN_FD))
-        elif mode == "tests":
-            from . import solution
-            spawner = solution.Spawner(conf, bool(hdr.get("respawn")), bool(hdr.get("batch")))  # before the payload
+        if mode == "tests":  # the solution processes, forked before the payload
+            # fresh ones later come from the slot's spawner, or (no slot) from a spawner of the task's own
+            fallback = spawners.Client(SPAWN_FD) if "spawn" in fds else spawners.local(conf)
+            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback)
         conf.drop_rules()
         payload = wire.read_obj(0)
         _seed(payload.get("files", []))
@@ -81,7 +81,6 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
     elif mode == "python":
         _run_python(payload["source"], payload.get("filename") or "main.py", scratch)
     else:
-        from . import harness
         try:
             harness.main(payload, spawner, scratch)  # tests mode: made above
         except BaseException:

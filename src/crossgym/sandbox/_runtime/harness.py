@@ -18,7 +18,9 @@ import time
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import codec, confine, solution, wire
+    from .prefork import Prefork
+
+from . import codec, confine, wire
 from .child import READY, RESULT_FD
 
 _BUILTIN_EXC = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Exception)}
@@ -34,9 +36,9 @@ class SolutionError(Exception):
 
 
 class Remote:
-    """The current solution process; a fresh one is forked after a timeout."""
+    """The current solution process; a fresh one is taken after a timeout or a death."""
 
-    def __init__(self, spawner: solution.Spawner, source: str) -> None:
+    def __init__(self, spawner: Prefork, source: str) -> None:
         self.spawner = spawner
         self.source = source
         self.pid = 0
@@ -301,7 +303,7 @@ def _alarm(*_: Any) -> None:
     raise TestTimeout()
 
 
-def main(payload: dict[str, Any], spawner: solution.Spawner, scratch: str) -> None:
+def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     """Plan the units once, then for each solution (one, or a group in ``solutions``): load it in a fresh
     process, run every unit, report. Never returns."""
     from . import plan

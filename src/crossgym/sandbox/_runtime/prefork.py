@@ -17,17 +17,17 @@ import os
 import signal
 
 if False:  # annotations only: the server does not import typing
-    from typing import Any
+    pass
 
-from . import cleanup, confine, solution
+from . import cleanup, confine, solution, spawner
 
 PREFORK = 16  # the most solution processes a task forks ahead (each is a process of the task's uid while idle)
 
 
 class Prefork:
-    """The harness's source of solution processes, with :class:`solution.Spawner`'s interface."""
+    """The harness's source of solution processes: the ones forked ahead, then the spawner's."""
 
-    def __init__(self, conf: confine.Confinement, count: int, fallback: Any) -> None:
+    def __init__(self, conf: confine.Confinement, count: int, fallback: spawner.Client) -> None:
         confine.subreaper()  # what a solution leaves running comes to this process, to be killed
         conf.prepare_nest()  # once, not in each child
         self._idle: list[tuple[int, int, int]] = []
@@ -58,7 +58,7 @@ class Prefork:
             os.close(given[1])
             os.close(given[2])
         self._fallback_used = True
-        return self._fallback.spawn()  # type: ignore[no-any-return]
+        return self._fallback.spawn()
 
     def clear(self) -> None:
         """Between two solutions of a group: what the last one left is killed and the directory emptied before
@@ -77,7 +77,7 @@ class Prefork:
 
     def _clear(self) -> None:
         self._dirty = False
-        cleanup.reap_children(solution.CLEAR_S, {pid for pid, _, _ in self._idle})
+        cleanup.reap_children(spawner.CLEAR_S, {pid for pid, _, _ in self._idle} | {self._fallback.pid})
         if self._fallback_used and self._idle:  # the spawner's processes are its to clear: ask and wait
             self._fallback.clear_now()
             self._fallback_used = False

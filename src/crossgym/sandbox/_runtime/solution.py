@@ -10,107 +10,29 @@ from __future__ import annotations
 import builtins
 import fcntl
 import os
-import signal
-import socket
 import sys
 
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import child, cleanup, codec, confine, wire
+from . import child, codec, confine, wire
 
 MAX_MESSAGE = 1000
-CLEAR_S = 2.0  # the most the zygote waits for what one solution left to die
 REQ_FD, REP_FD = 3, 4  # a solution process's only fds besides 0-2
 
 
-class Spawner:
-    """Solution processes for the harness: one forked up front; after a hang or a crash, fresh ones from a
-    zygote (forked up front too, only when the run asks for per-unit isolation). A group (``batch``) takes
-    every solution's process from the zygote, which clears up after each one (see :meth:`clear`)."""
-
-    def __init__(self, conf: confine.Confinement, respawn: bool, batch: bool = False) -> None:
-        self._first: tuple[int, int, int] | None = None if batch else fork_solution(conf, prepared=False)
-        self._own = {self._first[0]} if self._first else set()
-        self._zygote: socket.socket | None = None
-        self._batch = batch
-        self._dirty = False
-        if respawn or batch:
-            hsock, zsock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    hsock.close()
-                    if self._first:
-                        os.close(self._first[1])
-                        os.close(self._first[2])
-                    conf.nest(keep=True)  # and each solution process nests once more: none can signal it
-                    if batch:
-                        confine.subreaper()  # what a solution leaves behind comes to the zygote, to be killed
-                    _zygote_loop(zsock, conf)
-                finally:
-                    os._exit(0)
-            zsock.close()
-            self._zygote = hsock
-
-    def spawn(self) -> tuple[int, int, int]:
-        """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
-        if self._first is not None:
-            first, self._first = self._first, None
-            return first
-        if self._zygote is None:
-            raise EOFError("no fresh solution process (per-unit isolation is off)")
-        msg, self._dirty = b"clear+spawn" if self._dirty else b"spawn", False
-        return request_process(self._zygote, msg, "solution zygote")
-
-    def clear(self) -> None:
-        """Between two solutions of a group: every process the last one left is killed and reaped, and the
-        scratch directory is emptied, so it cannot leave anything for the next."""
-        self._dirty = True  # done by the zygote just before it forks the next one (one round trip for both)
-
-    def expect(self, solutions: int) -> None:
-        """How many solutions will be judged (the slot's spawner forks ahead; this one does not)."""
-
-    def kill(self, pid: int) -> None:
-        """Kill one solution process (the zygote's children are out of the harness's reach)."""
-        try:
-            if pid in self._own:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            elif self._zygote is not None:
-                self._zygote.send(b"kill %d" % pid)
-        except OSError:
-            pass
-
-
-def request_process(sock: socket.socket, msg: bytes, who: str) -> tuple[int, int, int]:
-    """Ask a solution zygote or the slot's spawner for a fresh solution process: (pid, fd to send requests, fd to
-    read replies); EOFError when it is gone."""
-    try:
-        sock.send(msg)
-    except OSError:
-        raise EOFError(f"the {who} is gone") from None
-    data, fds, _, _ = socket.recv_fds(sock, 64, 2)
-    if not data or len(fds) != 2:
-        raise EOFError(f"the {who} is gone")
-    return int(data), fds[0], fds[1]
-
-
-def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None, prepared: bool = True,
+def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None,
                   stdin: bool = False) -> tuple[int, int, int]:
-    """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain).
-    ``prepared``: forked by a zygote or the slot's spawner, which did the rest of :func:`prepare` once for all
-    its children; ``stdin``: all of it but stdin (a task forking in :func:`enter_state`). ``rlimits``: a task's
-    :func:`confine.rlimit_plan`, for a child of the slot's spawner. The child does as little as it can before the
-    solution: each page it touches is a copy."""
+    """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain). Its parent
+    did :func:`prepare` (a spawner) or :func:`enter_state` (a task, then ``stdin``: its stdin is the payload
+    pipe). ``rlimits``: a task's :func:`confine.rlimit_plan`, for a child of the slot's spawner. The child does as
+    little as it can before the solution: each page it touches is a copy."""
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            if not prepared:
-                prepare(os.getcwd())
-            elif stdin:
+            if stdin:
                 stdin_from_null()
             if rlimits:
                 confine.apply_rlimits(rlimits)
@@ -126,65 +48,6 @@ def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None, p
     os.close(req_r)
     os.close(rep_w)
     return pid, req_w, rep_r
-
-
-def _zygote_loop(sock: socket.socket, conf: confine.Confinement) -> None:
-    """In the zygote: fork a solution process per request, kill on request, until the harness goes."""
-    prepare(os.getcwd())
-    for fd in (3, 9):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    children: set[int] = set()
-    while True:
-        try:
-            msg = sock.recv(64)
-        except OSError:
-            msg = b""
-        if not msg:
-            break
-        _reap(children)
-        if msg == b"clear+spawn":
-            cleanup.reap_children(CLEAR_S)  # every process the last solution left, orphans included
-            children.clear()
-            cleanup.empty_dir(os.getcwd())
-            msg = b"spawn"
-        if msg == b"spawn":
-            pid, req_w, rep_r = fork_solution(conf)
-            children.add(pid)
-            socket.send_fds(sock, [b"%d" % pid], [req_w, rep_r])
-            os.close(req_w)
-            os.close(rep_r)
-        elif msg.startswith(b"kill "):
-            pid = int(msg[5:])
-            if pid in children:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-    for pid in children:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def kill_quietly(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _reap(children: set[int]) -> None:
-    for pid in list(children):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
-            children.discard(pid)
 
 
 class _Server:

@@ -1,20 +1,22 @@
-"""A slot's solution spawner: one confined process per slot that forks the solution processes of every test
-harness the slot runs, so a harness starts none of its own (a fork, a teardown and a cold process per call).
+"""Solution spawners: processes that fork a test harness's fresh solution processes once the harness has read
+the tests (it may not fork them itself then: they would hold the tests). A task forks its first ones before it
+reads the payload (:mod:`.prefork`); a spawner gives it a fresh one after a solution's process died or hung, and
+those of solutions beyond the ones it forked.
 
-The slot's zygote starts it the first time a harness asks for a process, and keeps it. It is confined as a task
-is (the slot's uid, Landlock, seccomp, its own session) and never sees a payload: each tests task gets a socket
-whose other end the zygote holds, and hands over to the spawner (with the task's stdout, stderr and rlimits) only
-when the harness first asks for a process, so a task that never does costs the spawner nothing. Solution
-processes are forked from it already confined, nest one more Landlock domain (so none can signal it, the harness
-or each other) and lower their rlimits to the task's. When the harness's socket closes (the task ended or was
-killed) it kills and reaps every process the task's solutions left, lets go of the task's pipes, and says so to
-the zygote, which empties the slot's directory only then.
+In a slot, one confined spawner serves every task (:class:`Handle`, ``cg-spawner`` in ``ps``). The slot's zygote
+starts it the first time a harness asks for a process, and keeps it. It is confined as a task is (the slot's uid,
+Landlock, seccomp, its own session) and never sees a payload: each tests task gets a socket whose other end the
+zygote holds, and hands over to the spawner (with the task's stdout, stderr and rlimits) only when the harness
+first asks for a process, so a task that never does costs the spawner nothing. Solution processes are forked from
+it already confined, nest one more Landlock domain (so none can signal it, the harness or each other) and lower
+their rlimits to the task's. When the harness's socket closes (the task ended or was killed) it kills and reaps
+every process the task's solutions left, lets go of the task's pipes, and says so to the zygote, which empties
+the slot's directory only then. A task the server forks itself (no slot) forks a spawner of its own
+(:func:`local`) before it reads the payload.
 
 Messages from a harness: ``spawn``, ``clear+spawn`` (first kill what the last solution left and empty the
 directory), either with ``+`` when another solution follows, ``clear`` (answered ``ok``) and ``kill PID``; a
-spawn is answered with the pid and the two pipe ends (see :mod:`.solution`). A task forks its own solution
-processes (:mod:`.prefork`); the spawner gives it fresh ones after a solution's process died or hung, and those of
-solutions beyond the ones it forks.
+spawn is answered with the pid and the two pipe ends (see :mod:`.solution`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import fcntl
 import json
 import os
 import resource
+import signal
 import socket
 import struct
 
@@ -99,10 +102,12 @@ class Handle:
 
 
 class Client:
-    """The harness's end, with :class:`solution.Spawner`'s interface."""
+    """The harness's end of a spawner's socket. ``pid``: the spawner, when it is the task's own child (which the
+    harness's clearing up must leave alone), else 0."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, pid: int = 0) -> None:
         self._sock = socket.socket(fileno=fd)
+        self.pid = pid
         self._dirty = False
         self._left = 1
 
@@ -111,11 +116,19 @@ class Client:
         self._left = solutions
 
     def spawn(self) -> tuple[int, int, int]:
-        """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
+        """A fresh solution process: (pid, fd to send requests, fd to read replies); EOFError when the spawner
+        is gone."""
         self._left -= 1
         msg = (b"clear+spawn" if self._dirty else b"spawn") + (b"+" if self._left > 0 else b"")
         self._dirty = False
-        return solution.request_process(self._sock, msg, "solution spawner")
+        try:
+            self._sock.send(msg)
+        except OSError:
+            raise EOFError("the solution spawner is gone") from None
+        data, fds, _, _ = socket.recv_fds(self._sock, 64, 2)
+        if not data or len(fds) != 2:
+            raise EOFError("the solution spawner is gone")
+        return int(data), fds[0], fds[1]
 
     def clear(self) -> None:
         """Between two solutions of a group: what the last one left is killed and the directory emptied, by the
@@ -137,6 +150,29 @@ class Client:
             self._sock.recv(16)
         except OSError:
             pass
+
+
+def local(conf: confine.Confinement) -> Client:
+    """A spawner of the task's own (a task the server forked itself, outside any slot), forked now, before the
+    payload is read, so confined as the task is. It nests a Landlock domain (its solutions, one deeper, cannot
+    signal it) and is their subreaper; it ends when the harness's socket closes."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ours.close()
+            for fd in (3, 9):  # the task's result and status pipes (its payload pipe: see solution.prepare)
+                os.close(fd)
+            conf.nest(keep=True)
+            conf.prepare_nest()
+            confine.subreaper()
+            solution.prepare(os.getcwd())
+            _serve(theirs, conf, [])
+            cleanup.reap_children(CLEAR_S)
+        finally:
+            os._exit(0)
+    theirs.close()
+    return Client(ours.detach(), pid)
 
 
 def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int | None, rules: int | None,
@@ -206,22 +242,22 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -
             if msg.startswith(b"kill "):
                 pid = int(msg[5:])
                 if pid in children:
-                    solution.kill_quietly(pid)
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                 continue
-            if msg == b"clear":  # the harness hands the next solution a process of its own
+            if msg.startswith(b"clear"):  # what the last solution left: killed, reaped, its files gone
                 cleanup.reap_children(CLEAR_S, (spare[0],) if spare else ())
                 children.clear()
                 cleanup.empty_dir(os.getcwd())
+            if msg == b"clear":  # the harness hands the next solution a process of its own
                 try:
                     conn.send(b"ok")
                 except OSError:
                     break
                 continue
             more = msg.endswith(b"+")
-            if msg.startswith(b"clear+"):
-                cleanup.reap_children(CLEAR_S, (spare[0],) if spare else ())  # what the last solution left
-                children.clear()
-                cleanup.empty_dir(os.getcwd())
             given, spare = spare or solution.fork_solution(conf, rlimits), None
             children.add(given[0])
             try:

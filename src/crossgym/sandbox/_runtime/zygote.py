@@ -13,6 +13,7 @@ with one JSON object: the exit status and usage.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -90,7 +91,7 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
     ruleset = conf.ruleset(scratch)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=SOCK_FD)
     me = os.getpid()
-    solutions: spawner.Handle | None = None  # the slot's solution spawner, started on the first tests task
+    solutions = _SlotSpawner(conf, scratch, uid, ruleset)
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 16, len(FDS))
@@ -120,63 +121,67 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
         for name, fd in task_fds.items():
             if asks is None or name not in ("stdout", "stderr"):  # kept until the task's socket is handed over
                 os.close(fd)
-        box: list[Any] = [solutions, False]  # the spawner, and whether this task's socket went to it
-        status, usage, gone = _watch(sock, pid, asks, lambda b=box, a=asks, h=hdr, f=task_fds: _hand_over(
-            b, a, h, f, conf, scratch, uid, ruleset))
-        solutions, handed = box
+        on_ask = None if asks is None else functools.partial(solutions.hand_over, asks, hdr, task_fds)
+        status, usage, gone = _watch(sock, pid, asks, on_ask)
         cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
         if asks is not None:
             asks.close()
             os.close(task_fds["stdout"])
             os.close(task_fds["stderr"])
-        if handed and solutions is not None:
-            cleared = solutions.finish()  # the task's solution processes are gone before its directory is emptied
-            if cleared is None:
-                solutions.close()
-                solutions = None
-            else:
-                cpu += cleared
+        cpu += solutions.finish()  # the task's solution processes are gone before its directory is emptied
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        clean = _clean(pid, uid, conf.seccomp, scratch, keep=(solutions.pid,) if solutions else ())
+        clean = _clean(pid, uid, conf.seccomp, scratch, keep=solutions.pids())
         after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the task's orphans (a group's last solution)
         cpu += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        if solutions is not None and uid is not None and not conf.seccomp:
+        if uid is not None and not conf.seccomp:
             solutions.close()  # killed with everything else of the slot's uid
-            solutions = None
         sock.send(wire.dumps({"status": status, "cpu": cpu, "maxrss_kb": rss, "clean": clean}).encode())
         if gone or not clean:
             break
-    if solutions is not None:
-        solutions.close()
+    solutions.close()
     os._exit(0)
 
 
-def _spawner(solutions: spawner.Handle | None, conf: confine.Confinement, scratch: str, uid: int | None,
-             ruleset: int | None) -> spawner.Handle | None:
-    """The slot's solution spawner: started, or restarted when it is gone (None if it cannot start)."""
-    if solutions is not None and not solutions.alive():
-        solutions.close()
-        solutions = None
-    if solutions is None:
-        try:
-            solutions = spawner.Handle(conf, scratch, uid, ruleset)
-        except OSError:
-            return None
-    return solutions
+class _SlotSpawner:
+    """The slot's solution spawner, started the first time a harness asks for a process and restarted when it is
+    gone (see :mod:`.spawner`)."""
 
+    def __init__(self, conf: confine.Confinement, scratch: str, uid: int | None, ruleset: int | None) -> None:
+        self._args = (conf, scratch, uid, ruleset)
+        self._handle: spawner.Handle | None = None
+        self._handed = False  # whether the current task's socket went to it
 
-def _hand_over(box: list[Any], asks: socket.socket, hdr: dict[str, Any], task_fds: dict[str, int],
-               conf: confine.Confinement, scratch: str, uid: int | None, ruleset: int | None) -> None:
-    """The task's harness asked for a process: hand its socket to the slot's spawner (``box``: [spawner, handed])."""
-    box[0] = _spawner(box[0], conf, scratch, uid, ruleset)
-    if box[0] is not None:
+    def hand_over(self, asks: socket.socket, hdr: dict[str, Any], task_fds: dict[str, int]) -> None:
+        """The task's harness asked for a process: hand its socket over (closed here: without a spawner the
+        harness sees it close)."""
+        if self._handle is not None and not self._handle.alive():
+            self.close()
         try:
-            box[0].hand_over(asks.fileno(), hdr, task_fds["stdout"], task_fds["stderr"])
-            box[1] = True
+            if self._handle is None:
+                self._handle = spawner.Handle(*self._args)
+            self._handle.hand_over(asks.fileno(), hdr, task_fds["stdout"], task_fds["stderr"])
+            self._handed = True
         except OSError:
-            box[0].close()
-            box[0] = None
-    asks.close()  # without a spawner the harness sees its socket close
+            self.close()
+        asks.close()
+
+    def finish(self) -> float:
+        """After a task: wait until the spawner cleared up after it; the CPU seconds its processes used for it."""
+        if not self._handed or self._handle is None:
+            return 0.0
+        self._handed = False
+        cpu = self._handle.finish()
+        if cpu is None:
+            self.close()
+        return cpu or 0.0
+
+    def pids(self) -> tuple[int, ...]:
+        return () if self._handle is None else (self._handle.pid,)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
 
 def _watch(sock: socket.socket, pid: int, asks: socket.socket | None = None,
