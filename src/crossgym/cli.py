@@ -83,7 +83,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
 
 @app.command("check")
 def check_cmd(
-    names: list[str] | None = typer.Argument(None, help="Verifier names (default: all)."),  # noqa: UP007
+    names: list[str] | None = typer.Argument(None, help="Verifier names (default: all)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """Self-check verifiers: each one's examples must pass, fail or be malformed as declared (exit 1 if not)."""
@@ -102,8 +102,8 @@ def check_cmd(
 
 @app.command("verify")
 def verify_cmd(
-    verifier: str | None = typer.Option(None, "--verifier", help="Verifier name (default: the task's own)."),  # noqa: UP007
-    params: str | None = typer.Option(None, "--params", help="Verifier params as JSON (or a file)."),  # noqa: UP007
+    verifier: str | None = typer.Option(None, "--verifier", help="Verifier name (default: the task's own)."),
+    params: str | None = typer.Option(None, "--params", help="Verifier params as JSON (or a file)."),
     task: Path = typer.Option(..., "--task", help="A task JSON file (or a JSONL file holding one task)."),
     completion: str = typer.Option(..., "--completion", help="Completion text, or a file holding it."),
     as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON."),
@@ -125,10 +125,10 @@ def verify_cmd(
 @app.command("tasks")
 def tasks_cmd(
     source: str = typer.Argument(..., help="A registered task source (see `crossgym list`)."),
-    params: str | None = typer.Option(None, "--params", help="Source params as JSON (or a file)."),  # noqa: UP007
-    n: int | None = typer.Option(None, "--n", help="How many tasks."),  # noqa: UP007
-    seed: int | None = typer.Option(None, "--seed", help="Random seed."),  # noqa: UP007
-    out: Path | None = typer.Option(None, "--out", help="Write JSONL here (default: stdout)."),  # noqa: UP007
+    params: str | None = typer.Option(None, "--params", help="Source params as JSON (or a file)."),
+    n: int | None = typer.Option(None, "--n", help="How many tasks."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed."),
+    out: Path | None = typer.Option(None, "--out", help="Write JSONL here (default: stdout)."),
 ) -> None:
     """Generate or load tasks and write them as JSONL."""
     from crossgym.api import load_tasks
@@ -151,18 +151,18 @@ def tasks_cmd(
 # ---------------------------------------------------------------- eval / train / plan
 @app.command("eval")
 def eval_cmd(
-    config: Path | None = typer.Argument(None, help="A RunConfig YAML (or use the flags)."),  # noqa: UP007
-    model: str | None = typer.Option(None, "--model", help="Model directory (hf/vllm engines)."),  # noqa: UP007
-    endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL."),  # noqa: UP007
-    tasks: str | None = typer.Option(None, "--tasks", help="Task source name or JSONL file."),  # noqa: UP007
-    engine: str | None = typer.Option(None, "--engine", help="hf, vllm, sglang or openai."),  # noqa: UP007
+    config: Path | None = typer.Argument(None, help="A RunConfig YAML (or use the flags)."),
+    model: str | None = typer.Option(None, "--model", help="Model directory (hf/vllm engines)."),
+    endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL."),
+    tasks: str | None = typer.Option(None, "--tasks", help="Task source name or JSONL file."),
+    engine: str | None = typer.Option(None, "--engine", help="hf, vllm, sglang or openai."),
     n: int = typer.Option(1, "--n", help="Samples per task (pass@k up to n)."),
-    limit: int | None = typer.Option(None, "--limit", help="Evaluate only the first N tasks."),  # noqa: UP007
-    output_dir: Path | None = typer.Option(None, "--output-dir", help="Where rollouts and the report go."),  # noqa: UP007
+    limit: int | None = typer.Option(None, "--limit", help="Evaluate only the first N tasks."),
+    output_dir: Path | None = typer.Option(None, "--output-dir", help="Where rollouts and the report go."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON."),
-    temperature: float | None = typer.Option(None, "--temperature", help="Sampling temperature (default 1.0)."),  # noqa: UP007
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Most tokens per turn (default 256)."),  # noqa: UP007
-    seed: int | None = typer.Option(None, "--seed", help="Sampling seed."),  # noqa: UP007
+    temperature: float | None = typer.Option(None, "--temperature", help="Sampling temperature (default 1.0)."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Most tokens per turn (default 256)."),
+    seed: int | None = typer.Option(None, "--seed", help="Sampling seed."),
 ) -> None:
     """Score the current model on tasks before training: pass@k, rewards, errors; writes a report."""
     _call("crossgym.eval.command:run_eval_command", config=config, model=model, endpoint=endpoint, tasks=tasks,
@@ -173,7 +173,7 @@ def eval_cmd(
 @app.command("train")
 def train_cmd(
     config: Path = typer.Argument(..., help="A RunConfig YAML."),
-    backend: str | None = typer.Option(None, "--backend", help="trl, unsloth, verl or openrlhf."),  # noqa: UP007
+    backend: str | None = typer.Option(None, "--backend", help="trl, unsloth, verl or openrlhf."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan and check only; train nothing."),
     skip_gate: bool = typer.Option(False, "--skip-gate", help="Skip the verifier self-check and eval gate."),
 ) -> None:
@@ -184,7 +184,7 @@ def train_cmd(
 @app.command("plan")
 def plan_cmd(
     config: Path = typer.Argument(..., help="A RunConfig YAML."),
-    backend: list[str] | None = typer.Option(None, "--backend", help="Backends to plan (default: all)."),  # noqa: UP007
+    backend: list[str] | None = typer.Option(None, "--backend", help="Backends to plan (default: all)."),
     as_json: bool = typer.Option(False, "--json", help="Print the plans as JSON."),
 ) -> None:
     """Show what each backend would run for this config, side by side (no side effects)."""
@@ -194,13 +194,13 @@ def plan_cmd(
 # ---------------------------------------------------------------- compat / serve / reverify
 @app.command("compat")
 def compat_cmd(
-    backend: list[str] | None = typer.Option(None, "--backend", help="Backends to check (default: installed)."),  # noqa: UP007
+    backend: list[str] | None = typer.Option(None, "--backend", help="Backends to check (default: installed)."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
-    html: Path | None = typer.Option(None, "--html", help="Write an HTML report here."),  # noqa: UP007
-    out: Path | None = typer.Option(None, "--out", help="Write the matrix JSON here (for merging)."),  # noqa: UP007
-    verifier: list[str] | None = typer.Option(None, "--verifier", help="Verifiers to check (default: all)."),  # noqa: UP007
-    corpus: Path | None = typer.Option(None, "--corpus", help="A frozen corpus folder (default: tests/compat/corpus)."),  # noqa: UP007
-    checks: str | None = typer.Option(None, "--checks", help="Comma list: conformance,parity,environments,plans,tokens."),  # noqa: UP007
+    html: Path | None = typer.Option(None, "--html", help="Write an HTML report here."),
+    out: Path | None = typer.Option(None, "--out", help="Write the matrix JSON here (for merging)."),
+    verifier: list[str] | None = typer.Option(None, "--verifier", help="Verifiers to check (default: all)."),
+    corpus: Path | None = typer.Option(None, "--corpus", help="A frozen corpus folder (default: tests/compat/corpus)."),
+    checks: str | None = typer.Option(None, "--checks", help="Comma list: conformance,parity,environments,plans,tokens."),
 ) -> None:
     """Prove reward parity: every verifier's reward through each backend's native path equals its Verdict."""
     _call("crossgym.compat_tests.runner:run_compat_command", backends=backend or None, as_json=as_json, html=html,
@@ -211,15 +211,15 @@ def compat_cmd(
 def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (not loopback: needs --token)."),
     port: int = typer.Option(8000, "--port"),
-    token: str | None = typer.Option(None, "--token", envvar="CROSSGYM_TOKEN", help="Bearer token."),  # noqa: UP007
+    token: str | None = typer.Option(None, "--token", envvar="CROSSGYM_TOKEN", help="Bearer token."),
     nemo_gym: bool = typer.Option(False, "--nemo-gym", help="Also accept NeMo Gym's /verify request shape."),
-    nemo_gym_verifier: str | None = typer.Option(None, "--nemo-gym-verifier", help="Verifier for NeMo Gym rows naming none."),  # noqa: UP007
-    max_concurrency: int | None = typer.Option(None, "--max-concurrency", help="Jobs running at once (32)."),  # noqa: UP007
-    timeout: float | None = typer.Option(None, "--timeout", help="Seconds per request (120)."),  # noqa: UP007
-    max_body_mb: float | None = typer.Option(None, "--max-body-mb", help="Largest request body (8 MiB)."),  # noqa: UP007
-    max_batch: int | None = typer.Option(None, "--max-batch", help="Items per /verify/batch (1024)."),  # noqa: UP007
-    max_sessions: int | None = typer.Option(None, "--max-sessions", help="Open environment sessions (256)."),  # noqa: UP007
-    session_idle: float | None = typer.Option(None, "--session-idle", help="Seconds before an idle session closes (600)."),  # noqa: UP007
+    nemo_gym_verifier: str | None = typer.Option(None, "--nemo-gym-verifier", help="Verifier for NeMo Gym rows naming none."),
+    max_concurrency: int | None = typer.Option(None, "--max-concurrency", help="Jobs running at once (32)."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Seconds per request (120)."),
+    max_body_mb: float | None = typer.Option(None, "--max-body-mb", help="Largest request body (8 MiB)."),
+    max_batch: int | None = typer.Option(None, "--max-batch", help="Items per /verify/batch (1024)."),
+    max_sessions: int | None = typer.Option(None, "--max-sessions", help="Open environment sessions (256)."),
+    session_idle: float | None = typer.Option(None, "--session-idle", help="Seconds before an idle session closes (600)."),
 ) -> None:
     """Serve verifiers and environments over HTTP (docs/serve.md)."""
     _call("crossgym.serve.command:run_serve_command", host=host, port=port, token=token, nemo_gym=nemo_gym,
@@ -231,9 +231,9 @@ def serve_cmd(
 def verify_batch_cmd(
     rollouts: Path = typer.Argument(..., help="JSONL of rollouts (or {task, completion} records)."),
     use_ray: bool = typer.Option(False, "--ray", help="Spread verification over Ray actors."),
-    address: str | None = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray)."),  # noqa: UP007
-    workers: int | None = typer.Option(None, "--workers", help="Ray actors, or local workers without --ray."),  # noqa: UP007
-    out: Path | None = typer.Option(None, "--out", help="Write the re-scored records (JSONL) here."),  # noqa: UP007
+    address: str | None = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray)."),
+    workers: int | None = typer.Option(None, "--workers", help="Ray actors, or local workers without --ray."),
+    out: Path | None = typer.Option(None, "--out", help="Write the re-scored records (JSONL) here."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Score many rollouts at once, locally or spread over a Ray cluster (--ray)."""
@@ -253,17 +253,17 @@ def reverify_cmd(
 @app.command("synth")
 def synth_cmd(
     family: str = typer.Argument(..., help="The task family (metadata 'family' of the seeds, or a task source)."),
-    seeds: Path | None = typer.Option(None, "--seeds", help="Seed tasks: a JSONL file of Tasks."),  # noqa: UP007
-    from_source: str | None = typer.Option(None, "--from-source", help="Seed tasks from this task source (default: FAMILY)."),  # noqa: UP007
-    source_params: str | None = typer.Option(None, "--source-params", help="Params for the seed source as JSON."),  # noqa: UP007
-    engine: str | None = typer.Option(None, "--engine", help="hf, vllm, sglang or openai."),  # noqa: UP007
-    model: str | None = typer.Option(None, "--model", help="Model directory (hf/vllm engines)."),  # noqa: UP007
-    endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL."),  # noqa: UP007
+    seeds: Path | None = typer.Option(None, "--seeds", help="Seed tasks: a JSONL file of Tasks."),
+    from_source: str | None = typer.Option(None, "--from-source", help="Seed tasks from this task source (default: FAMILY)."),
+    source_params: str | None = typer.Option(None, "--source-params", help="Params for the seed source as JSON."),
+    engine: str | None = typer.Option(None, "--engine", help="hf, vllm, sglang or openai."),
+    model: str | None = typer.Option(None, "--model", help="Model directory (hf/vllm engines)."),
+    endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL."),
     n: int = typer.Option(..., "-n", "--n", help="How many tasks to keep."),
     out: Path = typer.Option(..., "--out", help="Kept tasks (JSONL); OUT.rejects.jsonl and OUT.summary.json beside it."),
-    rejects: Path | None = typer.Option(None, "--rejects", help="Rejected drafts with reasons (JSONL)."),  # noqa: UP007
+    rejects: Path | None = typer.Option(None, "--rejects", help="Rejected drafts with reasons (JSONL)."),
     shots: int = typer.Option(3, "--shots", help="Seed tasks shown per draft."),
-    max_attempts: int | None = typer.Option(None, "--max-attempts", help="Most drafts (default 4 x n)."),  # noqa: UP007
+    max_attempts: int | None = typer.Option(None, "--max-attempts", help="Most drafts (default 4 x n)."),
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature for drafts."),
     max_tokens: int = typer.Option(512, "--max-tokens", help="Most tokens per draft and per solution."),
     seed: int = typer.Option(0, "--seed", help="Seed for seed choice and sampling."),
