@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 
@@ -73,3 +74,33 @@ def test_bad_patterns():
     assert run(7, "x").error_kind == "exception"
     assert run(None, "x").error_kind == "exception"
     assert run("x", "x", mode="extract", pattern="x", group=3).error_kind == "exception"
+
+
+def test_other_threads_cpu_does_not_time_out_a_match():
+    """regex times out on the process's CPU clock; threads busy outside the GIL must not fail a match that fits.
+
+    Bounded: three hashing threads for as long as the verdict takes (a few seconds at most), in this process only.
+    """
+    text = "2024-05-17 " * 90_000  # a linear search with no match, under the 1M-character cap: about 0.1 s
+    pattern = r"\d{4}-\d{2}-\d{2}X"
+    t0 = time.thread_time()
+    assert run(pattern, text, timeout=30).reason == "pattern not found"
+    alone = time.thread_time() - t0
+    stop = threading.Event()
+    block = b"\0" * (256 << 20)
+
+    def burn() -> None:
+        while not stop.is_set():
+            hashlib.sha256(block).digest()  # releases the GIL: CPU on the process's clock, not this thread's
+
+    burners = [threading.Thread(target=burn, daemon=True) for _ in range(3)]
+    for b in burners:
+        b.start()
+    try:
+        time.sleep(0.05)
+        verdicts = [run(pattern, text, timeout=max(0.05, 2.5 * alone)) for _ in range(3)]
+    finally:
+        stop.set()
+        for b in burners:
+            b.join(30)
+    assert [v.reason for v in verdicts] == ["pattern not found"] * 3, [v.to_dict() for v in verdicts]

@@ -2,12 +2,20 @@
 
 User patterns run on the ``regex`` package with its ``timeout=``: a catastrophically backtracking pattern gives
 ``Verdict.timeout`` at the deadline instead of hanging the caller's thread.
+
+The ``regex`` package measures that timeout with C's ``clock()``: CPU time of the whole process, all threads
+together. In a trainer whose torch threads are busy, or a server judging many requests at once, a cheap match
+would time out on CPU that other threads spent. ``within_cpu`` runs such a match again with what this thread has
+left of its budget, so the deadline is this thread's own CPU time.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
@@ -18,8 +26,35 @@ MODES = ("search", "fullmatch", "extract")
 _FLAG_NAMES = {"i": "IGNORECASE", "m": "MULTILINE", "s": "DOTALL", "x": "VERBOSE"}
 
 
-class RegexTimeout(Exception):
-    """A pattern ran past its deadline."""
+T = TypeVar("T")
+MAX_ATTEMPTS = 8
+MAX_SCALE = 64.0  # the process's clock may run this many times faster than this thread's
+
+
+def within_cpu(budget: float, match: Callable[[float], T]) -> T:
+    """``match(timeout)`` given ``budget`` seconds of this thread's CPU; TimeoutError once they are spent.
+
+    ``regex`` counts its timeout on the process's clock. When that runs out before this thread's own budget,
+    other threads were busy: the match runs again with the rest of the budget, scaled by how fast the process's
+    clock ran against this thread's in the attempt that failed. A pattern that is slow on its own still fails
+    after ``budget`` (one attempt when nothing else runs).
+
+    ``match`` must do all its matching inside one call to ``regex`` (no Python between the steps of an iterator),
+    so that it holds the GIL and gets the same result whatever other Python threads do meanwhile.
+    """
+    start = time.thread_time()
+    scale = 1.0
+    for _ in range(MAX_ATTEMPTS):
+        left = budget - (time.thread_time() - start)
+        if left <= 0:
+            break
+        before = time.thread_time()
+        try:
+            return match(left * scale)
+        except TimeoutError:
+            used = time.thread_time() - before
+            scale = min(MAX_SCALE, max(scale, left * scale / max(used, 1e-6)))
+    raise TimeoutError(f"pattern matching used {budget:g} s of CPU")
 
 
 def _regex() -> Any:
@@ -96,10 +131,11 @@ class Regex(BaseVerifier):
         budget = max(0.001, self.timeout)
         try:
             if self.mode == "search":
-                hit = pat.search(text, timeout=budget) is not None
+                hit = within_cpu(budget, lambda t: pat.search(text, timeout=t)) is not None
                 return Verdict.ok(float(hit), reason="pattern found" if hit else "pattern not found")
             if self.mode == "fullmatch":
-                hit = pat.fullmatch(text.strip(), timeout=budget) is not None
+                body = text.strip()
+                hit = within_cpu(budget, lambda t: pat.fullmatch(body, timeout=t)) is not None
                 return Verdict.ok(float(hit), reason="whole answer matches" if hit else "answer does not match")
             return self._extract(task, pat, text, budget)
         except TimeoutError:
@@ -108,12 +144,11 @@ class Regex(BaseVerifier):
             raise BadTask(f"pattern cannot be applied: {exc}") from None
 
     def _extract(self, task: Task, pat: Any, text: str, budget: float) -> Verdict:
-        m = None
         if self.which == "first":
-            m = pat.search(text, timeout=budget)
-        else:
-            for m in pat.finditer(text, timeout=budget, overlapped=False):  # noqa: B007 - keep the last
-                pass
+            m = within_cpu(budget, lambda t: pat.search(text, timeout=t))
+        else:  # the deque consumes the iterator in C, in one go
+            last = within_cpu(budget, lambda t: collections.deque(pat.finditer(text, timeout=t), maxlen=1))
+            m = last[0] if last else None
         if m is None:
             raise Malformed("the pattern finds no answer in the completion")
         got = m.group(self.group)
