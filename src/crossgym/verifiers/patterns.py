@@ -155,8 +155,8 @@ class Regex(BaseVerifier):
         if got is None:
             raise Malformed(f"group {self.group!r} did not take part in the match")
         refs = task.answer if isinstance(task.answer, list) else [task.answer]
-        norm = lambda s: normalize(str(s), case_sensitive=self.case_sensitive)  # noqa: E731
-        ok = any(norm(got) == norm(r) for r in refs if r is not None)
+        want = normalize(str(got), case_sensitive=self.case_sensitive)
+        ok = any(want == normalize(str(r), case_sensitive=self.case_sensitive) for r in refs if r is not None)
         return Verdict.ok(float(ok), reason=f"extracted {clip(got, 60)!r}")
 
     @classmethod
