@@ -60,7 +60,7 @@ def test_table_matches_every_backend_plan(plans: dict[str, dict[str, Any]]) -> N
     for row in rows:
         field, cells = row[0], row[1:]
         assert len(cells) == len(COLUMNS), row
-        for backend, cell in zip(COLUMNS, cells):
+        for backend, cell in zip(COLUMNS, cells, strict=True):
             pairs = CELL.findall(cell)
             assert pairs, f"{field} / {backend}: no `key = value` in {cell!r}"
             for key, value in pairs:

@@ -70,5 +70,5 @@ def test_missing_file_and_non_mapping(tmp_path: Path) -> None:
 def test_with_overrides_revalidates() -> None:
     run = parse_run_config({"model": "m", "tasks": {"source": "a"}})
     assert run.with_overrides(backend="verl").backend == "verl"
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="seed"):  # pydantic's ValidationError
         run.with_overrides(seed="x")
