@@ -94,6 +94,14 @@ def kill_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
+def kill_quietly(pid: int) -> None:
+    """SIGKILL ``pid``, which may have ended already (an unreaped child of the caller: its pid is not reused)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def reap_children(timeout: float, keep: Any = ()) -> bool:
     """Kill every child of this process but those in ``keep`` (a subreaper's orphans included) and reap them, waiting on
     pidfds rather than polling; orphans that appear as their parents die are killed in the next round. True when

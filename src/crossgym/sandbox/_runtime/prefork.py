@@ -14,10 +14,6 @@ the slot's spawner (:mod:`.spawner`).
 from __future__ import annotations
 
 import os
-import signal
-
-if False:  # annotations only: the server does not import typing
-    pass
 
 from . import cleanup, confine, solution, spawner
 
@@ -68,10 +64,7 @@ class Prefork:
 
     def kill(self, pid: int) -> None:
         if pid in self._own:
-            try:
-                os.kill(pid, signal.SIGKILL)  # reaped at the next clear, or by the zygote
-            except ProcessLookupError:
-                pass
+            cleanup.kill_quietly(pid)  # reaped at the next clear, or by the zygote
         else:
             self._fallback.kill(pid)
 

@@ -25,7 +25,6 @@ import fcntl
 import json
 import os
 import resource
-import signal
 import socket
 import struct
 
@@ -242,10 +241,7 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -
             if msg.startswith(b"kill "):
                 pid = int(msg[5:])
                 if pid in children:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                    cleanup.kill_quietly(pid)
                 continue
             if msg.startswith(b"clear"):  # what the last solution left: killed, reaped, its files gone
                 cleanup.reap_children(CLEAR_S, (spare[0],) if spare else ())

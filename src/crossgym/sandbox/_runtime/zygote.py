@@ -288,8 +288,5 @@ class Link:
     def close(self) -> None:
         """Stop the zygote (its task dies with it) and remove the slot's directory."""
         self.sock.close()
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        cleanup.kill_quietly(self.pid)
         cleanup.remove_tree(self.scratch)
