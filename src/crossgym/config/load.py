@@ -1,0 +1,88 @@
+"""Reading a RunConfig from YAML or a mapping. Errors are one ConfigError line naming the file, the field and the fix."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from crossgym.config.run import RunConfig
+from crossgym.protocol.errors import ConfigError
+
+_FIELD_FIXES = {
+    "missing": "add the field",
+    "extra_forbidden": "remove it or check its spelling",
+}
+
+
+def _where_and_fix(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
+    loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    kind = err["type"]
+    fix = _FIELD_FIXES.get(kind, "")
+    if kind == "extra_forbidden":
+        # suggest the nearest known field at that level
+        target: Any = model
+        for part in err["loc"][:-1]:
+            fld = getattr(target, "model_fields", {}).get(part)
+            ann = getattr(fld, "annotation", None)
+            target = next((a for a in getattr(ann, "__args__", (ann,)) if hasattr(a, "model_fields")), None)
+            if target is None:
+                break
+        known = list(getattr(target, "model_fields", {}) or {})
+        close = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)
+        if close:
+            fix = f"did you mean '{close[0]}'?"
+        elif known:
+            fix = f"known fields: {', '.join(known)}"
+    if not fix:
+        fix = "see `crossgym plan --help` and docs/configuration.md"
+    return loc, fix
+
+
+def parse_run_config(data: Any, *, source: str = "<config>") -> RunConfig:
+    """Validate a mapping into a RunConfig; the first problem becomes one ConfigError line."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping of settings, got {type(data).__name__}", where=source,
+                          fix="write the config as YAML key: value pairs (see examples/)")
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc, fix = _where_and_fix(dict(err), RunConfig)
+        msg = err["msg"]
+        if "input" in err and err["type"] not in ("missing", "extra_forbidden") and not isinstance(
+                err["input"], dict):
+            msg = f"{msg} (got {err['input']!r})"
+        more = len(exc.errors()) - 1
+        if more:
+            msg = f"{msg} [+{more} more problem{'s' if more > 1 else ''}]"
+        raise ConfigError(msg, where=f"{source}: {loc}", fix=fix) from None
+
+
+def load_run_config(path: str | Path) -> RunConfig:
+    """Read a YAML RunConfig; relative task files resolve against the config's folder."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError("config file not found", where=str(p), fix="check the path")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"invalid YAML: {problem}", where=where, fix="fix the YAML syntax at that line") from None
+    data = _resolve_files(data, p.parent)
+    return parse_run_config(data, source=str(p))
+
+
+def _resolve_files(data: Any, base: Path) -> Any:
+    if not isinstance(data, dict):
+        return data
+    for key in ("tasks", "eval_tasks"):
+        section = data.get(key)
+        if isinstance(section, dict) and isinstance(section.get("files"), list):
+            section["files"] = [f if Path(f).is_absolute() else str(base / f) for f in section["files"]]
+    return data

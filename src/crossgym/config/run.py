@@ -1,0 +1,164 @@
+"""RunConfig and its sections (pydantic models): one file that runs on every backend."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Variant = Literal["grpo", "dapo", "dr_grpo", "gspo"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class TasksConfig(_Model):
+    """Where tasks come from: a registered task source with params, or task files (JSONL)."""
+
+    source: str | None = None
+    """Registered task source name (see `crossgym list`), e.g. "arithmetic"."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Parameters for the source (n, seed, difficulty, ...)."""
+    files: list[str] = Field(default_factory=list)
+    """Task files (JSONL of Task objects); relative paths resolve against the config file."""
+
+    @model_validator(mode="after")
+    def _one_of(self) -> TasksConfig:
+        if not self.source and not self.files:
+            raise ValueError("give either 'source' (a registered task source) or 'files' (JSONL task files)")
+        return self
+
+
+class VerifierConfig(_Model):
+    """An extra reward term: a verifier applied to every task, weighted."""
+
+    name: str
+    """Registered verifier name."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """The verifier's parameters (its VerifierSpec params)."""
+    weight: float = 1.0
+    """Weight in the summed reward."""
+
+
+class EnvironmentConfig(_Model):
+    """The environment episodes run in (multi-turn ones drive tools, shells, code or SQL)."""
+
+    name: str = "single_turn"
+    """Registered environment; tasks that name their own env keep it unless this is set explicitly."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Parameters passed to the environment's constructor."""
+    max_turns: int = Field(default=1, ge=1)
+    """Upper bound on assistant turns per episode."""
+
+
+class LoraConfig(_Model):
+    """LoRA adapters instead of full fine-tuning (set ``grpo.lora`` to enable)."""
+
+    r: int = Field(default=16, ge=1)
+    """LoRA rank."""
+    alpha: int = Field(default=32, ge=1)
+    """LoRA alpha (scaling)."""
+    dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    """LoRA dropout."""
+    target_modules: list[str] | str = "all-linear"
+    """Modules to adapt (a list of names, or "all-linear")."""
+
+
+class GRPOConfig(_Model):
+    """GRPO hyper-parameters; each backend maps them to its own knobs (see `crossgym plan`)."""
+
+    num_generations: int = Field(default=8, ge=2)
+    """Completions sampled per prompt (the GRPO group size G)."""
+    learning_rate: float = Field(default=1e-6, gt=0)
+    """Optimizer learning rate."""
+    beta: float = Field(default=0.0, ge=0)
+    """KL coefficient against the reference model (0 disables the reference model)."""
+    epsilon: float = Field(default=0.2, gt=0)
+    """PPO-style clipping range (lower bound, and upper unless epsilon_high is set)."""
+    epsilon_high: float | None = None
+    """Upper clipping range (DAPO's clip-higher); None uses epsilon."""
+    max_completion_length: int = Field(default=256, ge=1)
+    """Most tokens generated per completion (per turn for multi-turn)."""
+    max_prompt_length: int | None = None
+    """Prompt truncation length where the backend supports it."""
+    temperature: float = Field(default=1.0, ge=0)
+    """Sampling temperature during training rollouts."""
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    """Nucleus sampling during training rollouts."""
+    per_device_train_batch_size: int = Field(default=8, ge=1)
+    """Completions per device per step (TRL's meaning)."""
+    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    """Micro-batches accumulated per optimizer step."""
+    max_steps: int = Field(default=100, ge=1)
+    """Optimizer steps to train."""
+    num_iterations: int = Field(default=1, ge=1)
+    """Policy updates per generated batch (GRPO's mu)."""
+    loss_type: str | None = None
+    """Backend-native loss override; normally leave None and pick a `variant`."""
+    variant: Variant = "grpo"
+    """Algorithm variant (grpo, dapo, dr_grpo, gspo); each backend maps it to its own knobs."""
+    scale_rewards: bool = True
+    """Divide advantages by the group's reward std (False is Dr. GRPO's choice)."""
+    lora: LoraConfig | None = None
+    """LoRA settings; None trains all weights."""
+    logging_steps: int = Field(default=1, ge=1)
+    """Log metrics every N steps."""
+    save_steps: int | None = None
+    """Save a checkpoint every N steps (the final checkpoint is always saved)."""
+
+    @model_validator(mode="after")
+    def _batch_fits_group(self) -> GRPOConfig:
+        total = self.per_device_train_batch_size * self.gradient_accumulation_steps
+        if total % self.num_generations:
+            raise ValueError(
+                f"per_device_train_batch_size x gradient_accumulation_steps ({total}) must be a multiple of "
+                f"num_generations ({self.num_generations}): each GRPO group needs all its completions")
+        return self
+
+
+class RunConfig(_Model):
+    """Everything one run needs; the same file runs on every backend."""
+
+    model: str
+    """A local model directory (or a hub id when the machine has network)."""
+    tasks: TasksConfig
+    """Training tasks."""
+    eval_tasks: TasksConfig | None = None
+    """Held-out tasks for the eval-first gate and before/after evaluation (default: a slice of `tasks`)."""
+    verifiers: list[VerifierConfig] = Field(default_factory=list)
+    """Extra weighted reward terms; each task's own verifier always scores with weight `task_weight`."""
+    task_weight: float = 1.0
+    """Weight of each task's own verifier in the summed reward."""
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    """The environment episodes run in."""
+    grpo: GRPOConfig = Field(default_factory=GRPOConfig)
+    """GRPO hyper-parameters, mapped to each backend's own knobs."""
+    backend: str = "trl"
+    """Training backend: trl, unsloth, verl or openrlhf (see `crossgym list`)."""
+    engine: str = "hf"
+    """Inference engine for generation: hf, vllm, sglang or openai."""
+    backend_args: dict[str, Any] = Field(default_factory=dict)
+    """Passed untouched to the backend's native config."""
+    output_dir: str = "runs/crossgym"
+    """Where metrics, plots, rollouts and checkpoints go."""
+    seed: int = 0
+    """Seed for sampling, data order and initialisation."""
+    on_error: float | Literal["none"] = 0.0
+    """Reward for a verifier error or timeout; "none" hands None/NaN to backends that mask it."""
+
+    @field_validator("on_error", mode="before")
+    @classmethod
+    def _on_error(cls, v: Any) -> Any:
+        if v is None or (isinstance(v, str) and v.lower() in ("none", "null", "nan")):
+            return "none"
+        return v
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def with_overrides(self, **changes: Any) -> RunConfig:
+        """A copy with top-level fields replaced (validated again); fields left unset stay unset."""
+        data = self.model_dump(mode="json", exclude_unset=True)
+        data.update({k: v for k, v in changes.items() if v is not None})
+        return RunConfig.model_validate(data)

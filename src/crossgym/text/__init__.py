@@ -1,0 +1,28 @@
+"""Reading structure out of model text (stdlib only; beside protocol/ at the bottom layer).
+
+- ``fences``: fenced code blocks (``iter_fenced``, ``extract_fenced``, ``is_single_block``).
+- ``json_text``: bounded strict JSON (``loads_strict``, ``parse_json_text``, ``find_json_span``, ``MalformedJSON``).
+- ``tool_calls``: tool calls in OpenAI, Hermes and Python syntax (``parse_tool_calls``, ``parse_python_calls``,
+  ``MalformedToolCall``).
+
+Verifiers, environments and inference engines import from here; the names below are the public ones.
+"""
+
+from __future__ import annotations
+
+from crossgym.text.fences import extract_fenced, is_single_block, iter_fenced
+from crossgym.text.json_text import (
+    MAX_JSON_DEPTH,
+    MalformedJSON,
+    find_json_span,
+    json_depth_ok,
+    loads_strict,
+    parse_json_text,
+)
+from crossgym.text.tool_calls import MAX_PY_CALL_CHARS, MalformedToolCall, parse_python_calls, parse_tool_calls
+
+__all__ = [
+    "MAX_JSON_DEPTH", "MAX_PY_CALL_CHARS", "MalformedJSON", "MalformedToolCall", "extract_fenced", "find_json_span",
+    "is_single_block", "iter_fenced", "json_depth_ok", "loads_strict", "parse_json_text", "parse_python_calls",
+    "parse_tool_calls",
+]

@@ -1,0 +1,154 @@
+"""JSON in model text: bounded strict loading, a JSON value wrapped in a fence or prose, balanced spans (stdlib only).
+
+Every function here is linear-time or bounded on its input; NaN/Infinity and (optionally) duplicate keys are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from crossgym.text.fences import extract_fenced, is_single_block, iter_fenced
+
+#: JSON nested deeper than this is refused before json.loads can hit the recursion limit
+MAX_JSON_DEPTH = 200
+
+
+class MalformedJSON(ValueError):
+    """No usable JSON value in the text; the message says why."""
+
+
+def json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether brackets nest at most ``limit`` deep (ignoring brackets inside strings); linear time."""
+    if text.count("[") + text.count("{") <= limit:
+        return True
+    depth = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
+def _reject_constant(name: str) -> Any:
+    raise MalformedJSON(f"{name} is not valid JSON")
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise MalformedJSON(f"duplicate key {dup!r} in a JSON object")
+    return d
+
+
+_DECODE = json.JSONDecoder(parse_constant=_reject_constant).decode
+_DECODE_UNIQUE = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_pairs).decode
+
+
+def loads_strict(text: str, limit: int = MAX_JSON_DEPTH, *, unique_keys: bool = False) -> Any:
+    """``json.loads`` that refuses NaN/Infinity, nesting deeper than ``limit`` and (``unique_keys``) duplicate
+    keys, which parsers resolve differently; raises MalformedJSON."""
+    if not json_depth_ok(text, limit):
+        raise MalformedJSON(f"JSON nests deeper than {limit} levels")
+    try:
+        return (_DECODE_UNIQUE if unique_keys else _DECODE)(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedJSON(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except MalformedJSON:
+        raise
+    except ValueError as exc:  # e.g. an integer over Python's 4300-digit conversion limit
+        raise MalformedJSON(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise MalformedJSON("JSON nests too deeply") from None
+
+
+def parse_json_text(text: str, *, fenced: str = "allow", allow_surrounding: bool = False,
+                    limit: int = MAX_JSON_DEPTH, unique_keys: bool = False) -> Any:
+    """The JSON value in ``text``.
+
+    ``fenced``: "allow" (the whole text, or the whole text being one ```json/``` block), "require" (a fenced block
+    must hold it; text around the block is allowed), "forbid" (the whole text only). ``allow_surrounding``: also
+    accept prose around a single top-level object/array (the first balanced one). Raises MalformedJSON.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise MalformedJSON("empty text")
+    if fenced not in ("allow", "require", "forbid"):
+        raise ValueError(f"fenced must be allow, require or forbid, got {fenced!r}")
+    if fenced == "require":
+        body = extract_fenced(stripped, ("json", "jsonc", ""))
+        if body is None:
+            raise MalformedJSON("no ```json fenced block")
+        return loads_strict(body, limit, unique_keys=unique_keys)
+    if fenced == "allow" and stripped.startswith(("```", "~~~")):
+        blocks = list(iter_fenced(stripped))
+        if len(blocks) == 1 and blocks[0][0] in ("json", "jsonc", "") and is_single_block(stripped):
+            return loads_strict(blocks[0][1], limit, unique_keys=unique_keys)
+    try:
+        return loads_strict(stripped, limit, unique_keys=unique_keys)
+    except MalformedJSON:
+        if not allow_surrounding:
+            raise
+    span = find_json_span(stripped)
+    if span is None:
+        raise MalformedJSON("no JSON object or array in the text")
+    return loads_strict(stripped[span[0]:span[1]], limit, unique_keys=unique_keys)
+
+
+
+def find_json_span(text: str, start: int = 0) -> tuple[int, int] | None:
+    """(start, end) of the first balanced {...} or [...] at or after ``start`` (string-aware, linear time)."""
+    i = start
+    n = len(text)
+    while i < n:
+        j1, j2 = text.find("{", i), text.find("[", i)
+        cands = [j for j in (j1, j2) if j >= 0]
+        if not cands:
+            return None
+        s = min(cands)
+        end = _balanced_end(text, s)
+        if end is not None:
+            return s, end
+        i = s + 1
+    return None
+
+
+def _balanced_end(text: str, s: int) -> int | None:
+    stack: list[str] = []
+    in_str = esc = False
+    pairs = {"{": "}", "[": "]"}
+    for k in range(s, len(text)):
+        ch = text[k]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in pairs:
+            stack.append(pairs[ch])
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+            if not stack:
+                return k + 1
+    return None
+

@@ -1,0 +1,225 @@
+"""Tool calls in model text, in three dialects (stdlib only).
+
+``parse_tool_calls`` accepts OpenAI ``tool_calls`` on the message, Hermes/Qwen ``<tool_call>{json}</tool_call>``
+blocks in the text, and Python call syntax ``f(a=1, b="x")`` or ``[f(a=1), g()]`` (parsed with ``ast``, literal
+arguments only, never evaluated). Everything here is linear-time or bounded on its input.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from crossgym.protocol.messages import Message, ToolCall, ToolSpec
+from crossgym.text.fences import extract_fenced, is_single_block
+from crossgym.text.json_text import MAX_JSON_DEPTH, MalformedJSON, loads_strict
+
+#: Python-syntax calls longer than this are refused (ast.parse is not cheap on huge input)
+MAX_PY_CALL_CHARS = 100_000
+
+
+class MalformedToolCall(ValueError):
+    """A tool call is present but cannot be read; the message says why."""
+
+
+_TOOL_OPEN = "<tool_call>"
+_TOOL_CLOSE = "</tool_call>"
+_PY_CALL_START = re.compile(r"\A\s*\[?\s*[A-Za-z_][\w.]*\s*\(")
+
+
+def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = ()) -> list[ToolCall]:
+    """The tool calls in an assistant message, in order: OpenAI ``tool_calls`` if present, else Hermes
+    ``<tool_call>`` blocks in the text, else a Python call expression making up the whole text (in a ```python
+    fence allowed). ``tools`` lets positional Python arguments map to parameter names. Returns [] when the message
+    holds no call; raises MalformedToolCall when a call is present but unreadable."""
+    if isinstance(message, Message):
+        if message.tool_calls:
+            return list(message.tool_calls)
+        text = message.content
+    else:
+        text = message
+    if not isinstance(text, str):
+        raise MalformedToolCall(f"message content must be text, got {type(text).__name__}")
+    if _TOOL_OPEN in text or _TOOL_CLOSE in text:
+        return _parse_hermes(text)
+    body = text.strip()
+    if body.startswith(("```", "~~~")):
+        fenced = extract_fenced(body, ("python", "py", "tool_code", ""))
+        if fenced is not None and is_single_block(body):
+            body = fenced.strip()
+    if _PY_CALL_START.match(body):
+        return parse_python_calls(body, tools)
+    return []
+
+
+def _parse_hermes(text: str) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    pos = 0
+    while True:
+        start = text.find(_TOOL_OPEN, pos)
+        stray = text.find(_TOOL_CLOSE, pos)
+        if start < 0:
+            if stray >= 0:
+                raise MalformedToolCall("</tool_call> without a matching <tool_call>")
+            return calls
+        if 0 <= stray < start:
+            raise MalformedToolCall("</tool_call> without a matching <tool_call>")
+        end = text.find(_TOOL_CLOSE, start + len(_TOOL_OPEN))
+        if end < 0:
+            raise MalformedToolCall(f"<tool_call> number {len(calls) + 1} is never closed")
+        body = text[start + len(_TOOL_OPEN):end].strip()
+        if _TOOL_OPEN in body:
+            raise MalformedToolCall("nested <tool_call> tags")
+        if "```" in body or "~~~" in body:
+            fenced = extract_fenced(body, ("json", ""))
+            if fenced is not None:
+                body = fenced.strip()
+        try:
+            obj = loads_strict(body)
+        except MalformedJSON as exc:
+            raise MalformedToolCall(f"<tool_call> number {len(calls) + 1}: {exc}") from None
+        calls.append(_call_from_obj(obj, len(calls)))
+        pos = end + len(_TOOL_CLOSE)
+
+
+def _call_from_obj(obj: Any, index: int) -> ToolCall:
+    where = f"tool call {index + 1}"
+    if not isinstance(obj, dict):
+        raise MalformedToolCall(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if "function" in obj and isinstance(obj["function"], dict):  # OpenAI wire form inside the tag
+        obj = obj["function"]
+    name = obj.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise MalformedToolCall(f"{where}: missing a string 'name'")
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = loads_strict(args) if args.strip() else {}
+        except MalformedJSON as exc:
+            raise MalformedToolCall(f"{where} ({name}): arguments string is not JSON: {exc}") from None
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise MalformedToolCall(f"{where} ({name}): arguments must be an object, got {type(args).__name__}")
+    return ToolCall(id=str(obj.get("id") or f"call_{index}"), name=name.strip(), arguments=args)
+
+
+def parse_python_calls(text: str, tools: Sequence[ToolSpec] = ()) -> list[ToolCall]:
+    """Calls written as Python: ``f(a=1)``, ``f(1, b=[2])``, ``[f(a=1), g()]`` or one call per line.
+    Literal arguments only (never evaluated); raises MalformedToolCall."""
+    if len(text) > MAX_PY_CALL_CHARS:
+        raise MalformedToolCall(f"python call text is over {MAX_PY_CALL_CHARS:,} characters")
+    src = text.strip()
+    quick = _simple_call(src)
+    if quick is not None:
+        return [quick]
+    return _parse_python_ast(src, tools)
+
+
+def _parse_python_ast(src: str, tools: Sequence[ToolSpec]) -> list[ToolCall]:
+    try:
+        tree = ast.parse(src, mode="exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        raise MalformedToolCall(f"not valid Python call syntax: {getattr(exc, 'msg', None) or exc}") from None
+    nodes: list[ast.expr] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Expr):
+            raise MalformedToolCall(f"only call expressions are allowed, found a {type(stmt).__name__} statement")
+        v = stmt.value
+        nodes.extend(v.elts if isinstance(v, (ast.List, ast.Tuple)) else [v])
+    if not nodes:
+        raise MalformedToolCall("no call found")
+    by_name = {t.name: t for t in tools}
+    calls = []
+    for i, node in enumerate(nodes):
+        if not isinstance(node, ast.Call):
+            raise MalformedToolCall(f"call {i + 1}: expected name(args...), found {type(node).__name__}")
+        name = _dotted(node.func)
+        if name is None:
+            raise MalformedToolCall(f"call {i + 1}: the function must be a plain (dotted) name")
+        args: dict[str, Any] = {}
+        if node.args:
+            spec = by_name.get(name)
+            order = list((spec.parameters.get("properties") or {}).keys()) if spec else []
+            if len(node.args) > len(order):
+                raise MalformedToolCall(f"call {i + 1} ({name}): positional arguments need the tool's schema; "
+                                        "write name=value")
+            for pname, a in zip(order, node.args, strict=False):
+                args[pname] = _literal(a, name, pname)
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise MalformedToolCall(f"call {i + 1} ({name}): **kwargs are not allowed")
+            if kw.arg in args:
+                raise MalformedToolCall(f"call {i + 1} ({name}): argument {kw.arg!r} given twice")
+            args[kw.arg] = _literal(kw.value, name, kw.arg)
+        calls.append(ToolCall(id=f"call_{i}", name=name, arguments=args))
+    return calls
+
+
+# One call with keyword arguments whose values are plain scalars: the usual case, read without building an AST.
+_SCALAR = r"""(?:"[^"\\\n]*"|'[^'\\\n]*'|-?(?:0|[1-9]\d*)(?:\.\d+)?(?![\w.])|True|False|None|true|false|null)"""
+_SIMPLE_CALL = re.compile(rf"([A-Za-z_][A-Za-z0-9_.]*)\(\s*((?:[A-Za-z_][A-Za-z0-9_]*\s*=\s*{_SCALAR}\s*(?:,\s*|(?=\))))*)\)")
+_SIMPLE_ARG = re.compile(rf"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*({_SCALAR})")
+_SIMPLE_CONST = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+
+
+def _simple_call(src: str) -> ToolCall | None:
+    """``name(k="v", n=3)`` parsed directly (same result as the AST path), or None for anything else."""
+    m = _SIMPLE_CALL.fullmatch(src)
+    if m is None or any(not p or keyword.iskeyword(p) for p in m.group(1).split(".")):
+        return None
+    args: dict[str, Any] = {}
+    for a in _SIMPLE_ARG.finditer(m.group(2)):
+        key, tok = a.group(1), a.group(2)
+        if key in args or key in _SIMPLE_CONST or keyword.iskeyword(key):
+            return None  # let the AST path report it
+        if tok[0] in "\"'":
+            args[key] = tok[1:-1]
+        elif tok in _SIMPLE_CONST:
+            args[key] = _SIMPLE_CONST[tok]
+        else:
+            args[key] = float(tok) if "." in tok else int(tok)
+    return ToolCall(id="call_0", name=m.group(1), arguments=args)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+_PY_CONSTS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+
+
+def _literal(node: ast.expr, fn: str, arg: str, depth: int = 0) -> Any:
+    """A JSON value from a literal expression (JSON's true/false/null spellings accepted); nothing is evaluated."""
+    if depth > MAX_JSON_DEPTH:
+        raise MalformedToolCall(f"{fn}: argument {arg!r} nests too deeply")
+    if isinstance(node, ast.Constant):
+        if node.value is None or isinstance(node.value, (bool, int, float, str)):
+            return node.value
+        raise MalformedToolCall(f"{fn}: argument {arg!r} is a {type(node.value).__name__}, not a JSON value")
+    if isinstance(node, ast.Name) and node.id in _PY_CONSTS:
+        return _PY_CONSTS[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float):
+        num: int | float = node.operand.value  # type: ignore[assignment]  # narrowed by the type() test above
+        return -num if isinstance(node.op, ast.USub) else num
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(x, fn, arg, depth + 1) for x in node.elts]
+    if isinstance(node, ast.Dict):
+        out = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                raise MalformedToolCall(f"{fn}: argument {arg!r} has a non-string key")
+            out[k.value] = _literal(v, fn, arg, depth + 1)
+        return out
+    raise MalformedToolCall(f"{fn}: argument {arg!r} is not a literal value ({type(node).__name__})")
