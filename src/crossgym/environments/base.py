@@ -179,7 +179,7 @@ def read_tool_calls(action: Message, tools: Sequence[ToolSpec] = (), *,
 
     ``error`` is a one-line reason when a call is present but unreadable; then ``calls`` is empty.
     """
-    from crossgym.protocol.parsing import MalformedToolCall, parse_tool_calls
+    from crossgym.text import MalformedToolCall, parse_tool_calls
 
     if action.tool_calls:
         return list(action.tool_calls), None

@@ -2,13 +2,13 @@
 
 Parsed like TRL's Qwen response schema and vLLM's hermes parser: content is the text before the first
 ``<tool_call>``; when a block cannot be read the whole text stays plain content with no tool calls (TRL's
-fallback), and the environment or verifier judges it. The block grammar is crossgym.protocol.parsing's.
+fallback), and the environment or verifier judges it. The block grammar is crossgym.text's.
 """
 
 from __future__ import annotations
 
 from crossgym.protocol.messages import Message
-from crossgym.protocol.parsing import MalformedToolCall, parse_tool_calls
+from crossgym.text import MalformedToolCall, parse_tool_calls
 
 _OPEN = "<tool_call>"
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from crossgym.protocol.parsing import MalformedJSON, parse_json_text
+from crossgym.text import MalformedJSON, parse_json_text
 
 Result = tuple[bool, str]
 _WORD = re.compile(r"\w+(?:['’-]\w+)*")

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.protocol.parsing import MalformedJSON, parse_json_text
+from crossgym.text import MalformedJSON, parse_json_text
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BaseVerifier, Malformed, clip
 from crossgym.verifiers.extract import strip_think

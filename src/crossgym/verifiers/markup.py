@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.protocol.parsing import extract_fenced
+from crossgym.text import extract_fenced
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
 from crossgym.verifiers.extract import strip_think

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.protocol.parsing import extract_fenced
+from crossgym.text import extract_fenced
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
 
@@ -137,7 +137,7 @@ def extract_query(completion: Completion) -> str:
             raise Malformed(f"{call.name} call without a 'query' string")
     text = last.content or ""
     if "<tool_call>" in text:
-        from crossgym.protocol.parsing import MalformedToolCall, parse_tool_calls
+        from crossgym.text import MalformedToolCall, parse_tool_calls
 
         try:
             calls = parse_tool_calls(last)
