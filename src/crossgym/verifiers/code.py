@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from crossgym.protocol.errors import CrossgymError, VerifierError
-from crossgym.text import extract_fenced
 from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.text import extract_fenced
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, _finite, check_inputs, clip, time_left
 
 log = logging.getLogger(__name__)

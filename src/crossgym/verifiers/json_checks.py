@@ -7,8 +7,8 @@ import math
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.text import MalformedJSON, parse_json_text
 from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.text import MalformedJSON, parse_json_text
 from crossgym.verifiers.base import BaseVerifier, Malformed, clip
 from crossgym.verifiers.extract import strip_think
 

@@ -11,8 +11,8 @@ import re
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.text import extract_fenced
 from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.text import extract_fenced
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
 from crossgym.verifiers.extract import strip_think
 from crossgym.verifiers.json_checks import JSON_TYPES, json_type

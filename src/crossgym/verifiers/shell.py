@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from crossgym.protocol.errors import CrossgymError, VerifierError
-from crossgym.text import MalformedToolCall, extract_fenced, parse_tool_calls
 from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.text import MalformedToolCall, extract_fenced, parse_tool_calls
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
 
 #: tool names whose ``command`` argument is a shell command

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.text import extract_fenced
 from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.text import extract_fenced
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
 
 #: tool names whose ``query`` argument is a final answer

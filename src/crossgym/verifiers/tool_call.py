@@ -6,8 +6,8 @@ from typing import Any
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
-from crossgym.text import MalformedToolCall, parse_tool_calls
 from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.text import MalformedToolCall, parse_tool_calls
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
 from crossgym.verifiers.schema_lite import json_equal, validator
 
