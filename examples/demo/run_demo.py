@@ -54,9 +54,9 @@ def main() -> int:
     import torch
     from smollm2 import ensure_model
 
-    from crossgym.adapters.common import load_run_tasks
     from crossgym.adapters.trl.backend import TRLBackend
     from crossgym.protocol.config import load_run_config
+    from crossgym.rollout.tasks import load_run_tasks
     from crossgym.train import quiet_libraries
 
     threads = int(os.environ.get("OMP_NUM_THREADS", "2"))

@@ -185,7 +185,8 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
     """`crossgym train`: config -> gate -> backend.train with a progress bar; prints where the outputs went."""
     from rich.console import Console
 
-    from crossgym.adapters.common import check_verifiers_build, load_run_tasks
+    from crossgym.adapters.common import check_verifiers_build
+    from crossgym.rollout.tasks import load_run_tasks
 
     err = Console(stderr=True)
     run = load_config(config)

@@ -12,7 +12,6 @@ completion's fault, not the verifier's: it keeps its own reward (normally 0.0), 
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import math
@@ -22,93 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from crossgym.adapters.trl.rows import COMPLETION_COLUMN, TASK_COLUMN
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.rollout.tasks import task_from_json
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig, TasksConfig
+    from crossgym.protocol.config import RunConfig
 
 log = logging.getLogger(__name__)
 
 OnError = float | Literal["none"]
-#: Dataset column holding each task's JSON; reward functions rebuild the Task (and its verifier) from it.
-TASK_COLUMN = "task"
-#: Extra column a multi-turn rollout adds: the whole Completion (assistant turns and tool results) as JSON.
-COMPLETION_COLUMN = "crossgym_completion"
-#: Key carried by each prompt message in episode rows so a rollout function can find its task.
-TASK_INDEX_KEY = "crossgym_task"
-
-
-# ---------------------------------------------------------------- tasks
-def load_run_tasks(section: TasksConfig, *, where: str = "tasks") -> list[Task]:
-    """The tasks a TasksConfig names: a registered source (with params) and/or JSONL files of Task objects."""
-    from crossgym.api import load_tasks
-
-    tasks: list[Task] = []
-    if section.source:
-        tasks.extend(load_tasks(section.source, **section.params))
-    for f in section.files:
-        tasks.extend(read_task_file(f))
-    if not tasks:
-        raise ConfigError("no tasks were produced", where=where, fix="check the source params (n) or the files")
-    return tasks
-
-
-def read_task_file(path: str | Path) -> list[Task]:
-    """Tasks from a JSONL file (one Task JSON object per line); a bad line is one ConfigError naming it."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError("task file not found", where=str(p), fix="check the path in tasks.files")
-    out = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(Task.from_dict(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"not a Task: {exc}", where=f"{p}:{n}",
-                              fix="each line must be a Task JSON object (see `crossgym tasks`)") from None
-    return out
-
-
-def task_env(task: Task, run: RunConfig) -> str:
-    """The environment a task runs in: the config's when set explicitly, else the task's own."""
-    if "name" in run.environment.model_fields_set:
-        return run.environment.name
-    return task.env
-
-
-def needs_episodes(tasks: Sequence[Task], run: RunConfig) -> bool:
-    """Whether some task needs an environment loop (multi-turn env, tools, or tool messages in the prompt)."""
-    if run.environment.max_turns > 1:
-        return True
-    for t in tasks:
-        if task_env(t, run) != "single_turn" or t.tools:
-            return True
-        if any(m.tool_calls or m.role == "tool" for m in t.prompt):
-            return True
-    return False
-
-
-def task_rows(tasks: Sequence[Task], *, episodes: bool = False) -> list[dict[str, Any]]:
-    """Dataset rows: ``prompt`` (chat messages) and ``task`` (the Task JSON that reward functions rebuild).
-
-    With ``episodes``, each prompt message also carries the task's index under TASK_INDEX_KEY, because TRL hands a
-    rollout function only the prompts.
-    """
-    rows = []
-    for i, t in enumerate(tasks):
-        prompt: list[dict[str, Any]] = [{"role": m.role, "content": m.content} for m in t.prompt]
-        if episodes:
-            prompt = [{**m, TASK_INDEX_KEY: i} for m in prompt]
-        rows.append({"prompt": prompt, TASK_COLUMN: t.to_json()})
-    return rows
-
-
-@functools.lru_cache(maxsize=65536)
-def task_from_json(text: str) -> Task:
-    """A Task rebuilt from its JSON (cached: the same rows come back every epoch)."""
-    return Task.from_json(text)
 
 
 # ---------------------------------------------------------------- rewards
@@ -208,7 +131,7 @@ class VerdictReward:
         tasks_json = kwargs.get(TASK_COLUMN)
         if tasks_json is None:
             raise CrossgymError(f"reward {self.name!r}: the dataset has no {TASK_COLUMN!r} column "
-                                "(build rows with crossgym.adapters.common.task_rows)")
+                                "(build rows with crossgym.adapters.trl.rows.task_rows)")
         episodes = kwargs.get(COMPLETION_COLUMN)
         rewards: list[float | None] = []
         batch: list[tuple[Completion, Verdict | None, float | None]] = []

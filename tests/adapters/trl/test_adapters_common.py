@@ -9,20 +9,16 @@ import pytest
 from trl_test_plugins import digit_tasks
 
 from crossgym.adapters.common import (
-    COMPLETION_COLUMN,
-    TASK_INDEX_KEY,
     VerdictReward,
     build_reward_functions,
     completion_from_trl,
-    load_run_tasks,
-    needs_episodes,
-    read_task_file,
     reward_from_verdict,
-    task_rows,
 )
+from crossgym.adapters.trl.rows import COMPLETION_COLUMN, TASK_INDEX_KEY, task_rows
 from crossgym.api import verify
 from crossgym.protocol import Completion, ConfigError, Message, Task, Verdict, VerifierSpec
 from crossgym.protocol.config import parse_run_config
+from crossgym.rollout.tasks import load_run_tasks, needs_episodes, read_task_file
 
 
 def _run(**over):

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from crossgym.adapters.common import COMPLETION_COLUMN, extra_task, reward_from_verdict, safe_verify, task_rows
+from crossgym.adapters.common import extra_task, reward_from_verdict, safe_verify
+from crossgym.adapters.trl.rows import COMPLETION_COLUMN, task_rows
 from crossgym.api import load_verifier
 from crossgym.protocol import Completion, Message, Task, VerifierSpec
 from crossgym.protocol.config import parse_run_config
@@ -105,8 +106,8 @@ def test_episode_reward_counts_the_reply_to_the_last_action_as_eval_does(tiny_mo
     is trained on). Only the generator is scripted; the episode loop and the reward function are TRL's path."""
     from final_reply_env import eval_rewards, final_reply_tasks
 
-    from crossgym.adapters.common import TASK_COLUMN
     from crossgym.adapters.trl.backend import TRLBackend
+    from crossgym.adapters.trl.rows import TASK_COLUMN
 
     tasks, scripts = final_reply_tasks()
     run = parse_run_config({"model": str(tiny_model_dir), "tasks": {"source": "json_addition"},

@@ -121,7 +121,7 @@ class OpenRLHFBackend:
 
     def prepare(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> tuple[Plan, dict[str, str]]:
         """The Plan and every file's full text by absolute path (what ``write`` puts on disk). Writes nothing."""
-        from crossgym.adapters.common import load_run_tasks
+        from crossgym.rollout.tasks import load_run_tasks
 
         notes: list[str] = []
         config_map.check_run(run)
@@ -201,7 +201,8 @@ class OpenRLHFBackend:
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
               progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> TrainResult:
         """Write the files, then launch OpenRLHF and wait; stops before the launch when this machine cannot run it."""
-        from crossgym.adapters.common import check_verifiers_build, load_run_tasks
+        from crossgym.adapters.common import check_verifiers_build
+        from crossgym.rollout.tasks import load_run_tasks
 
         tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
         check_verifiers_build(run, tasks)

@@ -52,7 +52,7 @@ def task_from_label(label: Any) -> Task:
     if isinstance(label, (bytes, bytearray)):
         label = label.decode("utf-8")
     if isinstance(label, str):
-        from crossgym.adapters.common import task_from_json
+        from crossgym.rollout.tasks import task_from_json
 
         return task_from_json(label)  # cached: the same rows come back every step
     if isinstance(label, dict):

@@ -16,15 +16,14 @@ from crossgym.adapters.common import (
     VerdictReward,
     build_reward_functions,
     check_verifiers_build,
-    load_run_tasks,
-    needs_episodes,
-    task_rows,
 )
 from crossgym.adapters.trl import config_map
 from crossgym.adapters.trl.outputs import ProgressFn, make_run_logger, plot_reward_curve, read_metrics, summarize
+from crossgym.adapters.trl.rows import task_rows
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
 from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
 from crossgym.protocol.task import Task, VerifierSpec
+from crossgym.rollout.tasks import load_run_tasks, needs_episodes
 
 if TYPE_CHECKING:
     from crossgym.protocol.config import RunConfig

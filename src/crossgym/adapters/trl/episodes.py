@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crossgym.adapters.common import COMPLETION_COLUMN, TASK_INDEX_KEY, task_env
+from crossgym.adapters.trl.rows import COMPLETION_COLUMN, TASK_INDEX_KEY
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Task
+from crossgym.rollout.tasks import task_env
 
 if TYPE_CHECKING:
     from crossgym.protocol.config import RunConfig

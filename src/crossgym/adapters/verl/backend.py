@@ -66,7 +66,7 @@ class VerlBackend:
     def build(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, gpus: int | None = None
               ) -> run_files.RunFiles:
         """The run's files and command (nothing written)."""
-        from crossgym.adapters.common import load_run_tasks
+        from crossgym.rollout.tasks import load_run_tasks
 
         tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
         eval_tasks = load_run_tasks(run.eval_tasks, where="eval_tasks") if run.eval_tasks else None
@@ -89,7 +89,8 @@ class VerlBackend:
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
               stop: threading.Event | None = None) -> TrainResult:
         """Write the files, then launch veRL and stream its log; without a GPU, stop before launch (one line)."""
-        from crossgym.adapters.common import check_verifiers_build, load_run_tasks
+        from crossgym.adapters.common import check_verifiers_build
+        from crossgym.rollout.tasks import load_run_tasks
 
         self.check()
         tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)

@@ -55,7 +55,7 @@ def _prompt(task: Task) -> list[dict[str, Any]]:
 def task_row(task: Task, index: int, run: RunConfig, *, split: str = "train", episodes: bool = False,
              tool_names: Sequence[str] = ()) -> dict[str, Any]:
     """One veRL row for ``task`` (see the module docstring)."""
-    from crossgym.adapters.common import task_env
+    from crossgym.rollout.tasks import task_env
 
     env = task_env(task, run)
     task_json = task.to_json()

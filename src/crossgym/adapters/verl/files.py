@@ -96,7 +96,7 @@ def tools_yaml(tasks: Sequence[Task], seed: int) -> str | None:
 def build(run: RunConfig, tasks: Sequence[Task], eval_tasks: Sequence[Task] | None = None, *,
           gpus: int | None = None) -> RunFiles:
     """The whole run for ``tasks`` (and ``eval_tasks``); raises ConfigError on what veRL cannot do."""
-    from crossgym.adapters.common import needs_episodes
+    from crossgym.rollout.tasks import needs_episodes
 
     run = run.with_overrides(model=_model_path(run.model))
     root = Path(run.output_dir).expanduser().resolve() / "verl"

@@ -41,7 +41,7 @@ def completion_for(solution_str: str, extra_info: Mapping[str, Any] | None) -> C
 
 def task_for(extra_info: Mapping[str, Any] | None) -> Task:
     """The crossgym Task a row carries (its JSON under extra_info["crossgym_task"])."""
-    from crossgym.adapters.common import task_from_json
+    from crossgym.rollout.tasks import task_from_json
 
     raw = (extra_info or {}).get(TASK_KEY)
     if not raw:

@@ -92,7 +92,7 @@ def _ids(tokenizer: Any, text: str, cache: dict[str, list[int]]) -> list[int]:
 
 def reward_call_kwargs(trainer: Any, completions: Sequence[Completion], episodes: bool) -> dict[str, Any]:
     """The keyword arguments ``_calculate_rewards`` passes each reward function (TRL 1.16)."""
-    from crossgym.adapters.common import COMPLETION_COLUMN
+    from crossgym.adapters.trl.rows import COMPLETION_COLUMN
 
     tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
     inputs = [dict(trainer.train_dataset[i]) for i in range(len(completions))]
