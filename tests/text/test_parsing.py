@@ -1,4 +1,4 @@
-"""protocol.parsing: tool calls in three dialects, fenced blocks, bounded JSON."""
+"""crossgym.text: tool calls in three dialects, fenced blocks, bounded JSON."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
-from crossgym.protocol.parsing import (
+from crossgym.text import (
     MalformedJSON,
     MalformedToolCall,
-    _parse_python_ast,
-    _simple_call,
     extract_fenced,
     find_json_span,
     iter_fenced,
@@ -20,6 +18,7 @@ from crossgym.protocol.parsing import (
     parse_json_text,
     parse_tool_calls,
 )
+from crossgym.text.tool_calls import _parse_python_ast, _simple_call
 
 SPEC = ToolSpec(name="add", parameters={"type": "object", "properties": {"a": {"type": "integer"},
                                                                          "b": {"type": "integer"}}})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from crossgym.protocol.config import load_run_config, parse_run_config
+from crossgym.config import load_run_config, parse_run_config
 from crossgym.protocol.errors import ConfigError
 
 GOOD = """
