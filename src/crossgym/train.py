@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from crossgym.protocol.errors import BackendUnavailable, CrossgymError
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
     from crossgym.protocol.interfaces import TrainResult
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ class GateFailed(CrossgymError):
 
 # ---------------------------------------------------------------- shared
 def load_config(config: Path | str) -> RunConfig:
-    from crossgym.protocol.config import load_run_config
+    from crossgym.config import load_run_config
 
     return load_run_config(config)
 

@@ -58,7 +58,7 @@ def _supports(info: BackendInfo, need: str | None) -> bool:
 
 def check_plans(info: BackendInfo) -> dict[str, CheckResult]:
     """One CheckResult per representative config."""
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     out: dict[str, CheckResult] = {}
     backend = info.backend

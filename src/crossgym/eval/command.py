@@ -35,7 +35,7 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     environment: str | None = None
     env_params: dict[str, Any] = {}
     if config is not None:
-        from crossgym.protocol.config import load_run_config
+        from crossgym.config import load_run_config
 
         run = load_run_config(config)
         model = model or (None if endpoint else run.model)

@@ -51,7 +51,7 @@ def model_dir() -> str:
 
 def run_config(mode: str, output_dir: str, model: str | None = None) -> Any:
     """A small RunConfig for building a trainer (no training happens)."""
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     data: dict[str, Any] = {
         "model": model or model_dir(), "tasks": {"files": ["(given in-process)"]}, "output_dir": output_dir,
@@ -175,7 +175,7 @@ def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3, backe
     """Play one GRPO group per task through the backend's rollout function (the one GRPOTrainer calls) and return
     the ids it hands TRL to train on: prompt_ids, completion_ids and env_mask (1 = model tokens). ``backend``: a
     backend built on the TRL backend's trainer (Unsloth's driver passes "unsloth")."""
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     with tempfile.TemporaryDirectory(prefix="crossgym-compat-trl-") as out:
         run = run_config("multi_turn", out)
