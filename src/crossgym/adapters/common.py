@@ -27,7 +27,7 @@ from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
 from crossgym.rollout.tasks import task_from_json
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 log = logging.getLogger(__name__)
 

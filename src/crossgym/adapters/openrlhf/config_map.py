@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from crossgym.protocol.errors import ConfigError
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 OPENRLHF_VERSION = "0.11.2"
 ENTRY = ("python", "-m", "openrlhf.cli.train_ppo_ray")

@@ -26,7 +26,7 @@ from crossgym.protocol.task import Task, VerifierSpec
 from crossgym.rollout.tasks import load_run_tasks, needs_episodes
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 log = logging.getLogger(__name__)
 

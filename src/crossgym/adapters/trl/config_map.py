@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from crossgym.protocol.errors import ConfigError
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 #: TRL 1.16 loss types (GRPOConfig.loss_type).
 TRL_LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")

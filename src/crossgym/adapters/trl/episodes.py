@@ -22,7 +22,7 @@ from crossgym.protocol.task import Completion, Task
 from crossgym.rollout.tasks import task_env
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import pprint
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 
 def _tasks_code(run: RunConfig) -> str:
@@ -66,7 +66,7 @@ def {ident}(completions, task, **kwargs):
     if episodes:
         rollout = ("# multi-turn: crossgym plays the environment episodes (reset/step) inside TRL's rollout_func\n"
                    "from crossgym.adapters.trl.episodes import EpisodeRollout\n"
-                   "from crossgym.protocol.config import RunConfig\n"
+                   "from crossgym.config import RunConfig\n"
                    f"RUN = RunConfig.model_validate({_fmt(run.to_dict())})\n"
                    "rollout_func = EpisodeRollout(tasks, RUN)\n")
         rollout_arg = ", rollout_func=rollout_func"

@@ -22,7 +22,7 @@ from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymEr
 from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
     from crossgym.protocol.task import Task
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from crossgym.protocol.errors import ConfigError
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import LoraConfig, RunConfig
+    from crossgym.config import LoraConfig, RunConfig
 
 #: backend_args keys that are Unsloth settings (from_pretrained, get_peft_model), not GRPOConfig fields.
 FROM_PRETRAINED_KEYS = ("max_seq_length", "load_in_4bit", "fast_inference", "max_lora_rank",
@@ -91,7 +91,7 @@ def without_lora(run: RunConfig) -> RunConfig:
 def lora_of(run: RunConfig) -> LoraConfig:
     """grpo.lora, or LoraConfig's defaults when unset: this backend always trains LoRA adapters, never all weights.
     (pydantic is imported here, not at module level, so `crossgym list` stays fast.)"""
-    from crossgym.protocol.config import LoraConfig
+    from crossgym.config import LoraConfig
 
     return run.grpo.lora if run.grpo.lora is not None else LoraConfig()
 

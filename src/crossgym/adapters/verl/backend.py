@@ -27,7 +27,7 @@ from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
 from crossgym.protocol.task import Task, VerifierSpec
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 log = logging.getLogger(__name__)
 

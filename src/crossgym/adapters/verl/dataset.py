@@ -20,7 +20,7 @@ from crossgym.adapters.verl.reward import TASK_KEY
 from crossgym.protocol.task import Task
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 #: The name crossgym's agent loop is registered under in veRL (agent_name column, agent_loop_config_path YAML).
 AGENT_NAME = "crossgym_agent"

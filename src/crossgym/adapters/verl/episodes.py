@@ -107,7 +107,7 @@ def play_episodes(tasks: Sequence[Task], *, env: str, max_turns: int = 3, n: int
 
     from crossgym.adapters.verl.backend import VerlBackend
     from crossgym.adapters.verl.parity import compose_config
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     model = os.environ.get(MODEL_ENV) or tiny_qwen_model()
     with tempfile.TemporaryDirectory(prefix="crossgym-verl-episodes-") as out:

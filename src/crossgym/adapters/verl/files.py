@@ -18,7 +18,7 @@ from crossgym.adapters.verl.reward import reward_module_source, reward_settings
 from crossgym.protocol.task import Task
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 #: The module veRL's main entry point is run as.
 ENTRY = ("-m", "verl.trainer.main_ppo")

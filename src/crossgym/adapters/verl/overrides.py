@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from crossgym.protocol.errors import ConfigError
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 #: veRL 0.9.1's loss aggregation modes (ActorConfig.__post_init__ accepts exactly these).
 LOSS_AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")

@@ -70,7 +70,7 @@ def build_batch(tokenizer: Any, tasks: Sequence[Task], completions: Sequence[Com
     import torch
     from verl import DataProto
 
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     if len(tasks) != len(completions):
         raise ValueError(f"{len(tasks)} tasks but {len(completions)} completions")
