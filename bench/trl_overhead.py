@@ -99,7 +99,7 @@ def main() -> int:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     from crossgym.adapters.trl.config_map import detect_device
     from crossgym.api import load_tasks
-    from crossgym.protocol.config import parse_run_config
+    from crossgym.config import parse_run_config
     from crossgym.train import quiet_libraries
 
     if detect_device() != "cpu":

@@ -49,13 +49,13 @@ def cli_reference() -> str:
 def _type_name(annotation: Any) -> str:
     text = str(annotation) if getattr(annotation, "__args__", None) else getattr(annotation, "__name__", None)
     text = text or str(annotation)
-    return text.replace("typing.", "").replace("crossgym.protocol.config.", "").replace("|", "\\|")
+    return text.replace("typing.", "").replace("crossgym.config.run.", "").replace("|", "\\|")
 
 
 def config_reference() -> str:
     from pydantic import BaseModel
 
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     lines = ["# Configuration reference", "",
              "Generated from `RunConfig` by `scripts/gen_reference.py`; do not edit. Unknown keys are errors that",

@@ -78,7 +78,7 @@ from crossgym.environments import toolsets
 from crossgym.environments.tools import tool_spec
 from crossgym.inference.tiny import SPECIAL_TOKENS, build_tiny_model
 from crossgym.protocol import Message, Task, VerifierSpec
-from crossgym.protocol.config import parse_run_config
+from crossgym.config import parse_run_config
 from crossgym.train import quiet_libraries
 
 quiet_libraries()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from crossgym.protocol.config import load_run_config
+from crossgym.config import load_run_config
 from crossgym.train import plan_documents
 
 ROOT = Path(__file__).resolve().parents[1]

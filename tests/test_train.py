@@ -74,7 +74,7 @@ def test_plan_human_output(tmp_path, capsys):
 def test_plain_script_is_the_same_training(tmp_path, capsys):
     """The generated script's GRPOConfig is exactly what the backend builds."""
     from crossgym.adapters.trl import config_map
-    from crossgym.protocol.config import load_run_config
+    from crossgym.config import load_run_config
 
     cfg = write_config(tmp_path, "some/model", on_error="none")
     code, out, _ = _cli(["plan", str(cfg), "--backend", "trl", "--json"], capsys)

@@ -55,7 +55,7 @@ def main() -> int:
     from smollm2 import ensure_model
 
     from crossgym.adapters.trl.backend import TRLBackend
-    from crossgym.protocol.config import load_run_config
+    from crossgym.config import load_run_config
     from crossgym.rollout.tasks import load_run_tasks
     from crossgym.train import quiet_libraries
 

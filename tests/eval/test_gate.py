@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
+from crossgym.config import RunConfig
 from crossgym.eval.gate import run_gate
-from crossgym.protocol.config import RunConfig
 
 
 def _run(model, **extra):  # type: ignore[no-untyped-def]

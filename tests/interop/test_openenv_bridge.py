@@ -185,8 +185,8 @@ def test_trl_grpo_trains_on_the_openenv_echo_environment(echo_url: str, tiny_mod
     from crossgym.adapters.common import reward_from_verdict, safe_verify
     from crossgym.adapters.trl.backend import TRLBackend
     from crossgym.api import load_verifier
+    from crossgym.config import parse_run_config
     from crossgym.inference.tiny import SPECIAL_TOKENS
-    from crossgym.protocol.config import parse_run_config
 
     tasks = crossgym.load_tasks("openenv", n=4, max_turns=2)
     run = parse_run_config({

@@ -15,7 +15,7 @@ import pytest
 from crossgym.adapters.openrlhf.backend import OpenRLHFBackend
 from crossgym.adapters.openrlhf.convert import task_from_label
 from crossgym.api import get_backend, load_tasks
-from crossgym.protocol.config import RunConfig
+from crossgym.config import RunConfig
 from crossgym.protocol.errors import BackendUnavailable
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crossgym.adapters.openrlhf import config_map
-from crossgym.protocol.config import GRPOConfig, RunConfig
+from crossgym.config import GRPOConfig, RunConfig
 from crossgym.protocol.errors import ConfigError
 
 FILES = {"prompts": "/w/prompts.jsonl", "reward": "/w/reward.py", "agent": "/w/agent.py"}

@@ -39,7 +39,7 @@ from crossgym.adapters.openrlhf.parity import (  # noqa: E402
     native_rewards,
 )
 from crossgym.api import load_environment, load_tasks, load_verifier  # noqa: E402
-from crossgym.protocol.config import RunConfig  # noqa: E402
+from crossgym.config import RunConfig  # noqa: E402
 from crossgym.protocol.errors import ConfigError  # noqa: E402
 from crossgym.protocol.messages import Message  # noqa: E402
 from crossgym.protocol.task import Completion, Task  # noqa: E402

@@ -16,8 +16,8 @@ from crossgym.adapters.common import (
 )
 from crossgym.adapters.trl.rows import COMPLETION_COLUMN, TASK_INDEX_KEY, task_rows
 from crossgym.api import verify
+from crossgym.config import parse_run_config
 from crossgym.protocol import Completion, ConfigError, Message, Task, Verdict, VerifierSpec
-from crossgym.protocol.config import parse_run_config
 from crossgym.rollout.tasks import load_run_tasks, needs_episodes, read_task_file
 
 

@@ -11,8 +11,8 @@ from trl_test_plugins import digit_tasks
 
 from crossgym.adapters.common import extra_task, reward_from_verdict, safe_verify
 from crossgym.api import load_tasks, load_verifier
+from crossgym.config import parse_run_config
 from crossgym.protocol import Message, Task, VerifierSpec
-from crossgym.protocol.config import parse_run_config
 
 pytest.importorskip("trl")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from crossgym.adapters.trl import config_map
+from crossgym.config import parse_run_config
 from crossgym.protocol import ConfigError
-from crossgym.protocol.config import parse_run_config
 
 
 def _run(grpo=None, **over):

@@ -10,8 +10,8 @@ import random
 
 import pytest
 
+from crossgym.config import parse_run_config
 from crossgym.protocol import Message, Task, VerifierSpec
-from crossgym.protocol.config import parse_run_config
 
 pytest.importorskip("trl")
 

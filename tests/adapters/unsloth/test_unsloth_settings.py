@@ -9,8 +9,8 @@ import pytest
 from unsloth_helpers import make_run
 
 from crossgym.adapters.unsloth import settings
+from crossgym.config import GRPOConfig
 from crossgym.protocol import ConfigError
-from crossgym.protocol.config import GRPOConfig
 
 
 def _run(**over):

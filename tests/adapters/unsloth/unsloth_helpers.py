@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crossgym.protocol.config import RunConfig, parse_run_config
+from crossgym.config import RunConfig, parse_run_config
 
 
 def make_run(model: Path | str, out: Path, **over: Any) -> RunConfig:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from crossgym.protocol.config import RunConfig
+from crossgym.config import RunConfig
 
 
 def make_run(tmp_path: Path, **fields: Any) -> RunConfig:

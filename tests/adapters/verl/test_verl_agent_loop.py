@@ -72,7 +72,7 @@ def _play(tiny_model_dir: Any, out: Any, verl_compose: Any, tasks: list[Any],
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
     from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     run = RunConfig.model_validate({
         "model": str(tiny_model_dir), "tasks": {"source": "tool_choice", "params": {"n": len(tasks)}},
@@ -184,7 +184,7 @@ def test_task_tools_as_verl_basetools(rollout) -> None:  # type: ignore[no-untyp
     from verl.tools.tool_registry import load_all_tools
 
     from crossgym.adapters.verl.dataset import episode_seed, task_rows
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     tools_path = rollout["rf"].root / "tools.yaml"
     tools = {t.name: t for t in load_all_tools(str(tools_path), None)}

@@ -117,7 +117,7 @@ def test_console_format_is_verls_own() -> None:
 def test_the_cluster_example_plans(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from pathlib import Path
 
-    from crossgym.protocol.config import load_run_config
+    from crossgym.config import load_run_config
 
     example = Path(__file__).resolve().parents[3] / "examples" / "verl" / "tool_use_cluster.yaml"
     run = load_run_config(example).with_overrides(output_dir=str(tmp_path / "run"))

@@ -146,7 +146,7 @@ def test_hydra_values_parse_back_to_the_same_value(value) -> None:  # type: igno
 
 
 def test_mapping_table_covers_every_grpo_field() -> None:
-    from crossgym.protocol.config import GRPOConfig
+    from crossgym.config import GRPOConfig
 
     documented = " ".join(row[0] for row in ov.MAPPING)
     missing = [f for f in GRPOConfig.model_fields if f not in documented]

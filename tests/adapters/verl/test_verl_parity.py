@@ -71,7 +71,7 @@ def test_special_token_spellings_and_long_text_reach_the_verifier_as_text() -> N
 def test_validate_plan_runs_verls_own_checks(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from crossgym.adapters.verl.backend import VerlBackend
     from crossgym.adapters.verl.parity import validate_plan
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     def plan(**grpo):  # type: ignore[no-untyped-def]
         run = RunConfig.model_validate({"model": "m", "tasks": {"source": "arithmetic", "params": {"n": 8}},
@@ -89,7 +89,7 @@ def test_validate_plan_runs_verls_own_checks(tmp_path) -> None:  # type: ignore[
 def test_validate_plan_with_lora_where_vllm_is_not_installed(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     from crossgym.adapters.verl.backend import VerlBackend
     from crossgym.adapters.verl.parity import validate_plan
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
     def plan(r: int):  # type: ignore[no-untyped-def]
         run = RunConfig.model_validate({"model": "m", "tasks": {"source": "arithmetic", "params": {"n": 8}},
