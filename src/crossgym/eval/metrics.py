@@ -112,9 +112,11 @@ def _mean_tokens(rollouts: Sequence[Rollout]) -> float | None:
 
 
 def _versions(rollouts: Iterable[Rollout]) -> set[str]:
+    from crossgym.scoring.provenance import Provenance
+
     out = set()
     for r in rollouts:
-        v = (r.provenance.get("verifier") or {}).get("version")
-        if v is not None:
-            out.add(str(v))
+        ref = Provenance.from_dict(r.provenance, default=r.task.verifier).verifier
+        if ref is not None and ref.version is not None:
+            out.add(ref.version)
     return out

@@ -12,7 +12,9 @@ from typing import Any
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Verdict, VerifierSpec
-from crossgym.rollout.store import read_rollouts
+from crossgym.scoring.provenance import Provenance
+from crossgym.scoring.records import read_rollouts
+from crossgym.scoring.rule import safe_verify
 
 #: changed rollouts listed one by one in the report
 MAX_LISTED = 20
@@ -24,11 +26,12 @@ def _same(a: Verdict, b: Verdict) -> bool:
     return rewards_equal and a.passed == b.passed and a.error_kind == b.error_kind
 
 
+def _provenance(r: Rollout) -> Provenance:
+    return Provenance.from_dict(r.provenance, default=r.task.verifier)
+
+
 def _spec(r: Rollout) -> VerifierSpec:
-    v = r.provenance.get("verifier")
-    if isinstance(v, dict) and v.get("name"):
-        return VerifierSpec(name=str(v["name"]), params=dict(v.get("params") or {}))
-    return r.task.verifier
+    return _provenance(r).spec(r.task.verifier)
 
 
 def reverify(path: str | Path, *, workers: int = 4) -> dict[str, Any]:
@@ -55,10 +58,7 @@ def reverify(path: str | Path, *, workers: int = 4) -> dict[str, Any]:
         v = verifiers.get(_spec(r).key())
         if v is None:
             return None
-        try:
-            return r, v.verify(r.task, r.completion)
-        except Exception as exc:  # a verifier must not raise; if it does, that is drift too
-            return r, Verdict.exception(f"verify raised {type(exc).__name__}: {exc}")
+        return r, safe_verify(v, r.task, r.completion)  # a verifier that raises is drift too
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="crossgym-reverify") as pool:
         results = [x for x in pool.map(check, rollouts) if x is not None]
@@ -66,7 +66,8 @@ def reverify(path: str | Path, *, workers: int = 4) -> dict[str, Any]:
     changes: list[dict[str, Any]] = []
     for r, new in results:
         spec = _spec(r)
-        old_version = (r.provenance.get("verifier") or {}).get("version")
+        ref = _provenance(r).verifier
+        old_version = None if ref is None else ref.version
         new_version = str(getattr(verifiers[spec.key()], "version", "") or "") or None
         g = by_verifier.setdefault(spec.name, {"n": 0, "changed": 0, "old_versions": set(),
                                                "current_version": new_version, "old_sum": 0.0, "new_sum": 0.0})

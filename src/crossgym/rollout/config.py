@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.episode import SamplingParams
 from crossgym.protocol.task import Task, VerifierSpec
-
-#: a hard cap on turns per episode, whatever the environment says (an environment that never ends)
-MAX_TURNS = 64
+from crossgym.rollout.driver import MAX_TURNS
 
 
 @dataclass(frozen=True)
@@ -75,15 +72,10 @@ def rollout_key(task_id: str, sample: int, config_hash: str) -> str:
 
 def provenance(task: Task, sample: int, config: RolloutConfig, config_hash: str, verifier: Any,
                environment: str, **extra: Any) -> dict[str, Any]:
-    """Where a reward came from, enough to re-check it later (`crossgym reverify`)."""
-    from crossgym import __version__
+    """Where a reward came from, enough to re-check it later (`crossgym reverify`): crossgym.scoring's Provenance."""
+    from crossgym.scoring.provenance import Provenance
 
     spec: VerifierSpec = task.verifier
-    doc = {"key": rollout_key(task.id, sample, config_hash), "config_hash": config_hash, "sample": sample,
-           "verifier": {"name": spec.name, "version": str(getattr(verifier, "version", "") or "") or None,
-                        "params": spec.params},
-           "crossgym_version": __version__, "model": config.model, "engine": config.engine,
-           "sampling": config.sampling.to_dict(), "environment": environment,
-           "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    doc.update(extra)
-    return doc
+    return Provenance.new(spec, verifier, source="eval", key=rollout_key(task.id, sample, config_hash),
+                          model=config.model, config_hash=config_hash, sample=sample, engine=config.engine,
+                          sampling=config.sampling.to_dict(), environment=environment, **extra).to_dict()

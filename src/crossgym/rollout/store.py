@@ -7,49 +7,25 @@ of every complete line (``provenance["key"]``) tell the runner which rollouts ar
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError
+from crossgym.scoring.records import dumps_record, iter_records
+from crossgym.scoring.records import read_rollouts as _read_rollouts
+
+__all__ = ["RolloutStore", "iter_records", "read_rollouts"]
 
 log = logging.getLogger(__name__)
 
 
-def iter_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The JSON object on each complete line; unreadable lines are skipped with a warning."""
-    p = Path(path)
-    if not p.is_file():
-        return
-    with p.open("rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            if not raw.endswith(b"\n"):
-                log.warning("%s:%d: ignoring a torn last line (an interrupted write)", p, lineno)
-                return
-            if not raw.strip():
-                continue
-            try:
-                doc = json.loads(raw)
-            except ValueError:
-                log.warning("%s:%d: ignoring a line that is not JSON", p, lineno)
-                continue
-            if isinstance(doc, dict):
-                yield doc
-
-
 def read_rollouts(path: str | Path) -> list[Rollout]:
-    """Every complete rollout in a store file (in file order)."""
-    out = []
-    for doc in iter_records(path):
-        try:
-            out.append(Rollout.from_dict(doc))
-        except (KeyError, TypeError, ValueError) as exc:
-            log.warning("%s: skipping a record that is not a rollout: %s", path, exc)
-    return out
+    """Every complete rollout in a store file (in file order); see crossgym.scoring.records."""
+    return _read_rollouts(path)
 
 
 class RolloutStore:
@@ -114,7 +90,7 @@ class RolloutStore:
             return
         self.open()
         assert self._fd is not None
-        data = "".join(json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=True) + "\n" for r in rollouts)
+        data = "".join(dumps_record(r.to_dict()) for r in rollouts)
         buf = memoryview(data.encode("utf-8"))
         while buf:
             written = os.write(self._fd, buf)

@@ -1,0 +1,242 @@
+"""The reward rule, once: a task's Verdict and its extra terms -> the reward a trainer receives.
+
+- The task term is ``Verdict.reward``. A verifier error or timeout (error kind "timeout" or "exception", a verifier
+  that raises, that returns something other than a Verdict, or a non-finite reward, or one that cannot be built)
+  scores ``on_error``; ``"none"`` gives None, which a backend that can mask (TRL) leaves out. A "malformed" verdict
+  is the completion's fault, not the verifier's: it keeps its own reward (normally 0.0), so garbage is never masked.
+- Extra terms (``RunConfig.verifiers``) judge each completion against ``extra_task(task, spec)``: the task with its
+  answer cleared (the answer belongs to the task's own verifier); each term follows the same error rule.
+- reward = task_weight x task term + sum(weight x extra term). A masked task term masks the whole sample (None), so a
+  backend never trains on extras alone for a sample whose verifier failed; a masked extra term is left out of the sum.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from crossgym.protocol.errors import ConfigError, CrossgymError
+from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.scoring.metrics import sample_metrics
+
+if TYPE_CHECKING:
+    from crossgym.protocol.interfaces import Verifier
+
+log = logging.getLogger(__name__)
+
+OnError = float | Literal["none"]
+#: the longest reason/error text kept from a broken verifier's exception
+MAX_DETAIL = 400
+
+
+def _clip(text: str, n: int = MAX_DETAIL) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def reward_from_verdict(verdict: Verdict, on_error: OnError) -> float | None:
+    """The reward of one term: Verdict.reward, or on_error for a verifier error or timeout (None: masked)."""
+    if verdict.error is None or verdict.error_kind == "malformed":
+        return float(verdict.reward)
+    return None if on_error == "none" else float(on_error)
+
+
+def checked(value: Any, what: str = "verify") -> Verdict:
+    """``value`` if it is a Verdict with a finite reward, else the "exception" Verdict saying what was wrong."""
+    if not isinstance(value, Verdict):
+        return Verdict.exception(f"{what} returned {type(value).__name__}, not a Verdict")
+    if not isinstance(value.reward, (int, float)) or not math.isfinite(value.reward):
+        return Verdict.exception(f"{what} returned a non-finite reward {value.reward!r}")
+    return value
+
+
+def safe_verify(verifier: Verifier | Any, task: Task, completion: Completion) -> Verdict:
+    """``verifier.verify`` that never raises: a broken verifier's exception or bad return is an "exception" Verdict."""
+    try:
+        verdict = verifier.verify(task, completion)
+    except Exception as exc:  # a third-party verifier broke its contract: score it as a verifier error
+        log.warning("verifier %s raised %s: %s", getattr(verifier, "name", verifier), type(exc).__name__, exc)
+        return Verdict.exception(_clip(f"verify raised {type(exc).__name__}: {exc}"))
+    return checked(verdict)
+
+
+def build_verifier(spec: VerifierSpec) -> Verifier | Verdict:
+    """The verifier a spec names, or the "exception" Verdict saying why it cannot be built."""
+    from crossgym.api import load_verifier
+
+    try:
+        return load_verifier(spec)
+    except CrossgymError as exc:
+        return Verdict.exception(_clip(f"cannot build verifier {spec.name!r}: {exc}"))
+    except Exception as exc:  # a broken plugin
+        return Verdict.exception(_clip(f"verifier {spec.name!r} failed to build: {type(exc).__name__}: {exc}"))
+
+
+def judge(spec: VerifierSpec, task: Task, completion: Completion) -> Verdict:
+    """The Verdict of the verifier ``spec`` names on (task, completion); never raises."""
+    verifier = build_verifier(spec)
+    if isinstance(verifier, Verdict):
+        return verifier
+    return safe_verify(verifier, task, completion)
+
+
+def extra_task(task: Task, spec: VerifierSpec) -> Task:
+    """The task an extra term judges: same prompt, tools and metadata; no answer; ``spec`` as its verifier."""
+    return Task(id=task.id, prompt=task.prompt, answer=None, verifier=spec, env=task.env, tools=task.tools,
+                metadata=task.metadata)
+
+
+@dataclass(frozen=True)
+class ExtraTerm:
+    """An extra weighted reward term: the verifier ``spec`` applied to every task, logged as ``name``."""
+
+    name: str
+    spec: VerifierSpec
+    weight: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "spec": self.spec.to_dict(), "weight": self.weight}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ExtraTerm:
+        spec = d.get("spec")
+        if spec is None:  # the 0.1 OpenRLHF shape: {"name", "params", "weight"}
+            spec = {"name": d["name"], "params": d.get("params") or {}}
+        return cls(name=str(d["name"]), spec=VerifierSpec.from_dict(spec), weight=float(d.get("weight", 1.0)))
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One sample's outcome under a RewardRule."""
+
+    reward: float | None
+    """What the trainer receives: task_weight x task term + sum(weight x extra); None when masked."""
+    task_reward: float | None
+    """The task verifier's term (None when masked)."""
+    verdict: Verdict
+    """The task verifier's Verdict (what `crossgym reverify` re-checks)."""
+    extras: dict[str, float | None] = field(default_factory=dict)
+    """Each extra term's reward, by term name."""
+    extra_verdicts: dict[str, Verdict] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    """The per-sample metrics, under the keys of crossgym.scoring.metrics (the same on every backend)."""
+
+    def reward_or(self, default: float) -> float:
+        """The reward, or ``default`` for a masked sample (for backends that need a number)."""
+        return default if self.reward is None else self.reward
+
+
+@dataclass(frozen=True)
+class RewardRule:
+    """How a run turns Verdicts into rewards: the error reward, the task term's weight and the extra terms."""
+
+    on_error: OnError = 0.0
+    task_weight: float = 1.0
+    extras: tuple[ExtraTerm, ...] = ()
+    override: VerifierSpec | None = None
+    """Score every task with this verifier instead of its own (a backend's ``reward_function(spec)``)."""
+
+    def __post_init__(self) -> None:
+        if self.on_error != "none" and not isinstance(self.on_error, (int, float)):
+            raise ConfigError(f"on_error must be a number or 'none', got {self.on_error!r}", where="on_error")
+        names = [t.name for t in self.extras]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"extra reward terms need distinct names, got {names}", where="verifiers")
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_run(cls, run: Any, *, override: VerifierSpec | None = None) -> RewardRule:
+        """The rule of a RunConfig. Extra terms are named by their verifier; a verifier used twice is
+        ``<name>_<index in verifiers>`` (the one naming scheme every backend logs)."""
+        counts: dict[str, int] = {}
+        for vc in run.verifiers:
+            counts[vc.name] = counts.get(vc.name, 0) + 1
+        extras = []
+        for i, vc in enumerate(run.verifiers):
+            name = vc.name if counts[vc.name] == 1 else f"{vc.name}_{i}"
+            extras.append(ExtraTerm(name, VerifierSpec(vc.name, dict(vc.params)), float(vc.weight)))
+        on_error = run.on_error if run.on_error == "none" else float(run.on_error)
+        return cls(on_error=on_error, task_weight=float(run.task_weight), extras=tuple(extras), override=override)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"on_error": self.on_error, "task_weight": self.task_weight,
+                "extras": [t.to_dict() for t in self.extras],
+                "override": None if self.override is None else self.override.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RewardRule:
+        on_error = d.get("on_error", 0.0)
+        ov = d.get("override")
+        if isinstance(ov, (list, tuple)):  # the 0.1 OpenRLHF shape: (name, params)
+            ov = {"name": ov[0], "params": ov[1]}
+        return cls(on_error=on_error if on_error == "none" else float(on_error),
+                   task_weight=float(d.get("task_weight", 1.0)),
+                   extras=tuple(ExtraTerm.from_dict(t) for t in d.get("extras") or d.get("extra") or ()),
+                   override=None if not ov else VerifierSpec.from_dict(ov))
+
+    def numeric(self, backend: str) -> RewardRule:
+        """This rule, checked for a backend that cannot mask a reward (veRL, OpenRLHF): on_error must be a number."""
+        if self.on_error == "none":
+            raise ConfigError(f"on_error 'none' cannot be honoured by {backend}: it needs a number for every sample",
+                              where="on_error", fix=f"set on_error to a number (e.g. 0.0) for the {backend} backend")
+        return self
+
+    def error_reward(self) -> float | None:
+        return None if self.on_error == "none" else float(self.on_error)
+
+    # ------------------------------------------------------------------ scoring
+    def task_spec(self, task: Task) -> VerifierSpec:
+        return task.verifier if self.override is None else self.override
+
+    def score(self, task: Task, completion: Completion, *, verdict: Verdict | None = None) -> Scored:
+        """Score one completion. ``verdict``: the task verifier's Verdict when the caller already has it (eval, a
+        GRPO group judged together); the extra terms are judged here either way."""
+        if verdict is None:
+            verdict = judge(self.task_spec(task), task, completion)
+        else:
+            verdict = checked(verdict)
+        extra_verdicts = {t.name: judge(t.spec, extra_task(task, t.spec), completion) for t in self.extras}
+        return self.combine(verdict, extra_verdicts)
+
+    def score_many(self, tasks: Sequence[Task], completions: Sequence[Completion], *,
+                   workers: int | None = None) -> list[Scored]:
+        """Score a batch: task verdicts through verify_many (process pools, a GRPO group of code in one sandbox
+        call), then the extra terms. Same results as ``score`` one by one."""
+        from crossgym.verifiers.batch import verify_many
+
+        judged = [t if self.override is None else _with_verifier(t, self.override) for t in tasks]
+        verdicts = verify_many(list(zip(judged, completions, strict=True)), workers=workers)
+        extra_verdicts: dict[str, list[Verdict]] = {}
+        for term in self.extras:
+            pairs = [(extra_task(t, term.spec), c) for t, c in zip(tasks, completions, strict=True)]
+            extra_verdicts[term.name] = verify_many(pairs, workers=workers)
+        return [self.combine(v, {name: vs[i] for name, vs in extra_verdicts.items()})
+                for i, v in enumerate(verdicts)]
+
+    def combine(self, verdict: Verdict, extra_verdicts: Mapping[str, Verdict]) -> Scored:
+        """The rule itself: the task Verdict and each extra term's Verdict -> a Scored (no verifier runs here)."""
+        task_reward = reward_from_verdict(verdict, self.on_error)
+        extras = {name: reward_from_verdict(v, self.on_error) for name, v in extra_verdicts.items()}
+        reward: float | None = None
+        if task_reward is not None:
+            reward = self.task_weight * task_reward
+            for term in self.extras:
+                r = extras.get(term.name)
+                if r is not None:
+                    reward += term.weight * r
+        return Scored(reward=reward, task_reward=task_reward, verdict=verdict, extras=extras,
+                      extra_verdicts=dict(extra_verdicts),
+                      metrics=sample_metrics(verdict, reward, task_reward, extras))
+
+    def score_error(self, detail: str) -> Scored:
+        """The infrastructure failed before a completion could be judged (no task, no response): every term is a
+        verifier error and scores on_error."""
+        verdict = Verdict.exception(_clip(detail))
+        return self.combine(verdict, {t.name: verdict for t in self.extras})
+
+
+def _with_verifier(task: Task, spec: VerifierSpec) -> Task:
+    return Task(id=task.id, prompt=task.prompt, answer=task.answer, verifier=spec, env=task.env, tools=task.tools,
+                metadata=task.metadata)
