@@ -11,7 +11,7 @@ from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Example, Task, Verdict, VerifierSpec
 
 if TYPE_CHECKING:  # pydantic stays out of `import crossgym`
-    from crossgym.protocol.config import RunConfig
+    from crossgym.config import RunConfig
 
 
 @runtime_checkable
