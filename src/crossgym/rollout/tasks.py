@@ -16,7 +16,7 @@ from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Task
 
 if TYPE_CHECKING:
-    from crossgym.protocol.config import RunConfig, TasksConfig
+    from crossgym.config import RunConfig, TasksConfig
 
 
 def load_run_tasks(section: TasksConfig, *, where: str = "tasks") -> list[Task]:
