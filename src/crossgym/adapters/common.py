@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from crossgym.adapters.trl.rows import COMPLETION_COLUMN, TASK_COLUMN
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.rollout.driver import episode_from_json
 from crossgym.rollout.tasks import task_from_json
 
 if TYPE_CHECKING:
@@ -140,22 +141,27 @@ class VerdictReward:
         for i, tj in enumerate(tasks_json):
             task = task_from_json(tj)
             tasks.append(task)
+            failed: str | None = None
             if episodes is not None and episodes[i] is not None:
-                completion = Completion.from_dict(json.loads(episodes[i]))
+                completion, failed = episode_from_json(episodes[i])
             else:
                 completion = completion_from_trl(completions[i])
             if self.spec is None and self.only is not None and task.verifier.name != self.only:
                 rewards.append(None)
                 batch.append((completion, None, None))
                 continue
-            try:
-                verifier = self._verifier(task)
-            except CrossgymError as exc:  # cannot build the verifier for this row: a verifier error
-                verdict = Verdict.exception(str(exc))
+            if failed is not None:  # the environment failed: the episode driver's exception Verdict, every term
+                verdict = Verdict.exception(failed)
                 verifier = None
             else:
-                judged = task if self.spec is None else extra_task(task, self.spec)
-                verdict = safe_verify(verifier, judged, completion)
+                try:
+                    verifier = self._verifier(task)
+                except CrossgymError as exc:  # cannot build the verifier for this row: a verifier error
+                    verdict = Verdict.exception(str(exc))
+                    verifier = None
+                else:
+                    judged = task if self.spec is None else extra_task(task, self.spec)
+                    verdict = safe_verify(verifier, judged, completion)
             reward = reward_from_verdict(verdict, self.on_error)
             rewards.append(reward)
             batch.append((completion, verdict, reward))

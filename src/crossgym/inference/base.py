@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crossgym.protocol.interfaces import Capabilities
+from crossgym.protocol.interfaces import EngineCapabilities
 from crossgym.protocol.messages import Message, ToolSpec
 from crossgym.protocol.task import Completion
 
@@ -42,8 +42,12 @@ def tool_dicts(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
     return out
 
 
-def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Messages as chat templates take them: tool-call arguments as dicts (as TRL passes them), not JSON strings."""
+def render_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The one rendering of messages for a chat template (``tokenizer.apply_chat_template``), used by every engine
+    that tokenizes and every training backend (through crossgym.rollout.driver): OpenAI's message shape with
+    tool-call ``arguments`` as a dict, as Qwen2.5's and most Hugging Face templates expect (they apply ``tojson``
+    themselves; a JSON string there is encoded twice) and as TRL passes them. ``Message.to_openai`` (arguments as
+    a JSON string) is the wire form for OpenAI-compatible servers, not for templates."""
     out = []
     for m in messages:
         d = m.to_dict()
@@ -52,6 +56,17 @@ def template_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                                for c in m.tool_calls]
         out.append(d)
     return out
+
+
+def stop_token_ids(eos_token_id: Any, generation_eos: Any = None) -> list[int]:
+    """The one stop rule for a turn: the tokenizer's EOS and the model's ``generation_config.eos_token_id`` (an id
+    or a list of ids), sorted; what the hf engine, TRL, veRL and OpenRLHF all end a generated turn on."""
+    ids: set[int] = set()
+    for value in (eos_token_id, generation_eos):
+        for i in value if isinstance(value, (list, tuple, set, frozenset)) else (value,):
+            if i is not None:
+                ids.add(int(i))
+    return sorted(ids)
 
 
 def to_completion(gen: Generation, *, parse_tools: bool) -> Completion:
@@ -77,4 +92,4 @@ def truncate_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     return (text[:cut], True) if cut >= 0 else (text, False)
 
 
-BASE_CAPABILITIES = Capabilities(multi_turn=True, token_ids=True, logprobs=True)
+BASE_CAPABILITIES = EngineCapabilities(multi_turn=True, token_ids=True, logprobs=True)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crossgym.inference.base import template_messages
+from crossgym.inference.base import render_messages, stop_token_ids
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import Message, messages_from
 
@@ -30,6 +30,21 @@ def load_tokenizer(source: str | Path, *, where: str = "tokenizer") -> Any:
                           fix="pass a local model directory holding the tokenizer files") from None
 
 
+def generation_eos(tokenizer: Any) -> Any:
+    """The eos_token_id(s) of the generation_config.json beside a tokenizer loaded from a local model directory
+    (what vLLM and transformers stop on, with the tokenizer's EOS); None when there is none. For backends that hold
+    a tokenizer but not the model (veRL's agent loop, OpenRLHF's agent): the stop rule is the same everywhere."""
+    source = getattr(tokenizer, "name_or_path", None)
+    if not source or not (Path(str(source)) / "generation_config.json").is_file():
+        return None
+    from transformers import GenerationConfig
+
+    try:
+        return GenerationConfig.from_pretrained(str(source)).eos_token_id
+    except (OSError, ValueError):
+        return None
+
+
 class ChatFormat:
     """A tokenizer's chat template and decoding rules, shared by the engines that send token ids."""
 
@@ -40,11 +55,10 @@ class ChatFormat:
                               fix="use an instruct/chat model, or set tokenizer.chat_template")
         self.tokenizer = tokenizer
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
-        eos = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
-        eos |= {int(i) for i in extra_eos if i is not None}
+        eos = stop_token_ids(tokenizer.eos_token_id, list(extra_eos))
         if not eos:
             raise ConfigError("the tokenizer has no EOS token", where=where, fix="set tokenizer.eos_token")
-        self.eos_ids: list[int] = sorted(eos)
+        self.eos_ids: list[int] = eos
         self.pad_id: int = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_ids[0]
         added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
         self._skip = frozenset({int(i) for i, t in added.items() if getattr(t, "special", False)
@@ -53,7 +67,7 @@ class ChatFormat:
     def render(self, messages: Sequence[Message] | Any, tools: list[dict[str, Any]] | None = None) -> list[int]:
         """Prompt token ids for a conversation (generation prompt added), rendered as TRL renders them."""
         enc = self.tokenizer.apply_chat_template(
-            conversation=template_messages(messages_from(messages)), tools=tools or None,
+            conversation=render_messages(messages_from(messages)), tools=tools or None,
             add_generation_prompt=True, tokenize=True, return_dict=True, **self.chat_template_kwargs)
         ids = enc["input_ids"]
         if ids and isinstance(ids[0], list):
@@ -63,7 +77,7 @@ class ChatFormat:
     def render_text(self, messages: Sequence[Message] | Any, tools: list[dict[str, Any]] | None = None) -> str:
         """The rendered prompt as text (for logs and docs)."""
         return str(self.tokenizer.apply_chat_template(
-            conversation=template_messages(messages_from(messages)), tools=tools or None,
+            conversation=render_messages(messages_from(messages)), tools=tools or None,
             add_generation_prompt=True, tokenize=False, **self.chat_template_kwargs))
 
     def decode(self, token_ids: Sequence[int]) -> str:

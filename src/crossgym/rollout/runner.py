@@ -18,12 +18,16 @@ from typing import Any
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import CrossgymError
 from crossgym.protocol.interfaces import InferenceEngine
-from crossgym.protocol.task import Task, Verdict
+from crossgym.protocol.messages import Message
+from crossgym.protocol.task import Task
 from crossgym.rollout.config import RolloutConfig, provenance, rollout_key
-from crossgym.rollout.episode import BUILTIN_SINGLE_TURN, Episode
+from crossgym.rollout.driver import Episode, episode_seed
 from crossgym.rollout.store import RolloutStore, iter_records
 
 log = logging.getLogger(__name__)
+
+#: the environment name recorded when a task's env is not registered and the runner plays one turn itself
+BUILTIN_SINGLE_TURN = "single_turn (built in)"
 
 #: progress(done, total): rollouts finished (resumed ones included) out of tasks x n
 Progress = Callable[[int, int], None]
@@ -132,8 +136,8 @@ class RolloutRunner:
         seed = self.config.sampling.seed
         for task, j in batch:
             env, name = self._env_for(task)
-            ep = Episode(task=task, index=j, env=env, env_name=name)
-            ep.start(None if seed is None else seed + j)
+            ep = Episode(task=task, index=j, env=env, env_name=name, max_turns=self.config.max_turns)
+            ep.start(episode_seed(seed, task.id))
             episodes.append(ep)
         try:
             while True:
@@ -163,7 +167,9 @@ class RolloutRunner:
             raise CrossgymError(f"engine {self.config.engine!r} returned the wrong number of completions")
         for members, row in zip(group_list, out, strict=True):
             for ep, completion in zip(members, row, strict=True):
-                ep.take(completion, per_episode, self.config.max_turns)
+                action = next((m for m in reversed(completion.messages) if m.role == "assistant"),
+                              Message(role="assistant", content=completion.text))
+                ep.take(action, token_ids=completion.token_ids, logprobs=completion.logprobs, seconds=per_episode)
 
     # ------------------------------------------------------------------ verification
     def _score(self, ep: Episode, verifiers: dict[str, Any]) -> Rollout:
@@ -171,13 +177,7 @@ class RolloutRunner:
         verifier = verifiers[task.verifier.key()]
         completion = ep.completion()
         t = time.perf_counter()
-        if ep.error is not None:
-            verdict = ep.error
-        else:
-            try:
-                verdict = verifier.verify(task, completion)
-            except Exception as exc:  # verifiers must not raise; if one does, the rollout says so
-                verdict = Verdict.exception(f"verify raised {type(exc).__name__}: {exc}")
+        verdict = ep.verdict(verifier)  # the environment's exception Verdict when it failed
         timings = {**ep.timings, "verify_s": time.perf_counter() - t}
         extra: dict[str, Any] = {}
         for key in ("truncated", "error"):
