@@ -113,6 +113,10 @@ class EpisodeRollout:
         if ep.fits(len(ids)):
             ep.feed(ids)
 
+    def context_ids(self, ep: Episode) -> list[int]:
+        """What the next turn of ``ep`` is generated from (and trained on): the prompt's ids and the trace."""
+        return self._prompt_ids[id(ep)] + ep.trace_ids
+
     def _generate(self, trainer: Any, tokenizer: Any, active: list[Episode], budget: int) -> list[list[int]]:
         """One batched, left-padded generate() for the next assistant turn of every active episode."""
         import torch
@@ -121,7 +125,7 @@ class EpisodeRollout:
 
         args = trainer.args
         device = trainer.accelerator.device
-        seqs = [self._prompt_ids[id(e)] + e.trace_ids for e in active]
+        seqs = [self.context_ids(e) for e in active]
         width = max(len(s) for s in seqs)
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         input_ids = torch.tensor([[pad] * (width - len(s)) + s for s in seqs], device=device)
