@@ -6,8 +6,9 @@ return (tokenized, outside the action ranges, so it is not trained on) and gener
 render the Observation (messages and tools) with the policy's chat template, pass each action to
 ``Environment.step`` and render its reply messages as the template would. The reward, given once at the last step,
 is the task verifier's Verdict on the whole Completion (plus weighted extra verifiers), exactly as the reward file
-and the TRL backend score it. Episodes end like TRL's: environment done, an action cut off by the length limit,
-``max_turns``, or the token budget (``--data.max_len``) about to run out.
+and the TRL backend score it. The episode itself (seed, turn limit, stop rule, an environment that raises, the
+Completion, the rendering) is crossgym.rollout.driver's, as on every backend; the token budget is
+``--data.max_len``.
 
 ``Episode`` is framework-free; ``agent_executor_class`` imports OpenRLHF and builds the classes the agent file
 exposes.
@@ -16,7 +17,6 @@ exposes.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,24 +25,16 @@ from crossgym.adapters.openrlhf.scoring import (
     ScoreConfig,
     Scored,
     error_scored,
-    rollout_record,
+    openrlhf_values,
+    record,
     score,
-    write_rollouts,
 )
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Task
+from crossgym.rollout.driver import Episode as Driven
+from crossgym.rollout.driver import episode_seed, render_text, reply_suffix, split_turn, stop_token_ids
 
 log = logging.getLogger(__name__)
-
-#: Safety cap on assistant turns when the config does not set environment.max_turns; the environment decides done
-#: (the TRL backend uses the same cap).
-DEFAULT_MAX_TURNS = 16
-
-
-def episode_seed(base: int, task_id: str) -> int:
-    """The same environment seed for every member of a GRPO group, stable across runs (as the TRL backend)."""
-    digest = hashlib.sha256(f"{base}:{task_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "little")
 
 
 @dataclass(frozen=True)
@@ -53,7 +45,7 @@ class AgentConfig:
     #: environment for every task (the config's environment.name when set explicitly); None: each task's own
     env: str | None = None
     env_params: dict[str, Any] = field(default_factory=dict)
-    #: None: 1 for single_turn, DEFAULT_MAX_TURNS otherwise
+    #: the run's explicit environment.max_turns; None: the environment decides (under the driver's MAX_TURNS)
     max_turns: int | None = None
     seed: int = 0
 
@@ -80,113 +72,75 @@ class StepOut:
 
 
 class Episode:
-    """One crossgym episode rendered as OpenRLHF text. Not thread-safe: one per OpenRLHF agent instance."""
+    """One crossgym episode rendered as OpenRLHF text, played by the episode driver (crossgym.rollout.driver: seed,
+    turn limit, stop rule, environment errors, completion, rendering). Not thread-safe: one per agent instance."""
 
     def __init__(self, cfg: AgentConfig, tokenizer: Any, max_length: int) -> None:
+        from crossgym.inference.chat import generation_eos
+
         self.cfg = cfg
         self.tok = tokenizer
         self.max_length = int(max_length)
-        self.task: Task | None = None
-        self.env: Any = None
-        self.messages: list[dict[str, Any]] = []
-        self.tools: list[dict[str, Any]] | None = None
-        self.out: list[Message] = []
-        self.turns = 0
-        self.max_turns = 1
+        self.episode: Driven | None = None
         self.failed: str | None = None
         self.result: Scored | None = None
+        self.stops = stop_token_ids(tokenizer.eos_token_id, generation_eos(tokenizer))
 
-    # ------------------------------------------------------------ rendering
-    def render(self, messages: list[dict[str, Any]], add_generation_prompt: bool) -> str:
-        return str(self.tok.apply_chat_template(messages, tools=self.tools, add_generation_prompt=add_generation_prompt,
-                                                tokenize=False))
+    @property
+    def task(self) -> Task | None:
+        return None if self.episode is None else self.episode.task
 
-    def _eos_ids(self) -> set[int]:
-        ids = {self.tok.eos_token_id, self.tok.pad_token_id}
-        return {i for i in ids if i is not None}
-
-    def _suffix(self, new: list[dict[str, Any]]) -> str | None:
-        """The text the chat template puts after the assistant's end-of-turn token, up to the next generation
-        prompt (the same cut as the TRL backend); None when the template is not prefix-preserving."""
-        before = self.render(self.messages, False)
-        after = self.render(self.messages + new, True)
-        eos = self.tok.eos_token or ""
-        cut = before.rfind(eos) + len(eos) if eos and eos in before else len(before)
-        if not after.startswith(before[:cut]):
-            log.warning("chat template is not prefix-preserving: ending the episode after turn %d", self.turns)
-            return None
-        return after[cut:]
-
-    # ------------------------------------------------------------ the episode
     def reset(self, label: Any, observation: str) -> str:
         """Start the task a label carries; returns the first observation text (``observation`` if it fails)."""
         from crossgym.adapters.openrlhf.convert import task_from_label
-        from crossgym.api import load_environment
 
         try:
-            self.task = task_from_label(label)
-            name = self.cfg.env or self.task.env
-            self.max_turns = self.cfg.max_turns or (1 if name == "single_turn" else DEFAULT_MAX_TURNS)
-            self.env = load_environment(name, **self.cfg.env_params)
-            obs = self.env.reset(self.task, seed=episode_seed(self.cfg.seed, self.task.id))
-            self.messages = [m.to_openai() for m in obs.messages]
-            self.tools = [t.to_openai() for t in obs.tools] or None
-            return self.render(self.messages, True)
-        except Exception as exc:  # one bad task or environment must not stop the run: it scores on_error
+            task = task_from_label(label)
+        except Exception as exc:  # one bad row must not stop the run: it scores on_error
             log.warning("episode could not start: %s: %s", type(exc).__name__, exc)
             self.failed = f"openrlhf agent: the episode could not start: {type(exc).__name__}: {exc}"
             return observation
+        self.episode = Driven.open(task, self.cfg.env or task.env, env_params=self.cfg.env_params,
+                                   seed=episode_seed(self.cfg.seed, task.id), max_turns=self.cfg.max_turns,
+                                   budget=self.max_length)
+        return render_text(self.tok, self.episode.prompt, self.episode.tools)
 
     def step(self, action_ids: list[int], prompt_len: int, finish_reason: str | None = None) -> StepOut:
         """Apply one generated action (its token ids; ``prompt_len`` tokens came before it)."""
-        if self.failed is not None or self.task is None:
+        ep = self.episode
+        if ep is None:
             return self._finish(error_scored(self.cfg.score, self.failed or "openrlhf agent: step before reset"))
-        eos = self._eos_ids()
-        ids = list(action_ids)
-        ended = (finish_reason != "length") if finish_reason is not None else bool(ids) and ids[-1] in eos
-        while ids and ids[-1] in eos:
-            ids.pop()
-        action = Message(role="assistant", content=self.tok.decode(ids, skip_special_tokens=False))
-        self.turns += 1
-        self.out.append(action)
-        self.messages.append(action.to_openai())
-        try:
-            result = self.env.step(action)
-        except Exception as exc:  # environments must not raise on model output; end the episode if one does
-            log.warning("environment %s raised on step: %s", type(self.env).__name__, exc)
-            return self._finish(score(self.cfg.score, self.task, Completion(messages=tuple(self.out))))
-        if not (result.done or not ended or self.turns >= self.max_turns):
-            new = [m.to_openai() for m in result.messages]
-            suffix = self._suffix(new)
-            if suffix is not None:
-                n = len(self.tok(suffix, add_special_tokens=False)["input_ids"])
-                if prompt_len + len(action_ids) + n < self.max_length:
-                    self.out.extend(result.messages)
-                    self.messages.extend(new)
+        if not ep.done:
+            body, ended = split_turn(action_ids, self.stops, finish_reason)
+            action = Message(role="assistant", content=self.tok.decode(body, skip_special_tokens=False))
+            reply = ep.take(action, token_ids=action_ids, ended=ended)
+            if not ep.done:
+                suffix = reply_suffix(self.tok, ep.conversation()[:-len(reply)], reply, ep.tools)
+                if suffix is None:
+                    log.warning("chat template is not prefix-preserving: ending the episode after turn %d", ep.turns)
+                    ep.end("template")
+                elif ep.fits(len(self.tok(suffix, add_special_tokens=False)["input_ids"]),
+                             used=prompt_len + len(action_ids)):  # OpenRLHF's max_len counts the whole sequence
                     return StepOut(reward=0.0, score=0.0, feedback=suffix, done=False)
-        self.out.extend(result.messages)  # the last reply is scored, as eval does, but never fed back (no tokens)
-        return self._finish(score(self.cfg.score, self.task, Completion(messages=tuple(self.out))))
+        # the last reply is scored (it is in the Completion) but never fed back: no tokens for it
+        if ep.error is not None:
+            return self._finish(error_scored(self.cfg.score, ep.error.reason))
+        return self._finish(score(self.cfg.score, ep.task, ep.completion()))
 
     def _finish(self, s: Scored) -> StepOut:
         self.result = s
         self.close()
-        if self.cfg.score.rollouts and self.task is not None and self.failed is None:
-            import json
-
-            rec = rollout_record(self.task, Completion(messages=tuple(self.out)), s, turns=max(1, self.turns))
-            write_rollouts(self.cfg.score.rollouts, [json.dumps(rec, ensure_ascii=False)])
-        return StepOut(reward=s.reward, score=s.score, feedback="", done=True, logs=dict(s.logs))
+        if self.episode is not None:
+            record(self.cfg.score, self.episode.task, self.completion(), s, turns=max(1, self.episode.turns))
+        reward, task_score, logs = openrlhf_values(self.cfg.score, s)
+        return StepOut(reward=reward, score=task_score, feedback="", done=True, logs=logs)
 
     def completion(self) -> Completion:
-        return Completion(messages=tuple(self.out))
+        return Completion(messages=()) if self.episode is None else self.episode.completion()
 
     def close(self) -> None:
-        if self.env is not None:
-            try:
-                self.env.close()
-            except Exception as exc:  # closing must not lose the reward
-                log.warning("environment close failed: %s", exc)
-            self.env = None
+        if self.episode is not None:
+            self.episode.close()
 
 
 @dataclass
