@@ -162,7 +162,7 @@ class HFEngine:
                 attention[row, width - len(ids):] = 1
         sample = params.temperature > 0
         # a fresh config, as TRL builds one: the checkpoint's own sampling defaults do not leak in
-        cfg = GenerationConfig(  # type: ignore[no-untyped-call]
+        cfg = GenerationConfig(
             max_new_tokens=params.max_tokens, do_sample=sample, pad_token_id=chat.pad_id, eos_token_id=chat.eos_ids,
             temperature=params.temperature if sample else None, top_p=params.top_p if sample else None,
             top_k=(params.top_k if params.top_k > 0 else 0) if sample else None,

@@ -10,6 +10,7 @@ import json
 import string
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<unk>", "<tool_call>", "</tool_call>",
                   "<tool_response>", "</tool_response>", "<think>", "</think>"]
@@ -20,7 +21,7 @@ def qwen_chat_template() -> str:
     return resources.files("crossgym.inference").joinpath("templates/qwen2_5.jinja").read_text(encoding="utf-8")
 
 
-def build_tiny_tokenizer():  # type: ignore[no-untyped-def]
+def build_tiny_tokenizer() -> Any:
     """A character-level PreTrainedTokenizerFast with Qwen2.5 special tokens and chat template."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast

@@ -225,7 +225,7 @@ class PrimeRubric(BaseVerifier):
         """Round trip: a crossgym exact_match task exported as a verifiers taskset, then scored back through it."""
         from crossgym.interop.prime_export import MODULE
 
-        src = Task(id="capital", prompt="Capital of France? One word.", answer="Paris",
+        src = Task(id="capital", prompt=(Message("user", "Capital of France? One word."),), answer="Paris",
                    verifier=VerifierSpec("exact_match"))
         (task,) = prime_verifiers(MODULE, {"tasks": [src.to_dict()]})
         return [Example(task, Completion.from_text("Paris"), "pass"),

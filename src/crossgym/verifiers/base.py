@@ -90,7 +90,7 @@ _deadline = threading.local()
 
 def time_left(default: float = 30.0) -> float:
     """Seconds until the current ``score`` call's deadline (``default`` outside a verifier call)."""
-    end = getattr(_deadline, "end", None)
+    end: float | None = getattr(_deadline, "end", None)
     if end is None:
         return default
     return max(0.0, end - time.monotonic())
@@ -284,7 +284,7 @@ class BaseVerifier:
              tools: Sequence[ToolSpec | dict[str, Any]] = (), task_id: str = "example",
              metadata: dict[str, Any] | None = None) -> Task:
         """A Task scored by this verifier with ``params``."""
-        return Task(id=task_id, prompt=prompt, answer=answer, verifier=VerifierSpec(cls.name, dict(params or {})),
+        return Task(id=task_id, prompt=(Message("user", prompt),), answer=answer, verifier=VerifierSpec(cls.name, dict(params or {})),
                     tools=tuple(t if isinstance(t, ToolSpec) else ToolSpec.from_dict(t) for t in tools),
                     metadata=dict(metadata or {}))
 

@@ -89,7 +89,7 @@ class MultipleChoice(BaseVerifier):
         m = _LEAD.match(first_line)
         if m and (m.group(1) or m.group(2)) in letters:
             return self._agree(m.group(1) or m.group(2), first_line[m.end():], letters, options)
-        picks = [(x or y or z) for x, y, z in _PHRASE.findall(span[-2000:])]
+        picks: list[str] = [(x or y or z) for x, y, z in _PHRASE.findall(span[-2000:])]
         picks = [p for p in picks if p in letters]
         if picks:
             return picks[-1]

@@ -72,7 +72,7 @@ def tag_contents(text: str, tag: str) -> list[str]:
 
 def boxed_contents(text: str) -> list[str]:
     """Bodies of every ``\\boxed{...}`` / ``\\fbox{...}`` (braces balanced); Malformed on an unclosed one."""
-    out = []
+    out: list[str] = []
     pos = 0
     while True:
         i = _next_box(text, pos)

@@ -27,7 +27,8 @@ def json_type(v: Any) -> str:
         return "integer"
     if isinstance(v, float):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), type(v).__name__)
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(v), type(v).__name__)
 
 
 class _JsonBase(BaseVerifier):

@@ -8,7 +8,7 @@ with alias counts and nesting capped (alias bombs, deep nesting).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NoReturn
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
@@ -64,7 +64,7 @@ def parse_xml(text: str) -> str:
     p = expat.ParserCreate()
     root: list[str] = []
 
-    def refuse(*_: Any) -> None:
+    def refuse(*_: Any) -> NoReturn:
         raise _Refused("DTDs and entity declarations are refused")
 
     def start(name: str, _attrs: Any) -> None:

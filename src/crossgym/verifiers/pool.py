@@ -278,14 +278,15 @@ class WorkerPool:
 
     def _replace_async(self) -> None:
         def start() -> None:
+            w: _Worker | None = None
             try:
                 w = self._spawn()
                 ok = w.wait_ready(self.startup_timeout)
             except Exception as exc:
                 log.warning("verifier worker failed to start: %s", exc)
-                ok, w = False, None  # type: ignore[assignment]
+                ok, w = False, None
             with self._cv:
-                if ok and not self._closed:
+                if ok and w is not None and not self._closed:
                     self._idle.append(w)
                 else:
                     self._live -= 1

@@ -89,7 +89,7 @@ def compile_lite(schema: Any) -> Check:
     if "const" in schema:
         const = schema["const"]
         checks.append(lambda v: None if _same(v, const) else f"must equal {json.dumps(const)[:40]}")
-    bounds = []
+    bounds: list[tuple[str, Any, Callable[[Any, Any], bool]]] = []
     for k, bad in (("minimum", lambda v, b: v < b), ("maximum", lambda v, b: v > b),
                    ("exclusiveMinimum", lambda v, b: v <= b), ("exclusiveMaximum", lambda v, b: v >= b)):
         if k in schema:
@@ -167,10 +167,15 @@ def compile_lite(schema: Any) -> Check:
                 raise ValueError(f"{k} must be a non-empty list")
             subs = [compile_lite(x) for x in schema[k]]
             if k == "anyOf":
-                checks.append(lambda v, subs=subs: None if any(c(v) is None for c in subs) else "matches none of anyOf")
+                def any_of(v: Any, subs: list[Check] = subs) -> str | None:
+                    return None if any(c(v) is None for c in subs) else "matches none of anyOf"
+
+                checks.append(any_of)
             else:
-                checks.append(lambda v, subs=subs: None if sum(c(v) is None for c in subs) == 1
-                              else "must match exactly one of oneOf")
+                def one_of(v: Any, subs: list[Check] = subs) -> str | None:
+                    return None if sum(c(v) is None for c in subs) == 1 else "must match exactly one of oneOf"
+
+                checks.append(one_of)
     nullable = bool(schema.get("nullable"))
 
     def run(v: Any) -> str | None:
