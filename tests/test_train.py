@@ -180,3 +180,59 @@ def test_a_config_one_backend_cannot_run_is_one_line_or_one_column(tmp_path, cap
     code, out, _ = _cli(["plan", str(cfg), "--json"], capsys)
     trl = next(p for p in json.loads(out)["plans"] if p["backend"] == "trl")
     assert code == 0 and not trl["available"] and "cannot plan this config" in trl["reason"]
+
+
+@pytest.fixture
+def third_party():
+    """tests/support/third_party_backend.py registered for one test (a backend written against the protocol only)."""
+    sys.path.insert(0, str(Path(__file__).parent / "support"))
+    import third_party_backend
+
+    from crossgym.plugins import register_plugin, unregister_plugin
+
+    plugin = third_party_backend.Plugin()
+    third_party_backend.EVENTS.clear()
+    register_plugin(plugin)
+    yield third_party_backend
+    unregister_plugin(plugin)
+
+
+def test_a_backend_written_only_against_the_protocol_trains(third_party, tmp_path, capsys):
+    from crossgym.protocol import TrainingBackend
+
+    assert isinstance(third_party.StepBackend(), TrainingBackend)
+    cfg = write_config(tmp_path, "some/model")
+    code, out, err = _cli(["train", str(cfg), "--backend", "third_party_step", "--skip-gate"], capsys)
+    assert code == 0, err
+    events = [e for e, _ in third_party.EVENTS]
+    assert events == ["check", "preload", "train"]  # preload is part of the contract, called before training
+    assert dict(third_party.EVENTS)["train"] == {"tasks": 8, "stop_is_set": False}
+    assert "trained 2 steps" in out
+
+
+@pytest.mark.parametrize(("backend", "promise", "kept"), [
+    ("third_party_step", "stopping after this step and saving the model", "the model so far is saved"),
+    ("third_party_process", "stopping the training process (SIGINT, then SIGTERM", "the last checkpoint it saved"),
+])
+def test_the_first_ctrl_c_promises_what_the_backend_does(third_party, tmp_path, capsys, backend, promise, kept):
+    """A real SIGINT mid-run: the backend sees stop set; the promise printed matches its capabilities.stop."""
+    cfg = write_config(tmp_path, "some/model", backend_args={"ctrl_c_at": 2},
+                       grpo={"num_generations": 2, "per_device_train_batch_size": 4, "max_steps": 5})
+    code, out, err = _cli(["train", str(cfg), "--backend", backend, "--skip-gate"], capsys)
+    assert code == 130
+    assert ("stop_seen", True) in third_party.EVENTS
+    assert promise in err and f"stopped at step 1 (Ctrl-C); {kept}" in out
+
+
+def test_train_orchestration_finds_nothing_by_getattr_or_signatures():
+    """train.py calls the declared contract: no getattr/hasattr probing, no inspect.signature."""
+    import ast
+
+    import crossgym.train as train_module
+
+    tree = ast.parse(Path(train_module.__file__).read_text(encoding="utf-8"))
+    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not {"getattr", "hasattr"} & calls
+    assert "inspect" not in imported and "signature" not in imported

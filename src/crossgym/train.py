@@ -6,14 +6,13 @@ command layer; the backends only log.
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import signal
 import sys
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,7 @@ from crossgym.protocol.errors import BackendUnavailable, CrossgymError
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
-    from crossgym.protocol.interfaces import TrainResult
+    from crossgym.protocol.interfaces import TrainingBackend, TrainResult
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +56,10 @@ def quiet_libraries() -> None:
         pass
 
 
-def _backend(name: str) -> Any:
+def _backend(name: str) -> TrainingBackend:
     from crossgym.api import get_backend
 
-    backend = get_backend(name)
+    backend: TrainingBackend = get_backend(name)
     backend.check()  # BackendUnavailable: one line with the install command (or "not built yet")
     return backend
 
@@ -201,9 +200,7 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
         _render_plans([{"available": True, **plan.to_dict()}])
         Console().print(f"dry run: {len(tasks)} tasks and their verifiers load; nothing was trained")
         return
-    preload = getattr(b, "preload", None)  # a backend that must import first (Unsloth patches transformers)
-    if callable(preload):
-        preload()
+    b.preload()  # a backend that must import first does it now (Unsloth patches transformers)
     quiet_libraries()
     if skip_gate:
         err.print("eval gate skipped (--skip-gate)")
@@ -212,12 +209,18 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
             line = run_gate_step(run, tasks)
         err.print(line if line else "eval gate: not available in this build, skipped", markup=False)
     result = _train_with_progress(b, run, tasks, err)
-    _print_result(result)
+    _print_result(result, stop_mode=b.capabilities.stop)
     if result.metrics.get("interrupted") or result.metrics.get("stopped_early"):
         raise SystemExit(130)
 
 
-def _train_with_progress(backend: Any, run: RunConfig, tasks: list[Any], err: Any) -> TrainResult:
+#: what the first Ctrl-C promises, by the backend's capabilities.stop (and what a stopped run's summary says)
+STOP_PROMISE = {"step": ("stopping after this step and saving the model", "the model so far is saved"),
+                "process": ("stopping the training process (SIGINT, then SIGTERM after a grace period)",
+                            "the last checkpoint it saved is kept")}
+
+
+def _train_with_progress(backend: TrainingBackend, run: RunConfig, tasks: list[Any], err: Any) -> TrainResult:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -229,12 +232,13 @@ def _train_with_progress(backend: Any, run: RunConfig, tasks: list[Any], err: An
 
     stop = threading.Event()
     presses = {"n": 0}
+    promise = STOP_PROMISE.get(backend.capabilities.stop, STOP_PROMISE["step"])[0]
 
     def on_sigint(signum: int, frame: Any) -> None:
         presses["n"] += 1
         if presses["n"] == 1:
             stop.set()
-            err.print("[yellow]Ctrl-C: stopping after this step and saving the model (press again to stop now)[/]")
+            err.print(f"[yellow]Ctrl-C: {promise} (press again to stop now)[/]")
         else:
             raise KeyboardInterrupt
 
@@ -244,7 +248,7 @@ def _train_with_progress(backend: Any, run: RunConfig, tasks: list[Any], err: An
                         console=err, transient=False)
     task_id = progress.add_task(f"{run.backend} {Path(run.model).name}", total=run.grpo.max_steps, reward="-")
 
-    def on_progress(step: int, max_steps: int, logs: dict[str, Any]) -> None:
+    def on_progress(step: int, max_steps: int, logs: Mapping[str, Any]) -> None:
         if "reward" in logs:
             state["reward"] = float(logs["reward"])
         progress.update(task_id, completed=step, total=max_steps or run.grpo.max_steps,
@@ -254,20 +258,18 @@ def _train_with_progress(backend: Any, run: RunConfig, tasks: list[Any], err: An
     previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
     try:
         with progress:
-            offered = {"tasks": tasks, "progress": on_progress, "stop": stop}
-            accepted = inspect.signature(backend.train).parameters
-            kwargs = {k: v for k, v in offered.items() if k in accepted}  # the protocol only promises train(run)
-            return backend.train(run, **kwargs)  # type: ignore[no-any-return]
+            return backend.train(run, tasks=tasks, progress=on_progress, stop=stop)
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)
 
 
-def _print_result(result: TrainResult) -> None:
+def _print_result(result: TrainResult, *, stop_mode: str = "step") -> None:
     m = result.metrics
     out = sys.stdout
     if m.get("interrupted") or m.get("stopped_early"):
-        out.write(f"stopped at step {result.steps} (Ctrl-C); the model so far is saved\n")
+        kept = STOP_PROMISE.get(stop_mode, STOP_PROMISE["step"])[1]
+        out.write(f"stopped at step {result.steps} (Ctrl-C); {kept}\n")
     else:
         out.write(f"trained {result.steps} steps\n")
     if "reward_first10" in m:

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from crossgym.plugins import hookimpl
-from crossgym.protocol import Capabilities, Completion, Example, Task, Verdict, VerifierSpec
+from crossgym.protocol import BackendBase, BackendCapabilities, Completion, Example, Task, Verdict, VerifierSpec
 from crossgym.verifiers.base import BaseVerifier, Malformed
 
 #: set by a test in the parent process only; the fresh-process check must notice the difference
@@ -102,8 +102,8 @@ class ProcessLocal(Contains):
 
 
 # ------------------------------------------------------------------ backends
-class _Backend:
-    capabilities = Capabilities(multi_turn=True, variants=("grpo",))
+class _Backend(BackendBase):
+    capabilities = BackendCapabilities(multi_turn=True, variants=("grpo",))
 
     def check(self) -> None:
         return None

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from crossgym.protocol import Completion, Message, SamplingParams
-from crossgym.protocol.interfaces import Capabilities
+from crossgym.protocol.interfaces import EngineCapabilities
 from crossgym.synth.prompts import SYSTEM
 
 
@@ -20,12 +20,15 @@ class ScriptedModel:
 
     name = "scripted"
     model_name = "scripted-model"
-    capabilities = Capabilities()
+    capabilities = EngineCapabilities()
 
     def __init__(self, drafts: Iterable[str], solutions: dict[str, str]) -> None:
         self.drafts = deque(drafts)
         self.solutions = solutions
         self.calls: list[tuple[int, SamplingParams]] = []
+
+    def check(self) -> None:
+        return None
 
     def generate(self, prompts: list[list[Message]], n: int, params: SamplingParams,
                  tools: list[list[Any]] | None = None) -> list[list[Completion]]:

@@ -15,11 +15,9 @@ manager, OpenRLHF's executor). It may also have:
 
 Where the driver comes from, first match wins:
 
-1. declared by the backend: a ``compat_driver = "module"`` attribute on the backend class, or
-   ``capabilities={"compat_driver": "module"}`` on its registry entry (what third-party backends do);
-2. the convention for built-ins: ``crossgym.adapters.<name>.parity``;
-3. a driver shipped with the suite (``crossgym.compat_tests.builtin_drivers``), for backends whose native reward
-   path is reachable in-process (TRL).
+1. declared by the backend: its ``compat_driver`` (part of the TrainingBackend protocol; ``BackendBase`` says None),
+   or ``capabilities={"compat_driver": "module"}`` on its registry entry;
+2. the convention: ``crossgym.adapters.<name>.parity`` (every built-in backend also declares its own).
 """
 
 from __future__ import annotations
@@ -34,12 +32,12 @@ from types import ModuleType
 from typing import Any
 
 from crossgym.protocol.errors import BackendUnavailable, CrossgymError
+from crossgym.protocol.interfaces import TrainingBackend
 
 log = logging.getLogger(__name__)
 
 DRIVER_ATTR = "compat_driver"
 CONVENTION = "crossgym.adapters.{name}.parity"
-BUILTIN = {"trl": "crossgym.compat_tests.builtin_drivers.trl"}
 #: backend statuses in a matrix
 INSTALLED, NOT_INSTALLED, UNAVAILABLE, NO_DRIVER = "installed", "not_installed", "unavailable", "no_driver"
 
@@ -49,7 +47,7 @@ class Driver:
     """A backend's parity driver: its functions and where they came from."""
 
     module: str
-    source: str  # "declared", "convention" or "builtin"
+    source: str  # "declared" or "convention"
     native_rewards: Callable[..., list[Any]]
     modes: tuple[str, ...] = ("single_turn",)
     takes_mode: bool = False
@@ -103,9 +101,9 @@ class BackendInfo:
                                                              "modes": list(self.driver.modes)}}
 
 
-def _declared(entry: Any, backend: Any) -> str | None:
-    target = getattr(backend, DRIVER_ATTR, None) if backend is not None else None
-    return target or (entry.capabilities or {}).get(DRIVER_ATTR)
+def _declared(entry: Any, backend: TrainingBackend | None) -> str | None:
+    target = backend.compat_driver if backend is not None else None
+    return target or ((entry.capabilities or {}).get(DRIVER_ATTR) if entry is not None else None)
 
 
 def _module_exists(name: str) -> bool:
@@ -115,7 +113,7 @@ def _module_exists(name: str) -> bool:
         return False
 
 
-def find_driver(name: str, entry: Any = None, backend: Any = None) -> Driver | None:
+def find_driver(name: str, entry: Any = None, backend: TrainingBackend | None = None) -> Driver | None:
     """The parity driver for backend ``name`` (None when it has none); import errors propagate."""
     declared = _declared(entry, backend)
     if declared:
@@ -123,8 +121,6 @@ def find_driver(name: str, entry: Any = None, backend: Any = None) -> Driver | N
     conv = CONVENTION.format(name=name)
     if _module_exists(conv):
         return Driver.from_module(importlib.import_module(conv), "convention")
-    if name in BUILTIN:
-        return Driver.from_module(importlib.import_module(BUILTIN[name]), "builtin")
     return None
 
 
@@ -160,9 +156,7 @@ def inspect_backend(name: str) -> BackendInfo:
         info.status, info.reason = UNAVAILABLE, f"cannot build the backend: {type(exc).__name__}: {exc}"
         return info
     info.backend = backend
-    caps = getattr(backend, "capabilities", None)
-    if caps is not None and hasattr(caps, "to_dict"):
-        info.capabilities = {**info.capabilities, **caps.to_dict()}
+    info.capabilities = {**info.capabilities, **backend.capabilities.to_dict()}
     check_problem = None
     try:
         backend.check()

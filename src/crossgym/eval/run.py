@@ -62,10 +62,8 @@ def build_engine(engine: str | None = None, *, model: str | None = None, endpoin
             kw["model"] = model
     else:  # a plugin engine: hand it what was given
         kw.update({k: v for k, v in (("model", model), ("base_url", endpoint)) if v})
-    built = get_engine(name, **kw)
-    check = getattr(built, "check", None)
-    if callable(check):
-        check()
+    built: InferenceEngine = get_engine(name, **kw)
+    built.check()
     return built
 
 

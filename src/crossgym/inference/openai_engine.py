@@ -20,7 +20,7 @@ from crossgym.inference.http import EngineError, JSONClient, check_httpx
 from crossgym.inference.toolcalls import parse_assistant_text
 from crossgym.protocol.episode import SamplingParams
 from crossgym.protocol.errors import ConfigError
-from crossgym.protocol.interfaces import Capabilities
+from crossgym.protocol.interfaces import EngineCapabilities
 from crossgym.protocol.messages import Message, ToolCall, messages_from
 from crossgym.protocol.task import Completion
 
@@ -47,7 +47,7 @@ class OpenAIEngine:
     """
 
     name = "openai"
-    capabilities = Capabilities(multi_turn=True, token_ids=False, logprobs=True)
+    capabilities = EngineCapabilities(multi_turn=True, token_ids=False, logprobs=True)
 
     def __init__(self, base_url: str | None = None, model: str | None = None, *, api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", max_concurrency: int = 8, max_retries: int = 4,

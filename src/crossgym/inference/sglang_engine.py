@@ -20,7 +20,7 @@ from crossgym.inference.http import EngineError, JSONClient, check_httpx
 from crossgym.inference.openai_engine import OpenAIEngine
 from crossgym.protocol.episode import SamplingParams
 from crossgym.protocol.errors import ConfigError
-from crossgym.protocol.interfaces import Capabilities
+from crossgym.protocol.interfaces import EngineCapabilities
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion
 
@@ -34,7 +34,7 @@ class SGLangEngine:
     """
 
     name = "sglang"
-    capabilities = Capabilities(multi_turn=True, token_ids=True, logprobs=True)
+    capabilities = EngineCapabilities(multi_turn=True, token_ids=True, logprobs=True)
 
     def __init__(self, base_url: str | None = None, model: str | None = None, *, api: str = "native",
                  tokenizer: str | Any | None = None, api_key: str | None = None, api_key_env: str = "SGLANG_API_KEY",

@@ -18,7 +18,7 @@ from crossgym.inference.chat import ChatFormat
 from crossgym.inference.openai_engine import OpenAIEngine
 from crossgym.protocol.episode import SamplingParams
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
-from crossgym.protocol.interfaces import Capabilities
+from crossgym.protocol.interfaces import EngineCapabilities
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion
 
@@ -31,7 +31,7 @@ class VLLMEngine:
     """vLLM in process (``model=``) or a vLLM server (``base_url=``); extra keywords go to ``vllm.LLM``."""
 
     name = "vllm"
-    capabilities = Capabilities(multi_turn=True, token_ids=True, logprobs=True)
+    capabilities = EngineCapabilities(multi_turn=True, token_ids=True, logprobs=True)
 
     def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
                  max_concurrency: int = 8, seed: int = 0, chat_template_kwargs: dict[str, Any] | None = None,

@@ -30,10 +30,14 @@ from crossgym.protocol.errors import (
     VerifierError,
 )
 from crossgym.protocol.interfaces import (
+    BackendBase,
+    BackendCapabilities,
     Capabilities,
+    EngineCapabilities,
     Environment,
     InferenceEngine,
     Plan,
+    StopSignal,
     TrainingBackend,
     TrainResult,
     Verifier,
@@ -45,9 +49,9 @@ if TYPE_CHECKING:
     from crossgym.config import RunConfig, load_run_config
 
 __all__ = [
-    "BackendUnavailable", "Capabilities", "Completion", "ConfigError", "CrossgymError", "Environment", "Example",
-    "InferenceEngine", "Message", "Observation", "Plan", "PluginError", "Rollout", "RunConfig", "SamplingParams",
-    "SandboxError", "StepResult", "Task", "ToolCall", "ToolSpec", "TrainResult", "TrainingBackend",
+    "BackendBase", "BackendCapabilities", "BackendUnavailable", "Capabilities", "Completion", "ConfigError",
+    "CrossgymError", "EngineCapabilities", "Environment", "Example", "InferenceEngine", "Message", "Observation",
+    "Plan", "PluginError", "Rollout", "RunConfig", "SamplingParams", "SandboxError", "StepResult", "StopSignal", "Task", "ToolCall", "ToolSpec", "TrainResult", "TrainingBackend",
     "UnknownNameError", "Verdict", "Verifier", "VerifierError", "VerifierSpec", "load_run_config",
 ]
 

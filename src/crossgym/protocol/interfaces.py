@@ -1,10 +1,11 @@
-"""The four protocols implementers write against: Verifier, Environment, TrainingBackend, InferenceEngine."""
+"""The four protocols implementers write against: Verifier, Environment, TrainingBackend, InferenceEngine; and the
+values they exchange with the orchestration (capabilities per role, Plan, TrainResult, StopSignal)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from crossgym.protocol.episode import Observation, SamplingParams, StepResult
 from crossgym.protocol.messages import Message
@@ -40,9 +41,14 @@ class Environment(Protocol):
     def close(self) -> None: ...
 
 
+#: How a backend honours ``stop``: "step" ends after the optimizer step in progress and saves the model;
+#: "process" asks the launched training process group to stop (SIGINT, then SIGTERM after a grace period).
+STOP_MODES = ("step", "process")
+
+
 @dataclass(frozen=True)
-class Capabilities:
-    """What a backend or engine can do; the compat suite and `crossgym list` read these."""
+class BackendCapabilities:
+    """What a training backend can do; the compat suite, `crossgym list` and `crossgym plan` read these."""
 
     multi_turn: bool = False
     lora: bool = False
@@ -50,20 +56,41 @@ class Capabilities:
     distributed: bool = False
     needs_gpu: bool = False
     variants: tuple[str, ...] = ("grpo",)
-    token_ids: bool = False
-    logprobs: bool = False
+    stop: str = "step"
+    """One of STOP_MODES."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"multi_turn": self.multi_turn, "lora": self.lora, "engines": list(self.engines),
                 "distributed": self.distributed, "needs_gpu": self.needs_gpu, "variants": list(self.variants),
-                "token_ids": self.token_ids, "logprobs": self.logprobs}
+                "stop": self.stop}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Capabilities:
+    def from_dict(cls, d: Mapping[str, Any]) -> BackendCapabilities:
         return cls(multi_turn=bool(d.get("multi_turn", False)), lora=bool(d.get("lora", False)),
                    engines=tuple(d.get("engines") or ()), distributed=bool(d.get("distributed", False)),
                    needs_gpu=bool(d.get("needs_gpu", False)), variants=tuple(d.get("variants") or ("grpo",)),
-                   token_ids=bool(d.get("token_ids", False)), logprobs=bool(d.get("logprobs", False)))
+                   stop=str(d.get("stop", "step")))
+
+
+#: The name 0.1 had for a backend's capabilities.
+Capabilities = BackendCapabilities
+
+
+@dataclass(frozen=True)
+class EngineCapabilities:
+    """What an inference engine gives back: multi-turn chat (tool turns included), token ids, logprobs."""
+
+    multi_turn: bool = False
+    token_ids: bool = False
+    logprobs: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"multi_turn": self.multi_turn, "token_ids": self.token_ids, "logprobs": self.logprobs}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EngineCapabilities:
+        return cls(multi_turn=bool(d.get("multi_turn", False)), token_ids=bool(d.get("token_ids", False)),
+                   logprobs=bool(d.get("logprobs", False)))
 
 
 @dataclass(frozen=True)
@@ -95,24 +122,64 @@ class TrainResult:
                 "metrics": self.metrics}
 
 
+#: A reward for a verifier error or timeout: a number, or "none" (None/NaN, for backends that mask it).
+OnError = float | Literal["none"]
+#: ``progress(step, max_steps, logs)``: called by a backend after each optimizer step (logs may hold "reward").
+ProgressFn = Callable[[int, int, Mapping[str, Any]], None]
+
+
+@runtime_checkable
+class StopSignal(Protocol):
+    """Set when a run should end early (the CLI's first Ctrl-C); ``threading.Event`` is one. A backend polls it
+    between steps and, once it is set, ends the run the way its ``capabilities.stop`` says, saving what it has."""
+
+    def is_set(self) -> bool: ...
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
 @runtime_checkable
 class TrainingBackend(Protocol):
-    """Runs GRPO for a RunConfig on one training framework."""
+    """Runs GRPO for a RunConfig on one training framework. ``crossgym train`` calls, in order: ``check()``,
+    ``preload()``, then ``train(run, tasks=..., progress=..., stop=...)``; ``crossgym plan`` calls ``plan(run)``;
+    the compat suite imports ``compat_driver``. Subclass BackendBase for the defaults of the optional parts."""
 
     name: str
-    capabilities: Capabilities
+    capabilities: BackendCapabilities
+    #: The module of this backend's compat parity driver (see crossgym.compat_tests.drivers), or None.
+    compat_driver: str | None
 
     def check(self) -> None:
         """Raise BackendUnavailable (with the install command) when this backend cannot run here."""
         ...
 
-    def plan(self, run: RunConfig) -> Plan: ...
-
-    def reward_function(self, spec: VerifierSpec) -> Any:
-        """The framework's native reward object for one verifier."""
+    def preload(self) -> None:
+        """Imports that must come before anything loads the frameworks (Unsloth patches transformers); called
+        before the eval gate. Most backends do nothing."""
         ...
 
-    def train(self, run: RunConfig) -> TrainResult: ...
+    def plan(self, run: RunConfig) -> Plan:
+        """Native config, argv and generated files; no side effects."""
+        ...
+
+    def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> Any:
+        """The framework's native reward object applying ``spec`` to every row."""
+        ...
+
+    def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
+              stop: StopSignal | None = None) -> TrainResult:
+        """Train on ``tasks`` (loaded from ``run.tasks`` when None), calling ``progress`` after each step and
+        honouring ``stop`` (see StopSignal)."""
+        ...
+
+
+class BackendBase:
+    """Defaults for a TrainingBackend's optional parts: no compat driver, nothing to preload."""
+
+    compat_driver: str | None = None
+
+    def preload(self) -> None:
+        return None
 
 
 @runtime_checkable
@@ -120,6 +187,12 @@ class InferenceEngine(Protocol):
     """Generates n completions per prompt; token ids and logprobs where the engine gives them."""
 
     name: str
+    capabilities: EngineCapabilities
+
+    def check(self) -> None:
+        """Raise BackendUnavailable (or a CrossgymError) when the engine cannot generate here: a package is missing
+        or its server does not answer."""
+        ...
 
     def generate(self, prompts: list[list[Message]], n: int, params: SamplingParams,
                  tools: list[list[Any]] | None = None) -> list[list[Completion]]: ...

@@ -121,14 +121,50 @@ def test_generated_reward_file_scores_like_crossgym(tmp_path, tokenizer_dir):
         assert out["rewards"].tolist() == [verify(task, text).reward]
 
 
-def test_reward_function_applies_one_verifier_to_every_row(tokenizer_dir):
+def test_reward_function_applies_one_verifier_to_every_row():
     pytest.importorskip("torch")
-    from crossgym.protocol import Task, VerifierSpec
+    from crossgym.protocol import ConfigError, Task, VerifierSpec
 
     task = Task(id="t", prompt=[{"role": "user", "content": "q"}], answer=None, verifier=VerifierSpec("no_such"))
-    rf = OpenRLHFBackend().reward_function(VerifierSpec("length", {"max": 3}), model=str(tokenizer_dir))
-    out = rf(["p" + "one two three four<|im_end|>", "pshort<|im_end|>"], ["p", "p"], [task.to_json()] * 2)
+    rf = OpenRLHFBackend().reward_function(VerifierSpec("length", {"max": 3}), on_error=-1.0)
+    out = rf(["p" + "one two three four", "pshort"], ["p", "p"], [task.to_json()] * 2)
     assert out["rewards"].tolist() == [0.0, 1.0]  # the task's own (unbuildable) verifier is not consulted
+    with pytest.raises(ConfigError):
+        OpenRLHFBackend().reward_function(VerifierSpec("length", {"max": 3}), on_error="none")
+
+
+#: stands in for `python -m openrlhf.cli.train_ppo_ray <flags>`: a step line every 50 ms, as OpenRLHF logs them
+FAKE_OPENRLHF = ("import sys, time\n"
+                 "for step in range(1, 2400):\n"
+                 "    print(f\"Global step {step} {{'rollout/reward_mean': 0.5}}\", flush=True)\n"
+                 "    time.sleep(0.05)\n")
+
+
+def test_train_honours_stop_by_ending_the_launched_process(tmp_path, monkeypatch):
+    """The CLI's first Ctrl-C sets stop: OpenRLHF's launched process group is told to end (SIGINT), and train
+    returns an interrupted result instead of running on. The command is a stand-in; the launch code is the kit's."""
+    import threading
+    import time
+
+    from crossgym.adapters.openrlhf import config_map
+
+    monkeypatch.setattr(OpenRLHFBackend, "missing", lambda self: [])  # this machine "has" GPUs and OpenRLHF
+    monkeypatch.setattr(config_map, "ENTRY", ("python", "-c", FAKE_OPENRLHF))
+    stop = threading.Event()
+    seen = []
+
+    def progress(step, max_steps, logs):
+        seen.append((step, logs.get("reward")))
+        if step >= 2:
+            stop.set()
+
+    t0 = time.monotonic()
+    result = OpenRLHFBackend().train(make_run(tmp_path), progress=progress, stop=stop)
+    assert time.monotonic() - t0 < 60
+    assert result.metrics["interrupted"] is True and result.metrics["stop_signals"][0] == "SIGINT"
+    assert result.steps >= 2 and seen[:2] == [(1, 0.5), (2, 0.5)]
+    log = (tmp_path / "out" / "openrlhf" / "train.log").read_text()
+    assert "Global step 2 " in log and "Global step 2000" not in log
 
 
 def test_the_default_tier_never_imports_openrlhf_or_torch():

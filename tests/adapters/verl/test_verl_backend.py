@@ -78,7 +78,7 @@ def test_check_names_what_is_missing(monkeypatch) -> None:  # type: ignore[no-un
 def test_train_without_gpu_writes_the_run_and_stops_before_launch(run_factory, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("pyarrow")
     monkeypatch.setattr(vb.VerlBackend, "check", lambda self: None)  # verl itself is not needed to get this far
-    monkeypatch.setattr(vb, "detect_gpus", lambda: 0)
+    monkeypatch.setattr(vb, "visible_gpus", lambda: 0)
     with pytest.raises(BackendUnavailable) as info:
         vb.VerlBackend().train(run_factory())
     line = str(info.value)

@@ -127,13 +127,6 @@ def test_backend_args_pass_through_untouched_and_last(run_factory) -> None:  # t
     assert o["data.train_batch_size"] == 8
 
 
-def test_detect_gpus_reads_cuda_visible_devices(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,3")
-    assert ov.detect_gpus() == 2
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    assert ov.detect_gpus() == 0
-
-
 VALUES = [True, False, None, 0, 17, -3, 1e-06, 0.28, 2.0, "vllm", "/tmp/a b/c.parquet", "1e-6", "true", "null",
           "it's", "a,b", "x=y", "[1]", "${oc.env:HOME}", ["console"], [1, "two", 3.5], {"a": 1, "b": "c d"}]
 

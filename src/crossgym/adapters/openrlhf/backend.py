@@ -10,21 +10,31 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import logging
-import os
 import re
-import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from crossgym.adapters.kit.files import describe_lines, write_files
+from crossgym.adapters.kit.gpu import visible_gpus
+from crossgym.adapters.kit.launch import STOP_NOTE, Launched, child_env, launch
 from crossgym.adapters.openrlhf import config_map, files
 from crossgym.adapters.openrlhf.agent import AgentConfig
 from crossgym.adapters.openrlhf.convert import dataset_jsonl
 from crossgym.adapters.openrlhf.scoring import QueryScorer, ScoreConfig, special_tail_tokens
-from crossgym.protocol.errors import BackendUnavailable, CrossgymError
-from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
+from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
+from crossgym.protocol.interfaces import (
+    BackendBase,
+    BackendCapabilities,
+    OnError,
+    Plan,
+    ProgressFn,
+    StopSignal,
+    TrainResult,
+)
 from crossgym.protocol.task import Task, VerifierSpec
+from crossgym.rollout.tasks import needs_episodes
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
@@ -46,32 +56,13 @@ _STEP = re.compile(r"Global step (\d+)")
 _REWARD = re.compile(r"'rollout/reward_mean': ([-+0-9.eE]+)")
 
 
-def describe_jsonl(text: str, *, show: int = 2) -> str:
-    """A Plan's view of a JSONL file: its row count and first rows (the whole file is written by train)."""
-    lines = text.splitlines()
-    head = "\n".join(lines[:show])
-    return f"# {len(lines)} rows; the first {min(show, len(lines))}:\n{head}\n" if lines else "# 0 rows\n"
-
-
-def _tasks_need_agent(tasks: Sequence[Task], run: RunConfig) -> bool:
-    """Whether some task needs an environment loop: a multi-turn or non-single_turn env, tools, tool messages."""
-    env_set = "name" in run.environment.model_fields_set
-    if run.environment.max_turns > 1 or (env_set and run.environment.name != "single_turn"):
-        return True
-    for t in tasks:
-        if (not env_set and t.env != "single_turn") or t.tools:
-            return True
-        if any(m.tool_calls or m.role == "tool" for m in t.prompt):
-            return True
-    return False
-
-
-class OpenRLHFBackend:
+class OpenRLHFBackend(BackendBase):
     """GRPO on OpenRLHF 0.11.2 (Ray, DeepSpeed, vLLM): GPU clusters; single- and multi-turn."""
 
     name = "openrlhf"
-    capabilities = Capabilities(multi_turn=True, lora=True, engines=("vllm",), distributed=True, needs_gpu=True,
-                                variants=("grpo", "dapo", "dr_grpo", "gspo"), token_ids=True, logprobs=False)
+    capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("vllm",), distributed=True,
+                                       needs_gpu=True, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="process")
+    compat_driver = "crossgym.adapters.openrlhf.parity"
 
     # ------------------------------------------------------------ check
     def missing(self) -> list[str]:
@@ -84,7 +75,7 @@ class OpenRLHFBackend:
             version = importlib.metadata.version("openrlhf")
             if not version.startswith("0.11."):
                 out.append(f"openrlhf 0.11.x (found {version}; pip install --no-deps openrlhf==0.11.2)")
-        if config_map.visible_gpus() == 0:
+        if visible_gpus() == 0:
             out.append("an NVIDIA GPU (none visible)")
         return out
 
@@ -131,7 +122,7 @@ class OpenRLHFBackend:
             except CrossgymError as exc:
                 notes.append(f"tasks not loaded ({exc}): the prompt dataset is empty in this plan")
                 tasks = []
-        agent = _tasks_need_agent(tasks, run)
+        agent = needs_episodes(tasks, run)
         work = Path(run.output_dir).resolve() / SUBDIR
         paths = {"prompts": str(work / "prompts.jsonl"), "reward": str(work / "reward.py"),
                  "agent": str(work / "agent.py"), "launch": str(work / "launch.sh")}
@@ -145,6 +136,7 @@ class OpenRLHFBackend:
         else:
             full[paths["reward"]] = files.reward_file(score.to_dict())
         full[paths["launch"]] = files.launch_script(argv, workdir=str(work))
+        notes.append(STOP_NOTE)
         notes.append(f"{lay['rows']} prompt rows ({lay['tasks']} tasks cycled) = {run.grpo.max_steps} steps x "
                      f"{lay['prompts']} prompts x {run.grpo.num_generations} samples; "
                      f"{lay['nodes']} node(s) x {lay['gpus']} GPU(s)")
@@ -162,7 +154,7 @@ class OpenRLHFBackend:
         native = {"flags": flags, "layout": lay, "agent": agent,
                   "reward_config": (agent_cfg.to_dict() if agent else score.to_dict())}
         shown = dict(full)
-        shown[paths["prompts"]] = describe_jsonl(full[paths["prompts"]])
+        shown[paths["prompts"]] = describe_lines(full[paths["prompts"]])
         plan = Plan(backend=self.name, native_config=native, argv=tuple(argv), files=shown, notes=tuple(notes))
         return plan, full
 
@@ -177,30 +169,25 @@ class OpenRLHFBackend:
         return ["flags accepted by OpenRLHF's own train_ppo_ray parser and checks"] + [
             f"OpenRLHF says: {ln}" for ln in said]
 
-    def reward_function(self, spec: VerifierSpec, *, on_error: float = 0.0, model: str | None = None
-                        ) -> Callable[..., Any]:
+    def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> QueryScorer:
         """OpenRLHF's native reward object for one verifier: a ``reward_func(queries, prompts, labels)`` applying
-        ``spec`` to every row (``model``: the tokenizer whose end-of-sequence tokens are cut)."""
-        return QueryScorer(ScoreConfig(on_error=on_error, override=(spec.name, dict(spec.params)),
-                                       strip_tokens=special_tail_tokens(model), model=model))
+        ``spec`` to every row. Queries are taken as prompt + response; the reward file ``train`` writes also cuts
+        the policy tokenizer's end-of-sequence tokens (it knows the model)."""
+        if on_error == "none":
+            raise ConfigError("OpenRLHF has no masked reward: on_error 'none' cannot run there", where="on_error",
+                              fix="set a number (0.0 is the default)")
+        return QueryScorer(ScoreConfig(on_error=float(on_error), override=(spec.name, dict(spec.params)),
+                                       strip_tokens=()))
 
     # ------------------------------------------------------------ train
     def write(self, full: dict[str, str]) -> Path:
         """Write ``prepare``'s files; returns the folder holding them."""
-        folder = None
-        for path, text in full.items():
-            p = Path(path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
-            if p.suffix == ".sh":
-                p.chmod(0o755)
-            folder = p.parent
-        assert folder is not None
-        return folder
+        return write_files(full)[-1].parent
 
-    def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
-              progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> TrainResult:
-        """Write the files, then launch OpenRLHF and wait; stops before the launch when this machine cannot run it."""
+    def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
+              stop: StopSignal | None = None) -> TrainResult:
+        """Write the files, then launch OpenRLHF and stream its log; stops before the launch when this machine
+        cannot run it. ``stop`` ends the launched process group (kit.launch: SIGINT, then SIGTERM)."""
         from crossgym.adapters.common import check_verifiers_build
         from crossgym.rollout.tasks import load_run_tasks
 
@@ -212,28 +199,32 @@ class OpenRLHFBackend:
         if missing:
             raise BackendUnavailable(self.name, f"cannot launch on this machine (missing {'; '.join(missing)}); "
                                      f"the run files are in {work}: run launch.sh there on a GPU node", None)
-        argv = [sys.executable, *plan.argv[1:]]
+        return self.launch(run, [sys.executable, *plan.argv[1:]], work, progress=progress, stop=stop)
+
+    def launch(self, run: RunConfig, argv: Sequence[str], work: Path, *, progress: ProgressFn | None = None,
+               stop: StopSignal | None = None) -> TrainResult:
+        """Run ``argv`` (OpenRLHF's command) in ``work`` through the kit, reporting its steps and rewards."""
         log_path = work / "train.log"
-        steps = 0
-        log.info("launching OpenRLHF: %s (log: %s)", " ".join(plan.argv[:3]), log_path)
-        with log_path.open("w", encoding="utf-8") as fh:
-            proc = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                fh.write(line)
-                fh.flush()
-                log.debug("openrlhf: %s", line.rstrip())
-                m = _STEP.search(line)
-                if m:
-                    steps = int(m.group(1))
-                    r = _REWARD.search(line)
-                    if progress is not None:
-                        progress(steps, run.grpo.max_steps, {"reward": float(r.group(1))} if r else {})
-            rc = proc.wait()
-        if rc != 0:
-            raise CrossgymError(f"OpenRLHF exited with status {rc} after {steps} steps; see {log_path}")
-        final = str(Path(run.output_dir).resolve() / "final")
-        return TrainResult(output_dir=str(Path(run.output_dir).resolve()), steps=steps, checkpoint=final,
-                           metrics={"log": str(log_path), "rollouts": str(Path(run.output_dir).resolve()
-                                                                             / "rollouts.jsonl")})
+        seen = {"steps": 0}
+
+        def on_line(line: str) -> None:
+            log.debug("openrlhf: %s", line)
+            m = _STEP.search(line)
+            if m:
+                seen["steps"] = int(m.group(1))
+                r = _REWARD.search(line)
+                if progress is not None:
+                    progress(seen["steps"], run.grpo.max_steps, {"reward": float(r.group(1))} if r else {})
+
+        log.info("launching OpenRLHF: %s (log: %s)", " ".join(argv[:3]), log_path)
+        done: Launched = launch(argv, cwd=work, log_path=log_path, env=child_env(TOKENIZERS_PARALLELISM="false"),
+                                on_line=on_line, stop=stop)
+        steps = seen["steps"]
+        if done.returncode != 0 and not done.stopped:
+            raise CrossgymError(f"OpenRLHF exited with status {done.returncode} after {steps} steps: "
+                                f"{done.last_line()[:300]} (full log: {log_path})")
+        out = Path(run.output_dir).resolve()
+        final = out / "final"
+        return TrainResult(output_dir=str(out), steps=steps, checkpoint=str(final) if final.exists() else None,
+                           metrics={"interrupted": done.stopped, "stop_signals": done.signals, "log": str(log_path),
+                                    "max_steps": run.grpo.max_steps, "rollouts": str(out / "rollouts.jsonl")})

@@ -7,10 +7,10 @@ table docs/backends/openrlhf.md shows; ``flags()`` is what `crossgym plan` and `
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crossgym.adapters.kit.gpu import visible_gpus
 from crossgym.protocol.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -93,18 +93,6 @@ def markdown_table() -> str:
     rows = ["| crossgym | OpenRLHF 0.11.2 | note |", "|---|---|---|"]
     rows += [f"| `{a}` | {b} | {c} |" for a, b, c in MAPPING]
     return "\n".join(rows) + "\n"
-
-
-def visible_gpus() -> int:
-    """GPUs this machine shows (CUDA_VISIBLE_DEVICES, else /proc/driver/nvidia/gpus); reads only, imports nothing."""
-    env = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if env is not None:
-        return len([d for d in env.split(",") if d.strip() and d.strip() != "-1"])
-    p = Path("/proc/driver/nvidia/gpus")
-    try:
-        return len(list(p.iterdir())) if p.is_dir() else 0
-    except OSError:
-        return 0
 
 
 def _arg(backend_args: dict[str, Any], key: str, default: Any) -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,10 +17,18 @@ from crossgym.adapters.common import (
     check_verifiers_build,
 )
 from crossgym.adapters.trl import config_map
-from crossgym.adapters.trl.outputs import ProgressFn, make_run_logger, plot_reward_curve, read_metrics, summarize
+from crossgym.adapters.trl.outputs import make_run_logger, plot_reward_curve, read_metrics, summarize
 from crossgym.adapters.trl.rows import task_rows
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
-from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
+from crossgym.protocol.interfaces import (
+    BackendBase,
+    BackendCapabilities,
+    OnError,
+    Plan,
+    ProgressFn,
+    StopSignal,
+    TrainResult,
+)
 from crossgym.protocol.task import Task, VerifierSpec
 from crossgym.rollout.tasks import load_run_tasks, needs_episodes
 
@@ -34,13 +41,13 @@ INSTALL = "pip install 'crossgym[trl]'"
 SUPPORTED_TRL = ("1.16",)
 
 
-class TRLBackend:
+class TRLBackend(BackendBase):
     """GRPO on Hugging Face TRL's GRPOTrainer: CPU or GPU, hf or vLLM generation, LoRA or full fine-tuning."""
 
     name = "trl"
-    capabilities = Capabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
-                                needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), token_ids=True,
-                                logprobs=False)
+    capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
+                                       needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="step")
+    compat_driver = "crossgym.adapters.trl.parity"
 
     def __init__(self) -> None:
         #: What the last build_trainer() made: the reward functions (in reward_weights order) and the rollout_func.
@@ -102,9 +109,9 @@ class TRLBackend:
         return Plan(backend=self.name, native_config={"GRPOConfig": kwargs, "GRPOTrainer": trainer_args},
                     argv=("python", "train_trl.py"), files={"train_trl.py": script}, notes=tuple(notes))
 
-    def reward_function(self, spec: VerifierSpec, *, on_error: float | str = 0.0) -> VerdictReward:
+    def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> VerdictReward:
         """TRL's native reward object for one verifier: a reward function applying ``spec`` to every row."""
-        return VerdictReward(spec.name, spec=spec, on_error=on_error)  # type: ignore[arg-type]
+        return VerdictReward(spec.name, spec=spec, on_error=on_error)
 
     def load_policy(self, run: RunConfig) -> tuple[Any, Any, Any]:
         """GRPOTrainer's (model, processing_class, peft_config): the model path, None (TRL loads the tokenizer) and a
@@ -162,7 +169,7 @@ class TRLBackend:
         return trainer
 
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
-              stop: threading.Event | None = None, callbacks: Sequence[Any] = ()) -> TrainResult:
+              stop: StopSignal | None = None, callbacks: Sequence[Any] = ()) -> TrainResult:
         """Train; writes metrics.jsonl, reward_curve.png, rollouts.jsonl and final/ to output_dir.
 
         ``stop`` set (the CLI's first Ctrl-C) ends training after the current step; a KeyboardInterrupt mid-step

@@ -6,20 +6,17 @@ from __future__ import annotations
 import json
 import logging
 import math
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from crossgym.protocol.interfaces import ProgressFn, StopSignal
 
-#: progress(step, max_steps, logs): called after every step (logs {} ) and every TRL log (logs = the log dict).
-ProgressFn = Callable[[int, int, dict[str, Any]], None]
+log = logging.getLogger(__name__)
 
 
 def make_run_logger(output_dir: str | Path, *, progress: ProgressFn | None = None,
-                    stop: threading.Event | None = None) -> Any:
+                    stop: StopSignal | None = None) -> Any:
     """A TrainerCallback writing metrics.jsonl and step times, reporting progress, and stopping when ``stop`` is
     set (at the end of the current step, so the checkpoint saved afterwards is consistent)."""
     from transformers import TrainerCallback

@@ -10,16 +10,14 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import logging
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.trl import config_map
 from crossgym.adapters.trl.backend import TRLBackend
-from crossgym.adapters.trl.outputs import ProgressFn
 from crossgym.adapters.unsloth.settings import UnslothSettings, trl_run, unsloth_settings, without_lora
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
-from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
+from crossgym.protocol.interfaces import BackendCapabilities, Plan, ProgressFn, StopSignal, TrainResult
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
@@ -37,9 +35,9 @@ class UnslothBackend(TRLBackend):
     """GRPO with Unsloth: its fast loader and LoRA (4-bit and vLLM fast_inference on GPU), TRL's GRPOTrainer."""
 
     name = "unsloth"
-    capabilities = Capabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
-                                needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), token_ids=True,
-                                logprobs=False)
+    capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
+                                       needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="step")
+    compat_driver = "crossgym.adapters.unsloth.parity"
 
     def __init__(self) -> None:
         super().__init__()
@@ -84,7 +82,7 @@ class UnslothBackend(TRLBackend):
         import_unsloth(self)
 
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
-              stop: threading.Event | None = None, callbacks: Sequence[Any] = ()) -> TrainResult:
+              stop: StopSignal | None = None, callbacks: Sequence[Any] = ()) -> TrainResult:
         """The TRL backend's train (metrics.jsonl, reward_curve.png, rollouts.jsonl, final/ with the LoRA adapter)."""
         import_unsloth(self)
         return super().train(run, tasks=tasks, progress=progress, stop=stop, callbacks=callbacks)

@@ -1,9 +1,9 @@
 """Unsloth parity driver: the crossgym Unsloth backend builds a real GRPOTrainer on Unsloth's LoRA model (tiny local
-model), and that trainer's reward functions are called exactly as ``GRPOTrainer._calculate_rewards`` calls them
-(TRL 1.15, which Unsloth 2026.10.9 pins, makes the same call as 1.16).
+model), and the rewards are that trainer's own ``GRPOTrainer._calculate_rewards`` weighted by its
+``reward_weights`` (TRL 1.15, which Unsloth 2026.10.9 pins, computes them as 1.16 does).
 
-The call and the weighted sum are the TRL driver's own (``crossgym.compat_tests.builtin_drivers.trl``), so the
-two backends are held to one definition; only the trainer differs. Needs unsloth (the `unsloth` nox venv).
+The procedure is the TRL driver's own (``crossgym.adapters.trl.parity``), so the two backends are held to one
+definition; only the trainer differs. Needs unsloth (the `unsloth` nox venv).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from crossgym.compat_tests.builtin_drivers import trl as trl_driver
+from crossgym.adapters.trl import parity as trl_driver
 from crossgym.protocol.task import Completion, Task
 
 MODES = ("single_turn", "multi_turn")

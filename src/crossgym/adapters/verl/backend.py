@@ -10,20 +10,26 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import logging
-import os
 import re
-import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crossgym.adapters.kit.gpu import visible_gpus
+from crossgym.adapters.kit.launch import STOP_NOTE, child_env, launch
 from crossgym.adapters.verl import files as run_files
-from crossgym.adapters.verl.overrides import detect_gpus
-from crossgym.protocol.errors import BackendUnavailable, CrossgymError
-from crossgym.protocol.interfaces import Capabilities, Plan, TrainResult
+from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
+from crossgym.protocol.interfaces import (
+    BackendBase,
+    BackendCapabilities,
+    OnError,
+    Plan,
+    ProgressFn,
+    StopSignal,
+    TrainResult,
+)
 from crossgym.protocol.task import Task, VerifierSpec
 
 if TYPE_CHECKING:
@@ -36,18 +42,17 @@ SUPPORTED = "0.9."
 #: Modules veRL's agent loop and trainer import that verl==0.9.1 does not install without extras.
 AGENT_EXTRAS = {"cachetools": "cachetools", "uvicorn": "uvicorn", "fastapi": "fastapi",
                 "transfer_queue": "TransferQueue"}
-ProgressFn = Callable[[int, int, dict[str, Any]], None]
 _STEP = re.compile(r"(?:^|\s)step:(\d+)\s+-\s")
 _METRIC = re.compile(r"\s-\s([\w/@.-]+):(-?[\d.eE+-]+|nan|inf)")
 
 
-class VerlBackend:
+class VerlBackend(BackendBase):
     """GRPO on veRL: Ray + FSDP training, vLLM or SGLang rollouts, multi-turn through crossgym's agent loop."""
 
     name = "verl"
-    capabilities = Capabilities(multi_turn=True, lora=True, engines=("vllm", "sglang"), distributed=True,
-                                needs_gpu=True, variants=("grpo", "dapo", "dr_grpo", "gspo"), token_ids=True,
-                                logprobs=True)
+    capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("vllm", "sglang"), distributed=True,
+                                       needs_gpu=True, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="process")
+    compat_driver = "crossgym.adapters.verl.parity"
 
     def check(self) -> None:
         """BackendUnavailable naming what is missing: veRL 0.9.x or the agent-loop packages (found, not imported)."""
@@ -75,19 +80,22 @@ class VerlBackend:
     def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
         """The Hydra overrides, the generated files and the exact ``python -m verl.trainer.main_ppo`` argv."""
         rf = self.build(run, tasks=tasks)
-        notes = [*rf.notes, f"files go to {rf.root} when training starts (crossgym train --backend verl)"]
+        notes = [*rf.notes, f"files go to {rf.root} when training starts (crossgym train --backend verl)", STOP_NOTE]
         return Plan(backend=self.name, native_config={"hydra_overrides": rf.settings},
                     argv=tuple(rf.argv()), files=rf.plan_files(), notes=tuple(notes))
 
-    def reward_function(self, spec: VerifierSpec, *, on_error: float = 0.0) -> Any:
+    def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> Any:
         """veRL's native reward object for one verifier: a compute_score applying ``spec`` to every row."""
         from crossgym.adapters.verl.reward import SpecReward
 
+        if on_error == "none":
+            raise ConfigError("veRL has no masked reward: on_error 'none' cannot run there", where="on_error",
+                              fix="set a number (0.0 is the default)")
         return SpecReward(spec, on_error=on_error)
 
     # ------------------------------------------------------------ train
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
-              stop: threading.Event | None = None) -> TrainResult:
+              stop: StopSignal | None = None) -> TrainResult:
         """Write the files, then launch veRL and stream its log; without a GPU, stop before launch (one line)."""
         from crossgym.adapters.common import check_verifiers_build
         from crossgym.rollout.tasks import load_run_tasks
@@ -95,7 +103,7 @@ class VerlBackend:
         self.check()
         tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
         check_verifiers_build(run, tasks)
-        gpus = detect_gpus()
+        gpus = visible_gpus()
         rf = self.build(run, tasks=tasks, gpus=gpus or None)
         rf.write()
         script = rf.root / "run.sh"
@@ -105,49 +113,33 @@ class VerlBackend:
         return self._launch(run, rf, progress=progress, stop=stop)
 
     def _launch(self, run: RunConfig, rf: run_files.RunFiles, *, progress: ProgressFn | None,
-                stop: threading.Event | None) -> TrainResult:
+                stop: StopSignal | None) -> TrainResult:
         log_path = rf.root / "train.log"
         argv = rf.argv(sys.executable)
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "DO_NOT_TRACK": "1", "VLLM_NO_USAGE_STATS": "1",
-               "WANDB_MODE": os.environ.get("WANDB_MODE", "disabled"), "PYTHONUNBUFFERED": "1"}
-        log.info("launching veRL: %s (log: %s)", " ".join(argv[:3]), log_path)
-        proc = subprocess.Popen(argv, cwd=str(rf.root), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", bufsize=1, start_new_session=True)
-        watcher = _watch_stop(proc, stop) if stop is not None else None
-        steps, last, tail = 0, {}, []
         max_steps = int(rf.settings.get("trainer.total_training_steps") or run.grpo.max_steps)
-        try:
-            with log_path.open("w", encoding="utf-8") as fh:
-                assert proc.stdout is not None
-                for line in proc.stdout:
-                    fh.write(line)
-                    fh.flush()
-                    log.info("verl| %s", line.rstrip())
-                    tail = (tail + [line.rstrip()])[-20:]
-                    m = _STEP.search(line)
-                    if m:
-                        steps = int(m.group(1))
-                        last = parse_metrics(line)
-                        if progress is not None:
-                            reward = last.get("critic/score/mean", last.get("critic/rewards/mean"))
-                            progress(steps, max_steps, {} if reward is None else {"reward": reward, **last})
-            code = proc.wait()
-        except KeyboardInterrupt:
-            _signal(proc, signal.SIGINT)
-            code = proc.wait()
-        finally:
-            if watcher is not None:
-                watcher.set()
-        interrupted = bool(stop is not None and stop.is_set())
-        if code != 0 and not interrupted:
-            reason = next((t for t in reversed(tail) if t.strip()), "no output")
-            raise CrossgymError(f"veRL exited with code {code}: {reason[:300]} (full log: {log_path})")
+        seen: dict[str, Any] = {"steps": 0, "last": {}}
+
+        def on_line(line: str) -> None:
+            log.info("verl| %s", line)
+            m = _STEP.search(line)
+            if m:
+                seen["steps"], seen["last"] = int(m.group(1)), parse_metrics(line)
+                if progress is not None:
+                    reward = seen["last"].get("critic/score/mean", seen["last"].get("critic/rewards/mean"))
+                    progress(seen["steps"], max_steps, {} if reward is None else {"reward": reward, **seen["last"]})
+
+        log.info("launching veRL: %s (log: %s)", " ".join(argv[:3]), log_path)
+        done = launch(argv, cwd=rf.root, log_path=log_path, env=child_env(), on_line=on_line, stop=stop)
+        if done.returncode != 0 and not done.stopped:
+            raise CrossgymError(f"veRL exited with code {done.returncode}: {done.last_line()[:300]} "
+                                f"(full log: {log_path})")
         ckpt = latest_checkpoint(Path(str(rf.settings["trainer.default_local_dir"])))
         final = merge_checkpoint(ckpt, Path(run.output_dir) / "final") if ckpt is not None else None
-        metrics = {"interrupted": interrupted, "max_steps": max_steps, "log_file": str(log_path),
-                   "last": last, "command": str(rf.root / "run.sh"), "verl_checkpoint": str(ckpt) if ckpt else None}
+        metrics = {"interrupted": done.stopped, "max_steps": max_steps, "log_file": str(log_path),
+                   "last": seen["last"], "command": str(rf.root / "run.sh"), "stop_signals": done.signals,
+                   "verl_checkpoint": str(ckpt) if ckpt else None}
         best = final or ckpt
-        return TrainResult(output_dir=str(Path(run.output_dir)), steps=steps,
+        return TrainResult(output_dir=str(Path(run.output_dir)), steps=int(seen["steps"]),
                            checkpoint=None if best is None else str(best), metrics=metrics)
 
 
@@ -185,26 +177,3 @@ def merge_checkpoint(actor_dir: Path, target: Path) -> Path | None:
         log.warning("veRL's model merger failed (%s): the checkpoint stays at %s", last[0][:200], actor_dir)
         return None
     return target
-
-
-def _signal(proc: subprocess.Popen[str], sig: int) -> None:
-    """Signal the veRL process group we started (start_new_session=True made it ours alone)."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _watch_stop(proc: subprocess.Popen[str], stop: threading.Event) -> threading.Event:
-    """A thread that sends SIGINT to veRL when ``stop`` is set (the CLI's first Ctrl-C); returns its off switch."""
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set() and proc.poll() is None:
-            if stop.wait(0.5):
-                _signal(proc, signal.SIGINT)
-                return
-
-    threading.Thread(target=watch, name="verl-stop", daemon=True).start()
-    return done

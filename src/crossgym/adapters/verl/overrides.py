@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crossgym.adapters.kit.gpu import visible_gpus
 from crossgym.protocol.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -108,22 +107,6 @@ class Paths:
     checkpoints: str = "checkpoints"
 
 
-def detect_gpus() -> int:
-    """GPUs visible here without importing torch: CUDA_VISIBLE_DEVICES when set, else `nvidia-smi -L`, else 0."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        ids = [x for x in visible.split(",") if x.strip() and x.strip() != "-1"]
-        return len(ids)
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return 0
-    try:
-        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=10, check=False).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
-
-
 def flatten_backend_args(args: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """backend_args as dotted Hydra keys; nested mappings are flattened, values are left as they are."""
     out: dict[str, Any] = {}
@@ -187,7 +170,7 @@ def overrides(run: RunConfig, paths: Paths, *, n_tasks: int | None = None, episo
     if "trainer.n_gpus_per_node" in extra:
         per_node = int(extra["trainer.n_gpus_per_node"])
     else:
-        per_node = detect_gpus() if gpus is None else gpus
+        per_node = visible_gpus() if gpus is None else gpus
         if per_node < 1:
             notes.append("no GPU visible here: planned for 1 GPU per node (set backend_args "
                          "trainer.n_gpus_per_node for the cluster)")

@@ -1,24 +1,23 @@
-"""TRL parity driver: the crossgym TRL backend builds a real GRPOTrainer (tiny local model), and the trainer's own
-reward functions are called exactly as ``GRPOTrainer._calculate_rewards`` calls them in TRL 1.16.
+"""TRL parity driver: the crossgym TRL backend builds a real GRPOTrainer (tiny local model), and the reward of each
+(task, completion) is the trainer's own: ``GRPOTrainer._calculate_rewards`` (TRL 1.16) calls every reward function
+and turns None into NaN, then the trainer's ``reward_weights`` combine the columns as its loss does (``nansum``; a
+row every function left NaN is unscorable: None).
 
-That call is: keywords only, ``prompts=`` (the dataset's prompt column), ``completions=`` (conversational:
-``[{"role": "assistant", "content": text}]`` per row), ``completion_ids=`` (token ids), every other dataset column
-(as the dataloader yields rows from the Arrow-backed dataset), the rollout function's extra fields (multi-turn:
-the whole Completion), ``trainer_state``, ``log_extra`` and ``log_metric``. The trainer's reward for a row is the
-weighted sum over reward functions, leaving out None (NaN), as TRL computes it.
+The inputs are what the trainer hands ``_calculate_rewards``: the dataset rows (as the dataloader yields them), the
+rollout function's extra fields merged in (multi-turn: the whole Completion), the prompts, conversational
+completions (``[{"role": "assistant", "content": text}]``) and the completion token ids (for a rollout function's
+episodes, the text TRL decodes from them, special tokens skipped).
 
 Modes: ``single_turn`` is whatever the backend builds for the tasks as given (a rollout function only if the tasks
 need one); ``multi_turn`` sets ``environment.max_turns`` so the backend always uses its episode rollout function.
-Everything framework-specific is reached through ``crossgym.adapters.trl`` and the trainer object: this module
-imports no framework itself.
+Everything framework-specific is reached through the trainer object: this module imports no framework itself, so
+the Unsloth driver reuses it with ``backend="unsloth"``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import functools
-import inspect
 import json
 import logging
 import os
@@ -90,8 +89,9 @@ def _ids(tokenizer: Any, text: str, cache: dict[str, list[int]]) -> list[int]:
     return cache[text]
 
 
-def reward_call_kwargs(trainer: Any, completions: Sequence[Completion], episodes: bool) -> dict[str, Any]:
-    """The keyword arguments ``_calculate_rewards`` passes each reward function (TRL 1.16)."""
+def trainer_inputs(trainer: Any, completions: Sequence[Completion], episodes: bool
+                   ) -> tuple[list[dict[str, Any]], list[Any], list[Any], list[list[int]]]:
+    """``(inputs, prompts, completions, completion_ids)`` as the trainer hands them to ``_calculate_rewards``."""
     from crossgym.adapters.trl.rows import COMPLETION_COLUMN
 
     tokenizer = getattr(trainer.processing_class, "tokenizer", trainer.processing_class)
@@ -104,35 +104,21 @@ def reward_call_kwargs(trainer: Any, completions: Sequence[Completion], episodes
     completion_ids = [_ids(tokenizer, t, cache) for t in texts]
     if episodes:  # TRL decodes the rollout's completion ids (tool results included) with special tokens skipped
         texts = [tokenizer.decode(ids, skip_special_tokens=True) for ids in completion_ids]
-    keys = [k for k in inputs[0] if k not in ("prompt", "completion", "completion_ids")]
-    kwargs: dict[str, Any] = {k: [inp[k] for inp in inputs] for k in keys}
-    kwargs["trainer_state"] = trainer.state
-    kwargs["log_extra"] = getattr(trainer, "_log_completion_extra", lambda column, values: None)
-    kwargs["log_metric"] = getattr(trainer, "_log_metric", lambda name, value: None)
-    return {"prompts": [inp["prompt"] for inp in inputs],
-            "completions": [[{"role": "assistant", "content": t}] for t in texts],
-            "completion_ids": completion_ids, **kwargs}
+    return (inputs, [inp["prompt"] for inp in inputs], [[{"role": "assistant", "content": t}] for t in texts],
+            completion_ids)
 
 
-def trainer_rewards(trainer: Any, call: dict[str, Any]) -> list[float | None]:
-    """Each reward function called as TRL calls it, combined as TRL combines them (weighted, None left out)."""
-    funcs = list(trainer.reward_funcs)
-    weights = list(trainer.args.reward_weights or [1.0] * len(funcs))
-    n = len(call["prompts"])
-    per_func = []
-    for f in funcs:
-        out = f(**call)
-        if inspect.isawaitable(out):
-            out = asyncio.run(out)  # type: ignore[arg-type]
-        out = list(out)
-        if len(out) != n:
-            raise ValueError(f"reward function {getattr(f, '__name__', f)!r} returned {len(out)} rewards for {n}")
-        per_func.append(out)
-    rewards: list[float | None] = []
-    for i in range(n):
-        terms = [(w, col[i]) for w, col in zip(weights, per_func, strict=True) if col[i] is not None]
-        rewards.append(None if not terms else sum(w * float(r) for w, r in terms))
-    return rewards
+def trainer_rewards(trainer: Any, completions: Sequence[Completion], episodes: bool) -> list[float | None]:
+    """The trainer's rewards: ``_calculate_rewards`` (None -> NaN per function), weighted by its
+    ``reward_weights`` and summed as its loss does (``nansum``); a row with every function NaN is None."""
+    import math
+
+    per_func = trainer._calculate_rewards(*trainer_inputs(trainer, completions, episodes))
+    weights = trainer.reward_weights.to(per_func.device)
+    rewards = (per_func * weights.unsqueeze(0)).nansum(dim=1)
+    unscorable = per_func.isnan().all(dim=1)
+    return [None if bool(u) or math.isnan(float(r)) else float(r)
+            for r, u in zip(rewards.tolist(), unscorable.tolist(), strict=True)]
 
 
 def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn",
@@ -147,7 +133,7 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, 
         episodes = b.rollout_func is not None
         if mode == "multi_turn" and not episodes:
             raise RuntimeError(f"the {backend} backend built no rollout function for a multi-turn run")
-        return trainer_rewards(trainer, reward_call_kwargs(trainer, completions, episodes))
+        return trainer_rewards(trainer, completions, episodes)
 
 
 @functools.lru_cache(maxsize=1)
