@@ -36,11 +36,11 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
 
 def leftovers_in(root: str) -> list[str]:
     """What tasks left in a pool's scratch root: every entry but the slots' own directories (``z<slot>-...``,
-    kept by their zygotes between tasks), which must be empty."""
+    kept by their zygotes between tasks), which must be empty, and the trash, which the sweeper empties."""
     found = []
     for name in sorted(os.listdir(root)):
         path = os.path.join(root, name)
-        if name.startswith("z") and os.path.isdir(path) and not os.path.islink(path):
+        if (name.startswith("z") or name == ".trash") and os.path.isdir(path) and not os.path.islink(path):
             found += [f"{name}/{entry}" for entry in sorted(os.listdir(path))]
         else:
             found.append(name)

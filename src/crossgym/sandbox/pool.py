@@ -26,6 +26,8 @@ from typing import Any
 from crossgym.protocol.errors import SandboxError
 
 from . import bwrap, config, seccomp
+from ._runtime import cleanup
+from ._runtime.cleanup import TRASH
 from .result import Limits
 from .transport import BACKSTOP_S, Pipes, Raw, pump
 
@@ -73,12 +75,24 @@ class Sandbox:
         """A fresh empty directory under the scratch root (for shell tasks and sessions)."""
         return tempfile.mkdtemp(prefix="s", dir=self.scratch_root)
 
+    def discard(self, path: str) -> None:
+        """Remove a scratch directory of this pool without waiting: it is moved to the trash, which the server's
+        sweeper empties in the background (removed here, now, when no server runs)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None and os.path.dirname(path) == self._scratch_root:
+            try:
+                os.rename(path, os.path.join(self._scratch_root, TRASH, "c" + os.urandom(8).hex()))
+                return
+            except OSError:
+                pass
+        cleanup.remove_tree(path)
+
     def close(self) -> None:
         """Stop the server (it kills every task) and remove the scratch root."""
         with self._lock:
             self._stop()
             if self._scratch_root and self._owner == os.getpid():
-                shutil.rmtree(self._scratch_root, ignore_errors=True)
+                cleanup.remove_tree(self._scratch_root)  # however deep or unwritable what tasks left
             self._scratch_root = None
 
     def __enter__(self) -> Sandbox:

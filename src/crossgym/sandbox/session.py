@@ -63,7 +63,7 @@ class ShellSession:
         """Remove the directory; returns the files as they were after the last command."""
         with self._lock:
             if self.path is not None:
-                execute.remove_tree(self.path)
+                self._sandbox.discard(self.path)
                 self.path = None
             return dict(self._files)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import stat
 import time
 
 if False:  # annotations only: the server does not import typing
@@ -24,13 +25,19 @@ def chown_tree(path: str, uid: int) -> None:
 
 
 def remove_tree(path: str) -> None:
-    """rm -rf ``path`` (never following links)."""
+    """rm -rf ``path`` (never following links; modes a task took away are given back first)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except PermissionError:
+        _own(path)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return
     except OSError:
         return
     try:
-        _empty(fd, 0)
+        _drain(fd)
     finally:
         os.close(fd)
     try:
@@ -39,8 +46,8 @@ def remove_tree(path: str) -> None:
         pass
 
 
-def empty_dir(path: str) -> bool:
-    """Remove everything below ``path`` (a slot's scratch directory); False when something is left or the
+def empty_dir(path: str, budget_s: float | None = None) -> bool:
+    """Remove everything below ``path``, within ``budget_s`` when given; False when something is left or the
     directory itself is no longer ours to use (gone, a link, not searchable)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -49,37 +56,238 @@ def empty_dir(path: str) -> bool:
     try:
         if not os.listdir(fd):
             return True
-        _empty(fd, 0)
+        _empty(fd, 0, None if budget_s is None else time.monotonic() + budget_s)
         return not os.listdir(fd)
-    except OSError:
+    except (OSError, _OutOfTime):
         return False
     finally:
         os.close(fd)
 
 
-def _empty(dfd: int, depth: int) -> None:
-    for name in os.listdir(dfd):
+class _OutOfTime(Exception):
+    pass
+
+
+def _own(path: str, dir_fd: int | None = None) -> None:
+    """Give a directory a task made unusable (mode 000, read-only) back to its owner: we are its owner or root."""
+    try:
+        os.chmod(path, 0o700, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def _empty(dfd: int, depth: int, deadline: float | None, hoist: int | None = None) -> None:
+    """Empty the directory ``dfd``. ``hoist``: a directory fd to which subdirectories deeper than :data:`DEPTH`
+    are moved (to be emptied as entries of their own: no tree is too deep and no more than DEPTH fds are open);
+    without it they are left."""
+    try:
+        names = os.listdir(dfd)
+    except PermissionError:
+        os.fchmod(dfd, 0o700)
+        names = os.listdir(dfd)
+    writable = False
+    for name in names:
+        if deadline is not None and time.monotonic() > deadline:
+            raise _OutOfTime
         try:
             os.unlink(name, dir_fd=dfd)
             continue
         except IsADirectoryError:
             pass
+        except PermissionError:
+            if writable:
+                continue
+            writable = True
+            try:
+                os.fchmod(dfd, 0o700)
+                os.unlink(name, dir_fd=dfd)
+                continue
+            except IsADirectoryError:
+                pass
+            except OSError:
+                continue
         except OSError:
             continue
-        if depth > 200:
+        if depth >= DEPTH:
+            if hoist is not None:
+                try:
+                    _own(name, dfd)
+                    os.rename(name, "h" + os.urandom(8).hex(), src_dir_fd=dfd, dst_dir_fd=hoist)
+                except OSError:
+                    pass
             continue
         try:
             sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+        except PermissionError:
+            _own(name, dfd)
+            try:
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+            except OSError:
+                continue
         except OSError:
             continue
         try:
-            _empty(sub, depth + 1)
+            _empty(sub, depth + 1, deadline, hoist)
         finally:
             os.close(sub)
         try:
             os.rmdir(name, dir_fd=dfd)
         except OSError:
             pass
+
+
+DEPTH = 48  # directories nested deeper are moved up (by the sweeper) or left (elsewhere)
+
+
+def sweep(trash: str) -> int:
+    """Remove every entry of ``trash`` (the pool's directory of what tasks left), however deep, big or unwritable;
+    how many top-level entries went. Run by the sweeper, never on a task's path."""
+    try:
+        top = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return 0
+    try:
+        return _drain(top)
+    finally:
+        os.close(top)
+
+
+def _drain(top: int) -> int:
+    """Empty ``top``, moving subdirectories deeper than :data:`DEPTH` up into it, until nothing is left or a pass
+    made no progress."""
+    removed = 0
+    before: set[str] = set()
+    while True:
+        try:
+            names = set(os.listdir(top))
+        except OSError:
+            return removed
+        if not names or names == before:
+            return removed
+        before = names
+        for name in names:
+            try:
+                os.unlink(name, dir_fd=top)
+                removed += 1
+                continue
+            except IsADirectoryError:
+                pass
+            except OSError:
+                continue
+            try:
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+            except PermissionError:
+                _own(name, top)
+                try:
+                    sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+                except OSError:
+                    continue
+            except OSError:
+                continue
+            try:
+                _empty(sub, 0, None, hoist=top)
+            except OSError:
+                pass
+            finally:
+                os.close(sub)
+            try:
+                os.rmdir(name, dir_fd=top)
+                removed += 1
+            except OSError:
+                pass
+
+
+def discard_entries(path: str, trash: str, pristine: Any = None) -> bool:
+    """Move every entry of ``path`` into ``trash`` (one rename each, whatever it holds: the sweeper removes it
+    later) and give ``path`` back the mode, timestamps and (no) extended attributes of ``pristine`` (its
+    ``os.stat`` when it was made). False when something could not be moved or reset."""
+    ok = True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except PermissionError:
+        _own(path)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    try:
+        if pristine is not None:
+            os.fchmod(fd, stat.S_IMODE(pristine.st_mode))
+        for name in os.listdir(fd):
+            try:
+                os.rename(name, "t" + os.urandom(8).hex(), src_dir_fd=fd, dst_dir_fd=_trash_fd(trash))
+            except OSError:
+                ok = False
+        if pristine is not None:
+            for attr in os.listxattr(fd):
+                os.removexattr(fd, attr)
+            os.utime(fd, ns=(pristine.st_atime_ns, pristine.st_mtime_ns))
+    except OSError:
+        ok = False
+    finally:
+        os.close(fd)
+    return ok
+
+
+_TRASH: dict[str, int] = {}
+
+
+def _trash_fd(trash: str) -> int:
+    fd = _TRASH.get(trash)
+    if fd is None:
+        fd = _TRASH[trash] = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    return fd
+
+
+TRASH = ".trash"  # in the pool's root: what tasks left, removed by the server's sweeper
+
+
+def discard(path: str, trash: str) -> bool:
+    """Move one directory into ``trash`` (for the sweeper); False when it cannot be moved."""
+    try:
+        os.rename(path, os.path.join(trash, "t" + os.urandom(8).hex()))
+        return True
+    except OSError:
+        return False
+
+
+def start_sweeper(trash: str, parent: int) -> int:
+    """Fork the pool's sweeper (``cg-sweeper``): it empties ``trash`` at the lowest CPU priority (SCHED_IDLE), so
+    what a task left (a million directories, a deep tree, huge files) never delays a report or a running task. It
+    dies with ``parent``."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(0)
+        for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except (AttributeError, OSError):
+            os.nice(19)
+        os.closerange(3, 1 << 16)
+        try:
+            with open("/proc/self/comm", "wb") as fh:
+                fh.write(b"cg-sweeper")
+        except OSError:
+            pass
+        while True:
+            if not sweep(trash):
+                time.sleep(SWEEP_S)
+    finally:
+        os._exit(0)
+
+
+SWEEP_S = 0.1  # how often the sweeper looks for something to remove
 
 
 def kill_uid(uid: int) -> None:

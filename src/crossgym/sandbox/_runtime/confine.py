@@ -45,6 +45,7 @@ class Confinement:
         self.seccomp = self._prog is not None
         self._ruleset: int | None = None
         self._restrict: tuple[int, Any] | None = None  # (ruleset, prepared landlock_restrict_self call)
+        self._system_rules: tuple[int, list[tuple[int, int]]] | None = None  # (pid, O_PATH fds of ro_dirs)
 
     def ruleset(self, scratch: str) -> int | None:
         """A Landlock ruleset fd for tasks working in ``scratch`` (None without Landlock): full access below it,
@@ -56,6 +57,20 @@ class Confinement:
             return landlock.create(self.landlock_abi, rules)
         finally:
             landlock.close_rules(rules)
+
+    def own_ruleset(self, path: str) -> int | None:
+        """A ruleset for one solution process: full access below ``path`` (its own fresh directory) only, read and
+        execute on system directories (None without Landlock). Nested in its parent's domain, it can reach no
+        sibling's directory, files or process. The system directories are opened once per process."""
+        if not self.landlock_abi:
+            return None
+        if self._system_rules is None or self._system_rules[0] != os.getpid():  # fds of this process only
+            self._system_rules = (os.getpid(), landlock.open_rules([], self.ro_dirs, DEV_FILES))
+        own = landlock.open_rules([path], [], {})
+        try:
+            return landlock.create(self.landlock_abi, own + self._system_rules[1])
+        finally:
+            landlock.close_rules(own)
 
     def apply(self, limits: dict[str, int], scratch: str, uid: int | None, nproc_base: int = 0,
               keep_rules: bool = False, ruleset: int | None = None) -> None:

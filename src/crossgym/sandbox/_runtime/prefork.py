@@ -4,9 +4,9 @@ one per solution of the call, up to :data:`PREFORK`, in one burst.
 Forking them in a burst from the task costs less than one at a time from another process between solutions:
 the parent touches a few pages between two forks instead of a whole request loop (every page a forking parent
 touches afterwards is a copy), and no round trip is needed to get the next one. The task is their subreaper:
-before the next solution's process is handed over, everything the last one left running is killed and reaped
-and the scratch directory emptied. Each waits idle in a Landlock domain of its own until its solution is sent,
-so the solution before it can neither signal it nor reach its pipes. A fresh process for a solution whose process
+before the next solution's process is handed over, everything the last one left running is killed and reaped.
+Each has its own pipes (requests, replies, stdout, stderr) and its own directory, and waits idle in a Landlock
+domain of its own until its solution is sent, so no other solution can signal it, reach its pipes or its files. A fresh process for a solution whose process
 died or hung (the rest of its units run in it) and the processes of solutions beyond :data:`PREFORK` come from
 the slot's spawner (:mod:`.spawner`).
 """
@@ -23,19 +23,21 @@ PREFORK = 16  # the most solution processes a task forks ahead (each is a proces
 class Prefork:
     """The harness's source of solution processes: the ones forked ahead, then the spawner's."""
 
-    def __init__(self, conf: confine.Confinement, count: int, fallback: spawner.Client) -> None:
+    def __init__(self, conf: confine.Confinement, count: int, fallback: spawner.Client, shared: bool = False) -> None:
         confine.subreaper()  # what a solution leaves running comes to this process, to be killed
-        conf.prepare_nest()  # once, not in each child
-        self._idle: list[tuple[int, int, int]] = []
-        state = solution.enter_state(os.getcwd())  # made once here, not in each of them
+        self._conf = conf
+        self._idle: list[tuple[int, int, int, int, int]] = []
+        here = os.getcwd()
+        state = solution.enter_state(here)  # made once here, not in each of them
         try:
             for _ in range(max(0, min(count, PREFORK))):
-                self._idle.append(solution.fork_solution(conf, stdin=True))
+                self._idle.append(solution.fork_solution(conf, here, stdin=True, shared=shared))
         except OSError:  # the task's process limit: the rest come from the spawner
             pass
         finally:
             solution.leave_state(state)
-        self._own = {pid for pid, _, _ in self._idle}
+        self._own = {given[0] for given in self._idle}
+        self._used: list[int] = []
         self._fallback = fallback
         self._fallback_used = False
         self._dirty = False
@@ -43,22 +45,23 @@ class Prefork:
     def expect(self, solutions: int) -> None:
         self._fallback.expect(max(0, solutions - len(self._idle)))
 
-    def spawn(self) -> tuple[int, int, int]:
-        """A fresh solution process: (pid, fd to send requests, fd to read replies)."""
+    def spawn(self) -> tuple[int, int, int, int, int]:
+        """A fresh solution process: (pid, fd to send requests, fd to read replies, its stdout, its stderr)."""
         if self._dirty:
             self._clear()
         while self._idle:
             given = self._idle.pop(0)
+            self._used.append(given[0])
             if not os.waitpid(given[0], os.WNOHANG)[0]:  # still waiting (one killed meanwhile is skipped)
                 return given
-            os.close(given[1])
-            os.close(given[2])
+            for fd in given[1:]:
+                os.close(fd)
         self._fallback_used = True
         return self._fallback.spawn()
 
     def clear(self) -> None:
-        """Between two solutions of a group: what the last one left is killed and the directory emptied before
-        the next one's process is handed over."""
+        """Between two solutions of a group: what the last one left is killed before the next one's process is
+        handed over (its files are in a directory of its own that no later solution can reach)."""
         self._dirty = True
         self._fallback.clear()
 
@@ -70,8 +73,10 @@ class Prefork:
 
     def _clear(self) -> None:
         self._dirty = False
-        cleanup.reap_children(spawner.CLEAR_S, {pid for pid, _, _ in self._idle} | {self._fallback.pid})
+        cleanup.reap_children(spawner.CLEAR_S, {given[0] for given in self._idle} | {self._fallback.pid})
+        for pid in self._used:
+            solution.wipe(self._conf, pid, spawner.WIPE_S)
+        self._used = []
         if self._fallback_used and self._idle:  # the spawner's processes are its to clear: ask and wait
             self._fallback.clear_now()
             self._fallback_used = False
-        cleanup.empty_dir(os.getcwd())

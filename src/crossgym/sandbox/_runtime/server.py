@@ -66,6 +66,11 @@ class Server:
         self.wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.trash = os.path.join(self.root, zygote.TRASH)
+        self.sweeper = 0
+        if zygotes:  # serve mode: what tasks leave goes to the trash, emptied by the sweeper, off every task's path
+            os.makedirs(self.trash, 0o700, exist_ok=True)
+            self.sweeper = cleanup.start_sweeper(self.trash, self.pid)
 
     # ------------------------------------------------------------------ loops
     def serve(self, sock: socket.socket) -> None:
@@ -320,6 +325,9 @@ class Server:
                     block_s = 0.0
                     continue
                 return
+            if pid == self.sweeper:
+                self.sweeper = cleanup.start_sweeper(self.trash, self.pid)
+                continue
             task = self.running.pop(pid, None)
             if task is not None:
                 self._finish(task, status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
@@ -348,7 +356,8 @@ class Server:
         self._report(task, msg)
         self._close_fds(task)
         if not task.keep and task.zygote is None:
-            cleanup.remove_tree(task.scratch)
+            if not self.sweeper or not cleanup.discard(task.scratch, self.trash):
+                cleanup.remove_tree(task.scratch)
 
     def _report(self, task: Task, msg: dict[str, Any], final: bool = True) -> None:
         fd = task.fds.get("status")

@@ -34,8 +34,9 @@ if False:  # annotations only: the server does not import typing
 from . import cleanup, confine, solution
 
 CTL_FD, RULES_FD = 3, 4  # in the spawner: its socket to the zygote, the slot's Landlock ruleset
-FDS = struct.Struct("2i")  # the two pipe ends of a new solution process, as SCM_RIGHTS data
+FDS = struct.Struct("4i")  # a new solution process's pipe ends (requests, replies, stdout, stderr), as SCM_RIGHTS
 CLEAR_S = 2.0  # the most the spawner waits for what one solution (or one task) left to die
+WIPE_S = 0.5  # without Landlock: the most emptying one solution's directory may take between two solutions
 DONE_S = 5.0  # the most the zygote waits for the spawner to clear up after a task
 
 
@@ -59,11 +60,12 @@ class Handle:
         self.sock = ours
         self.pidfd = os.pidfd_open(self.pid)
 
-    def hand_over(self, conn: int, hdr: dict[str, Any], stdout: int, stderr: int) -> None:
-        """Give the spawner a task's socket (its harness's end asks for processes), with the task's stdout, stderr
-        and limits (OSError when the spawner is gone)."""
-        msg = json.dumps({"limits": hdr.get("limits", {}), "nproc": int(hdr.get("nproc", 0))}).encode()
-        socket.send_fds(self.sock, [msg], [conn, stdout, stderr])
+    def hand_over(self, conn: int, hdr: dict[str, Any], task_dir: str) -> None:
+        """Give the spawner a task's socket (its harness's end asks for processes), with the task's directory (its
+        solutions' directories go below) and limits (OSError when the spawner is gone)."""
+        msg = json.dumps({"limits": hdr.get("limits", {}), "nproc": int(hdr.get("nproc", 0)),
+                          "dir": task_dir, "shared": bool(hdr.get("shared"))}).encode()
+        socket.send_fds(self.sock, [msg], [conn])
 
     def finish(self) -> float | None:
         """Wait until the spawner has killed and reaped what the task's solutions left: the CPU seconds of its
@@ -114,9 +116,9 @@ class Client:
         """How many solutions the harness will ask processes for (so the next can be forked ahead)."""
         self._left = solutions
 
-    def spawn(self) -> tuple[int, int, int]:
-        """A fresh solution process: (pid, fd to send requests, fd to read replies); EOFError when the spawner
-        is gone."""
+    def spawn(self) -> tuple[int, int, int, int, int]:
+        """A fresh solution process: (pid, fd to send requests, fd to read replies, its stdout, its stderr);
+        EOFError when the spawner is gone."""
         self._left -= 1
         msg = (b"clear+spawn" if self._dirty else b"spawn") + (b"+" if self._left > 0 else b"")
         self._dirty = False
@@ -124,10 +126,12 @@ class Client:
             self._sock.send(msg)
         except OSError:
             raise EOFError("the solution spawner is gone") from None
-        data, fds, _, _ = socket.recv_fds(self._sock, 64, 2)
-        if not data or len(fds) != 2:
+        data, fds, _, _ = socket.recv_fds(self._sock, 64, 4)
+        if not data or len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
             raise EOFError("the solution spawner is gone")
-        return int(data), fds[0], fds[1]
+        return int(data), fds[0], fds[1], fds[2], fds[3]
 
     def clear(self) -> None:
         """Between two solutions of a group: what the last one left is killed and the directory emptied, by the
@@ -151,7 +155,7 @@ class Client:
             pass
 
 
-def local(conf: confine.Confinement) -> Client:
+def local(conf: confine.Confinement, shared: bool = False) -> Client:
     """A spawner of the task's own (a task the server forked itself, outside any slot), forked now, before the
     payload is read, so confined as the task is. It nests a Landlock domain (its solutions, one deeper, cannot
     signal it) and is their subreaper; it ends when the harness's socket closes."""
@@ -166,7 +170,7 @@ def local(conf: confine.Confinement) -> Client:
             conf.prepare_nest()
             confine.subreaper()
             solution.prepare(os.getcwd())
-            _serve(theirs, conf, [])
+            _serve(theirs, conf, [], os.getcwd(), shared)
             cleanup.reap_children(CLEAR_S)
         finally:
             os._exit(0)
@@ -200,23 +204,18 @@ def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int 
             data, fds, _, _ = socket.recv_fds(ctl, 1 << 12, 3)
         except OSError:
             data, fds = b"", []
-        if not data or len(fds) != 3:
+        if not data or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
             break
         task = json.loads(data)
-        os.dup2(fds[1], 1)
-        os.dup2(fds[2], 2)
-        os.close(fds[1])
-        os.close(fds[2])
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         plan = confine.rlimit_plan(task.get("limits") or {}, int(task.get("nproc", 0)), core=False)
-        _serve(socket.socket(fileno=fds[0]), conf, plan)
+        _serve(socket.socket(fileno=fds[0]), conf, plan, str(task.get("dir") or scratch), bool(task.get("shared")))
         cleanup.reap_children(CLEAR_S)
+        solution.DIRS.clear()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        null = os.open("/dev/null", os.O_WRONLY)
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        os.close(null)
         try:
             ctl.send(b"done %.6f" % cpu)
         except OSError:
@@ -224,12 +223,13 @@ def _main(ctl: socket.socket, conf: confine.Confinement, scratch: str, uid: int 
     os._exit(0)
 
 
-def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -> None:
+def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any], task_dir: str,
+           shared: bool = False) -> None:
     """Answer one harness until its socket closes. A request ending in ``+`` says another solution follows: the
     next process is forked right after this one is handed over, while the harness judges, and waits idle (its
-    own Landlock domain, nothing of anyone's) until it is asked for."""
+    own Landlock domain, pipes and directory, nothing of anyone's) until it is asked for."""
     children: set[int] = set()
-    spare: tuple[int, int, int] | None = None
+    spare: tuple[int, int, int, int, int] | None = None
     try:
         while True:
             try:
@@ -243,10 +243,11 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -
                 if pid in children:
                     cleanup.kill_quietly(pid)
                 continue
-            if msg.startswith(b"clear"):  # what the last solution left: killed, reaped, its files gone
+            if msg.startswith(b"clear"):  # what the last solution left: killed, reaped (its files: see wipe)
                 cleanup.reap_children(CLEAR_S, (spare[0],) if spare else ())
+                for pid in children:
+                    solution.wipe(conf, pid, WIPE_S)
                 children.clear()
-                cleanup.empty_dir(os.getcwd())
             if msg == b"clear":  # the harness hands the next solution a process of its own
                 try:
                     conn.send(b"ok")
@@ -254,19 +255,19 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any]) -
                     break
                 continue
             more = msg.endswith(b"+")
-            given, spare = spare or solution.fork_solution(conf, rlimits), None
+            given, spare = spare or solution.fork_solution(conf, task_dir, rlimits, shared=shared), None
             children.add(given[0])
             try:
                 conn.sendmsg([b"%d" % given[0]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, FDS.pack(*given[1:]))])
             except OSError:
                 break
             finally:
-                os.close(given[1])
-                os.close(given[2])
+                for fd in given[1:]:
+                    os.close(fd)
             if more:
-                spare = solution.fork_solution(conf, rlimits)
+                spare = solution.fork_solution(conf, task_dir, rlimits, shared=shared)
     finally:
         if spare is not None:
-            os.close(spare[1])
-            os.close(spare[2])
+            for fd in spare[1:]:
+                os.close(fd)
         conn.close()

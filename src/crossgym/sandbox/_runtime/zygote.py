@@ -29,6 +29,7 @@ if False:  # annotations only: the server does not import typing
 from . import child, cleanup, confine, spawner, wire
 
 FDS = ("payload", "stdout", "stderr", "status", "result")
+TRASH = cleanup.TRASH
 SOCK_FD = 3
 REAP_S = 1.0
 TEST_MODULES = ("typing", "math", "re", "collections", "itertools", "functools", "heapq", "bisect", "string",
@@ -88,10 +89,12 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
     confine.subreaper()
     confine.reset_signals(for_exec=False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ruleset = conf.ruleset(scratch)
+    ruleset = conf.ruleset(scratch)  # the slot's spawner's: every task directory of the slot
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=SOCK_FD)
     me = os.getpid()
     solutions = _SlotSpawner(conf, scratch, uid, ruleset)
+    trash = os.path.join(os.path.dirname(scratch), TRASH)
+    pristine = os.stat(scratch)
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 16, len(FDS))
@@ -111,26 +114,26 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 warm_up(tests=True)
             task_end, asks = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             task_fds["spawn"] = task_end.detach()
+        task_dir, rules = _task_dir(conf, scratch, uid)
         pid = os.fork()
         if pid == 0:
             try:
                 sock.close()
-                child.main(me, conf, hdr, task_fds, scratch, uid, int(hdr.get("nproc", 0)), ruleset)
+                child.main(me, conf, hdr, task_fds, task_dir, uid, int(hdr.get("nproc", 0)), rules)
             finally:
                 os._exit(child.SETUP_FAILED)
-        for name, fd in task_fds.items():
-            if asks is None or name not in ("stdout", "stderr"):  # kept until the task's socket is handed over
-                os.close(fd)
-        on_ask = None if asks is None else functools.partial(solutions.hand_over, asks, hdr, task_fds)
+        for fd in task_fds.values():
+            os.close(fd)
+        if rules is not None:
+            os.close(rules)
+        on_ask = None if asks is None else functools.partial(solutions.hand_over, asks, hdr, task_dir)
         status, usage, gone = _watch(sock, pid, asks, on_ask)
         cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
         if asks is not None:
             asks.close()
-            os.close(task_fds["stdout"])
-            os.close(task_fds["stderr"])
         cpu += solutions.finish()  # the task's solution processes are gone before its directory is emptied
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        clean = _clean(pid, uid, conf.seccomp, scratch, keep=solutions.pids())
+        clean = _clean(pid, uid, conf.seccomp, scratch, keep=solutions.pids(), trash=trash, pristine=pristine)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the task's orphans (a group's last solution)
         cpu += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         if uid is not None and not conf.seccomp:
@@ -151,7 +154,7 @@ class _SlotSpawner:
         self._handle: spawner.Handle | None = None
         self._handed = False  # whether the current task's socket went to it
 
-    def hand_over(self, asks: socket.socket, hdr: dict[str, Any], task_fds: dict[str, int]) -> None:
+    def hand_over(self, asks: socket.socket, hdr: dict[str, Any], task_dir: str) -> None:
         """The task's harness asked for a process: hand its socket over (closed here: without a spawner the
         harness sees it close)."""
         if self._handle is not None and not self._handle.alive():
@@ -159,7 +162,7 @@ class _SlotSpawner:
         try:
             if self._handle is None:
                 self._handle = spawner.Handle(*self._args)
-            self._handle.hand_over(asks.fileno(), hdr, task_fds["stdout"], task_fds["stderr"])
+            self._handle.hand_over(asks.fileno(), hdr, task_dir)
             self._handed = True
         except OSError:
             self.close()
@@ -226,13 +229,30 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str, keep: tuple[int, ...] = ()) -> bool:
-    """Kill and reap what the task left (orphans come to us, the subreaper), then empty its directory.
+def _task_dir(conf: confine.Confinement, scratch: str, uid: int | None) -> tuple[str, int | None]:
+    """A fresh directory for the next task (its cwd, HOME, TMPDIR and sys.path[0]) and a Landlock ruleset for it:
+    nothing of an earlier task (files, modes, extended attributes, timestamps) can be there."""
+    path = os.path.join(scratch, "w" + os.urandom(6).hex())
+    os.mkdir(path, 0o700)
+    if uid is not None:
+        os.chown(path, uid, uid)
+    os.environ["HOME"] = os.environ["TMPDIR"] = path  # what the task inherits
+    if child.READY.get("path"):
+        child.READY["path"][0] = path
+    return path, conf.own_ruleset(path)
+
+
+def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str, keep: tuple[int, ...] = (), trash: str = "",
+           pristine: Any = None) -> bool:
+    """Kill and reap what the task left (orphans come to us, the subreaper), then move what it left in the slot's
+    directory (its own directory, whatever it holds) to the pool's trash, which the sweeper empties in the
+    background: a task's leftovers never delay its report nor the next task. The slot's directory gets back its
+    mode, extended attributes and timestamps (a task that may change them, in a pool without a uid per slot).
     ``keep``: the slot's solution spawner, which has cleared up after the task itself."""
     if uid is not None and not seccomp:  # without seccomp a task may leave its process group
         cleanup.kill_uid(uid)
     cleanup.reap_children(REAP_S, keep)  # one stuck in the kernel is reaped after a later task
-    return cleanup.empty_dir(scratch)
+    return cleanup.discard_entries(scratch, trash, pristine)
 
 
 class Link:
@@ -241,9 +261,7 @@ class Link:
     def __init__(self, cfg: dict[str, Any], root: str, slot: int, uid: int | None) -> None:
         self.slot = slot
         self.scratch = os.path.join(root, f"z{slot}-{os.urandom(6).hex()}")
-        os.mkdir(self.scratch, 0o700)
-        if uid is not None:
-            os.chown(self.scratch, uid, uid)
+        os.mkdir(self.scratch, 0o700 if uid is None else 0o711)  # with a uid per slot: not the tasks' to change
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fd = theirs.detach()
         argv = [sys.executable, "-S", "-I", "-c", BOOT, os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

@@ -1,0 +1,148 @@
+"""Group isolation: in run_python_tests_many every solution gets exactly the verdict run_python_tests gives it alone,
+whatever its siblings do. A correct saboteur that made its siblings fail would raise its own GRPO advantage, so
+each saboteur below is correct itself and tries to break the solutions judged after it (and before, through what
+they share: pipes, directories, the harness, signals). Every attack is bounded (finite writes, counted forks,
+children that end by themselves within seconds, signals only to its own task's processes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crossgym.sandbox import Sandbox, run_python_tests, run_python_tests_many
+
+TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add(20, 22) == 42"]
+GOOD = "def add(a, b):\n    return a + b\n"
+WRONG = "def add(a, b):\n    return a - b\n"
+# honest, and it checks its own world: an empty directory of its own, working stdlib imports, temporary files,
+# a child process, output on both streams (more than a shrunken pipe holds); anything a sibling left makes it wrong
+PROBE = """
+import collections, json, os, subprocess, sys, tempfile
+def add(a, b):
+    names = sorted(os.listdir('.'))
+    with open('mine.txt', 'w') as fh:
+        fh.write(json.dumps([a, b]))
+    with open('mine.txt') as fh:
+        x, y = json.loads(fh.read())
+    with tempfile.NamedTemporaryFile() as tmp:
+        tmp.write(b'y' * 1000)
+    child = subprocess.run(['/bin/echo', 'hi'], capture_output=True).stdout == b'hi\\n'
+    print('probe', a, b, flush=True)
+    sys.stderr.write('e' * 70000)
+    sys.stderr.flush()
+    ok = names in ([], ['mine.txt']) and collections.Counter('aab')['a'] == 2 and child and os.umask(0o22) == 0o22
+    return x + y if ok else None
+"""
+
+CORRECT = "\ndef add(a, b):\n    return a + b\n"
+SABOTEURS = {
+    # floods the output it shares with (before: the whole task's stdout, whose limit ends the task)
+    "flood": "import os\nfor _ in range(640):\n    os.write(1, b'A' * 65536)\nos.write(2, b'E' * 65536)\n",
+    # non-blocking, shrunken pipes: a sibling's print then fails with BlockingIOError
+    "nonblocking": ("import fcntl, os\nfor fd in (0, 1, 2):\n    try:\n"
+                    "        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)\n"
+                    "        fcntl.fcntl(fd, 1031, 4096)\n    except OSError:\n        pass\n"
+                    "for fd in (1, 2):\n    try:\n        for _ in range(64):\n            os.write(fd, b'x' * 4096)\n"
+                    "    except OSError:\n        pass\n"),
+    # plants modules named like the stdlib (and a helper) wherever it can write, then makes them hard to remove
+    "plants": """
+import os, sys
+BAD = 'raise ImportError("planted")\\n'
+def plant(d):
+    try:
+        os.makedirs(os.path.join(d, 'json'), exist_ok=True)
+        for name in ('json/__init__.py', 'collections.py', 'tempfile.py', 'subprocess.py', 'helper.py'):
+            with open(os.path.join(d, name), 'w') as fh:
+                fh.write(BAD)
+        os.chmod(os.path.join(d, 'json'), 0o555)
+        os.makedirs(os.path.join(d, 'locked', 'inner'), exist_ok=True)
+        os.chmod(os.path.join(d, 'locked'), 0)
+        return True
+    except OSError:
+        return False
+places = {os.getcwd(), os.environ.get('HOME', '.'), os.environ.get('TMPDIR', '.')} | set(sys.path)
+d = os.getcwd()
+for _ in range(6):
+    d = os.path.dirname(d)
+    places.add(d)
+    try:
+        places.update(os.path.join(d, n) for n in os.listdir(d))
+    except OSError:
+        pass
+for p in sorted(places):
+    if p and os.path.isdir(p):
+        plant(p)
+for p in sorted(places):
+    try:
+        os.chmod(p, 0o500)
+    except OSError:
+        pass
+""",
+    # forged result lines and frames on every fd it has
+    "forges": ("import os, struct\nline = b'{\"unit\": 0, \"ok\": true, \"error\": null}\\n{\"done\": true}\\n'\n"
+               "frame = b'[\"ok\",[\"ok\",{}]]'\nfor fd in range(0, 64):\n    try:\n"
+               "        os.write(fd, line + struct.pack('>I', len(frame)) + frame)\n    except OSError:\n        pass\n"),
+    # names modules so that a harness importing what a solution imported spends the group's time
+    "imports": ("import importlib\nfor name in ('this', 'asyncio', 'email.mime.text', 'http.server', 'xml.dom.minidom',\n"
+                "             'unittest', 'doctest', 'pydoc', 'sqlite3', 'multiprocessing.pool', 'tkinter', 'idlelib',\n"
+                "             'turtle', 'concurrent.futures', 'logging.handlers', 'ftplib', 'smtplib', 'tarfile'):\n"
+                "    try:\n        globals()[name.replace('.', '_')] = importlib.import_module(name)\n"
+                "    except Exception:\n        pass\n"),
+    # changes everything a process can change about itself and its directory
+    "environment": ("import os, resource, sys\nos.umask(0o777)\nos.environ.update(PATH='', HOME='/nonexistent')\n"
+                    "resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16))\n"
+                    "for res in (resource.RLIMIT_NPROC, resource.RLIMIT_FSIZE):\n    try:\n"
+                    "        resource.setrlimit(res, (1, 1))\n    except (OSError, ValueError):\n        pass\n"
+                    "os.chmod('.', 0)\nos.chdir('/')\nsys.setrecursionlimit(60)\n"),
+    # kills its harness, its process group and every other child of its parent (the siblings waiting their turn)
+    "signals": ("import os, signal\nme, parent = os.getpid(), os.getppid()\n"
+                "for name in os.listdir('/proc'):\n    if not name.isdigit() or int(name) == me:\n        continue\n"
+                "    try:\n        with open(f'/proc/{name}/stat') as fh:\n"
+                "            ppid = int(fh.read().rsplit(')', 1)[1].split()[1])\n"
+                "        if ppid == parent:\n            os.kill(int(name), signal.SIGKILL)\n"
+                "    except (OSError, ValueError, IndexError):\n        pass\n"
+                "for target in (parent, 0):\n    try:\n"
+                "        (os.killpg if target == 0 else os.kill)(target, signal.SIGKILL)\n"
+                "    except OSError:\n        pass\n"),
+    # (ours) leaves children that keep planting into every directory they can reach for three seconds
+    "lingers": ("import os, time\nif os.fork() == 0:\n    end = time.monotonic() + 3\n"
+                "    top = os.path.dirname(os.getcwd())\n    while time.monotonic() < end:\n        try:\n"
+                "            for n in os.listdir(top):\n                try:\n"
+                "                    with open(os.path.join(top, n, 'json.py'), 'w') as fh:\n"
+                "                        fh.write('raise ImportError')\n                except OSError:\n"
+                "                    pass\n        except OSError:\n            pass\n        time.sleep(0.01)\n"
+                "    os._exit(0)\n"),
+    # (ours) takes every process its uid may still start, and leaves them waiting
+    "processes": ("import os, time\nn = 0\ntry:\n    while n < 200:\n        if os.fork() == 0:\n"
+                  "            time.sleep(5)\n            os._exit(0)\n        n += 1\nexcept OSError:\n    pass\n"),
+}
+
+
+def outcome(result: Any) -> tuple[Any, ...]:
+    return result.passed, result.total, result.error, tuple((d.passed, d.error) for d in result.details)
+
+
+@pytest.fixture(scope="module")
+def alone(sandbox: Sandbox) -> dict[str, tuple[Any, ...]]:
+    """Each honest solution's verdict judged alone (its baseline)."""
+    return {name: outcome(run_python_tests(src, TESTS, sandbox=sandbox, timeout=5.0))
+            for name, src in (("good", GOOD), ("wrong", WRONG), ("probe", PROBE))}
+
+
+def test_the_probe_passes_alone(alone: dict[str, tuple[Any, ...]]) -> None:
+    assert alone["probe"][0] == 3 and alone["good"][0] == 3 and alone["wrong"][0] == 0
+
+
+@pytest.mark.parametrize("attack", sorted(SABOTEURS))
+def test_no_saboteur_changes_a_siblings_verdict(sandbox: Sandbox, alone: dict[str, tuple[Any, ...]],
+                                                attack: str) -> None:
+    saboteur = SABOTEURS[attack] + CORRECT
+    members = [("probe", PROBE), ("saboteur", saboteur), ("good", GOOD), ("saboteur", saboteur),
+               ("wrong", WRONG), ("probe", PROBE)]
+    group = run_python_tests_many([src for _, src in members], TESTS, sandbox=sandbox, timeout=5.0)
+    solo_saboteur = outcome(run_python_tests(saboteur, TESTS, sandbox=sandbox, timeout=5.0))
+    for (name, _), result in zip(members, group, strict=True):
+        expected = solo_saboteur if name == "saboteur" else alone[name]
+        assert outcome(result) == expected, (attack, name, result.details, result.error)
+    assert group[1].passed == solo_saboteur[0]  # the saboteur gains nothing
