@@ -136,11 +136,16 @@ def test_exiting_early_does_not_pass(sandbox: Sandbox) -> None:
 
 
 def test_objects_equal_to_everything_do_not_pass(sandbox: Sandbox) -> None:
-    for cheat in ("class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n",
-                  "class Any(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n",
-                  "class Any(str):\n    def __eq__(self, other):\n        return True\n    __ne__ = lambda s, o: False\n"):
+    """A forged __eq__ earns what the plain value it holds earns (a subclass of int or str travels as its data)."""
+    for cheat, plain in (("class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n",
+                          "None"),
+                         ("class Any(int):\n    def __eq__(self, other):\n        return True\n"
+                          "    __hash__ = int.__hash__\n", "0"),
+                         ("class Any(str):\n    def __eq__(self, other):\n        return True\n"
+                          "    __ne__ = lambda s, o: False\n", "''")):
         r = judge(sandbox, cheat + "def add(a, b):\n    return Any()\n")
-        assert r.passed == 0, cheat
+        honest = judge(sandbox, f"def add(a, b):\n    return {plain}\n")
+        assert r.passed == honest.passed < 2, cheat
 
 
 def test_tampering_with_the_checker_does_not_pass(sandbox: Sandbox) -> None:

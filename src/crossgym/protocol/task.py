@@ -54,8 +54,10 @@ class Task:
     def __post_init__(self) -> None:
         if not isinstance(self.prompt, tuple) or not all(isinstance(m, Message) for m in self.prompt):
             object.__setattr__(self, "prompt", messages_from(self.prompt))
-        if not isinstance(self.tools, tuple):
-            object.__setattr__(self, "tools", tuple(self.tools))
+        if not isinstance(self.tools, tuple) or not all(isinstance(t, ToolSpec) for t in self.tools):
+            tools = (self.tools,) if isinstance(self.tools, Mapping) else tuple(self.tools)
+            object.__setattr__(self, "tools", tuple(t if isinstance(t, ToolSpec) else ToolSpec.from_dict(t)
+                                                    for t in tools))  # dicts in OpenAI function form, as prompt
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -152,6 +154,16 @@ class Verdict:
     reason: str = ""
     error: str | None = None
 
+    def __post_init__(self) -> None:
+        # reasons quote what untrusted code printed or raised: a lone surrogate ('\ud800') in them would make
+        # every JSON writer that encodes UTF-8 fail (serve, the rollout store, --json), so it becomes '\\ud800'
+        for name in ("reason", "error"):
+            value = getattr(self, name)
+            if type(value) is str and not _utf8_safe(value):
+                object.__setattr__(self, name, safe_text(value))
+        if not all(type(k) is str and _utf8_safe(k) for k in self.components):
+            object.__setattr__(self, "components", {safe_text(str(k)): v for k, v in self.components.items()})
+
     @classmethod
     def ok(cls, reward: float, *, passed: bool | None = None, reason: str = "",
            components: dict[str, float] | None = None, threshold: float = 1.0) -> Verdict:
@@ -193,6 +205,19 @@ class Verdict:
             reason=str(d.get("reason", "")),
             error=d.get("error"),
         )
+
+
+def _utf8_safe(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every lone surrogate written as its escape (``'\\ud800'``): it encodes as UTF-8."""
+    return text if _utf8_safe(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 Expect = Literal["pass", "fail", "malformed"]

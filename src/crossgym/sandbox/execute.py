@@ -79,18 +79,21 @@ def run(sandbox: Sandbox, mode: str, fields: dict[str, Any], *, files: Mapping[s
             changed = filetree.changed(before or {}, tree)
     finally:
         if own_dir:
-            sandbox.discard(own_dir)  # in the background: what the task left never delays the call
+            remove_tree(own_dir)
     return to_result(raw, sandbox.tier, limits, timeout, tree, changed, cut), raw
 
 
 def to_result(raw: Raw, tier: str, limits: Limits, timeout: float, tree: dict[str, bytes] | None,
               changed: Sequence[str], cut: bool) -> ExecResult:
     """Decode streams (UTF-8 with replacement) and name the limit that ended the task."""
+    parts = tuple(name for name, data in (("stdout", raw.stdout), ("stderr", raw.stderr))
+                  if raw.truncated and len(data) >= limits.output_bytes) + (("files",) if cut else ())
     return ExecResult(exit_code=raw.exit, stdout=raw.stdout.decode("utf-8", "replace"),
                       stderr=raw.stderr.decode("utf-8", "replace"), timed_out=raw.timed_out, signal=raw.signal,
                       wall_s=round(raw.wall, 6), cpu_s=round(raw.cpu, 6),
                       limit_hit=limit_hit(raw, limits.rlimits(timeout)["cpu"]), files=tree,
-                      files_changed=tuple(changed), tier=tier, truncated=raw.truncated or cut)
+                      files_changed=tuple(changed), tier=tier, truncated=raw.truncated or cut,
+                      truncated_parts=parts)
 
 
 def limit_hit(raw: Raw, cpu_limit: float) -> str | None:

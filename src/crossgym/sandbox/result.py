@@ -74,6 +74,8 @@ class ExecResult:
     tier: str = "default"
     truncated: bool = False
     """True when stdout, stderr or the returned files were cut at their caps."""
+    truncated_parts: tuple[str, ...] = ()
+    """Which were cut: "stdout", "stderr", "files" (a judge of a cut observation must fail it or say so)."""
 
     @property
     def ok(self) -> bool:

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from importlib.util import MAGIC_NUMBER
 from typing import Any
 
+from crossgym.protocol.task import safe_text
+
 from . import execute
 from .pool import Sandbox
 from .result import Limits, TestDetail, TestRunResult
@@ -37,7 +39,7 @@ def _planned(tests: str | tuple[str, ...], entry: str | None, prelude: str | Non
 
     try:
         module, names, kinds = plan.build(tests if isinstance(tests, str) else list(tests), entry)
-        code = compile(prelude, "prelude.py", "exec") if prelude else None
+        code = compile(prelude, "prelude.py", "exec", dont_inherit=True, optimize=0) if prelude else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the harness finds the same problem and reports it
     return {"magic": MAGIC_NUMBER.hex(), "module": base64.b64encode(marshal.dumps(module)).decode(),
@@ -52,10 +54,10 @@ def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, en
     timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
     margin = min(0.5, 0.1 * timeout)
     spec = dict(spec_of(tests, entry_point, prelude), solution=solution, budget_s=timeout - margin,
-                unit_timeout=test_timeout, output_cap=output_cap(limits, 1))
+                unit_timeout=test_timeout)
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=files, stdin=None, timeout=timeout,
                               limits=limits, env=None, result_pipe=True,
-                              header={"solutions": 1, "shared": bool(files)})
+                              header={"solutions": 1})
     return parse(raw, result)
 
 
@@ -69,7 +71,7 @@ def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequ
     timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
     margin = min(0.5, 0.1 * timeout)
     spec = dict(spec_of(tests, entry_point, prelude), solutions=solutions, budget_s=timeout - margin,
-                unit_timeout=test_timeout, output_cap=output_cap(limits, len(solutions)))
+                unit_timeout=test_timeout)
     total = timeout * len(solutions) + CLEAR_S * (len(solutions) - 1)
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=None, stdin=None, timeout=total,
                               limits=limits, env=None, result_pipe=True,
@@ -86,13 +88,6 @@ def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequ
     return [verdict(header, run, raw, result) for run in runs]
 
 
-def output_cap(limits: Limits | None, solutions: int) -> int:
-    """Bytes of each solution's stdout (and of its stderr) the harness passes on: together never more than the
-    caller keeps, nor enough to make it end the task (a flooding solution ends nobody's run but its own)."""
-    limits = limits or Limits()
-    return max(0, min(limits.output_bytes, limits.max_output_bytes // (2 * solutions + 2)))
-
-
 def parse(raw: Raw, result: Any) -> TestRunResult:
     """Build the verdict from the harness's private result lines only (never from stdout)."""
     header = raw.results[0] if raw.results and "total" in raw.results[0] else None
@@ -103,15 +98,17 @@ def verdict(header: dict[str, Any] | None, messages: list[dict[str, Any]], raw: 
     """One solution's verdict from its result lines (after the harness's header)."""
     units: dict[int, dict[str, Any]] = {}
     problems: list[str] = []
+    setups: list[TestDetail] = []  # a statement of the tests that failed outside any unit: one failure more
     done = False
     error: str | None
     for msg in messages:
         if "unit" in msg:
             units.setdefault(int(msg["unit"]), msg)
         elif "solution_error" in msg:
-            problems.append(f"solution: {msg['solution_error']}")
+            problems.append(safe_text(f"solution: {msg['solution_error']}"))
         elif "setup_error" in msg:
-            problems.append(f"setup: {msg['setup_error']}")
+            problems.append(safe_text(f"setup: {msg['setup_error']}"))
+            setups.append(TestDetail("setup", False, safe_text(str(msg["setup_error"]))))
         elif msg.get("done"):
             done = True
     names = [str(n) for n in (header or {}).get("names", [])]
@@ -123,7 +120,8 @@ def verdict(header: dict[str, Any] | None, messages: list[dict[str, Any]], raw: 
         if unit is None:
             details.append(TestDetail(name, False, unfinished if not done else "not run"))
         else:
-            details.append(TestDetail(name, bool(unit["ok"]), unit.get("error")))
+            err = unit.get("error")  # the solution's exception text: made to encode as UTF-8
+            details.append(TestDetail(name, bool(unit["ok"]), None if err is None else safe_text(str(err))))
     if header is None:
         error = "timeout" if raw.timed_out else f"the harness did not start (exit {raw.exit})"
     elif header.get("error"):
@@ -134,5 +132,8 @@ def verdict(header: dict[str, Any] | None, messages: list[dict[str, Any]], raw: 
         error = "tests: no test found (no assert, check() or test_*() function)"
     else:
         error = problems[0] if problems else None
-    return TestRunResult(passed=sum(d.passed for d in details), total=total, details=tuple(details),
-                         error=error, exec=result)
+    if total:  # without a unit the run is no test at all, whatever failed
+        details += setups
+        total += len(setups)
+    return TestRunResult(passed=sum(d.passed for d in details), total=total,
+                         details=tuple(details), error=error, exec=result)

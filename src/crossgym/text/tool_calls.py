@@ -104,7 +104,8 @@ def _call_from_obj(obj: Any, index: int) -> ToolCall:
         args = {}
     if not isinstance(args, dict):
         raise MalformedToolCall(f"{where} ({name}): arguments must be an object, got {type(args).__name__}")
-    return ToolCall(id=str(obj.get("id") or f"call_{index}"), name=name.strip(), arguments=args)
+    # the name exactly as written: " get_weather" is not get_weather (a function name has no spaces)
+    return ToolCall(id=str(obj.get("id") or f"call_{index}"), name=name, arguments=args)
 
 
 def parse_python_calls(text: str, tools: Sequence[ToolSpec] = ()) -> list[ToolCall]:

@@ -76,7 +76,9 @@ class CodeTests(BaseVerifier):
     """
 
     name = "code_tests"
-    version = "1"
+    # 2: asserts kept under python -O, raise/assert False/checking helpers are units, a failed setup statement
+    # counts, StopIteration from the solution is an error, `in` is answered by the harness
+    version = "2"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0
@@ -195,7 +197,7 @@ class CodeOutput(BaseVerifier):
     """
 
     name = "code_output"
-    version = "1"
+    version = "2"  # 2: output cut at the capture limit fails the case
     description = "run the model's program on stdin; compare stdout with the expected output"
     isolation = "thread"
     default_timeout = 60.0
@@ -240,12 +242,15 @@ class CodeOutput(BaseVerifier):
                                               tier=self.tier)
             except CrossgymError as exc:
                 raise RuntimeError(f"sandbox: {exc}") from None
-            good = not res.timed_out and _normalize_output(res.stdout, self.compare) == \
+            cut = "stdout" in res.truncated_parts  # only part of what it printed came back: never a match
+            good = not res.timed_out and not cut and _normalize_output(res.stdout, self.compare) == \
                 _normalize_output(case["stdout"], self.compare)
             ok += good
             if not good and not first_fail:
                 if res.timed_out:
                     first_fail = f"case {i + 1}: timed out"
+                elif cut:
+                    first_fail = f"case {i + 1}: output truncated (over {len(res.stdout.encode()):,} bytes)"
                 elif res.exit_code != 0:
                     first_fail = f"case {i + 1}: exit {res.exit_code}: {clip(res.stderr.strip(), 100)}"
                 else:

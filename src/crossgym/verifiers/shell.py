@@ -72,7 +72,7 @@ class Shell(BaseVerifier):
     """
 
     name = "shell"
-    version = "1"
+    version = "2"  # 2: a truncated snapshot or output fails
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0
@@ -88,11 +88,13 @@ class Shell(BaseVerifier):
         self.command_timeout = float(command_timeout)
         self.tier = tier
 
-    def replay(self, files: dict[str, str], commands: list[str]) -> tuple[dict[str, bytes], str, set[str]]:
-        """(final files, last stdout, changed paths) after running ``commands`` one by one."""
+    def replay(self, files: dict[str, str], commands: list[str]) -> tuple[dict[str, bytes], str, set[str], set[str]]:
+        """(final files, last stdout, changed paths, what was cut: "files" when a snapshot of the directory was,
+        "stdout" when the last command's output was) after running ``commands`` one by one."""
         from crossgym import sandbox
 
         changed: set[str] = set()
+        cut: set[str] = set()
         last_out = ""
         try:
             with sandbox.shell_session(files, tier=self.tier) as session:
@@ -103,10 +105,12 @@ class Shell(BaseVerifier):
                     res = session.run(cmd, timeout=min(self.command_timeout, budget))
                     last_out = res.stdout
                     changed.update(res.files_changed)
+                    cut.discard("stdout")
+                    cut.update(p for p in res.truncated_parts if p != "stderr")
                 final = session.files
         except CrossgymError as exc:
             raise RuntimeError(f"sandbox: {exc}") from None
-        return final, last_out, changed
+        return final, last_out, changed, cut
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         commands = extract_commands(completion)
@@ -116,9 +120,13 @@ class Shell(BaseVerifier):
         expected = ans.get("files") or {}
         if not isinstance(expected, dict):
             raise BadTask("answer['files'] must map paths to text or null")
-        final, last_out, changed = self.replay(seed_files(task), commands)
+        final, last_out, changed, cut = self.replay(seed_files(task), commands)
         checks: dict[str, float] = {}
         problems: list[str] = []
+        if "files" in cut:  # files past the snapshot's caps are unseen: what is missing or unchanged is unknown
+            return Verdict.ok(0.0, passed=False, components={"truncated": 1.0},
+                              reason="the directory was truncated: more files or bytes than the snapshot keeps "
+                                     "(Limits.max_files, max_file_bytes, max_files_bytes); judged failed")
         for path, want in sorted(expected.items()):
             got = final.get(path)
             if want is None:
@@ -134,9 +142,11 @@ class Shell(BaseVerifier):
                     problems.append(f"{path} has {clip(got.decode('utf-8', 'replace').strip(), 40)!r}")
             checks[f"file:{path}"] = float(ok)
         if "output" in ans and ans["output"] is not None:
-            ok = _norm(last_out, self.strict) == _norm(str(ans["output"]), self.strict)
+            ok = "stdout" not in cut and _norm(last_out, self.strict) == _norm(str(ans["output"]), self.strict)
             checks["output"] = float(ok)
-            if not ok:
+            if "stdout" in cut:
+                problems.append("the last command's output was truncated (over the capture limit)")
+            elif not ok:
                 problems.append(f"the last command printed {clip(last_out.strip(), 40)!r}")
         if self.forbid_extra:
             extra = sorted(p for p in changed if p not in expected)

@@ -19,6 +19,19 @@ def _norm_str(s: str) -> str:
     return " ".join(s.casefold().split())
 
 
+def _norm_deep(v: Any, depth: int = 0) -> Any:
+    """Every string value normalised, at any depth of lists and objects (keys stay exact), as BFCL does."""
+    if isinstance(v, str):
+        return _norm_str(v)
+    if depth > 100:
+        return v
+    if isinstance(v, list):
+        return [_norm_deep(x, depth + 1) for x in v]
+    if isinstance(v, dict):
+        return {k: _norm_deep(x, depth + 1) for k, x in v.items()}
+    return v
+
+
 class _Expected:
     """One expected call: name, argument alternatives, optional argument names."""
 
@@ -64,13 +77,13 @@ class ToolCallVerifier(BaseVerifier):
     ``get_weather(city="Paris")``; ``task.tools`` (ToolSpecs) name the callable functions and their JSON Schemas:
     a call to an unknown function, or with arguments the schema rejects, fails.
     params: order (False: parallel calls may come in any order), allow_extra_args (False), allow_extra_calls
-    (False), strings ("normalized": case and whitespace ignored | "exact"), scope ("last": the final assistant
+    (False), strings ("normalized": case and whitespace ignored in every string value, at any depth | "exact"), scope ("last": the final assistant
     message | "all": every assistant message, for multi-turn episodes), reward ("all" | "fraction": matched
     calls / max(expected, made)). Unreadable call syntax is malformed.
     """
 
     name = "tool_call"
-    version = "1"
+    version = "2"  # 2: names compare exactly (the Hermes parser no longer strips them); nested strings normalised
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
@@ -112,11 +125,16 @@ class ToolCallVerifier(BaseVerifier):
                     return True
             elif json_equal(got, a):
                 return True
+            elif self.strings == "normalized" and isinstance(a, (list, dict)) and type(a) is type(got) \
+                    and json_equal(_norm_deep(got), _norm_deep(a)):
+                return True
         return False
 
     def _args_match(self, exp: _Expected, call: ToolCall, spec: ToolSpec | None) -> str:
         """"" when ``call`` satisfies ``exp``, else why not."""
         if call.name != exp.name:
+            if call.name.strip() == exp.name:
+                return f"called {call.name!r}, expected {exp.name!r} (a name compares exactly: no spaces around it)"
             return f"called {call.name}, expected {exp.name}"
         props = (spec.parameters.get("properties") or {}) if spec else {}
         for arg, accepted in exp.args.items():
@@ -142,6 +160,8 @@ class ToolCallVerifier(BaseVerifier):
             return ""
         spec = specs.get(call.name)
         if spec is None:
+            if call.name.strip() in specs:
+                return f"called unknown function {clip(call.name, 40)!r} (a name compares exactly: no spaces around it)"
             return f"called unknown function {clip(call.name, 40)!r}"
         err = validator(spec.parameters)(call.arguments)
         return f"{call.name}: {err}" if err else ""
@@ -151,7 +171,7 @@ class ToolCallVerifier(BaseVerifier):
         """(matched expected calls, first mismatch) with a maximum bipartite matching (any order)."""
         if len(expected) == 1 and len(calls) == 1:  # the common case: one call expected, one made
             why1 = self._args_match(expected[0], calls[0], specs.get(calls[0].name))
-            if why1 and calls[0].name != expected[0].name:
+            if why1 and calls[0].name != expected[0].name and calls[0].name.strip() != expected[0].name:
                 why1 = f"no call to {expected[0].name}"
             return (0, why1) if why1 else (1, "")
         why: dict[tuple[int, int], str] = {}

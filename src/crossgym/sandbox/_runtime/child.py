@@ -59,12 +59,13 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         spawner: Any = None
         if mode == "tests":  # the solution processes, forked before the payload
             # fresh ones later come from the slot's spawner, or (no slot) from a spawner of the task's own
-            shared = bool(hdr.get("shared"))  # one solution, with seed files: it works in the task's directory
-            fallback = spawners.Client(SPAWN_FD) if "spawn" in fds else spawners.local(conf, shared)
-            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback, shared)
+            fallback = spawners.Client(SPAWN_FD) if "spawn" in fds else spawners.local(conf)
+            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback)
         conf.drop_rules()
         payload = wire.read_obj(0)
-        _seed(payload.get("files", []))
+        seeded = _seed(payload.get("files", []))
+        if mode == "tests":  # the harness keeps the fixtures as seeded: a solution's change to one is undone
+            payload["seeded"] = seeded
         env = base_env(scratch)
         extra = payload.get("env")
         if extra or ruleset is None:  # a zygote set the base environment already
@@ -97,8 +98,9 @@ def base_env(scratch: str) -> dict[str, str]:
             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
 
 
-def _seed(files: list[list[Any]]) -> None:
-    """Write the task's seed files (sizes in the header, bytes follow in the payload stream)."""
+def _seed(files: list[list[Any]]) -> dict[str, tuple[bytes, int]]:
+    """Write the task's seed files (sizes in the header, bytes follow in the payload stream); returns them."""
+    seeded: dict[str, tuple[bytes, int]] = {}
     for rel, size, mode in files:
         data = wire.read_exact(0, size) if size else b""
         parts = [p for p in rel.split("/") if p]
@@ -125,6 +127,8 @@ def _seed(files: list[list[Any]]) -> None:
                 os.close(fd)
         finally:
             os.close(dfd)
+        seeded["/".join(parts)] = (data, (mode or 0o644) & 0o777)
+    return seeded
 
 
 def _exec(argv: list[str], env: dict[str, str]) -> None:
@@ -148,7 +152,7 @@ def _run_python(source: str, filename: str, scratch: str) -> None:
     atexit._clear()
     rc = 0
     try:
-        code = compile(source, filename, "exec")
+        code = compile(source, filename, "exec", dont_inherit=True, optimize=0)
         exec(code, {"__name__": "__main__", "__file__": filename, "__builtins__": builtins})
     except SystemExit as exc:
         rc = exit_code(exc)

@@ -1,8 +1,9 @@
 """A strict codec for values that cross between the solution's process and the test harness.
 
 Only exact built-in types travel (``type(v) is int``, never a subclass), so an object whose ``__eq__``
-always answers True, or an ``int`` subclass with a forged ``__eq__``, cannot reach the harness as a value:
-the solution side turns it into an opaque handle that compares by identity only.
+always answers True cannot reach the harness as a value: the solution side turns it into an opaque handle that
+compares by identity only. An instance of a subclass of a built-in type (an ``int`` with a forged ``__eq__``, a
+namedtuple, a Counter) travels as the plain value it holds, so the test compares the data, not the dunders.
 """
 
 from __future__ import annotations
@@ -51,9 +52,22 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[i
         return ["c", _enc(v.real, None, depth + 1, budget), _enc(v.imag, None, depth + 1, budget)]
     if t is range:
         return ["r", v.start, v.stop, v.step]
+    for base, plain in _PLAIN:
+        if issubclass(t, base):  # a subclass (IntEnum, namedtuple, Counter, a forged int) travels as its data
+            return _enc(plain(v), handle, depth, budget)
     if handle is None:
         raise Unencodable(f"a {t.__name__} object")
     return ["h", handle(v), t.__name__]
+
+
+# The plain built-in value a subclass instance holds, read by the base type's own C code (no method the
+# subclass overrides is called): the harness then compares the data, never the subclass's dunders.
+_PLAIN: tuple[tuple[type, Callable[[Any], Any]], ...] = (
+    (int, int.__int__), (float, float.__float__), (str, str.__str__),
+    (complex, lambda v: complex(complex.real.__get__(v), complex.imag.__get__(v))),  # type: ignore[attr-defined]
+    (bytes, lambda v: bytes.__getitem__(v, slice(None))), (bytearray, bytearray.copy),
+    (list, list.copy), (tuple, lambda v: tuple.__getitem__(v, slice(None))), (dict, dict.copy),
+    (set, set.copy), (frozenset, frozenset.copy))
 
 
 def decode(tree: Any, handle: Callable[[int, str], Any] | None = None) -> Any:

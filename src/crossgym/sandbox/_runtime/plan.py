@@ -3,7 +3,8 @@
 Accepted shapes: a list of snippets (one unit each, e.g. MBPP's ``test_list``); a module whose top-level
 statements assert; a ``check(candidate)`` function (HumanEval), whose asserting statements are the units;
 ``def test_*()`` functions, one unit each. Each statement is wrapped so a failure is recorded and the next
-unit still runs.
+unit still runs. A statement checks something (is a unit) when it asserts (``assert False`` in a branch too),
+raises, or calls a function of the tests that does; a failure anywhere else is counted too (see testing.verdict).
 """
 
 from __future__ import annotations
@@ -29,15 +30,17 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
         lines = tests.splitlines()
         module = ast.parse(tests, "tests.py")
         has_check = any(isinstance(s, ast.FunctionDef) and s.name == "check" for s in module.body)
+        checkers = _checkers(module)
         test_funcs = []
         for stmt in module.body:
             if entry and has_check and _calls(stmt, "check"):
                 continue  # the harness calls check itself, with the solution's entry point
             if isinstance(stmt, ast.FunctionDef) and stmt.name == "check":
-                stmt.body = [_wrap([s], _register(kinds, names, _kind(s), _text(lines, s))) for s in stmt.body]
+                stmt.body = [_wrap([s], _register(kinds, names, _kind(s, checkers), _text(lines, s)))
+                             for s in stmt.body]
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
                 test_funcs.append(stmt.name)
-            body.append(_wrap([stmt], _register(kinds, names, _kind(stmt), _text(lines, stmt))))
+            body.append(_wrap([stmt], _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt))))
         last = body[-1] if body else None
         if entry and has_check:
             call = _located(ast.parse(f"check({entry})").body, last)
@@ -45,7 +48,8 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
         for name in test_funcs:
             call = _located(ast.parse(f"{name}()").body, last)
             body.append(_wrap(call, _register(kinds, names, "unit", f"{name}()")))
-    return compile(ast.Module(body=body, type_ignores=[]), "tests.py", "exec"), names, kinds
+    code = compile(ast.Module(body=body, type_ignores=[]), "tests.py", "exec", dont_inherit=True, optimize=0)
+    return code, names, kinds  # optimize=0: asserts stay whatever flags (-O) the compiling process has
 
 
 def _located(stmts: list[ast.stmt], like: ast.stmt | None) -> list[ast.stmt]:
@@ -64,24 +68,44 @@ def _register(kinds: list[str], names: list[str], kind: str, text: str) -> int:
     return len(kinds) - 1
 
 
-def _kind(stmt: ast.stmt) -> str:
+def _kind(stmt: ast.stmt, checkers: frozenset[str] = frozenset()) -> str:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return "setup"
-    return "unit" if _asserts(stmt) else "setup"
+    return "unit" if _asserts(stmt, checkers) else "setup"
 
 
-def _asserts(node: ast.AST) -> bool:
-    """True when the statement asserts something that is not a constant (nested defs do not count)."""
+def _asserts(node: ast.AST, checkers: frozenset[str] = frozenset()) -> bool:
+    """True when the statement checks something: an assert (but ``assert True``, ``assert "note"``), a raise,
+    or a call of one of ``checkers`` (the tests' own functions that do); nested defs do not count."""
     if isinstance(node, ast.Assert):
-        return not isinstance(node.test, ast.Constant)
+        return not (isinstance(node.test, ast.Constant) and node.test.value)
+    if isinstance(node, ast.Raise):
+        return True
+    if (checkers and isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in checkers):
+        return True
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        if isinstance(child, ast.Assert) and not isinstance(child.test, ast.Constant):
-            return True
-        if _asserts(child):
+        if _asserts(child, checkers):
             return True
     return False
+
+
+def _checkers(module: ast.Module) -> frozenset[str]:
+    """Names of the tests' helper functions (top level, or inside ``check``) that assert or raise, directly or
+    through another such helper: a statement that calls one checks something."""
+    defs = [s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for stmt in list(defs):
+        if stmt.name == "check":
+            defs += [s for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    found: frozenset[str] = frozenset()
+    while True:
+        more = frozenset(d.name for d in defs if d.name != "check"
+                         and any(_asserts(s, found) for s in d.body))
+        if more <= found:
+            return found
+        found |= more
 
 
 def _calls(stmt: ast.stmt, name: str) -> bool:

@@ -1,0 +1,235 @@
+"""Reward hacks of issue 20 against run_python_tests, as a policy would try them: the caller's interpreter flags,
+checks written without assert, exceptions used as control flow, objects that answer the test's question
+themselves, and fixtures rewritten under the tests. Each hack must earn no more than the honest wrong answer.
+
+Every test runs on both tiers and (where the call allows it) both as run_python_tests and as the second solution
+of a group through run_python_tests_many.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
+
+GROUPED = {"on": False}
+
+
+@pytest.fixture(params=["single", "group"])
+def call(request: pytest.FixtureRequest) -> Iterator[str]:
+    GROUPED["on"] = request.param == "group"
+    yield request.param
+    GROUPED["on"] = False
+
+
+def judge(sandbox: Sandbox, solution: str, tests: object, **kwargs: object) -> TestRunResult:
+    timeout = kwargs.pop("timeout", 5.0)
+    if not GROUPED["on"]:
+        return run_python_tests(solution, tests, sandbox=sandbox, timeout=timeout, **kwargs)  # type: ignore[arg-type]
+    honest = "def unused():\n    return 1\n"
+    _, second = run_python_tests_many([honest, solution], tests, sandbox=sandbox,  # type: ignore[arg-type]
+                                      timeout=timeout, **kwargs)  # type: ignore[arg-type]
+    return second
+
+
+def worth(sandbox: Sandbox, cheat: str, honest: str, tests: object, **kwargs: object) -> tuple[float, float]:
+    """(the cheat's fraction, the honest wrong answer's fraction)."""
+    return judge(sandbox, cheat, tests, **kwargs).fraction, judge(sandbox, honest, tests, **kwargs).fraction
+
+
+# ------------------------------------------------------------------ the caller's flags (python -O, environment)
+_VERIFY = textwrap.dedent("""
+    import json, sys
+    from crossgym import load_verifier
+    from crossgym.protocol.task import Completion, Task, VerifierSpec
+    spec = VerifierSpec("code_tests", {"tier": sys.argv[1]})
+    task = Task(id="add", prompt="add", answer={"tests": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]},
+                verifier=spec)
+    v = load_verifier(spec)
+    out = [v.verify(task, Completion.from_text("```python\\n" + code + "\\n```")).reward
+           for code in ("def add(a, b):\\n    return None", "def add(a, b):\\n    return a + b")]
+    print(json.dumps([sys.flags.optimize, out]))
+""")
+
+
+@pytest.mark.parametrize("how", [["-O"], ["-OO", "-W", "error::SyntaxWarning"], "env"])
+def test_the_callers_flags_do_not_change_the_judgement(sandbox: Sandbox, how: object) -> None:
+    env = dict(os.environ, CROSSGYM_DISABLE_PLUGINS=os.environ.get("CROSSGYM_DISABLE_PLUGINS", ""))
+    flags: list[str] = []
+    if how == "env":
+        env.update(PYTHONOPTIMIZE="1", PYTHONHASHSEED="12345", PYTHONSAFEPATH="1", PYTHONDONTWRITEBYTECODE="1")
+    else:
+        flags = list(how)  # type: ignore[call-overload]
+    done = subprocess.run([sys.executable, *flags, "-c", _VERIFY, sandbox.tier], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    optimize, (wrong, right) = json.loads(done.stdout.strip().splitlines()[-1])
+    assert optimize >= 1  # the caller really ran without asserts
+    assert (wrong, right) == (0.0, 1.0)
+
+
+def test_plan_made_under_O_keeps_its_asserts() -> None:
+    """The plan is made in the caller: compiled with optimize=0 whatever the caller's flags."""
+    code = ("import marshal, base64, dis, io\nfrom crossgym.sandbox import testing\n"
+            "p = testing._planned(('assert add(1, 2) == 3',), None, None)\n"
+            "co = marshal.loads(base64.b64decode(p['module']))\n"
+            "out = io.StringIO(); dis.dis(co, file=out); print('LOAD_ASSERTION_ERROR' in out.getvalue())")
+    done = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "True", done.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------ checks written without assert
+CHECK = '''
+def verify(got, want):
+    if got != want:
+        raise AssertionError(f"{got!r} != {want!r}")
+
+
+def check(candidate):
+    assert candidate(1, 2) == 3
+    if candidate(2, 2) != 4:
+        raise AssertionError("2 + 2")
+    if candidate(0, 5) == 5:
+        pass
+    else:
+        assert False
+    verify(candidate(3, 3), 6)
+'''
+
+
+def test_checks_without_assert_are_counted(sandbox: Sandbox, call: str) -> None:
+    three = judge(sandbox, "def add(a, b):\n    return 3\n", CHECK, entry_point="add")
+    assert (three.passed, three.total) == (1, 4) and not three.all_passed
+    right = judge(sandbox, "def add(a, b):\n    return a + b\n", CHECK, entry_point="add")
+    assert (right.passed, right.total, right.error) == (4, 4, None)
+
+
+def test_a_failed_statement_outside_the_units_is_counted(sandbox: Sandbox, call: str) -> None:
+    tests = "assert add(1, 2) == 3\nprint(add('a', 1))\nassert add(0, 0) == 0\n"
+    r = judge(sandbox, "def add(a, b):\n    if type(a) is str:\n        raise TypeError('no')\n    return a + b\n",
+              tests)
+    assert (r.passed, r.total) == (2, 3) and r.details[-1].error == "TypeError: no"
+    assert r.error is not None and r.error.startswith("setup:")
+
+
+# ------------------------------------------------------------------------- exceptions used as control flow
+def test_exceptions_used_as_control_flow_do_not_pass(sandbox: Sandbox, call: str) -> None:
+    tests = ["assert all(map(is_even, [2, 4, 6]))", "assert not any(map(is_odd, [2, 4]))",
+             "for ok in map(is_even, [2, 3]):\n    assert ok"]
+    honest = "def is_even(n):\n    return False\n\ndef is_odd(n):\n    return True\n"
+    for escape in ("raise StopIteration", "raise StopIteration('done')", "raise StopAsyncIteration",
+                   "raise GeneratorExit", "raise KeyboardInterrupt", "raise SystemExit(0)",
+                   "class Out(BaseException):\n        pass\n    raise Out()"):
+        cheat = f"def is_even(n):\n    {escape}\n\ndef is_odd(n):\n    {escape}\n"
+        got, base = worth(sandbox, cheat, honest, tests)
+        assert got <= base == 0.0, escape
+
+
+def test_an_exception_that_cannot_be_rebuilt_is_not_the_one_the_test_expects(sandbox: Sandbox, call: str) -> None:
+    tests = ["try:\n    parse(None)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')"]
+    cheat = "def parse(s):\n    raise UnicodeDecodeError('utf-8', b'x', 0, 1, 'nope')\n"
+    assert judge(sandbox, cheat, tests).passed == 0
+    assert judge(sandbox, "def parse(s):\n    raise TypeError('None')\n", tests).passed == 1
+
+
+def test_iterating_the_solutions_generators_still_works(sandbox: Sandbox, call: str) -> None:
+    solution = ("def count(n):\n    yield from range(n)\n\ndef keys():\n    return {'a': 1, 'b': 2}.keys()\n\n"
+                "class Bag:\n    def __init__(self):\n        self.items = [1, 2]\n    def __iter__(self):\n"
+                "        return iter(self.items)\n")
+    tests = ["assert list(count(3)) == [0, 1, 2]", "assert 2 in count(5) and 7 not in count(5)",
+             "assert 'a' in keys() and 'z' not in keys()", "assert 2 in Bag() and 3 not in Bag()",
+             "assert 150 in count(200)"]
+    r = judge(sandbox, solution, tests)
+    assert (r.passed, r.total) == (5, 5), r.details
+
+
+# ------------------------------------------------------------- objects that answer the test's question themselves
+LIARS = {
+    "contains": "class Yes:\n    def __contains__(self, x):\n        return True\n    def __iter__(self):\n"
+                "        return iter(())\n",
+    "list-contains": "class Yes(list):\n    def __contains__(self, x):\n        return True\n",
+    "list-iter": "class Yes(list):\n    def __iter__(self):\n        return iter(range(100))\n"
+                 "    def __contains__(self, x):\n        return True\n    def __len__(self):\n        return 3\n",
+    "str": "class Yes(str):\n    def __contains__(self, x):\n        return True\n"
+           "    def __eq__(self, o):\n        return True\n    __hash__ = str.__hash__\n",
+    "dict": "class Yes(dict):\n    def __contains__(self, k):\n        return True\n"
+            "    def __getitem__(self, k):\n        return 1\n    def __eq__(self, o):\n        return True\n",
+    "int": "class Yes(int):\n    def __eq__(self, o):\n        return True\n    def __ne__(self, o):\n"
+           "        return False\n    __hash__ = int.__hash__\n    def __contains__(self, x):\n        return True\n",
+}
+
+
+@pytest.mark.parametrize("liar", sorted(LIARS))
+def test_objects_that_answer_the_question_earn_no_more_than_the_honest_wrong_answer(sandbox: Sandbox, call: str,
+                                                                                      liar: str) -> None:
+    tests = ["assert 4 in evens(5)", "assert 2 in evens(5)", "assert 3 not in evens(5)",
+             "assert evens(5) == [0, 2, 4]", "assert len(evens(5)) == 3", "assert sorted(evens(5))[:1] == [0]",
+             "assert 'b' in evens(5)"]
+    cheat = LIARS[liar] + "def evens(n):\n    return Yes()\n"
+    got, base = worth(sandbox, cheat, "def evens(n):\n    return Yes()\n".replace("Yes()", "[]"), tests)
+    assert got <= base <= 1 / len(tests), liar  # "3 not in" holds for the honest empty list
+
+
+def test_builtin_subclasses_travel_as_their_data(sandbox: Sandbox, call: str) -> None:
+    solution = ("import collections, enum\nPoint = collections.namedtuple('Point', 'x y')\n"
+                "class Color(enum.IntEnum):\n    RED = 1\n"
+                "def point():\n    return Point(1, 2)\n\ndef red():\n    return Color.RED\n\n"
+                "def counts(s):\n    return collections.Counter(s)\n\ndef ordered():\n"
+                "    return collections.OrderedDict(a=1)\n")
+    tests = ["assert point() == (1, 2)", "assert red() == 1", "assert counts('aab') == {'a': 2, 'b': 1}",
+             "assert ordered() == {'a': 1}"]
+    r = judge(sandbox, solution, tests)
+    assert (r.passed, r.total) == (4, 4), r.details
+
+
+# ------------------------------------------------------------------------- fixtures rewritten under the tests
+FIXTURE_TESTS = ["assert total() == sum(map(int, open('data/nums.txt').read().split()))",
+                 "assert total() == 6 and open('data/nums.txt').read() == '1 2 3\\n'"]
+
+
+@pytest.mark.parametrize("rewrite", [
+    "open('data/nums.txt', 'w').write('5\\n')",
+    "import os\n    os.remove('data/nums.txt')\n    open('data/nums.txt', 'w').write('5\\n')",
+    "import os\n    open('forged', 'w').write('5\\n')\n    os.remove('data/nums.txt')\n"
+    "    os.symlink('../forged', 'data/nums.txt')",
+    "import os, shutil\n    shutil.rmtree('data')\n    os.mkdir('data')\n    open('data/nums.txt', 'w').write('5')",
+    "import os\n    st = os.stat('data/nums.txt')\n    open('data/nums.txt', 'w').write('5 0 0\\n')\n"
+    "    os.utime('data/nums.txt', ns=(st.st_atime_ns, st.st_mtime_ns))",  # same size, same mtime
+])
+def test_a_solution_cannot_rewrite_a_fixture_the_tests_read(sandbox: Sandbox, rewrite: str) -> None:
+    files = {"data/nums.txt": "1 2 3\n"}
+    cheat = f"def total():\n    {rewrite}\n    return 5\n"
+    r = run_python_tests(cheat, FIXTURE_TESTS, files=files, sandbox=sandbox, timeout=5.0)
+    assert r.passed == 0, r.details
+    at_import = f"def _forge():\n    {rewrite}\n_forge()\n\ndef total():\n    return 5\n"
+    r = run_python_tests(at_import, FIXTURE_TESTS, files=files, sandbox=sandbox, timeout=5.0)
+    assert r.passed == 0, r.details
+    honest = "def total():\n    return sum(map(int, open('data/nums.txt').read().split()))\n"
+    r = run_python_tests(honest, FIXTURE_TESTS, files=files, sandbox=sandbox, timeout=5.0)
+    assert (r.passed, r.total) == (2, 2), r.details
+
+
+def test_the_tests_may_change_their_own_fixtures(sandbox: Sandbox) -> None:
+    tests = ["open('nums.txt', 'w').write('4 4')\nassert total() == 8",
+             "with open('nums.txt', 'a') as f:\n    f.write(' 1')\nassert total() == 9",
+             "assert total() == 9 and open('nums.txt').read() == '4 4 1'"]
+    honest = "def total():\n    return sum(map(int, open('nums.txt').read().split()))\n"
+    r = run_python_tests(honest, tests, files={"nums.txt": "1 2 3"}, sandbox=sandbox, timeout=5.0)
+    assert (r.passed, r.total) == (3, 3), r.details
+
+
+# --------------------------------------------------------------------------------- text that must serialise
+def test_a_lone_surrogate_in_the_solutions_exception_serialises(sandbox: Sandbox, call: str) -> None:
+    r = judge(sandbox, "def add(a, b):\n    raise ValueError('bad \\ud800 \\udfff end')\n", ["assert add(1, 2) == 3"])
+    assert r.passed == 0 and r.details[0].error is not None and "end" in r.details[0].error
+    r.details[0].error.encode("utf-8")
+    loading = judge(sandbox, "raise ValueError('\\ud800')\n", ["assert add(1, 2) == 3"])
+    assert loading.error is not None
+    loading.error.encode("utf-8")
