@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EPISODE_ERROR_KEY", "MAX_TURNS", "Episode", "episode_env_params", "episode_from_json", "episode_max_turns",
-           "episode_seed", "render_messages", "render_text", "render_tools", "reply_suffix", "run_max_turns", "split_turn",
+__all__ = ["EPISODE_ERROR_KEY", "MAX_TURNS", "Episode", "episode_env_params", "episode_from_json", "episode_json",
+           "episode_max_turns", "episode_seed", "render_messages", "render_text", "render_tools", "reply_suffix", "run_max_turns", "split_turn",
            "stop_token_ids"]
 
 #: the safety cap on assistant turns when the run does not set environment.max_turns (the environment decides done)
@@ -310,12 +310,11 @@ class Episode:
         return rule.score(self.task, self.completion())
 
     def to_json(self) -> str:
-        """The episode as Completion JSON, plus its environment error when it failed (for reward functions that
-        run elsewhere: TRL's, veRL's reward manager); :func:`episode_from_json` reads it back."""
-        doc = self.completion().to_dict()
-        if self.error is not None:
-            doc[EPISODE_ERROR_KEY] = self.error.reason
-        return json.dumps(doc, ensure_ascii=False)
+        """The episode's messages as Completion JSON, plus its environment error when it failed (for reward
+        functions that run elsewhere: TRL's, veRL's reward manager; the token ids stay with the trainer);
+        :func:`episode_from_json` reads it back."""
+        return episode_json(Completion(messages=tuple(self.messages)),
+                            None if self.error is None else self.error.reason)
 
     def close(self) -> None:
         if self.env is not None:
@@ -323,6 +322,14 @@ class Episode:
                 self.env.close()
             except Exception as exc:  # closing must not lose the episode
                 log.warning("environment %s close failed: %s", self.env_name, exc)
+
+
+def episode_json(completion: Completion, error: str | None = None) -> str:
+    """An episode's JSON: the Completion's, plus the environment error detail when it failed."""
+    doc = completion.to_dict()
+    if error is not None:
+        doc[EPISODE_ERROR_KEY] = error
+    return json.dumps(doc, ensure_ascii=False)
 
 
 def episode_from_json(raw: str | dict[str, Any]) -> tuple[Completion, str | None]:

@@ -30,6 +30,7 @@ class ReplayServer:
         self.scripts = scripts
         self.turns: dict[str, int] = {}
         self.sent: dict[str, list[list[int]]] = {}
+        self.prompts: dict[str, list[str]] = {}  # the text each turn was generated from, per script
 
     def ids(self, text: str) -> list[int]:
         return list(self.tok(text, add_special_tokens=False)["input_ids"]) + [self.tok.eos_token_id]
@@ -44,6 +45,7 @@ class ReplayServer:
         self.turns[request_id] = turn + 1
         ids = self.ids(self.scripts[key][turn])
         self.sent.setdefault(key, []).append(ids)
+        self.prompts.setdefault(key, []).append(self.tok.decode(prompt_ids, skip_special_tokens=False))
         return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids), stop_reason="completed")
 
 
@@ -230,3 +232,56 @@ def test_reward_counts_the_reply_to_the_last_action_as_eval_does(  # type: ignor
         got = Completion.from_dict(json.loads(out.non_tensor_batch["crossgym_completion"][i]))
         assert json.loads(got.messages[-1].content)["observation"] == {"turn": 2}  # ...the Verdict saw that reply
     assert rewards == eval_rewards(tasks, scripts) == [1.0, 0.0]
+
+
+@pytest.fixture
+def driver_envs():  # type: ignore[no-untyped-def]
+    """tests/support/driver_envs (an environment that raises on the second step) registered for one test."""
+    import sys
+    from pathlib import Path
+
+    from crossgym.plugins import register_plugin, unregister_plugin
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "support"))
+    import driver_envs as module
+
+    plugin = module.DriverEnvPlugin()
+    register_plugin(plugin)
+    yield module
+    unregister_plugin(plugin)
+
+
+def test_the_agent_loop_plays_evals_episode(tmp_path, verl_compose, driver_envs) -> None:  # type: ignore[no-untyped-def]
+    """The episode driver behind veRL's agent loop: a tool_use episode whose prompt holds a worked tool call is
+    generated from eval's prompt text at every turn (arguments rendered as objects), and an environment that
+    raises gives eval's exception Verdict, scored on_error (it was the partial completion's reward, 1.0 here).
+    The model is Qwen2-type, so veRL picks the token builder it ships for Qwen2.5's template, as for a real Qwen
+    (its generic builder drops the newline after <|im_end|> before a tool response)."""
+    from transformers import AutoTokenizer
+
+    from crossgym.adapters.verl.episodes import tiny_qwen_model
+    from crossgym.rollout.config import RolloutConfig
+    from crossgym.rollout.driver import episode_from_json
+    from crossgym.rollout.runner import run_rollouts
+
+    tiny_model_dir = tiny_qwen_model()
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    task = driver_envs.few_shot_tool_task()
+    scripts = {"What is 2+3?": driver_envs.TOOL_SCRIPT}
+    engine = driver_envs.ScriptEngine(tok, scripts)
+    (evaluated,) = run_rollouts(engine, [task], RolloutConfig(model="script", engine="script"))
+    played = _play(tiny_model_dir, tmp_path / "tools", verl_compose, [task], scripts)
+    assert played["server"].prompts["What is 2+3?"] == engine.seen
+    assert '"arguments": {"a": 1, "b": 3}' in engine.seen[0]
+    assert float(played["out"].non_tensor_batch["score"][0]) == evaluated.verdict.reward == 1.0
+
+    tasks, scripts = driver_envs.raising_tasks()
+    evaluated = run_rollouts(driver_envs.ScriptEngine(tok, scripts), tasks,
+                             RolloutConfig(model="script", engine="script"))
+    played = _play(tiny_model_dir, tmp_path / "raising", verl_compose, tasks, scripts)
+    out = played["out"]
+    for i, r in enumerate(evaluated):
+        completion, error = episode_from_json(out.non_tensor_batch["crossgym_completion"][i])
+        assert r.verdict.error == f"exception: {error}" == out.non_tensor_batch["error"][i]
+        assert completion.messages == r.completion.messages
+        assert float(out.non_tensor_batch["score"][i]) == r.verdict.reward == 0.0

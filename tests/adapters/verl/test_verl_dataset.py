@@ -46,7 +46,7 @@ def test_rows_carry_everything_the_reward_and_agent_loop_need(run_factory) -> No
 def test_single_turn_rows_have_no_agent_name_or_tools(run_factory) -> None:  # type: ignore[no-untyped-def]
     rows = dataset.task_rows(load_tasks("arithmetic", n=2, seed=0), run_factory())
     assert "agent_name" not in rows[0] and "tools_kwargs" not in rows[0]["extra_info"]
-    assert rows[0]["extra_info"]["max_turns"] == 1
+    assert rows[0]["extra_info"]["max_turns"] is None  # not set: the environment decides (the driver's rule)
 
 
 def test_episode_seed_is_per_task_and_run_seed() -> None:

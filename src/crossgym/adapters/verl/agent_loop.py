@@ -1,10 +1,12 @@
 """crossgym's agent loop for veRL: plays one crossgym Environment episode per sample through veRL's LLM server.
 
 veRL instantiates it per sample (agent_name "crossgym_agent", from the agent_loop_config_path YAML or the
-``@register`` below) and awaits ``run(sampling_params, **row)``. The loop rebuilds the Task from the row, resets the
-environment (same seed for a whole GRPO group, as on TRL), then alternates: the model generates one assistant turn
-through ``server_manager.generate`` (token ids in, token ids out); the decoded turn goes to ``env.step``; the
-environment's reply messages are tokenized with veRL's Continuous Token builder and appended with response_mask 0.
+``@register`` below) and awaits ``run(sampling_params, **row)``. The episode is crossgym.rollout.driver's, as on
+every backend (group seed, turn limit, stop rule, an environment that raises, the Completion, the rendering); this
+shim supplies veRL's generation and tokenization: the model generates one assistant turn through
+``server_manager.generate`` (token ids in, token ids out); the driver steps the environment with the decoded turn;
+the environment's reply messages are tokenized with veRL's Continuous Token builder and appended with
+response_mask 0.
 The episode's reward is the task verifier's Verdict on the whole Completion, scored by the run's reward function
 (the same one veRL's reward manager calls), and returned as ``reward_score``.
 
@@ -24,10 +26,18 @@ from uuid import uuid4
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
 from verl.trainer.ppo.reward import get_custom_reward_fn
 
-from crossgym.adapters.verl.dataset import AGENT_NAME, DEFAULT_MAX_TURNS
+from crossgym.adapters.verl.dataset import AGENT_NAME
 from crossgym.adapters.verl.reward import COMPLETION_KEY, TASK_KEY, compute_score, task_for
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion
+from crossgym.rollout.driver import (
+    Episode,
+    episode_json,
+    render_messages,
+    render_tools,
+    split_turn,
+    stop_token_ids,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +56,7 @@ class CrossgymAgentLoop(AgentLoopBase):
         super().__init__(*args, **kwargs)
         self.response_length = int(self.rollout_config.response_length)
         self.max_assistant_turns = self.rollout_config.multi_turn.max_assistant_turns
+        self._stop_ids: list[int] | None = None
 
     # ------------------------------------------------------------ helpers
     def _reward_fn(self) -> Any:
@@ -59,61 +70,41 @@ class CrossgymAgentLoop(AgentLoopBase):
             self._reward_fns[key] = get_custom_reward_fn(self.config) or compute_score
         return self._reward_fns[key]
 
-    def _eos_ids(self) -> set[int]:
-        tok = self.tokenizer
-        ids = {tok.eos_token_id, tok.pad_token_id}
-        return {i for i in ids if i is not None}
+    def _stops(self) -> list[int]:
+        """The driver's stop rule: the tokenizer's EOS and the model's generation_config EOS ids."""
+        from crossgym.inference.chat import generation_eos
 
-    def _decode_turn(self, ids: list[int]) -> tuple[str, bool]:
-        """(assistant text, ended) for one generated turn: the closing end-of-turn token(s) dropped, every other
-        token kept, special ones included (tool-call markers are special in some tokenizers), so the environment
-        sees exactly the text of the ids trained on."""
-        eos = self._eos_ids()
-        ended = bool(ids) and ids[-1] in eos
-        end = len(ids)
-        while end and ids[end - 1] in eos:
-            end -= 1
-        return self.tokenizer.decode(ids[:end], skip_special_tokens=False), ended
+        if self._stop_ids is None:
+            self._stop_ids = stop_token_ids(self.tokenizer.eos_token_id, generation_eos(self.tokenizer))
+        return self._stop_ids
 
     # ------------------------------------------------------------ the episode
     async def run(self, sampling_params: dict[str, Any], priority: int = 0, **kwargs: Any) -> AgentLoopOutput:
-        from crossgym.api import load_environment
-
         extra_info = dict(kwargs.get("extra_info") or {})
         task = task_for(extra_info)
-        env_name = str(extra_info.get("env") or task.env)
-        env_params = json.loads(extra_info.get("env_params") or "{}")
         seed = extra_info.get("env_seed")
-        max_turns = int(extra_info.get("max_turns") or DEFAULT_MAX_TURNS)
-        if self.max_assistant_turns:
-            max_turns = min(max_turns, int(self.max_assistant_turns))
-
-        env = load_environment(env_name, **env_params)
+        explicit = extra_info.get("max_turns")
+        start = functools.partial(
+            Episode.open, task, str(extra_info.get("env") or task.env),
+            env_params=json.loads(extra_info.get("env_params") or "{}"), seed=None if seed is None else int(seed),
+            max_turns=int(explicit) if explicit else None, cap=self.max_assistant_turns or None,
+            budget=self.response_length)
+        ep = await self.loop.run_in_executor(None, start)
         try:
-            obs = await self.loop.run_in_executor(None, lambda: env.reset(task, seed=None if seed is None
-                                                                            else int(seed)))
-            out = await self._play(task, env, obs, sampling_params, max_turns, priority)
+            return await self._play(ep, sampling_params, priority)
         finally:
-            try:
-                env.close()
-            except Exception as exc:  # closing must not lose the sample
-                log.warning("environment %s close failed: %s", env_name, exc)
-        return out
+            ep.close()
 
-    async def _play(self, task: Any, env: Any, obs: Any, sampling_params: dict[str, Any], max_turns: int,
-                    priority: int) -> AgentLoopOutput:
-        messages: list[dict[str, Any]] = [m.to_openai() for m in obs.messages]
-        tools = [t.to_openai() for t in obs.tools] or None
+    async def _play(self, ep: Episode, sampling_params: dict[str, Any], priority: int) -> AgentLoopOutput:
+        messages = render_messages(ep.prompt)
+        tools = render_tools(ep.tools)
         prompt_ids = await self.ct_build_initial_tokens(messages, tools=tools)
         runtime_ids = list(prompt_ids)
         mask: list[int] = []
         logprobs: list[float] = []
-        completion: list[Message] = []
         metrics: dict[str, Any] = {"generate_sequences": 0.0, "tool_calls": 0.0}
         request_id = uuid4().hex
-        turns = 0
-        last_reply: tuple[Message, ...] = ()  # the reply to the last action: scored, as eval does, never trained on
-        while True:
+        while not ep.done:
             started = time.perf_counter()
             result = await self.server_manager.generate(request_id=request_id, prompt_ids=runtime_ids,
                                                         sampling_params=sampling_params, priority=int(priority))
@@ -126,60 +117,50 @@ class CrossgymAgentLoop(AgentLoopBase):
             runtime_ids = merged.token_ids
             if lps is not None:
                 logprobs = lps
-            turns += 1
-            text, ended = self._decode_turn(list(result.token_ids))
-            action = Message(role="assistant", content=text)
-            completion.append(action)
-            started = time.perf_counter()
-            try:
-                step = await self.loop.run_in_executor(None, env.step, action)
-            except Exception as exc:  # environments must not raise on model output; end the episode if one does
-                log.warning("environment %s raised on step: %s", type(env).__name__, exc)
-                break
-            finally:
-                metrics["tool_calls"] += time.perf_counter() - started
-            last_reply = tuple(step.messages)
-            if step.done or not ended or turns >= max_turns or len(mask) >= self.response_length:
-                break
-            new = [m.to_openai() for m in step.messages]
-            if not new:
-                break  # nothing to answer to: another turn would continue the model's own ended turn
-            previous = list(messages) + [action.to_openai()]
+            # only the closing end-of-turn token(s) leave the text: the environment sees what is trained on
+            body, ended = split_turn(list(result.token_ids), self._stops())
+            action = Message(role="assistant", content=self.tokenizer.decode(body, skip_special_tokens=False))
+            before = render_messages(ep.conversation())
+            reply = await self.loop.run_in_executor(
+                None, functools.partial(ep.take, action, token_ids=list(result.token_ids), ended=ended))
+            if ep.done or not ep.fits(0, used=len(mask)):
+                break  # the reply to the last action is in the Completion (scored), never in the ids
+            previous = [*before, *render_messages([action])]
             try:
                 merged, new_mask, new_lps = await self.ct_merge_context_msg(
-                    previous, previous + new, runtime_ids, mask, logprobs or None, tools=tools)
+                    previous, previous + render_messages(reply), runtime_ids, mask, logprobs or None, tools=tools)
             except ValueError as exc:  # veRL's builder cannot render this reply (e.g. an assistant-role message)
                 log.warning("environment reply not renderable by veRL's chat-template builder: %s", exc)
+                ep.end("template")
                 break
-            if len(new_mask) >= self.response_length:
+            if not ep.fits(len(new_mask) - len(mask), used=len(mask)):
                 break  # no room left for another turn: the environment's reply is not trained on
-            messages = previous + new
-            completion.extend(step.messages)
-            last_reply = ()
             runtime_ids, mask = merged.token_ids, new_mask
             if new_lps is not None and logprobs:
                 logprobs = new_lps
+        metrics["tool_calls"] = ep.timings["env_s"]
 
         response_ids = runtime_ids[len(runtime_ids) - len(mask):]
         prompt_ids = runtime_ids[: len(runtime_ids) - len(mask)]
-        episode = Completion(messages=(*completion, *last_reply))
-        reward = await self._score(task, episode)
-        extra_fields = {**_VERL_EXTRA, COMPLETION_KEY: json.dumps(episode.to_dict(), ensure_ascii=False),
-                        "reward_extra_info": reward}
+        error = None if ep.error is None else ep.error.reason
+        reward = await self._score(ep.task, ep.completion(), error)
+        extra_fields = {**_VERL_EXTRA, COMPLETION_KEY: ep.to_json(), "reward_extra_info": reward}
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
             response_ids=response_ids[: self.response_length],
             response_mask=mask[: self.response_length],
             response_logprobs=logprobs[: self.response_length] if logprobs else None,
             reward_score=float(reward["score"]),
-            num_turns=1 + len(completion),
+            num_turns=1 + len(ep.messages),
             metrics=metrics,
             extra_fields=extra_fields,
         )
 
-    async def _score(self, task: Any, episode: Completion) -> dict[str, Any]:
-        """The run's reward dict for the whole episode (the function veRL's reward manager calls, same keys)."""
-        extra_info = {TASK_KEY: task.to_json(), COMPLETION_KEY: json.dumps(episode.to_dict(), ensure_ascii=False)}
+    async def _score(self, task: Any, episode: Completion, error: str | None = None) -> dict[str, Any]:
+        """The run's reward dict for the whole episode (the function veRL's reward manager calls, same keys); the
+        environment error, if any, travels in the episode JSON and the reward module scores it on_error."""
+        extra_info = {TASK_KEY: task.to_json(), COMPLETION_KEY: episode_json(Completion(messages=episode.messages),
+                                                                              error)}
         fn = self._reward_fn()
         call = functools.partial(fn, data_source=f"crossgym/{task.verifier.name}", solution_str=episode.text,
                                  ground_truth=None, extra_info=extra_info)

@@ -2,15 +2,14 @@
 
 Each row: ``prompt`` (chat messages), ``data_source`` ("crossgym/<verifier>", veRL groups metrics by it),
 ``ability``, ``reward_model`` {style: "rule", ground_truth}, ``extra_info`` {index, split, task id, the Task JSON,
-the VerifierSpec JSON, environment name/params/seed/max_turns, and tools_kwargs for veRL's BaseTool route} and, for
-multi-turn runs, ``agent_name`` naming crossgym's agent loop. Values whose shape varies per task (the Task, the
+the VerifierSpec JSON, environment name/params/seed (the episode driver's group seed)/explicit max_turns, and
+tools_kwargs for veRL's BaseTool route} and, for multi-turn runs, ``agent_name`` naming crossgym's agent loop. Values whose shape varies per task (the Task, the
 verifier params, the environment params) are JSON strings: parquet stores one struct type per column, and a union
 of every task's keys would hand verifiers params they never had.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,29 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.verl.reward import TASK_KEY
 from crossgym.protocol.task import Task
+from crossgym.rollout.driver import episode_seed, run_max_turns
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
 
 #: The name crossgym's agent loop is registered under in veRL (agent_name column, agent_loop_config_path YAML).
 AGENT_NAME = "crossgym_agent"
-#: Cap on assistant turns when the config does not set environment.max_turns (same as the TRL backend's).
-DEFAULT_MAX_TURNS = 16
-
-
-def episode_seed(base: int, task_id: str) -> int:
-    """One environment seed for every member of a GRPO group, stable across runs and backends."""
-    digest = hashlib.sha256(f"{base}:{task_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "little")
-
-
-def episode_max_turns(run: RunConfig, env_name: str) -> int:
-    """environment.max_turns when set explicitly; else 1 for single_turn and DEFAULT_MAX_TURNS otherwise."""
-    if "max_turns" in run.environment.model_fields_set:
-        return int(run.environment.max_turns)
-    return 1 if env_name == "single_turn" else DEFAULT_MAX_TURNS
-
-
 def ground_truth(task: Task) -> str:
     """The task's answer as veRL's string ground_truth (JSON for non-strings); informational for our scorer."""
     return task.answer if isinstance(task.answer, str) else json.dumps(task.answer, ensure_ascii=False)
@@ -68,7 +51,7 @@ def task_row(task: Task, index: int, run: RunConfig, *, split: str = "train", ep
         "env": env,
         "env_params": json.dumps(dict(run.environment.params), sort_keys=True),
         "env_seed": episode_seed(run.seed, task.id),
-        "max_turns": episode_max_turns(run, env),
+        "max_turns": run_max_turns(run),  # None: the environment decides (under the driver's MAX_TURNS)
     }
     if tool_names:
         # veRL's ToolAgentLoop hands create_kwargs to BaseTool.create; every row lists every tool so the struct

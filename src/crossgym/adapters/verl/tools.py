@@ -28,8 +28,8 @@ class CrossgymTool(BaseTool):
         self._instances: dict[str, Any] = {}
 
     async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:
-        from crossgym.adapters.verl.dataset import episode_seed
         from crossgym.environments.tools import tools_for_task
+        from crossgym.rollout.driver import episode_seed
 
         iid = instance_id or uuid4().hex
         create_kwargs = kwargs.get("create_kwargs") or {}
