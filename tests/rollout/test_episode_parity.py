@@ -8,9 +8,13 @@ Only generation is scripted; rendering, tokenization, the environment, the drive
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("trl")
+sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
 
 from driver_envs import (  # noqa: E402
     RAISING,
