@@ -42,7 +42,7 @@ from crossgym.rollout.driver import (
 log = logging.getLogger(__name__)
 
 #: extra_fields keys veRL expects from every agent loop (kept so batches from different loops concatenate).
-_VERL_EXTRA = {"turn_scores": [], "tool_rewards": []}
+_VERL_EXTRA: dict[str, list[Any]] = {"turn_scores": [], "tool_rewards": []}
 
 
 @register(AGENT_NAME)
