@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import textwrap
@@ -73,6 +74,30 @@ def test_the_callers_flags_do_not_change_the_judgement(sandbox: Sandbox, how: ob
     optimize, (wrong, right) = json.loads(done.stdout.strip().splitlines()[-1])
     assert optimize >= 1  # the caller really ran without asserts
     assert (wrong, right) == (0.0, 1.0)
+
+
+_DEEP = textwrap.dedent("""
+    import json, sys
+    from crossgym.sandbox import run_python_tests
+    sol = ("import sys\\nsys.setrecursionlimit(10**7)\\n"
+           "def f(n):\\n    return 0 if n == 0 else sum(map(f, [n - 1])) + 1\\n")  # C stack at every level
+    print(json.dumps(run_python_tests(sol, ["assert f(150000) == 150000"], timeout=20, tier=sys.argv[1]).passed))
+""")
+
+
+@pytest.mark.skipif(resource.getrlimit(resource.RLIMIT_STACK)[1] != resource.RLIM_INFINITY,
+                    reason="the hard stack limit is not unlimited here")
+def test_the_callers_stack_limit_does_not_change_the_judgement(sandbox: Sandbox) -> None:
+    """A trainer started under ``ulimit -s unlimited`` judges deep recursion as one started under 8 MiB."""
+    def start(limit: int) -> int:
+        def pre() -> None:
+            resource.setrlimit(resource.RLIMIT_STACK, (limit, resource.RLIM_INFINITY))
+        done = subprocess.run([sys.executable, "-c", _DEEP, sandbox.tier], capture_output=True, text=True,
+                              timeout=120, preexec_fn=pre)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return int(done.stdout.strip().splitlines()[-1])
+
+    assert start(resource.RLIM_INFINITY) == start(8 << 20)
 
 
 def test_plan_made_under_O_keeps_its_asserts() -> None:

@@ -25,8 +25,9 @@ class Limits:
     """Open file descriptors per process (RLIMIT_NOFILE)."""
     processes: int | None = 64
     """Processes and threads per task (RLIMIT_NPROC on the slot's own uid when the pool runs as root)."""
-    stack_mb: int | None = None
-    """Stack size (RLIMIT_STACK); default: inherited (8 MiB on most systems)."""
+    stack_mb: int | None = 8
+    """Stack size (RLIMIT_STACK): 8 MiB, as on most systems, whatever the caller was started with (``None``:
+    inherited from the caller, so how deep a solution may recurse would depend on its ``ulimit -s``)."""
     output_bytes: int = 1 * MiB
     """stdout and stderr are each kept up to this many bytes."""
     max_output_bytes: int = 16 * MiB

@@ -1,0 +1,127 @@
+"""Issue 20 against the verifiers: truncated observations, text that does not encode, tool names with spaces
+around them, nested strings under ``strings: normalized``, and tools given as dicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crossgym.protocol.episode import Rollout
+from crossgym.protocol.messages import ToolSpec
+from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.rollout.store import RolloutStore, read_rollouts
+from crossgym.sandbox import Limits
+from crossgym.verifiers.code import CodeOutput, CodeTests
+from crossgym.verifiers.shell import Shell
+from crossgym.verifiers.tool_call import ToolCallVerifier
+
+CAP = Limits().output_bytes
+
+
+def task(name: str, answer: object, **kw: object) -> Task:
+    return Task(id=name, prompt="do it", answer=answer, verifier=VerifierSpec(name), **kw)  # type: ignore[arg-type]
+
+
+def encodes(verdict: Verdict) -> None:
+    json.dumps(verdict.to_dict(), ensure_ascii=False).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------- truncation
+def test_code_output_fails_output_cut_at_the_capture_limit() -> None:
+    expected = "x" * CAP
+    t = task("code_output", {"cases": [{"stdin": "", "stdout": expected}]})
+    cheat = Completion.from_text(f"```python\nimport sys\nsys.stdout.write('x' * {CAP} + 'WRONG' * 1000)\n```")
+    v = CodeOutput(compare="exact").verify(t, cheat)
+    assert v.reward == 0.0 and "truncated" in v.reason, v
+    honest = Completion.from_text(f"```python\nimport sys\nsys.stdout.write('x' * {CAP})\n```")
+    assert CodeOutput(compare="exact").verify(t, honest).reward == 1.0
+
+
+def test_shell_fails_a_snapshot_cut_at_its_caps() -> None:
+    t = task("shell", {"files": {"out.txt": "ok", "secret.txt": None}},
+             metadata={"files": {"secret.txt": "do not keep"}})
+    flood = Limits().max_files
+    cheat = Completion.from_text(f"```bash\necho ok > out.txt\nfor i in $(seq -w 1 {flood}); do : > p$i; done\n```")
+    v = Shell().verify(t, cheat)
+    assert v.reward == 0.0 and "truncated" in v.reason, v
+    honest = Completion.from_text("```bash\necho ok > out.txt\nrm secret.txt\n```")
+    assert Shell().verify(t, honest).reward == 1.0
+
+
+def test_shell_fails_output_cut_at_the_capture_limit() -> None:
+    t = task("shell", {"output": "x" * CAP})
+    cheat = Completion.from_text(f"```bash\nhead -c {CAP} /dev/zero | tr '\\0' x; echo WRONG\n```")
+    v = Shell().verify(t, cheat)
+    assert v.reward == 0.0 and "truncated" in v.reason, v
+
+
+# ------------------------------------------------------------------------------- text that must serialise
+def test_a_lone_surrogate_from_the_solution_serialises_everywhere(tmp_path: Path) -> None:
+    t = task("code_tests", {"tests": ["assert add(1, 2) == 3"]})
+    comp = Completion.from_text("```python\ndef add(a, b):\n    raise ValueError('\\ud800 bad \\udfff')\n```")
+    v = CodeTests().verify(t, comp)
+    assert v.reward == 0.0 and "bad" in v.reason
+    encodes(v)
+    (group,) = CodeTests().verify_group(t, [comp])
+    encodes(group)
+    with RolloutStore(tmp_path / "r.jsonl") as store:
+        store.append([Rollout(task=t, completion=comp, verdict=v)])
+    (back,) = read_rollouts(tmp_path / "r.jsonl")
+    assert back.verdict.reason == v.reason
+
+
+def test_a_file_name_that_is_not_utf8_serialises() -> None:
+    t = task("shell", {"files": {"out.txt": "ok"}})
+    comp = Completion.from_text("```bash\necho ok > out.txt\n: > \"$(printf 'bad\\377name')\"\n```")
+    v = Shell(forbid_extra=True).verify(t, comp)
+    assert v.reward == 0.0 and "bad" in v.reason, v
+    encodes(v)
+
+
+def test_verdict_scrubs_its_text() -> None:
+    v = Verdict(reward=0.0, passed=False, components={"k\ud800": 1.0}, reason="r\udfff", error="exception: \ud800")
+    encodes(v)
+    assert v.reason == "r\\udfff" and v.error == "exception: \\ud800" and list(v.components) == ["k\\ud800"]
+    assert Verdict.ok(1.0, reason="plain é") .reason == "plain é"
+
+
+# ------------------------------------------------------------------------------------------------ tool_call
+WEATHER = {"name": "get_weather", "description": "weather",
+           "parameters": {"type": "object", "properties": {"city": {"type": "string"},
+                                                           "stops": {"type": "array"},
+                                                           "where": {"type": "object"}},
+                          "required": ["city"]}}
+
+
+@pytest.mark.parametrize("name", [" get_weather", "get_weather\n", "\tget_weather ", "get_weather "])
+@pytest.mark.parametrize("with_tools", [True, False])
+def test_tool_names_compare_exactly(name: str, with_tools: bool) -> None:
+    t = task("tool_call", {"name": "get_weather", "arguments": {"city": "Paris"}},
+             tools=[WEATHER] if with_tools else [])
+    text = '<tool_call>{"name": ' + json.dumps(name) + ', "arguments": {"city": "Paris"}}</tool_call>'
+    v = ToolCallVerifier().verify(t, Completion.from_text(text))
+    assert v.reward == 0.0 and v.error is None and "exactly" in v.reason, v
+    exact = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    assert ToolCallVerifier().verify(t, Completion.from_text(exact)).reward == 1.0
+
+
+def test_tools_given_as_dicts_are_tool_specs() -> None:
+    t = task("tool_call", {"name": "get_weather", "arguments": {"city": "Paris"}}, tools=[WEATHER])
+    assert all(isinstance(s, ToolSpec) for s in t.tools) and t.tools[0].name == "get_weather"
+    assert Task.from_dict(t.to_dict()) == t
+    ok = ToolCallVerifier().verify(t, Completion.from_text('get_weather(city="Paris")'))
+    assert ok.reward == 1.0 and ok.error is None
+
+
+def test_normalized_strings_reach_every_depth() -> None:
+    answer = {"name": "get_weather", "arguments": {"city": "Paris", "stops": [["Lyon", "Saint  Etienne"]],
+                                                   "where": [{"country": "France", "tags": ["Old Town"]}]}}
+    t = task("tool_call", answer, tools=[WEATHER])
+    got = ('get_weather(city="paris", stops=["lyon", "saint etienne"], '
+           'where={"country": "FRANCE", "tags": ["old  town"]})')
+    assert ToolCallVerifier().verify(t, Completion.from_text(got)).reward == 1.0
+    assert ToolCallVerifier(strings="exact").verify(t, Completion.from_text(got)).reward == 0.0
+    wrong = got.replace("lyon", "nice")
+    assert ToolCallVerifier().verify(t, Completion.from_text(wrong)).reward == 0.0
