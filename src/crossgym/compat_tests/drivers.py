@@ -11,7 +11,9 @@ manager, OpenRLHF's executor). It may also have:
   invented environment messages would differ);
 * ``validate_plan(plan) -> None``: raise when the framework's own config parsing rejects ``plan.native_config``;
 * ``episode_tokens(tasks, model_dir) -> list[Episode]``: the token ids the backend would train on for multi-turn
-  episodes, for the token-consistency check (see ``crossgym.compat_tests.tokens``).
+  episodes, for the token-consistency check (see ``crossgym.compat_tests.tokens``);
+* ``REWARD_DTYPE = "float32"``: the trainer holds rewards in float32 tensors (TRL does), so the reward it trains
+  on is Verdict.reward rounded to float32, and parity is exact at that precision. Default "float64".
 
 Where the driver comes from, first match wins:
 
@@ -55,6 +57,8 @@ class Driver:
     declared_modes: bool = False
     validate_plan: Callable[[Any], None] | None = None
     episode_tokens: Callable[..., list[Any]] | None = None
+    #: the precision the framework stores rewards in ("float64" or "float32")
+    reward_dtype: str = "float64"
 
     @classmethod
     def from_module(cls, mod: ModuleType, source: str) -> Driver:
@@ -70,7 +74,8 @@ class Driver:
         return cls(module=mod.__name__, source=source, native_rewards=fn, modes=modes, takes_mode=takes_mode,
                    declared_modes=bool(declared),
                    validate_plan=getattr(mod, "validate_plan", None),
-                   episode_tokens=getattr(mod, "episode_tokens", None))
+                   episode_tokens=getattr(mod, "episode_tokens", None),
+                   reward_dtype=str(getattr(mod, "REWARD_DTYPE", "float64")))
 
     def rewards(self, tasks: list[Any], completions: list[Any], mode: str) -> list[Any]:
         if self.takes_mode:

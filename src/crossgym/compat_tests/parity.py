@@ -15,7 +15,7 @@ from typing import Any
 
 from crossgym.compat_tests.corpus import Sample
 from crossgym.compat_tests.drivers import Driver
-from crossgym.compat_tests.results import explain_difference, same_reward
+from crossgym.compat_tests.results import as_float32, explain_difference, same_reward
 from crossgym.compat_tests.verdicts import VerdictCache
 from crossgym.protocol.task import Verdict
 
@@ -183,6 +183,8 @@ def run_parity(verifier: str, backend: str, driver: Driver, samples: Sequence[Sa
             continue
         res.compared += 1
         want = expected_reward(v)
+        if want is not None and driver.reward_dtype == "float32":  # what a float32 reward tensor holds
+            want = as_float32(want)
         if not same_reward(want, g):
             res.mismatches += 1
             if res.first_mismatch is None:

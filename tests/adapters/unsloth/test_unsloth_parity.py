@@ -21,7 +21,7 @@ def test_compat_matrix_parity_and_plans_pass_for_unsloth():
     doc = build_matrix(["unsloth"], VERIFIERS, checks=("parity", "plans"), garbage_tasks=0)
     info = doc["backends"]["unsloth"]
     assert info["status"] == "installed"
-    assert info["driver"] == {"module": "crossgym.adapters.unsloth.parity", "source": "convention",
+    assert info["driver"] == {"module": "crossgym.adapters.unsloth.parity", "source": "declared",
                               "modes": ["single_turn", "multi_turn"]}
     for name in VERIFIERS:
         cell = doc["matrix"][name]["unsloth"]

@@ -32,6 +32,8 @@ from crossgym.protocol.task import Completion, Task
 log = logging.getLogger(__name__)
 
 MODES = ("single_turn", "multi_turn")
+#: _calculate_rewards stores each reward in a float32 tensor: that is the reward TRL trains on
+REWARD_DTYPE = "float32"
 #: a model directory to use instead of building the tiny model (any local causal LM with a chat template)
 MODEL_ENV = "CROSSGYM_COMPAT_MODEL"
 

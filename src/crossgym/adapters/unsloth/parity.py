@@ -17,6 +17,7 @@ from crossgym.adapters.trl import parity as trl_driver
 from crossgym.protocol.task import Completion, Task
 
 MODES = ("single_turn", "multi_turn")
+REWARD_DTYPE = trl_driver.REWARD_DTYPE
 
 
 def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str) -> tuple[Any, Any]:
