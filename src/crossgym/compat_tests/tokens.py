@@ -26,6 +26,7 @@ from crossgym.compat_tests.fakes import ENV_NAME, Record, registered
 from crossgym.compat_tests.results import CheckResult
 from crossgym.protocol.messages import Message, user
 from crossgym.protocol.task import Task, VerifierSpec
+from crossgym.rollout.driver import render_text
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,7 @@ def scripted_tasks(n: int = 3) -> list[Task]:
 def _render(tokenizer: Any, messages: Sequence[Message], tools: Sequence[Any], gen: bool = False) -> str:
     """The conversation as the chat template renders it, then as this tokenizer can represent it (a character it
     has no token for is the model's limit, not the backend's: decode(encode(text)) is the best any backend does)."""
-    text = str(tokenizer.apply_chat_template([m.to_openai() for m in messages],
-                                             tools=[t.to_openai() for t in tools] or None,
-                                             add_generation_prompt=gen, tokenize=False))
+    text = render_text(tokenizer, messages, tools, add_generation_prompt=gen)  # the episode driver's rendering
     return str(tokenizer.decode(tokenizer(text, add_special_tokens=False)["input_ids"], skip_special_tokens=False))
 
 
