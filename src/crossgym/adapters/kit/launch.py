@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from signal import Signals
 
 from crossgym.protocol.interfaces import StopSignal
 
@@ -58,7 +59,7 @@ class _Group:
         self.sent: list[str] = []
         self._lock = threading.Lock()
 
-    def signal(self, sig: signal.Signals) -> None:
+    def signal(self, sig: Signals) -> None:
         with self._lock:
             if sig.name in self.sent:
                 return
@@ -68,7 +69,7 @@ class _Group:
         except (ProcessLookupError, PermissionError):
             pass
 
-    def end(self, sigs: Sequence[signal.Signals], grace_s: float) -> None:
+    def end(self, sigs: Sequence[Signals], grace_s: float) -> None:  # (self.signal shadows the module here)
         """Send ``sigs`` in turn, waiting ``grace_s`` after each for the process to exit; SIGKILL last."""
         for sig in sigs:
             if self.proc.poll() is not None:

@@ -106,12 +106,12 @@ def plot_reward_curve(metrics_path: str | Path, png_path: str | Path, *, title: 
         vals = [v for _, v in pts]
         total = name == "reward"
         label = "reward (weighted sum)" if total else name.split("/")[1]
-        style = {"color": "black", "linestyle": "--"} if total else {}
+        style: dict[str, Any] = {"color": "black", "linestyle": "--"} if total else {}
+        dashed: dict[str, Any] = {"linestyle": "--"} if total else {}
         line = ax.plot(steps, vals, alpha=0.25, linewidth=1, **style)[0]
         k = max(1, len(vals) // 10)
         smooth = [sum(vals[max(0, i - k + 1):i + 1]) / len(vals[max(0, i - k + 1):i + 1]) for i in range(len(vals))]
-        ax.plot(steps, smooth, color=line.get_color(), linewidth=2, label=f"{label} (mean of {k})",
-                **({"linestyle": "--"} if total else {}))
+        ax.plot(steps, smooth, color=line.get_color(), linewidth=2, label=f"{label} (mean of {k})", **dashed)
     ax.set_xlabel("step")
     ax.set_ylabel("reward")
     ax.set_title(title)

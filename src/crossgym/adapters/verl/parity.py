@@ -70,11 +70,11 @@ def build_batch(tokenizer: Any, tasks: Sequence[Task], completions: Sequence[Com
     import torch
     from verl import DataProto
 
-    from crossgym.config import RunConfig
+    from crossgym.config import RunConfig, TasksConfig
 
     if len(tasks) != len(completions):
         raise ValueError(f"{len(tasks)} tasks but {len(completions)} completions")
-    run = run or RunConfig(model="parity", tasks={"files": ["-"]})
+    run = run or RunConfig(model="parity", tasks=TasksConfig(files=["-"]))
     rows = task_rows(tasks, run)
     comps = [_as_completion(c) for c in completions]
     pad = tokenizer.pad_token_id

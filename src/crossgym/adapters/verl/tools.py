@@ -23,7 +23,7 @@ from crossgym.adapters.verl.reward import TASK_KEY, task_for
 class CrossgymTool(BaseTool):
     """One named tool of a crossgym task, per trajectory instance."""
 
-    def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema) -> None:
+    def __init__(self, config: dict[str, Any], tool_schema: OpenAIFunctionToolSchema) -> None:
         super().__init__(config, tool_schema)
         self._instances: dict[str, Any] = {}
 
@@ -42,7 +42,7 @@ class CrossgymTool(BaseTool):
         return iid, ToolResponse()
 
     async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
-                      ) -> tuple[ToolResponse, float, dict]:
+                      ) -> tuple[ToolResponse, float, dict[str, Any]]:
         tool = self._instances.get(instance_id)
         if tool is None:
             return ToolResponse(text=f"Error: this task has no tool {self.name!r}"), 0.0, {}

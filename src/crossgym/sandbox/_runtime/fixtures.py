@@ -88,7 +88,7 @@ def _read(rel: str) -> bytes | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        parts = []
+        parts: list[bytes] = []
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
