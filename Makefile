@@ -88,7 +88,7 @@ compat: compat-main
 # ruff, mypy over src/crossgym ([tool.mypy]: strict but for the scoped overrides) and the import contracts of
 # DESIGN.md ([tool.importlinter]); a minute cold, seconds warm
 lint: venv
-	$(PY) -m ruff check src tests bench
+	$(PY) -m ruff check src tests bench scripts examples noxfile.py
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports --no-cache
 
