@@ -79,7 +79,7 @@ def run(sandbox: Sandbox, mode: str, fields: dict[str, Any], *, files: Mapping[s
             changed = filetree.changed(before or {}, tree)
     finally:
         if own_dir:
-            remove_tree(own_dir)
+            sandbox.discard(own_dir)  # in the background: what the task left never delays the call
     return to_result(raw, sandbox.tier, limits, timeout, tree, changed, cut), raw
 
 

@@ -54,10 +54,10 @@ def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, en
     timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
     margin = min(0.5, 0.1 * timeout)
     spec = dict(spec_of(tests, entry_point, prelude), solution=solution, budget_s=timeout - margin,
-                unit_timeout=test_timeout)
+                unit_timeout=test_timeout, output_cap=output_cap(limits, 1))
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=files, stdin=None, timeout=timeout,
                               limits=limits, env=None, result_pipe=True,
-                              header={"solutions": 1})
+                              header={"solutions": 1, "shared": bool(files)})
     return parse(raw, result)
 
 
@@ -71,7 +71,7 @@ def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequ
     timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
     margin = min(0.5, 0.1 * timeout)
     spec = dict(spec_of(tests, entry_point, prelude), solutions=solutions, budget_s=timeout - margin,
-                unit_timeout=test_timeout)
+                unit_timeout=test_timeout, output_cap=output_cap(limits, len(solutions)))
     total = timeout * len(solutions) + CLEAR_S * (len(solutions) - 1)
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=None, stdin=None, timeout=total,
                               limits=limits, env=None, result_pipe=True,
@@ -86,6 +86,13 @@ def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequ
         elif current is not None:
             current.append(msg)
     return [verdict(header, run, raw, result) for run in runs]
+
+
+def output_cap(limits: Limits | None, solutions: int) -> int:
+    """Bytes of each solution's stdout (and of its stderr) the harness passes on: together never more than the
+    caller keeps, nor enough to make it end the task (a flooding solution ends nobody's run but its own)."""
+    limits = limits or Limits()
+    return max(0, min(limits.output_bytes, limits.max_output_bytes // (2 * solutions + 2)))
 
 
 def parse(raw: Raw, result: Any) -> TestRunResult:

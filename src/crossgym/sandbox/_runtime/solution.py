@@ -15,20 +15,33 @@ import sys
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import child, codec, confine, wire
+from . import child, cleanup, codec, confine, landlock, wire
 
 MAX_MESSAGE = 1000
 REQ_FD, REP_FD = 3, 4  # a solution process's only fds besides 0-2
 
 
-def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None,
-                  stdin: bool = False) -> tuple[int, int, int]:
-    """Fork a process that will hold the solution; it keeps nothing of the harness's (fds, domain). Its parent
-    did :func:`prepare` (a spawner) or :func:`enter_state` (a task, then ``stdin``: its stdin is the payload
-    pipe). ``rlimits``: a task's :func:`confine.rlimit_plan`, for a child of the slot's spawner. The child does as
+def fork_solution(conf: confine.Confinement, parent: str, rlimits: list[Any] | None = None,
+                  stdin: bool = False, shared: bool = False) -> tuple[int, int, int, int, int]:
+    """Fork a process that will hold one solution: (pid, fd to send requests, fd to read replies, its stdout, its
+    stderr). It keeps nothing of the harness's or of any sibling's: fresh pipes for its requests, replies, stdout and
+    stderr (a flood, O_NONBLOCK or a shrunken pipe is its own), and a fresh directory of its own below ``parent``
+    (its cwd, HOME, TMPDIR and sys.path[0]) in a Landlock domain that reaches no other (no sibling's files, no
+    signals to the harness or a sibling). Its parent did :func:`prepare` (a spawner) or :func:`enter_state` (a task,
+    then ``stdin``: its stdin is the payload pipe). ``rlimits``: a task's :func:`confine.rlimit_plan`, for a child of
+    the slot's spawner. ``shared``: it works in ``parent`` itself, in its parent's domain nested once more (a call
+    with seed files, which has one solution: the files and the tests' checks on them are there). The child does as
     little as it can before the solution: each page it touches is a copy."""
+    own = parent
+    rules = None
+    if not shared:
+        own = os.path.join(parent, "s" + os.urandom(6).hex())
+        os.mkdir(own, 0o700)
+        rules = conf.own_ruleset(own)
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
@@ -36,7 +49,15 @@ def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None,
                 stdin_from_null()
             if rlimits:
                 confine.apply_rlimits(rlimits)
-            conf.nest()  # a nested Landlock domain of its own: it cannot signal the harness, the zygote or siblings
+            os.chdir(own)
+            os.environ["HOME"] = os.environ["TMPDIR"] = own
+            sys.path[0] = own
+            if rules is not None:  # its own domain: it cannot signal the harness, the zygote or siblings
+                landlock.restrict_self(rules)
+            else:
+                conf.nest()
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
             if min(req_r, rep_w) <= REP_FD:
                 req_r, rep_w = (fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (req_r, rep_w))
             os.dup2(req_r, REQ_FD)
@@ -45,9 +66,22 @@ def fork_solution(conf: confine.Confinement, rlimits: list[Any] | None = None,
             _serve(REQ_FD, REP_FD)  # spawner's sockets, not another solution's pipes
         finally:
             os._exit(0)
-    os.close(req_r)
-    os.close(rep_w)
-    return pid, req_w, rep_r
+    for fd in (req_r, rep_w, out_w, err_w) + (() if rules is None else (rules,)):
+        os.close(fd)
+    DIRS[pid] = own
+    return pid, req_w, rep_r, out_r, err_r
+
+
+DIRS: dict[int, str] = {}  # solution pid -> its own directory (in the process that forked it)
+
+
+def wipe(conf: confine.Confinement, pid: int, budget_s: float) -> None:
+    """Without Landlock a solution's directory is reachable from the next: empty it (within ``budget_s``) once
+    what the solution left has been killed. With Landlock nothing needs doing until the task ends (no later
+    solution can reach it)."""
+    path = DIRS.pop(pid, None)
+    if path is not None and not conf.landlock_abi:
+        cleanup.empty_dir(path, budget_s)
 
 
 class _Server:
