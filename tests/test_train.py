@@ -82,7 +82,15 @@ def test_plain_script_is_the_same_training(tmp_path, capsys):
     expected = config_map.grpo_kwargs(load_run_config(cfg)) | {"reward_weights": [1.0]}
     assert plan["native_config"]["GRPOConfig"] == json.loads(json.dumps(expected))
     script = plan["files"]["train_trl.py"]
-    assert "ON_ERROR = None" in script and "r_length.__name__ = 'length'" in script
+    # the script's reward functions are the scoring core's, under the run's own rule (nothing re-written)
+    import ast
+
+    from crossgym.scoring import RewardRule
+
+    rule = next(node.value.args[0] for node in ast.walk(ast.parse(script)) if isinstance(node, ast.Assign)
+                and getattr(node.targets[0], "id", None) == "RULE")
+    assert ast.literal_eval(rule) == RewardRule.from_run(load_run_config(cfg)).to_dict()
+    assert "reward_funcs, reward_weights = reward_functions(RULE, tasks)" in script
 
 
 @pytest.mark.parametrize(("argv_tail", "expect"), [

@@ -220,11 +220,14 @@ def serve_cmd(
     max_batch: int | None = typer.Option(None, "--max-batch", help="Items per /verify/batch (1024)."),
     max_sessions: int | None = typer.Option(None, "--max-sessions", help="Open environment sessions (256)."),
     session_idle: float | None = typer.Option(None, "--session-idle", help="Seconds before an idle session closes (600)."),
+    config: Path | None = typer.Option(None, "--config", help="A RunConfig: its reward rule (task_weight, extra "
+                                       "verifiers, on_error) and model for the OpenRLHF/veRL/NeMo Gym routes."),
 ) -> None:
     """Serve verifiers and environments over HTTP (docs/serve.md)."""
     _call("crossgym.serve.command:run_serve_command", host=host, port=port, token=token, nemo_gym=nemo_gym,
           nemo_gym_verifier=nemo_gym_verifier, max_concurrency=max_concurrency, request_timeout_s=timeout,
-          max_body_mb=max_body_mb, max_batch=max_batch, max_sessions=max_sessions, session_idle_s=session_idle)
+          max_body_mb=max_body_mb, max_batch=max_batch, max_sessions=max_sessions, session_idle_s=session_idle,
+          config=config)
 
 
 @app.command("verify-batch")

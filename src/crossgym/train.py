@@ -184,8 +184,9 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
     """`crossgym train`: config -> gate -> backend.train with a progress bar; prints where the outputs went."""
     from rich.console import Console
 
-    from crossgym.adapters.common import check_verifiers_build
     from crossgym.rollout.tasks import load_run_tasks
+    from crossgym.scoring import RewardRule
+    from crossgym.scoring.rule import check_builds
 
     err = Console(stderr=True)
     run = load_config(config)
@@ -194,7 +195,7 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
     if name != run.backend:
         run = run.with_overrides(backend=name)
     tasks = load_run_tasks(run.tasks)
-    check_verifiers_build(run, tasks)
+    check_builds(RewardRule.from_run(run), tasks)
     if dry_run:
         plan = b.plan(run)
         _render_plans([{"available": True, **plan.to_dict()}])

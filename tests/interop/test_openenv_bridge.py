@@ -182,11 +182,11 @@ def test_trl_grpo_trains_on_the_openenv_echo_environment(echo_url: str, tiny_mod
     `openenv` environment; each reward TRL trained on is the openenv_reward Verdict of the completion it scored.
     (The end-of-turn token is biased up so the tiny model ends its turns and episodes go on to a second turn.)"""
     pytest.importorskip("trl")
-    from crossgym.adapters.common import reward_from_verdict, safe_verify
     from crossgym.adapters.trl.backend import TRLBackend
     from crossgym.api import load_verifier
     from crossgym.config import parse_run_config
     from crossgym.inference.tiny import SPECIAL_TOKENS
+    from crossgym.scoring import reward_from_verdict, safe_verify
 
     tasks = crossgym.load_tasks("openenv", n=4, max_turns=2)
     run = parse_run_config({

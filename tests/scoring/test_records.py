@@ -73,4 +73,12 @@ def test_a_lone_surrogate_in_a_reason_still_writes_a_valid_utf8_line(tmp_path):
     n = append_records(tmp_path / "r.jsonl", [rollout_record(task, c, verdict, provenance=prov)])
     raw = (tmp_path / "r.jsonl").read_bytes()
     raw.decode("utf-8")  # valid UTF-8
-    assert n == 1 and read_rollouts(tmp_path / "r.jsonl")[0].verdict.reason == "solution said \ud800"
+    assert n == 1 and read_rollouts(tmp_path / "r.jsonl")[0].verdict.reason == verdict.reason
+
+
+def test_a_lone_surrogate_in_a_completion_reads_back_unchanged(tmp_path):
+    task, c = _task(0), Completion.from_text("tool said \udcff")
+    prov = Provenance.new(task.verifier, None, source="train")
+    append_records(tmp_path / "r.jsonl", [rollout_record(task, c, Verdict.ok(0.0), provenance=prov)])
+    (tmp_path / "r.jsonl").read_bytes().decode("utf-8")
+    assert read_rollouts(tmp_path / "r.jsonl")[0].completion.text == "tool said \udcff"

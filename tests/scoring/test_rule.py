@@ -25,17 +25,19 @@ def _task(answer: object = "4") -> Task:
 
 
 def test_task_term_weighted_and_extra_terms_added():
-    run = _Run([{"name": "length", "params": {"max_chars": 3}, "weight": 0.5}], task_weight=2.0).cfg
+    run = _Run([{"name": "length", "params": {"max": 3, "unit": "chars"}, "weight": 0.5}], task_weight=2.0).cfg
     rule = RewardRule.from_run(run)
     s = rule.score(_task(), Completion.from_text("4"))
-    assert s.task_reward == 1.0 and s.extras == {"length": pytest.approx(s.extras["length"])}
-    assert s.reward == pytest.approx(2.0 * 1.0 + 0.5 * s.extras["length"])
+    assert s.extra_verdicts["length"].error is None and s.extras == {"length": 1.0}
+    assert s.task_reward == 1.0 and s.reward == 2.0 * 1.0 + 0.5 * 1.0
+    long = rule.score(_task(), Completion.from_text("4 is the sum"))
+    assert long.extras == {"length": 0.0} and long.reward == 0.0  # exact_match fails too
     assert s.metrics[REWARD] == s.reward and s.metrics[TASK_REWARD] == 1.0 and s.metrics[PASSED] == 1.0
     assert extra_key("length") in s.metrics
 
 
 def test_a_verifier_used_twice_gets_its_index_in_the_name():
-    run = _Run([{"name": "length", "params": {"max_chars": 3}}, {"name": "length", "params": {"max_chars": 9}},
+    run = _Run([{"name": "length", "params": {"max": 3, "unit": "chars"}}, {"name": "length", "params": {"max": 9, "unit": "chars"}},
                 {"name": "format", "params": {}}]).cfg
     names = [t.name for t in RewardRule.from_run(run).extras]
     assert names == ["length_0", "length_1", "format"]
@@ -73,17 +75,21 @@ def test_on_error_scores_verifier_errors_but_malformed_keeps_its_reward():
     assert bad.reward == 0.0 and bad.metrics[MALFORMED] == 1.0 and bad.metrics[VERIFIER_ERROR] == 0.0
 
 
-def test_on_error_none_masks_the_whole_sample_and_its_metrics():
+def test_on_error_none_masks_a_term_and_leaves_it_out_of_the_sum():
     rule = RewardRule(on_error="none", task_weight=1.0)
     s = rule.combine(Verdict.exception("down"), {})
-    assert s.reward is None and s.task_reward is None
+    assert s.reward is None and s.task_reward is None  # every term masked: the sample is masked
     assert REWARD not in s.metrics and TASK_REWARD not in s.metrics and s.metrics[VERIFIER_ERROR] == 1.0
+    run = _Run([{"name": "length", "params": {"max": 3, "unit": "chars"}, "weight": 0.5}], on_error="none").cfg
+    rule = RewardRule.from_run(run)
+    s = rule.combine(Verdict.timeout(1.0), {"length": Verdict.ok(1.0)})
+    assert s.task_reward is None and s.reward == 0.5  # as TRL sums columns with NaN left out
     with pytest.raises(ConfigError, match="on_error 'none' cannot be honoured by verl"):
         rule.numeric("verl")
 
 
 def test_score_error_scores_every_term_on_error():
-    run = _Run([{"name": "length", "params": {"max_chars": 3}, "weight": 0.5}], on_error=-1.0, task_weight=2.0).cfg
+    run = _Run([{"name": "length", "params": {"max": 3, "unit": "chars"}, "weight": 0.5}], on_error=-1.0, task_weight=2.0).cfg
     s = RewardRule.from_run(run).score_error("no prompt prefix")
     assert s.reward == pytest.approx(-1.0 * 2.0 + -1.0 * 0.5) and s.verdict.error_kind == "exception"
 
@@ -95,7 +101,7 @@ def test_an_unknown_verifier_is_an_exception_verdict_not_a_raise():
 
 
 def test_score_many_equals_score_one_by_one():
-    run = _Run([{"name": "length", "params": {"max_chars": 3}, "weight": 0.5}]).cfg
+    run = _Run([{"name": "length", "params": {"max": 3, "unit": "chars"}, "weight": 0.5}]).cfg
     rule = RewardRule.from_run(run)
     tasks = [_task("4"), _task("5"), Task(id="m", prompt="p", answer=2, verifier=VerifierSpec("math"))]
     comps = [Completion.from_text(t) for t in ("4", "four!", "\\boxed{2}")]
@@ -104,9 +110,9 @@ def test_score_many_equals_score_one_by_one():
 
 
 def test_rule_round_trips_through_its_dict_and_reads_the_old_openrlhf_shape():
-    run = _Run([{"name": "length", "params": {"max_chars": 3}, "weight": 0.5}], on_error=-1.0).cfg
+    run = _Run([{"name": "length", "params": {"max": 3, "unit": "chars"}, "weight": 0.5}], on_error=-1.0).cfg
     rule = RewardRule.from_run(run, override=VerifierSpec("exact_match"))
     assert RewardRule.from_dict(rule.to_dict()) == rule
-    old = {"on_error": -1.0, "task_weight": 1.0, "extras": [{"name": "length", "params": {"max_chars": 3},
+    old = {"on_error": -1.0, "task_weight": 1.0, "extras": [{"name": "length", "params": {"max": 3, "unit": "chars"},
                                                             "weight": 0.5}], "override": ["exact_match", {}]}
     assert RewardRule.from_dict(old) == rule

@@ -65,12 +65,20 @@ def test_verl_compute_score_equals_crossgyms_local_verl_reward(live_server: Any)
     rows.append((weather, "ignored: the episode wins",
                  {TASK_KEY: weather.to_json(), COMPLETION_KEY: json.dumps(episode.to_dict())}))
     rows.append((weather, "x", {}))  # not a crossgym row
-    for task, text, info in rows:
-        remote = verl_compute_score("src", text, None, info, url=srv.url)
-        local = compute_score("src", text, None, info)
-        if not info:  # the same keys and numbers; the error text is each side's own
-            assert remote.pop("error").startswith("exception") and local.pop("error").startswith("exception")
-        assert remote == local, (task.verifier.name, text)
+    from crossgym.protocol import VerifierSpec
+    from crossgym.scoring import ExtraTerm, RewardRule
+
+    # the run's rule: 0.1's remote route ignored task_weight and the extra verifiers
+    weighted = RewardRule(on_error=-1.0, task_weight=2.0, extras=(
+        ExtraTerm("length", VerifierSpec("length", {"max": 20, "unit": "chars"}), 0.5),)).to_dict()
+    for rule in (None, weighted):
+        kw = {} if rule is None else {"rule": rule}
+        for task, text, info in rows:
+            remote = verl_compute_score("src", text, None, info, url=srv.url, **kw)
+            local = compute_score("src", text, None, info, **kw)
+            if not info:  # the same keys and numbers; the error text is each side's own
+                assert remote.pop("error").startswith("exception") and local.pop("error").startswith("exception")
+            assert remote == local, (task.verifier.name, text)
 
 
 def test_verl_compute_score_needs_a_url(monkeypatch: pytest.MonkeyPatch) -> None:

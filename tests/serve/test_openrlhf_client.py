@@ -45,4 +45,4 @@ def test_openrlhf_single_turn_executor_scores_through_the_server() -> None:
         local = load_verifier(task.verifier).verify(task, completion)
         assert out["reward"] == [local.reward], (task.verifier.name, completion.text, out["reward"])
         assert out["scores"] == [local.reward]
-        assert out["extra_logs"]["crossgym_passed"] == [1.0 if local.passed else 0.0]
+        assert out["extra_logs"]["crossgym/passed"] == [1.0 if local.passed else 0.0]

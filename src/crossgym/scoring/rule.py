@@ -6,8 +6,8 @@
   is the completion's fault, not the verifier's: it keeps its own reward (normally 0.0), so garbage is never masked.
 - Extra terms (``RunConfig.verifiers``) judge each completion against ``extra_task(task, spec)``: the task with its
   answer cleared (the answer belongs to the task's own verifier); each term follows the same error rule.
-- reward = task_weight x task term + sum(weight x extra term). A masked task term masks the whole sample (None), so a
-  backend never trains on extras alone for a sample whose verifier failed; a masked extra term is left out of the sum.
+- reward = task_weight x task term + sum(weight x extra term). A masked term (None) is left out of the sum, as TRL
+  does with NaN; the sample is masked (None) only when every term is.
 """
 
 from __future__ import annotations
@@ -112,7 +112,8 @@ class Scored:
     """One sample's outcome under a RewardRule."""
 
     reward: float | None
-    """What the trainer receives: task_weight x task term + sum(weight x extra); None when masked."""
+    """What the trainer receives: task_weight x task term + sum(weight x extra), masked terms left out; None when
+    every term is masked."""
     task_reward: float | None
     """The task verifier's term (None when masked)."""
     verdict: Verdict
@@ -126,6 +127,16 @@ class Scored:
     def reward_or(self, default: float) -> float:
         """The reward, or ``default`` for a masked sample (for backends that need a number)."""
         return default if self.reward is None else self.reward
+
+    def info(self) -> dict[str, Any]:
+        """A flat per-sample dict with the same keys for every sample of a run (what veRL stacks into arrays):
+        ``score`` (the reward), ``acc`` (passed), the metrics, ``error`` and ``components`` (as JSON text, since
+        they differ per verifier)."""
+        import json
+
+        return {"score": self.reward_or(math.nan), "acc": float(bool(self.verdict.passed)), **self.metrics,
+                "error": self.verdict.error or "",
+                "components": json.dumps(self.verdict.components, sort_keys=True)}
 
 
 @dataclass(frozen=True)
@@ -219,13 +230,9 @@ class RewardRule:
         """The rule itself: the task Verdict and each extra term's Verdict -> a Scored (no verifier runs here)."""
         task_reward = reward_from_verdict(verdict, self.on_error)
         extras = {name: reward_from_verdict(v, self.on_error) for name, v in extra_verdicts.items()}
-        reward: float | None = None
-        if task_reward is not None:
-            reward = self.task_weight * task_reward
-            for term in self.extras:
-                r = extras.get(term.name)
-                if r is not None:
-                    reward += term.weight * r
+        terms = [(self.task_weight, task_reward)] + [(t.weight, extras.get(t.name)) for t in self.extras]
+        kept = [w * r for w, r in terms if r is not None]
+        reward = sum(kept) if kept else None
         return Scored(reward=reward, task_reward=task_reward, verdict=verdict, extras=extras,
                       extra_verdicts=dict(extra_verdicts),
                       metrics=sample_metrics(verdict, reward, task_reward, extras))
@@ -235,6 +242,23 @@ class RewardRule:
         verifier error and scores on_error."""
         verdict = Verdict.exception(_clip(detail))
         return self.combine(verdict, {t.name: verdict for t in self.extras})
+
+
+def check_builds(rule: RewardRule, tasks: Sequence[Task]) -> None:
+    """Build every verifier a run uses once, so a bad name or param is one ConfigError before any model loads."""
+    from crossgym.api import load_verifier
+
+    for i, term in enumerate(rule.extras):
+        try:
+            load_verifier(term.spec)
+        except CrossgymError as exc:
+            raise ConfigError(str(exc), where=f"verifiers[{i}]") from None
+    specs = {} if rule.override is None else {rule.override.key(): rule.override}
+    if rule.override is None:
+        for t in tasks:
+            specs.setdefault(t.verifier.key(), t.verifier)
+    for spec in specs.values():
+        load_verifier(spec)
 
 
 def _with_verifier(task: Task, spec: VerifierSpec) -> Task:

@@ -169,13 +169,26 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
     # ------------------------------------------------------------------ verification
     verify_errors = _errors(*auth, 413, 422, 503, 504)
 
+    scorers: list[Any] = []
+
+    def openrlhf_scorer() -> Any:
+        """The QueryScorer of OpenRLHF's reward file, built once with this server's rule, tokens and model."""
+        if not scorers:
+            from crossgym.adapters.openrlhf.scoring import QueryScorer, ScoreConfig, special_tail_tokens
+
+            tail = special_tail_tokens(settings.model) if settings.model else None
+            scorers.append(QueryScorer(ScoreConfig(rule=settings.reward_rule.numeric("OpenRLHF"),
+                                                   strip_tokens=tail or settings.strip_tokens,
+                                                   model=settings.model)))
+        return scorers[0]
+
     warm: dict[str, Any] = {}  # built verifiers by spec key (load_verifier caches too; this skips the thread)
     tasks = m.TaskCache()
 
     async def score(task: Task, completion: Completion, where: str) -> tuple[Verdict, dict[str, Any]]:
         """The Verdict: cheap "inline" verifiers on small completions run right here (a thread hand-off costs
         more than they do); everything else, and every first build, runs on a thread through the runner."""
-        from crossgym.verifiers.batch import _safe_verify
+        from crossgym.scoring.rule import safe_verify as _safe_verify
 
         key = task.verifier.key()
         verifier = warm.get(key)
@@ -200,7 +213,10 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
         task, completion = nemo_gym.to_pair(body, settings.nemo_gym_verifier)
         verdict, ref = await score(task, completion, "body.task.verifier" if body.task is not None
                                    else "body.verifier")
-        return _json(nemo_gym.reply(raw, verdict, ref, settings.on_error))
+        rule = settings.reward_rule
+        scored = rule.combine(verdict, {}) if not rule.extras else await runner.run(
+            lambda: rule.score(task, completion, verdict=verdict))
+        return _json(nemo_gym.reply(raw, scored, ref))
 
     if settings.nemo_gym:
         @app.post("/verify", response_model=Union[m.VerifyResponse, nemo_gym.NemoGymVerifyResponse],  # noqa: UP007
@@ -243,13 +259,10 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
                            fix=f"send at most {settings.max_batch} queries per request")
 
         def work() -> dict[str, Any]:
-            from crossgym.verifiers.batch import verify_many
-
-            prepared = openrlhf.to_pairs(body, settings.strip_tokens)
-            pairs = [p for p in prepared if not isinstance(p, Verdict)]
-            scored = iter(verify_many(pairs, workers=settings.batch_workers) if pairs else [])
-            verdicts = [p if isinstance(p, Verdict) else next(scored) for p in prepared]
-            return openrlhf.reward_reply(verdicts, settings.on_error)
+            n = len(body.query)
+            prompts = [body.prompts[i] if i < len(body.prompts) else "" for i in range(n)]
+            labels = [body.labels[i] if i < len(body.labels) else None for i in range(n)]
+            return openrlhf_scorer().reply(body.query, prompts, labels)
 
         return _json(await runner.run(work))
 

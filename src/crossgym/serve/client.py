@@ -161,48 +161,65 @@ def _client(url: str, token: str | None) -> ServeClient:
         return c
 
 
+def _remote_verdict(client: ServeClient, task: Mapping[str, Any], completion: Any, retries: int) -> Verdict:
+    """The server's Verdict for one (task, completion); a 422 (a row the verifier cannot score) is an exception
+    Verdict; an unreachable server raises after ``retries`` tries."""
+    for attempt in range(max(1, retries)):
+        try:
+            return Verdict.from_dict(client.request("POST", "/verify", {"task": task,
+                                                                         "completion": completion})["verdict"])
+        except ServeError as exc:
+            if exc.status == 422:
+                return Verdict.exception(str(exc))
+            if attempt + 1 >= max(1, retries):
+                raise
+            time.sleep(0.5 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 def verl_compute_score(data_source: str | None = None, solution_str: str = "", ground_truth: Any = None,
                        extra_info: Mapping[str, Any] | None = None, *, url: str | None = None,
-                       token: str | None = None, on_error: float = 0.0, retries: int = 3, **_: Any) -> dict[str, Any]:
+                       token: str | None = None, rule: Mapping[str, Any] | None = None, on_error: float = 0.0,
+                       task_weight: float = 1.0, extra: Any = (), retries: int = 3, **_: Any) -> dict[str, Any]:
     """veRL's custom reward function, scored by a crossgym server (``url``, or $CROSSGYM_SERVE_URL).
 
-    The row's task is ``extra_info["crossgym_task"]`` (crossgym's veRL dataset writes it); the completion is the
-    whole episode when the agent loop left it there, else ``solution_str``. Returns the keys crossgym's local
-    veRL reward returns for the task term (score, acc, task_reward, malformed, verifier_error, error, components).
-    An unreachable server raises after ``retries`` tries: training on made-up rewards is worse than stopping.
+    The server judges the task term and each extra term; the run's RewardRule (``rule``, the dict crossgym's
+    generated veRL module binds; or on_error/task_weight/extra) combines them here, through the same scoring core
+    as the in-process module, so both return the same dict (``Scored.info()``) for the same sample. The row's task
+    is ``extra_info["crossgym_task"]``; the completion is the whole episode when the agent loop left it there, else
+    ``solution_str``. An unreachable server raises after ``retries`` tries: training on made-up rewards is worse
+    than stopping.
     """
+    from crossgym.rollout.driver import episode_from_json
+    from crossgym.scoring import RewardRule
+    from crossgym.scoring.rule import extra_task
+
     url = url or os.environ.get("CROSSGYM_SERVE_URL")
     token = token or os.environ.get("CROSSGYM_TOKEN")
     if not url:
         raise CrossgymError("verl_compute_score needs the server URL (fix: set "
                             "+reward.custom_reward_function.reward_kwargs.url=http://HOST:PORT or CROSSGYM_SERVE_URL)")
+    scoring = RewardRule.from_dict(rule or {"on_error": on_error, "task_weight": task_weight, "extras": extra})
+    scoring = scoring.numeric("veRL")
     info = dict(extra_info or {})
     raw_task = info.get(VERL_TASK_KEY)
     raw_comp = info.get(VERL_COMPLETION_KEY)
-    verdict: Verdict
     if not raw_task:
-        verdict = Verdict.exception(f"the row's extra_info has no {VERL_TASK_KEY!r}: it was not written by crossgym")
-    else:
-        task = json.loads(raw_task) if isinstance(raw_task, str) else dict(raw_task)
-        completion: Any = solution_str or ""
-        if raw_comp:
-            completion = json.loads(raw_comp) if isinstance(raw_comp, str) else dict(raw_comp)
-        client = _client(url, token)
-        for attempt in range(max(1, retries)):
-            try:
-                verdict = Verdict.from_dict(client.request("POST", "/verify", {"task": task,
-                                                                                "completion": completion})["verdict"])
-                break
-            except ServeError as exc:
-                if exc.status == 422:  # a bad row: the verifier cannot score it
-                    verdict = Verdict.exception(str(exc))
-                    break
-                if attempt + 1 >= max(1, retries):
-                    raise
-                time.sleep(0.5 * (attempt + 1))
-    kind = verdict.error_kind
-    reward = float(on_error) if kind in ("timeout", "exception") else float(verdict.reward)
-    return {"score": reward, "acc": 1.0 if verdict.passed else 0.0, "task_reward": reward,
-            "malformed": 1.0 if kind == "malformed" else 0.0,
-            "verifier_error": 1.0 if kind in ("timeout", "exception") else 0.0, "error": verdict.error or "",
-            "components": json.dumps(verdict.components, sort_keys=True)}
+        return scoring.score_error(f"cannot rebuild the task: the row's extra_info has no {VERL_TASK_KEY!r}: it "
+                                   "was not written by crossgym").info()
+    try:
+        task = Task.from_dict(json.loads(raw_task) if isinstance(raw_task, str) else dict(raw_task))
+    except (ValueError, KeyError, TypeError) as exc:
+        return scoring.score_error(f"cannot rebuild the task: {exc}").info()
+    completion = Completion.from_text(solution_str or "")
+    if raw_comp:
+        completion, failed = episode_from_json(raw_comp)
+        if failed is not None:  # the environment failed: the episode driver's exception Verdict, every term
+            return scoring.score_error(failed).info()
+    client = _client(url, token)
+    judged = task if scoring.override is None else Task.from_dict({**task.to_dict(),
+                                                                   "verifier": scoring.override.to_dict()})
+    verdict = _remote_verdict(client, judged.to_dict(), completion.to_dict(), retries)
+    extras = {t.name: _remote_verdict(client, extra_task(task, t.spec).to_dict(), completion.to_dict(), retries)
+              for t in scoring.extras}
+    return scoring.combine(verdict, extras).info()

@@ -6,7 +6,7 @@ import logging
 import sys
 from typing import Any
 
-from crossgym.protocol.errors import BackendUnavailable
+from crossgym.protocol.errors import BackendUnavailable, ConfigError
 from crossgym.serve.settings import ServeSettings, check_bind
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,16 @@ def build_settings(host: str = "127.0.0.1", port: int = 8000, token: str | None 
         given["max_body_bytes"] = int(float(given.pop("max_body_mb")) * 1024 * 1024)
     if "strip_tokens" in given:
         given["strip_tokens"] = tuple(given["strip_tokens"])
+    if "config" in given:  # the run's reward rule and model, as the run's own backend files bind them
+        from crossgym.config import load_run_config
+        from crossgym.scoring import RewardRule
+
+        run = load_run_config(given.pop("config"))
+        rule = RewardRule.from_run(run)
+        if rule.on_error == "none":
+            raise ConfigError("on_error 'none' cannot be served: the OpenRLHF and veRL shapes need a number",
+                              where="on_error", fix="set on_error to a number in the config")
+        given.update(rule=rule, on_error=float(rule.on_error), model=run.model)
     return ServeSettings(host=host, port=port, token=token or None, **given)
 
 

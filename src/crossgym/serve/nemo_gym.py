@@ -17,7 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
-from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.protocol.task import Completion, Task, VerifierSpec
+from crossgym.scoring.rule import Scored
 from crossgym.serve.errors import ApiError
 from crossgym.serve.models import TaskIn, VerdictOut, VerifierRef, VerifierSpecIn, to_spec, to_task, verdict_dict
 
@@ -195,11 +196,13 @@ def to_pair(req: NemoGymVerifyRequest, default_verifier: str | None) -> tuple[Ta
                 tools=_tools(req.responses_create_params.tools)), completion
 
 
-def reply(raw: dict[str, Any], verdict: Verdict, verifier: dict[str, Any], on_error: float) -> dict[str, Any]:
-    """The request echoed with NeMo Gym's reward fields and crossgym's Verdict."""
+def reply(raw: dict[str, Any], scored: Scored, verifier: dict[str, Any]) -> dict[str, Any]:
+    """The request echoed with NeMo Gym's reward fields (the scoring core's reward under the server's rule; a
+    verifier error or timeout masks the sample) and crossgym's Verdict."""
+    verdict = scored.verdict
     failed = verdict.error_kind in ("timeout", "exception")
     out = dict(raw)
-    out["reward"] = float(on_error) if failed else verdict_dict(verdict)["reward"] or 0.0
+    out["reward"] = scored.reward_or(0.0)
     out["mask_sample"] = failed
     out["failure_kind"] = FAILURE_KIND if failed else None
     out["failure_reason"] = verdict.error if failed else None

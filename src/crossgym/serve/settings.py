@@ -6,6 +6,7 @@ import ipaddress
 from dataclasses import dataclass, field
 
 from crossgym.protocol.errors import ConfigError
+from crossgym.scoring.rule import RewardRule
 
 #: shortest bearer token accepted when binding a non-loopback address
 MIN_TOKEN_CHARS = 16
@@ -46,6 +47,15 @@ class ServeSettings:
     on_error: float = 0.0
     #: special tokens cut from the end of an OpenRLHF response
     strip_tokens: tuple[str, ...] = field(default=DEFAULT_STRIP_TOKENS)
+    #: the run's reward rule for the OpenRLHF, veRL and NeMo Gym shapes (task_weight, extra terms, on_error);
+    #: None: each task's verifier alone, errors scoring ``on_error`` (``crossgym serve --config RUN.yaml`` sets it)
+    rule: RewardRule | None = None
+    #: the policy's tokenizer (a local directory), for cutting OpenRLHF responses after a tokenizer round trip
+    model: str | None = None
+
+    @property
+    def reward_rule(self) -> RewardRule:
+        return self.rule if self.rule is not None else RewardRule(on_error=float(self.on_error))
 
     def __post_init__(self) -> None:
         positive = {"max_body_bytes": self.max_body_bytes, "request_timeout_s": self.request_timeout_s,

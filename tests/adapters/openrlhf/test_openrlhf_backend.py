@@ -113,7 +113,7 @@ def test_generated_reward_file_scores_like_crossgym(tmp_path, tokenizer_dir):
     spec = importlib.util.spec_from_file_location("reward_func", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    assert mod.CONFIG["strip_tokens"] and mod.CONFIG["on_error"] == -1.0
+    assert mod.CONFIG["strip_tokens"] and mod.CONFIG["rule"]["on_error"] == -1.0
     task = load_tasks("arithmetic", n=1, seed=1)[0]
     prompt = "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"
     for text in (str(task.answer), "no idea", ""):

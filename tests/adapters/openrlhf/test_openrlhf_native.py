@@ -136,7 +136,7 @@ def test_single_turn_executor_loads_our_reward_file_and_gives_crossgym_rewards(t
         expect = crossgym_reward(task, completion)
         assert r["reward"].tolist() == [expect], (task.id, completion.text)
         assert r["scores"].tolist() == [expect]
-        assert r["extra_logs"]["crossgym_passed"].item() in (0.0, 1.0)
+        assert r["extra_logs"]["crossgym/passed"].item() in (0.0, 1.0)
         s, e = r["action_ranges"][0]
         assert tok.decode(r["observation_tokens"][s:e]) == completion.text + tok.eos_token
         seen.add(task.id)
@@ -226,7 +226,7 @@ def test_multi_turn_executor_runs_our_agent_file(tmp_path, model_dir, tok):
         expect, turns = reference(t0, actions, 3)
         rewards[name] = r["reward"]
         assert r["reward"] == expect, name
-        assert r["scores"].item() == expect and r["extra_logs"]["crossgym_passed"].item() == float(expect == 1.0)
+        assert r["scores"].item() == expect and r["extra_logs"]["crossgym/passed"].item() == float(expect == 1.0)
         ranges = r["action_ranges"]
         assert len(ranges) == turns == len(engine.calls), name
         obs = r["observation_tokens"]

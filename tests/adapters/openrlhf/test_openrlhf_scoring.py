@@ -7,8 +7,6 @@ import json
 import pytest
 
 from crossgym.adapters.openrlhf.scoring import (
-    LOG_ERROR,
-    LOG_PASSED,
     PromptNotFound,
     QueryScorer,
     ScoreConfig,
@@ -17,6 +15,9 @@ from crossgym.adapters.openrlhf.scoring import (
 from crossgym.api import load_verifier
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.task import Completion, Task, VerifierSpec
+from crossgym.scoring import ExtraTerm, RewardRule
+from crossgym.scoring.metrics import PASSED as LOG_PASSED
+from crossgym.scoring.metrics import VERIFIER_ERROR as LOG_ERROR
 
 pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
@@ -76,7 +77,7 @@ def test_response_survives_a_lossy_round_trip_and_left_truncation(tok, tokenizer
 
 def test_rewards_are_crossgym_verdicts_weighted(tok, tokenizer_dir):
     extra = VerifierSpec("json_valid", {})
-    cfg = ScoreConfig(on_error=-1.0, task_weight=2.0, extras=((extra.name, extra.params, 0.5),),
+    cfg = ScoreConfig(rule=RewardRule(on_error=-1.0, task_weight=2.0, extras=(ExtraTerm(extra.name, extra, 0.5),)),
                       strip_tokens=special_tail_tokens(tokenizer_dir), model=str(tokenizer_dir))
     s = QueryScorer(cfg)
     t = task(verifier="length", answer=None, params={"max": 5, "unit": "chars"})
@@ -93,13 +94,14 @@ def test_rewards_are_crossgym_verdicts_weighted(tok, tokenizer_dir):
         assert out["rewards"].tolist() == [expect]
         assert out["scores"].tolist() == [v_task.reward]
         assert out["extra_logs"][LOG_PASSED].tolist() == [float(v_task.passed)]
-        assert out["extra_logs"]["crossgym_json_valid"].tolist() == [v_extra.reward]
+        assert out["extra_logs"]["crossgym/extra/json_valid"].tolist() == [v_extra.reward]
         seen.add(expect)
     assert seen == {2.0, 0.5, 2.5}  # length passes or not, JSON valid or not: the weights show
 
 
 def test_errors_score_on_error(tok, tokenizer_dir):
-    s = QueryScorer(ScoreConfig(on_error=-0.5, strip_tokens=("<|im_end|>",), model=str(tokenizer_dir)))
+    s = QueryScorer(ScoreConfig(rule=RewardRule(on_error=-0.5), strip_tokens=("<|im_end|>",),
+                                model=str(tokenizer_dir)))
     prompt = chat(tok, "x")
     q = prompt + "Paris<|im_end|>"
     broken = task(verifier="no_such_verifier")

@@ -9,10 +9,10 @@ import threading
 import pytest
 from trl_test_plugins import digit_tasks
 
-from crossgym.adapters.common import extra_task, reward_from_verdict, safe_verify
 from crossgym.api import load_tasks, load_verifier
 from crossgym.config import parse_run_config
 from crossgym.protocol import Message, Task, VerifierSpec
+from crossgym.scoring import extra_task, reward_from_verdict, safe_verify
 
 pytest.importorskip("trl")
 
@@ -65,7 +65,7 @@ def test_single_turn_rewards_trl_saw_equal_verdicts(tiny_model_dir, tmp_path, te
     trainer.train()
 
     names = [f.__name__ for f in backend.reward_funcs]
-    assert names == ["json_answer", "test_contains", "test_short"]
+    assert names == ["json_answer", "test_contains", "extra/test_short"]
     assert len(trl_logs) == 2 and len(seen) == 2 * len(names)
     for fn, tasks, comps, rewards in seen:
         assert len(rewards) == 8
@@ -90,7 +90,7 @@ def test_single_turn_rewards_trl_saw_equal_verdicts(tiny_model_dir, tmp_path, te
     forced = [r for fn, tasks, _, rewards in seen if fn.name == "test_contains"
               for t, r in zip(tasks, rewards, strict=True) if t.id.startswith("forced")]
     assert len(forced) == 8 and all(r is None for r in forced)
-    assert len({r for fn, _, _, rewards in seen if fn.name == "test_short" for r in rewards}) > 1  # varied rewards
+    assert len({r for fn, _, _, rewards in seen if fn.name == "extra/test_short" for r in rewards}) > 1  # varied rewards
 
 
 def test_train_writes_outputs_and_the_checkpoint_loads(tiny_model_dir, tmp_path, test_plugin):
@@ -105,11 +105,13 @@ def test_train_writes_outputs_and_the_checkpoint_loads(tiny_model_dir, tmp_path,
     assert result.steps == 2 and result.checkpoint == str(out / "final")
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows if "reward" in r] == [1, 2]
-    assert all("rewards/test_contains/mean" in r and "rewards/test_short/mean" in r for r in rows if "reward" in r)
+    assert all("rewards/test_contains/mean" in r and "rewards/extra/test_short/mean" in r for r in rows if "reward" in r)
     assert (out / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert steps[-1] == (2, 2)
     records = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
-    assert len(records) == 16 and records[0]["provenance"]["verifier"] == "test_contains"
+    assert len(records) == 16 and records[0]["provenance"]["verifier"]["name"] == "test_contains"
+    assert {r["provenance"]["backend"] for r in records} == {"trl"} and records[-1]["provenance"]["step"] == 1
+    assert {r["provenance"]["schema"] for r in records} == {2}
     assert (out / "final" / "adapter_config.json").is_file()  # LoRA: the adapter is the checkpoint
     from peft import AutoPeftModelForCausalLM
 

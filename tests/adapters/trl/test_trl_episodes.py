@@ -11,11 +11,11 @@ import json
 
 import pytest
 
-from crossgym.adapters.common import extra_task, reward_from_verdict, safe_verify
 from crossgym.adapters.trl.rows import COMPLETION_COLUMN, task_rows
 from crossgym.api import load_verifier
 from crossgym.config import parse_run_config
 from crossgym.protocol import Completion, Message, Task, VerifierSpec
+from crossgym.scoring import extra_task, reward_from_verdict, safe_verify
 
 pytest.importorskip("trl")
 

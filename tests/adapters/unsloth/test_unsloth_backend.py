@@ -11,9 +11,9 @@ import math
 import pytest
 from unsloth_helpers import make_run
 
-from crossgym.adapters.common import extra_task, reward_from_verdict, safe_verify
 from crossgym.api import get_backend, load_tasks, load_verifier
 from crossgym.protocol import ConfigError
+from crossgym.scoring import extra_task, reward_from_verdict, safe_verify
 
 needs_unsloth = pytest.mark.usefixtures("needs_unsloth")
 

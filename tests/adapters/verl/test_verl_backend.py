@@ -57,8 +57,8 @@ def test_generated_reward_module_binds_the_run_settings(run_factory) -> None:  #
     source = next(t for p, t in plan.files.items() if p.endswith("crossgym_reward.py"))
     namespace: dict = {}
     exec(compile(source, "crossgym_reward.py", "exec"), namespace)  # noqa: S102 - our own generated module
-    assert namespace["SETTINGS"] == {"on_error": -1.0, "task_weight": 0.5, "extra": [
-        {"name": "length", "spec": {"name": "length", "params": {"max_chars": 10}}, "weight": 0.25}]}
+    assert namespace["SETTINGS"] == {"rule": {"on_error": -1.0, "task_weight": 0.5, "override": None, "extras": [
+        {"name": "length", "spec": {"name": "length", "params": {"max_chars": 10}}, "weight": 0.25}]}}
 
 
 def test_check_names_what_is_missing(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -8,10 +8,10 @@ import pytest
 pytest.importorskip("verl")
 pytestmark = pytest.mark.filterwarnings("ignore:Disabled critic")
 
-from crossgym.adapters.common import reward_from_verdict  # noqa: E402
 from crossgym.adapters.verl.parity import byte_tokenizer, native_rewards  # noqa: E402
 from crossgym.api import load_verifier, verify  # noqa: E402
 from crossgym.protocol.task import Completion, Task, VerifierSpec  # noqa: E402
+from crossgym.scoring import reward_from_verdict  # noqa: E402
 
 #: Verifiers whose examples run without services or a sandbox (those have their own suites).
 CHEAP = ("exact_match", "numeric", "math", "multiple_choice", "regex", "format_tags", "json_valid", "json_schema",

@@ -7,11 +7,11 @@ import pytest
 
 pytest.importorskip("verl")
 
-from crossgym.adapters.common import reward_from_verdict  # noqa: E402
 from crossgym.adapters.verl.backend import VerlBackend  # noqa: E402
 from crossgym.adapters.verl.parity import build_batch, byte_tokenizer  # noqa: E402
 from crossgym.api import load_verifier, verify  # noqa: E402
 from crossgym.protocol.task import Completion, Task, VerifierSpec  # noqa: E402
+from crossgym.scoring import extra_task, reward_from_verdict  # noqa: E402
 
 VERIFIERS = ("numeric", "exact_match", "json_answer", "multiple_choice", "format_tags", "json_schema", "math",
              "tool_call")
@@ -78,7 +78,7 @@ def test_reward_loop_manager_from_config_matches_crossgym(run_factory, examples,
     assert all(r == 0.0 for r, k in zip(expected, kinds, strict=True) if k == "malformed")
     keys = {tuple(r["reward_extra_info"]) for r in results}
     assert len(keys) == 1  # same keys for every sample: veRL stacks them into arrays
-    assert [r["reward_extra_info"]["malformed"] for r in results] == [float(k == "malformed") for k in kinds]
+    assert [r["reward_extra_info"]["crossgym/malformed"] for r in results] == [float(k == "malformed") for k in kinds]
     _check_positions(data, type(mgr).assemble_rm_scores(data, [r["reward_score"] for r in results]), expected)
 
 
@@ -130,9 +130,9 @@ def test_extra_verifiers_weights_and_task_weight(run_factory, verl_compose) -> N
     for t, c, r in zip(tasks, comps, results, strict=True):
         comp = Completion.from_text(c)
         task_r = verify(t, comp).reward
-        extra_r = reward_from_verdict(load_verifier(spec).verify(t, comp), 0.0)
+        extra_r = reward_from_verdict(load_verifier(spec).verify(extra_task(t, spec), comp), 0.0)  # no answer
         assert r["reward_score"] == pytest.approx(2.0 * task_r + 0.5 * extra_r)
-        assert r["reward_extra_info"]["extra/json_valid"] == extra_r
+        assert r["reward_extra_info"]["crossgym/extra/json_valid"] == extra_r
 
 
 def test_verifier_errors_score_on_error(run_factory, verl_compose) -> None:  # type: ignore[no-untyped-def]
@@ -146,7 +146,7 @@ def test_verifier_errors_score_on_error(run_factory, verl_compose) -> None:  # t
     mgr = load_reward_manager(_config(run, tasks, verl_compose), tok)
     results = _run_reward_loop(mgr, build_batch(tok, tasks, ["1", "2"]))
     assert [r["reward_score"] for r in results] == [-0.5, -0.5]
-    assert all(r["reward_extra_info"]["verifier_error"] == 1.0 for r in results)
+    assert all(r["reward_extra_info"]["crossgym/verifier_error"] == 1.0 for r in results)
     assert all(r["reward_extra_info"]["error"].startswith("exception:") for r in results)
 
 

@@ -35,6 +35,7 @@ from crossgym.protocol.interfaces import (
 )
 from crossgym.protocol.task import Task, VerifierSpec
 from crossgym.rollout.tasks import needs_episodes
+from crossgym.scoring import RewardRule
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
@@ -92,10 +93,7 @@ class OpenRLHFBackend(BackendBase):
     # ------------------------------------------------------------ plan
     def _configs(self, run: RunConfig) -> tuple[ScoreConfig, AgentConfig]:
         out = Path(run.output_dir).resolve()
-        on_error = run.on_error
-        assert on_error != "none"  # refused by config_map.check_run
-        score = ScoreConfig(on_error=float(on_error), task_weight=run.task_weight,
-                            extras=tuple((v.name, dict(v.params), v.weight) for v in run.verifiers),
+        score = ScoreConfig(rule=RewardRule.from_run(run).numeric("OpenRLHF"),
                             strip_tokens=special_tail_tokens(run.model), model=run.model,
                             rollouts=str(out / "rollouts.jsonl"))
         env_fields = run.environment.model_fields_set
@@ -176,8 +174,7 @@ class OpenRLHFBackend(BackendBase):
         if on_error == "none":
             raise ConfigError("OpenRLHF has no masked reward: on_error 'none' cannot run there", where="on_error",
                               fix="set a number (0.0 is the default)")
-        return QueryScorer(ScoreConfig(on_error=float(on_error), override=(spec.name, dict(spec.params)),
-                                       strip_tokens=()))
+        return QueryScorer(ScoreConfig(rule=RewardRule(on_error=float(on_error), override=spec), strip_tokens=()))
 
     # ------------------------------------------------------------ train
     def write(self, full: dict[str, str]) -> Path:
@@ -188,11 +185,11 @@ class OpenRLHFBackend(BackendBase):
               stop: StopSignal | None = None) -> TrainResult:
         """Write the files, then launch OpenRLHF and stream its log; stops before the launch when this machine
         cannot run it. ``stop`` ends the launched process group (kit.launch: SIGINT, then SIGTERM)."""
-        from crossgym.adapters.common import check_verifiers_build
         from crossgym.rollout.tasks import load_run_tasks
+        from crossgym.scoring.rule import check_builds
 
         tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
-        check_verifiers_build(run, tasks)
+        check_builds(RewardRule.from_run(run), tasks)
         plan, full = self.prepare(run, tasks=tasks)
         work = self.write(full)
         missing = self.missing()

@@ -24,6 +24,7 @@ from crossgym.adapters.openrlhf.convert import INPUT_KEY, LABEL_KEY, task_row
 from crossgym.adapters.openrlhf.scoring import ScoreConfig
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Task
+from crossgym.scoring import RewardRule
 
 EOS = "<|im_end|>"
 PAD = "<|endoftext|>"
@@ -115,7 +116,7 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str
     if len(tasks) != len(completions):
         raise ValueError(f"{len(tasks)} tasks but {len(completions)} completions")
     tok = byte_tokenizer()
-    score = ScoreConfig(on_error=on_error, strip_tokens=(EOS, PAD))
+    score = ScoreConfig(rule=RewardRule(on_error=on_error), strip_tokens=(EOS, PAD))
     with tempfile.TemporaryDirectory(prefix="crossgym-openrlhf-") as tmp:
         reward_path = Path(tmp) / "reward.py"
         reward_path.write_text(files.reward_file(score.to_dict()), encoding="utf-8")

@@ -1,12 +1,14 @@
-"""The runtime behind the generated reward file: OpenRLHF queries -> crossgym Verdicts -> OpenRLHF's reward dict.
+"""The runtime behind the generated reward file: OpenRLHF queries -> crossgym's scoring core -> OpenRLHF's dict.
 
 OpenRLHF calls ``reward_func(queries, prompts, labels)`` once per sample, in a worker thread of each vLLM actor.
 ``queries[i]`` is prompt + response decoded WITH special tokens, so the response is the query minus the prompt
-prefix and minus the trailing end-of-sequence/padding tokens; ``labels[i]`` is the Task JSON of the dataset row.
+prefix (exactly, after a tokenizer round trip, or left-truncated) and minus the trailing end-of-sequence/padding
+tokens; ``labels[i]`` is the Task JSON of the dataset row. The same cut serves `crossgym serve`'s
+``/openrlhf/reward`` route, so the file and the HTTP route give the same reward for the same sample.
 
-Reward semantics are crossgym's (adapters/common.py): reward = task_weight x the task verifier's reward + the sum of
-weight x reward of each extra verifier; a verifier error or timeout scores ``on_error``; a malformed completion keeps
-its own reward. Torch is imported only when the tensors are built.
+Rewards are crossgym.scoring's RewardRule (task_weight, extra terms, on_error); OpenRLHF's ``scores`` are the task
+term; ``extra_logs`` are the scoring core's per-sample metrics (the same names on every backend). Torch is imported
+only when the tensors are built.
 """
 
 from __future__ import annotations
@@ -15,20 +17,16 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.errors import CrossgymError
-from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.protocol.task import Completion, Task
+from crossgym.scoring import RecordWriter, RewardRule, Scored
 
 log = logging.getLogger(__name__)
-
-#: extra_logs keys (OpenRLHF averages them per step and logs them beside its own).
-LOG_PASSED = "crossgym_passed"
-LOG_ERROR = "crossgym_verifier_error"
-LOG_MALFORMED = "crossgym_malformed"
 
 
 class PromptNotFound(CrossgymError):
@@ -37,91 +35,55 @@ class PromptNotFound(CrossgymError):
 
 @dataclass(frozen=True)
 class ScoreConfig:
-    """What the generated files bake in: reward weights, the error reward and how to cut responses."""
+    """What the generated files bake in: the reward rule and how to cut responses out of queries."""
 
-    on_error: float = 0.0
-    task_weight: float = 1.0
-    #: extra verifiers applied to every task: (name, params, weight)
-    extras: tuple[tuple[str, dict[str, Any], float], ...] = ()
+    rule: RewardRule = field(default_factory=RewardRule)
     #: special tokens stripped from the end of a response; None: read them from ``model``'s tokenizer
     strip_tokens: tuple[str, ...] | None = None
     #: the policy's tokenizer source (for round trips when the query does not start with the prompt text)
     model: str | None = None
     #: append scored rollouts here (JSONL, for `crossgym reverify`); None: do not record
     rollouts: str | None = None
-    #: score with this verifier (name, params) instead of each task's own (a backend's reward_function(spec))
-    override: tuple[str, dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"on_error": self.on_error, "task_weight": self.task_weight,
-                "extras": [{"name": n, "params": p, "weight": w} for n, p, w in self.extras],
+        return {"rule": self.rule.to_dict(),
                 "strip_tokens": None if self.strip_tokens is None else list(self.strip_tokens),
-                "model": self.model, "rollouts": self.rollouts,
-                "override": None if self.override is None else {"name": self.override[0], "params": self.override[1]}}
+                "model": self.model, "rollouts": self.rollouts}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ScoreConfig:
+    def from_dict(cls, d: Mapping[str, Any]) -> ScoreConfig:
+        """Reads this shape and 0.1's (on_error, task_weight, extras and override at the top level)."""
         strip = d.get("strip_tokens")
-        ov = d.get("override")
-        return cls(on_error=float(d.get("on_error", 0.0)), task_weight=float(d.get("task_weight", 1.0)),
-                   extras=tuple((str(e["name"]), dict(e.get("params") or {}), float(e.get("weight", 1.0)))
-                                for e in d.get("extras") or ()),
+        rule = d.get("rule")
+        return cls(rule=RewardRule.from_dict(rule if rule is not None else d),
                    strip_tokens=None if strip is None else tuple(strip), model=d.get("model"),
-                   rollouts=d.get("rollouts"),
-                   override=None if not ov else (str(ov["name"]), dict(ov.get("params") or {})))
+                   rollouts=d.get("rollouts"))
 
-
-@dataclass(frozen=True)
-class Scored:
-    """One sample's outcome: the reward OpenRLHF trains on, the task verdict's own score, and what to log."""
-
-    reward: float
-    score: float
-    verdict: Verdict
-    logs: dict[str, float] = field(default_factory=dict)
-
-
-def reward_of(verdict: Verdict, on_error: float) -> float:
-    """crossgym's rule (adapters/common.py): Verdict.reward, except a verifier error or timeout scores on_error."""
-    from crossgym.adapters.common import reward_from_verdict
-
-    return float(reward_from_verdict(verdict, on_error))  # type: ignore[arg-type]
-
-
-def verify(spec: VerifierSpec, task: Task, completion: Completion) -> Verdict:
-    """The verifier's Verdict; a verifier that cannot be built or that raises becomes an "exception" Verdict."""
-    from crossgym.adapters.common import safe_verify
-    from crossgym.api import load_verifier
-
-    try:
-        verifier = load_verifier(spec)
-    except CrossgymError as exc:
-        log.warning("verifier %s cannot be built: %s", spec.name, exc)
-        return Verdict.exception(f"{spec.name}: {exc}")
-    return safe_verify(verifier, task, completion)
+    def error_reward(self) -> float:
+        return float(self.rule.numeric("OpenRLHF").on_error)  # type: ignore[arg-type]
 
 
 def score(cfg: ScoreConfig, task: Task, completion: Completion) -> Scored:
-    """The weighted reward for one completion of ``task``."""
-    spec = task.verifier if cfg.override is None else VerifierSpec(*cfg.override)
-    verdict = verify(spec, task, completion)
-    r_task = reward_of(verdict, cfg.on_error)
-    total = cfg.task_weight * r_task
-    logs = {LOG_PASSED: float(verdict.passed), LOG_MALFORMED: float(verdict.error_kind == "malformed"),
-            LOG_ERROR: float(verdict.error is not None and verdict.error_kind != "malformed")}
-    for name, params, weight in cfg.extras:
-        r = reward_of(verify(VerifierSpec(name, params), task, completion), cfg.on_error)
-        total += weight * r
-        logs[f"crossgym_{name}"] = r
-    return Scored(reward=total, score=r_task, verdict=verdict, logs=logs)
+    """The scoring core's Scored for one completion of ``task``."""
+    return cfg.rule.score(task, completion)
 
 
 def error_scored(cfg: ScoreConfig, detail: str) -> Scored:
     """Every term scores on_error (the infrastructure failed, not the completion)."""
-    verdict = Verdict.exception(detail)
-    total = (cfg.task_weight + sum(w for _, _, w in cfg.extras)) * cfg.on_error
-    return Scored(reward=total, score=cfg.on_error, verdict=verdict,
-                  logs={LOG_PASSED: 0.0, LOG_MALFORMED: 0.0, LOG_ERROR: 1.0})
+    return cfg.rule.score_error(detail)
+
+
+def openrlhf_values(cfg: ScoreConfig, s: Scored) -> tuple[float, float, dict[str, float]]:
+    """(reward, score, extra_logs) of one sample as OpenRLHF takes them: numbers only (it cannot mask)."""
+    err = cfg.error_reward()
+    return s.reward_or(err), err if s.task_reward is None else s.task_reward, dict(s.metrics)
+
+
+def record(cfg: ScoreConfig, task: Task, completion: Completion, s: Scored, *, turns: int | None = None) -> None:
+    """Append the rollout to ``cfg.rollouts`` (one write, safe across vLLM actors); nothing when not recording."""
+    if cfg.rollouts:
+        writer = RecordWriter(cfg.rollouts, backend="openrlhf", model=cfg.model or "")
+        writer.write([writer.record(task, completion, s, turns=turns)])
 
 
 def special_tail_tokens(model: str | os.PathLike[str] | None) -> tuple[str, ...] | None:
@@ -215,67 +177,50 @@ class QueryScorer:
                              "trip, and left-truncated)")
 
     # ------------------------------------------------------------ scoring
-    def score_one(self, query: str, prompt: str, label: Any) -> tuple[Scored, Task | None, str | None]:
+    def prepare(self, query: str, prompt: str, label: Any) -> tuple[Task | None, str | None, str | None]:
+        """(task, response text, None) or (task or None, None, why it cannot be scored)."""
         from crossgym.adapters.openrlhf.convert import task_from_label
 
         try:
             task = task_from_label(label)
-        except (ValueError, KeyError, TypeError) as exc:
-            return error_scored(self.cfg, f"openrlhf label is not a crossgym Task: {exc}"), None, None
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return None, None, f"openrlhf label is not a crossgym Task: {exc}"
         try:
-            text = self.response(query, prompt)
+            return task, self.response(query, prompt), None
         except CrossgymError as exc:
             log.warning("task %s: %s", task.id, exc)
-            return error_scored(self.cfg, f"openrlhf: {exc}"), task, None
+            return task, None, f"openrlhf: {exc}"
+
+    def score_one(self, query: str, prompt: str, label: Any) -> tuple[Scored, Task | None, str | None]:
+        task, text, why = self.prepare(query, prompt, label)
+        if task is None or text is None:
+            return error_scored(self.cfg, why or "openrlhf: no response"), task, None
         return score(self.cfg, task, Completion.from_text(text)), task, text
 
     def __call__(self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any]) -> dict[str, Any]:
         """OpenRLHF's ``reward_func``: {"rewards", "scores", "extra_logs"} as float64 tensors, one entry a sample."""
         import torch
 
-        results = [self.score_one(q, p, lab) for q, p, lab in zip(queries, prompts, labels, strict=True)]
-        self._record(results)
-        scored = [r[0] for r in results]
-        keys = sorted({k for s in scored for k in s.logs})
-        return {
-            "rewards": torch.tensor([s.reward for s in scored], dtype=torch.float64),
-            "scores": torch.tensor([s.score for s in scored], dtype=torch.float64),
-            "extra_logs": {k: torch.tensor([s.logs.get(k, 0.0) for s in scored], dtype=torch.float64)
-                           for k in keys},
-        }
+        reply = self.reply(queries, prompts, labels)
+        return {"rewards": torch.tensor(reply["rewards"], dtype=torch.float64),
+                "scores": torch.tensor(reply["scores"], dtype=torch.float64),
+                "extra_logs": {k: torch.tensor(v, dtype=torch.float64) for k, v in reply["extra_logs"].items()}}
 
-    def _record(self, results: list[tuple[Scored, Task | None, str | None]]) -> None:
-        if not self.cfg.rollouts:
-            return
-        lines = []
-        for s, task, text in results:
+    def reply(self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any]) -> dict[str, Any]:
+        """OpenRLHF's reward reply as lists ({"rewards", "scores", "extra_logs"}): what the reward file returns as
+        tensors and `crossgym serve`'s /openrlhf/reward returns as JSON. Records the rollouts when configured."""
+        prepared = [self.prepare(q, p, lab) for q, p, lab in zip(queries, prompts, labels, strict=True)]
+        ok = [(t, Completion.from_text(x)) for t, x, _ in prepared if t is not None and x is not None]
+        judged = iter(self.cfg.rule.score_many([t for t, _ in ok], [c for _, c in ok]) if ok else [])
+        results: list[Scored] = []
+        for task, text, why in prepared:
             if task is None or text is None:
+                results.append(error_scored(self.cfg, why or "openrlhf: no response"))
                 continue
-            lines.append(json.dumps(rollout_record(task, Completion.from_text(text), s), ensure_ascii=False))
-        write_rollouts(self.cfg.rollouts, lines)
+            results.append(next(judged))
+            record(self.cfg, task, Completion.from_text(text), results[-1])
+        values = [openrlhf_values(self.cfg, s) for s in results]
+        keys = sorted({k for _, _, logs in values for k in logs})
+        return {"rewards": [r for r, _, _ in values], "scores": [sc for _, sc, _ in values],
+                "extra_logs": {k: [logs.get(k, 0.0) for _, _, logs in values] for k in keys}}
 
-
-def rollout_record(task: Task, completion: Completion, s: Scored, *, turns: int = 1) -> dict[str, Any]:
-    """A Rollout-shaped record (what `crossgym reverify` reads)."""
-    from crossgym import __version__
-
-    return {"task": task.to_dict(), "completion": completion.to_dict(), "verdict": s.verdict.to_dict(),
-            "turns": turns, "timings": {},
-            "provenance": {"verifier": task.verifier.name, "verifier_params": task.verifier.params,
-                           "crossgym_version": __version__, "reward_seen": s.reward, "source": "train",
-                           "backend": "openrlhf"}}
-
-
-def write_rollouts(path: str, lines: list[str]) -> None:
-    """Append JSONL lines; one write per call so concurrent vLLM actors do not interleave lines."""
-    if not lines:
-        return
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, ("\n".join(lines) + "\n").encode("utf-8"))
-        finally:
-            os.close(fd)
-    except OSError as exc:  # recording is a convenience: never lose a reward over it
-        log.warning("could not record rollouts to %s: %s", path, exc)

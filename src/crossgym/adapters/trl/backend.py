@@ -10,14 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crossgym.adapters.common import (
-    RolloutSink,
-    VerdictReward,
-    build_reward_functions,
-    check_verifiers_build,
-)
 from crossgym.adapters.trl import config_map
 from crossgym.adapters.trl.outputs import make_run_logger, plot_reward_curve, read_metrics, summarize
+from crossgym.adapters.trl.rewards import TermReward, reward_functions, spec_reward
 from crossgym.adapters.trl.rows import task_rows
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
 from crossgym.protocol.interfaces import (
@@ -31,6 +26,8 @@ from crossgym.protocol.interfaces import (
 )
 from crossgym.protocol.task import Task, VerifierSpec
 from crossgym.rollout.tasks import load_run_tasks, needs_episodes
+from crossgym.scoring import RecordWriter, RewardRule
+from crossgym.scoring.rule import check_builds
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
@@ -51,7 +48,7 @@ class TRLBackend(BackendBase):
 
     def __init__(self) -> None:
         #: What the last build_trainer() made: the reward functions (in reward_weights order) and the rollout_func.
-        self.reward_funcs: list[VerdictReward] = []
+        self.reward_funcs: list[TermReward] = []
         self.rollout_func: Any = None
 
     def check(self) -> None:
@@ -85,7 +82,8 @@ class TRLBackend(BackendBase):
             device = "cuda"
             notes.append("no GPU is visible here: planned for a CUDA machine, as vLLM generation needs one")
         kwargs = config_map.grpo_kwargs(run, device=device)
-        funcs, weights = build_reward_functions(run, tasks)
+        rule = RewardRule.from_run(run)
+        funcs, weights = reward_functions(rule, tasks)
         kwargs = {k: v for k, v in kwargs.items() if k != "reward_weights"} | {
             "reward_weights": run.backend_args.get("reward_weights", weights)}
         episodes = needs_episodes(tasks, run) if tasks else run.environment.max_turns > 1
@@ -102,16 +100,15 @@ class TRLBackend(BackendBase):
             notes.append("multi-turn/tool tasks: generation runs through crossgym's rollout_func (environment "
                          "reset/step; tool-result tokens masked out of the loss)")
         lora = config_map.lora_kwargs(run)
-        names = [(f.name, None if f.spec is None else json.dumps(f.spec.to_dict())) for f in funcs]
         trainer_args = {"model": run.model, "reward_funcs": [f.name for f in funcs],
                         "peft_config": lora, "rollout_func": "crossgym EpisodeRollout" if episodes else None}
-        script = plain_trl_script(run, kwargs, names, episodes=episodes, lora=lora)
+        script = plain_trl_script(run, kwargs, rule, episodes=episodes, lora=lora)
         return Plan(backend=self.name, native_config={"GRPOConfig": kwargs, "GRPOTrainer": trainer_args},
                     argv=("python", "train_trl.py"), files={"train_trl.py": script}, notes=tuple(notes))
 
-    def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> VerdictReward:
+    def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> TermReward:
         """TRL's native reward object for one verifier: a reward function applying ``spec`` to every row."""
-        return VerdictReward(spec.name, spec=spec, on_error=on_error)
+        return spec_reward(spec, on_error=on_error)
 
     def load_policy(self, run: RunConfig) -> tuple[Any, Any, Any]:
         """GRPOTrainer's (model, processing_class, peft_config): the model path, None (TRL loads the tokenizer) and a
@@ -133,7 +130,8 @@ class TRLBackend(BackendBase):
         from trl import GRPOConfig, GRPOTrainer
 
         tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
-        check_verifiers_build(run, tasks)
+        rule = RewardRule.from_run(run)
+        check_builds(rule, tasks)
         _seed_everything(run.seed)
         device = config_map.detect_device()
         kwargs = config_map.grpo_kwargs(run, device=device)
@@ -143,10 +141,10 @@ class TRLBackend(BackendBase):
             raise ConfigError("multi-turn and tool tasks run through crossgym's rollout_func, which generates "
                               "with hf only", where="engine", fix="set engine: hf for this config")
         out = Path(run.output_dir)
-        sink = RolloutSink(out / "rollouts.jsonl", model=run.model) if record_rollouts else None
+        sink = RecordWriter(out / "rollouts.jsonl", backend=self.name, model=run.model) if record_rollouts else None
         if sink is not None and sink.path.exists():
             sink.path.unlink()
-        funcs, weights = build_reward_functions(run, tasks, sink=sink)
+        funcs, weights = reward_functions(rule, tasks, sink=sink)
         kwargs.setdefault("reward_weights", weights)
         args = GRPOConfig(**kwargs)
         model, processing_class, peft_config = self.load_policy(run)

@@ -97,12 +97,13 @@ class VerlBackend(BackendBase):
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
               stop: StopSignal | None = None) -> TrainResult:
         """Write the files, then launch veRL and stream its log; without a GPU, stop before launch (one line)."""
-        from crossgym.adapters.common import check_verifiers_build
         from crossgym.rollout.tasks import load_run_tasks
+        from crossgym.scoring import RewardRule
+        from crossgym.scoring.rule import check_builds
 
         self.check()
         tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
-        check_verifiers_build(run, tasks)
+        check_builds(RewardRule.from_run(run), tasks)
         gpus = visible_gpus()
         rf = self.build(run, tasks=tasks, gpus=gpus or None)
         rf.write()

@@ -1,4 +1,4 @@
-"""adapters/common.py: dataset rows, reward functions from VerifierSpecs, weights and the on_error rules."""
+"""TRL reward functions over the scoring core: dataset rows, one function per term, weights, the on_error rules."""
 
 from __future__ import annotations
 
@@ -8,17 +8,19 @@ import math
 import pytest
 from trl_test_plugins import digit_tasks
 
-from crossgym.adapters.common import (
-    VerdictReward,
-    build_reward_functions,
-    completion_from_trl,
-    reward_from_verdict,
-)
+from crossgym.adapters.trl.rewards import completion_from_trl, reward_functions
 from crossgym.adapters.trl.rows import COMPLETION_COLUMN, TASK_INDEX_KEY, task_rows
 from crossgym.api import verify
 from crossgym.config import parse_run_config
 from crossgym.protocol import Completion, ConfigError, Message, Task, Verdict, VerifierSpec
 from crossgym.rollout.tasks import load_run_tasks, needs_episodes, read_task_file
+from crossgym.scoring import RewardRule, reward_from_verdict
+from crossgym.scoring.metrics import PASSED, TASK_REWARD
+
+
+def _task_fn(tasks, name, on_error=0.0):  # type: ignore[no-untyped-def]
+    funcs, _ = reward_functions(RewardRule(on_error=on_error), tasks)
+    return next(f for f in funcs if f.name == name)
 
 
 def _run(**over):
@@ -60,17 +62,17 @@ def test_task_reward_equals_verdicts_and_masks_other_verifiers(test_plugin):
     tasks = digit_tasks(4) + [Task(id="x", prompt=[Message("user", "hi")], answer=None,
                                    verifier=VerifierSpec("test_short", {"limit": 4}))]
     texts = [str(tasks[0].answer), "no digits", "7 maybe", "", "ab"]
-    fn = VerdictReward("test_contains", only="test_contains")
-    seen = []
-    fn.observers.append(lambda *batch: seen.append(batch))
+    fn = _task_fn(tasks, "test_contains")
+    logged = []
     rewards = fn(prompts=None, completions=[[{"role": "assistant", "content": t}] for t in texts],
-                 task=[t.to_json() for t in tasks])
+                 task=[t.to_json() for t in tasks], log_metric=lambda k, v: logged.append((k, v)))
     expected = [verify(t, x).reward for t, x in zip(tasks[:4], texts[:4], strict=True)]
     assert rewards[:4] == expected
     assert rewards[4] is None  # scored by the other task verifier's function
     assert expected[0] == 1.0 and expected[3] == 0.0  # a pass and a malformed (empty) reply
-    (b_tasks, b_comps, b_verdicts, b_rewards), = seen
-    assert b_rewards == rewards and b_verdicts[4] is None and b_comps[1].text == "no digits"
+    # the scoring core's metric names, once per sample (TRL averages them per step)
+    assert [v for k, v in logged if k == TASK_REWARD][:4] == expected
+    assert len([v for k, v in logged if k == PASSED]) == 5
 
 
 def test_errors_score_on_error_and_none_is_masked(test_plugin):
@@ -79,13 +81,16 @@ def test_errors_score_on_error_and_none_is_masked(test_plugin):
                   metadata={"verdict": k}) for k in ("timeout", "exception", "raise", "malformed")]
     rows = [t.to_json() for t in tasks]
     comps = ["5"] * 4
-    assert VerdictReward("v", on_error=-1.0)(completions=comps, task=rows) == [-1.0, -1.0, -1.0, 0.0]
-    assert VerdictReward("v", on_error="none")(completions=comps, task=rows) == [None, None, None, 0.0]
+    name = base.verifier.name
+    assert _task_fn(tasks, name, -1.0)(completions=comps, task=rows) == [-1.0, -1.0, -1.0, 0.0]
+    assert _task_fn(tasks, name, "none")(completions=comps, task=rows) == [None, None, None, 0.0]
 
 
 def test_extra_verifier_scores_every_row(test_plugin):
     tasks = digit_tasks(3)
-    fn = VerdictReward("test_short", spec=VerifierSpec("test_short", {"limit": 8}))
+    rule = RewardRule.from_run(_run(verifiers=[{"name": "test_short", "params": {"limit": 8}}]))
+    funcs, _ = reward_functions(rule, tasks)
+    fn = next(f for f in funcs if f.name == "extra/test_short")
     out = fn(completions=["", "abcd", "a" * 20], task=[t.to_json() for t in tasks])
     assert out == [1.0, 0.5, 0.0]
 
@@ -95,7 +100,7 @@ def test_multi_turn_rows_use_the_whole_episode(test_plugin):
     episode = Completion(messages=[Message("assistant", "<tool_call>x</tool_call>"),
                                    Message("tool", "err", name="add"),
                                    Message("assistant", f"it is {task.answer}")])
-    fn = VerdictReward("test_contains", only="test_contains")
+    fn = _task_fn([task], "test_contains")
     out = fn(completions=[[{"role": "assistant", "content": "garbage"}]], task=[task.to_json()],
              **{COMPLETION_COLUMN: [json.dumps(episode.to_dict())]})
     assert out == [1.0]
@@ -106,10 +111,25 @@ def test_build_reward_functions_names_and_weights(test_plugin):
                                    verifier=VerifierSpec("test_short"))]
     run = _run(task_weight=2.0, verifiers=[{"name": "test_short", "weight": 0.5},
                                            {"name": "test_contains", "weight": 0.1}])
-    funcs, weights = build_reward_functions(run, tasks)
-    assert [f.__name__ for f in funcs] == ["test_contains", "test_short", "test_short_extra", "test_contains_extra"]
+    funcs, weights = reward_functions(RewardRule.from_run(run), tasks)
+    assert [f.__name__ for f in funcs] == ["test_contains", "test_short", "extra/test_short", "extra/test_contains"]
     assert weights == [2.0, 2.0, 0.5, 0.1]
     assert funcs[0].only == "test_contains" and funcs[2].spec == VerifierSpec("test_short")
+
+
+def test_trl_weighted_sum_of_the_functions_is_the_scoring_cores_reward(test_plugin):
+    """TRL sums reward_funcs x reward_weights (NaN left out): that sum is Scored.reward, by construction."""
+    tasks = digit_tasks(3) + [Task(id="s", prompt=[Message("user", "hi")], answer=None,
+                                   verifier=VerifierSpec("test_short"))]
+    run = _run(task_weight=2.0, verifiers=[{"name": "test_short", "weight": 0.5}])
+    rule = RewardRule.from_run(run)
+    funcs, weights = reward_functions(rule, tasks)
+    comps = [[{"role": "assistant", "content": t}] for t in ("3", "x", "", "short")]
+    rows = [t.to_json() for t in tasks]
+    columns = [f(completions=comps, task=rows) for f in funcs]
+    for i, task in enumerate(tasks):
+        total = sum(w * col[i] for col, w in zip(columns, weights, strict=True) if col[i] is not None)
+        assert total == rule.score(task, Completion.from_text(comps[i][0]["content"])).reward
 
 
 def test_completion_from_trl_shapes():
