@@ -21,19 +21,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
 from crossgym.scoring.metrics import sample_metrics
+from crossgym.verifiers.safe import build_verifier, checked, judge, safe_verify
+from crossgym.verifiers.safe import clip_detail as _clip
 
 if TYPE_CHECKING:
-    from crossgym.protocol.interfaces import Verifier
+    pass
 
 log = logging.getLogger(__name__)
 
 OnError = float | Literal["none"]
-#: the longest reason/error text kept from a broken verifier's exception
-MAX_DETAIL = 400
-
-
-def _clip(text: str, n: int = MAX_DETAIL) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+__all__ = ["ExtraTerm", "OnError", "RewardRule", "Scored", "build_verifier", "check_builds", "checked", "extra_task",
+           "judge", "reward_from_verdict", "safe_verify"]
 
 
 def reward_from_verdict(verdict: Verdict, on_error: OnError) -> float | None:
@@ -41,45 +39,6 @@ def reward_from_verdict(verdict: Verdict, on_error: OnError) -> float | None:
     if verdict.error is None or verdict.error_kind == "malformed":
         return float(verdict.reward)
     return None if on_error == "none" else float(on_error)
-
-
-def checked(value: Any, what: str = "verify") -> Verdict:
-    """``value`` if it is a Verdict with a finite reward, else the "exception" Verdict saying what was wrong."""
-    if not isinstance(value, Verdict):
-        return Verdict.exception(f"{what} returned {type(value).__name__}, not a Verdict")
-    if not isinstance(value.reward, (int, float)) or not math.isfinite(value.reward):
-        return Verdict.exception(f"{what} returned a non-finite reward {value.reward!r}")
-    return value
-
-
-def safe_verify(verifier: Verifier | Any, task: Task, completion: Completion) -> Verdict:
-    """``verifier.verify`` that never raises: a broken verifier's exception or bad return is an "exception" Verdict."""
-    try:
-        verdict = verifier.verify(task, completion)
-    except Exception as exc:  # a third-party verifier broke its contract: score it as a verifier error
-        log.warning("verifier %s raised %s: %s", getattr(verifier, "name", verifier), type(exc).__name__, exc)
-        return Verdict.exception(_clip(f"verify raised {type(exc).__name__}: {exc}"))
-    return checked(verdict)
-
-
-def build_verifier(spec: VerifierSpec) -> Verifier | Verdict:
-    """The verifier a spec names, or the "exception" Verdict saying why it cannot be built."""
-    from crossgym.api import load_verifier
-
-    try:
-        return load_verifier(spec)
-    except CrossgymError as exc:
-        return Verdict.exception(_clip(f"cannot build verifier {spec.name!r}: {exc}"))
-    except Exception as exc:  # a broken plugin
-        return Verdict.exception(_clip(f"verifier {spec.name!r} failed to build: {type(exc).__name__}: {exc}"))
-
-
-def judge(spec: VerifierSpec, task: Task, completion: Completion) -> Verdict:
-    """The Verdict of the verifier ``spec`` names on (task, completion); never raises."""
-    verifier = build_verifier(spec)
-    if isinstance(verifier, Verdict):
-        return verifier
-    return safe_verify(verifier, task, completion)
 
 
 def extra_task(task: Task, spec: VerifierSpec) -> Task:
