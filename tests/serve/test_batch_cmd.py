@@ -45,7 +45,14 @@ def test_verify_batch_cli_scores_and_writes_rollouts(tmp_path: Path) -> None:
     again = [Rollout.from_dict(x) for x in lines]
     assert [r.verdict for r in again] == fresh
     assert all(x["previous_verdict"]["reason"] == "stored" for x in lines)
-    assert [r.provenance for r in again] == [r.provenance for r in rollouts]
+    assert [x["previous_provenance"] for x in lines] == [r.provenance for r in rollouts]
+    # today's verdicts under today's verifier: reverify of the output finds no drift
+    assert {r.provenance["schema"] for r in again} == {2}
+    assert [r.provenance["verifier"]["name"] for r in again] == [r.task.verifier.name for r in rollouts]
+    from crossgym.eval.reverify import reverify
+
+    drift = reverify(out)
+    assert drift["ok"] and drift["checked"] == len(rollouts) and drift["changed"] == 0
 
 
 def test_verify_batch_accepts_plain_task_completion_lines(tmp_path: Path) -> None:

@@ -21,9 +21,9 @@ MAX_LISTED = 20
 
 
 def _same(a: Verdict, b: Verdict) -> bool:
-    ra, rb = a.reward, b.reward
-    rewards_equal = (math.isnan(ra) and math.isnan(rb)) or ra == rb or abs(ra - rb) <= 1e-9
-    return rewards_equal and a.passed == b.passed and a.error_kind == b.error_kind
+    from crossgym.scoring.rule import same_verdict
+
+    return same_verdict(a, b)
 
 
 def _provenance(r: Rollout) -> Provenance:

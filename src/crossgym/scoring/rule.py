@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 OnError = float | Literal["none"]
 __all__ = ["ExtraTerm", "OnError", "RewardRule", "Scored", "build_verifier", "check_builds", "checked", "extra_task",
-           "judge", "reward_from_verdict", "safe_verify"]
+           "judge", "reward_from_verdict", "safe_verify", "same_verdict"]
 
 
 def reward_from_verdict(verdict: Verdict, on_error: OnError) -> float | None:
@@ -39,6 +39,13 @@ def reward_from_verdict(verdict: Verdict, on_error: OnError) -> float | None:
     if verdict.error is None or verdict.error_kind == "malformed":
         return float(verdict.reward)
     return None if on_error == "none" else float(on_error)
+
+
+def same_verdict(a: Verdict, b: Verdict, *, tol: float = 1e-9) -> bool:
+    """Whether two verdicts give the same reward (NaN equals NaN), pass/fail and error kind: "no drift"."""
+    ra, rb = a.reward, b.reward
+    rewards = (math.isnan(ra) and math.isnan(rb)) or ra == rb or abs(ra - rb) <= tol
+    return rewards and a.passed == b.passed and a.error_kind == b.error_kind
 
 
 def extra_task(task: Task, spec: VerifierSpec) -> Task:

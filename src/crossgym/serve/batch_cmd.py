@@ -53,8 +53,9 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], list[tuple[Task, Com
 
 
 def _same(a: Verdict, b: Verdict) -> bool:
-    rewards = (math.isnan(a.reward) and math.isnan(b.reward)) or abs(a.reward - b.reward) <= 1e-9
-    return rewards and a.passed == b.passed and a.error_kind == b.error_kind
+    from crossgym.scoring.rule import same_verdict
+
+    return same_verdict(a, b)
 
 
 def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = None, workers: int | None = None,
@@ -99,14 +100,7 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
             except (ValueError, TypeError):
                 changed += 1
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as f:
-            for doc, v in zip(records, verdicts, strict=True):
-                rec = dict(doc)
-                if "verdict" in rec:
-                    rec["previous_verdict"] = rec["verdict"]
-                rec["verdict"] = v.to_dict()
-                f.write(json.dumps(rec, ensure_ascii=False, allow_nan=True) + "\n")
+        _write_rescored(out, records, pairs, verdicts)
     rewards = [v.reward for v in verdicts if math.isfinite(v.reward)]
     return {"path": str(path), "n": len(verdicts), "mode": mode, "workers": workers,
             "mean_reward": sum(rewards) / len(rewards) if rewards else None,
@@ -114,6 +108,32 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
             "compared": compared, "changed": changed, "seconds": round(elapsed, 3), "startup_seconds": round(startup, 3),
             "per_second": round(len(verdicts) / elapsed, 1) if elapsed > 0 else None,
             "out": None if out is None else str(out)}
+
+
+def _write_rescored(out: Path, records: list[dict[str, Any]], pairs: list[tuple[Task, Completion]],
+                    verdicts: list[Verdict]) -> None:
+    """The records with today's verdicts (the old ones kept as previous_*) and schema-2 provenance naming today's
+    verifier, so `crossgym reverify` of this file checks what it holds."""
+    from crossgym.scoring import Provenance, dumps_record
+    from crossgym.verifiers.safe import build_verifier
+
+    built: dict[str, Any] = {}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        for doc, (task, _), v in zip(records, pairs, verdicts, strict=True):
+            rec = dict(doc)
+            if "verdict" in rec:
+                rec["previous_verdict"] = rec["verdict"]
+            if isinstance(rec.get("provenance"), dict):
+                rec["previous_provenance"] = rec["provenance"]
+            rec["verdict"] = v.to_dict()
+            if isinstance(task, Task):
+                key = task.verifier.key()
+                if key not in built:
+                    built[key] = build_verifier(task.verifier)
+                verifier = None if isinstance(built[key], Verdict) else built[key]
+                rec["provenance"] = Provenance.new(task.verifier, verifier, source="verify-batch").to_dict()
+            f.write(dumps_record(rec))
 
 
 def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None, workers: int | None,
