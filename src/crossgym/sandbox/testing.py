@@ -57,7 +57,7 @@ def run_tests(sandbox: Sandbox, solution: str, tests: str | Sequence[str], *, en
                 unit_timeout=test_timeout, output_cap=output_cap(limits, 1))
     result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=files, stdin=None, timeout=timeout,
                               limits=limits, env=None, result_pipe=True,
-                              header={"solutions": 1, "shared": bool(files)})
+                              header={"solutions": 1, "shared": True})  # no sibling: the task's directory
     return parse(raw, result)
 
 

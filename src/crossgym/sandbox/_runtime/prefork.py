@@ -25,8 +25,10 @@ class Prefork:
 
     def __init__(self, conf: confine.Confinement, count: int, fallback: spawner.Client, shared: bool = False) -> None:
         confine.subreaper()  # what a solution leaves running comes to this process, to be killed
+        if shared:
+            conf.prepare_nest()  # once, not in each child
         self._conf = conf
-        self._idle: list[tuple[int, int, int, int, int]] = []
+        self._idle: list[tuple[int, int, int, int, int, str]] = []
         here = os.getcwd()
         state = solution.enter_state(here)  # made once here, not in each of them
         try:
@@ -45,8 +47,9 @@ class Prefork:
     def expect(self, solutions: int) -> None:
         self._fallback.expect(max(0, solutions - len(self._idle)))
 
-    def spawn(self) -> tuple[int, int, int, int, int]:
-        """A fresh solution process: (pid, fd to send requests, fd to read replies, its stdout, its stderr)."""
+    def spawn(self) -> tuple[int, int, int, int, int, str]:
+        """A fresh solution process: (pid, fd to send requests, fd to read replies, its stdout, its stderr, its
+        directory)."""
         if self._dirty:
             self._clear()
         while self._idle:
@@ -54,7 +57,7 @@ class Prefork:
             self._used.append(given[0])
             if not os.waitpid(given[0], os.WNOHANG)[0]:  # still waiting (one killed meanwhile is skipped)
                 return given
-            for fd in given[1:]:
+            for fd in given[1:5]:
                 os.close(fd)
         self._fallback_used = True
         return self._fallback.spawn()

@@ -22,9 +22,9 @@ REQ_FD, REP_FD = 3, 4  # a solution process's only fds besides 0-2
 
 
 def fork_solution(conf: confine.Confinement, parent: str, rlimits: list[Any] | None = None,
-                  stdin: bool = False, shared: bool = False) -> tuple[int, int, int, int, int]:
+                  stdin: bool = False, shared: bool = False) -> tuple[int, int, int, int, int, str]:
     """Fork a process that will hold one solution: (pid, fd to send requests, fd to read replies, its stdout, its
-    stderr). It keeps nothing of the harness's or of any sibling's: fresh pipes for its requests, replies, stdout and
+    stderr, its directory). It keeps nothing of the harness's or of any sibling's: fresh pipes for its requests, replies, stdout and
     stderr (a flood, O_NONBLOCK or a shrunken pipe is its own), and a fresh directory of its own below ``parent``
     (its cwd, HOME, TMPDIR and sys.path[0]) in a Landlock domain that reaches no other (no sibling's files, no
     signals to the harness or a sibling). Its parent did :func:`prepare` (a spawner) or :func:`enter_state` (a task,
@@ -69,7 +69,7 @@ def fork_solution(conf: confine.Confinement, parent: str, rlimits: list[Any] | N
     for fd in (req_r, rep_w, out_w, err_w) + (() if rules is None else (rules,)):
         os.close(fd)
     DIRS[pid] = own
-    return pid, req_w, rep_r, out_r, err_r
+    return pid, req_w, rep_r, out_r, err_r, own
 
 
 DIRS: dict[int, str] = {}  # solution pid -> its own directory (in the process that forked it)

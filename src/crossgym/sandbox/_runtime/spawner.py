@@ -116,9 +116,9 @@ class Client:
         """How many solutions the harness will ask processes for (so the next can be forked ahead)."""
         self._left = solutions
 
-    def spawn(self) -> tuple[int, int, int, int, int]:
-        """A fresh solution process: (pid, fd to send requests, fd to read replies, its stdout, its stderr);
-        EOFError when the spawner is gone."""
+    def spawn(self) -> tuple[int, int, int, int, int, str]:
+        """A fresh solution process: (pid, fd to send requests, fd to read replies, its stdout, its stderr, its
+        directory); EOFError when the spawner is gone."""
         self._left -= 1
         msg = (b"clear+spawn" if self._dirty else b"spawn") + (b"+" if self._left > 0 else b"")
         self._dirty = False
@@ -126,12 +126,13 @@ class Client:
             self._sock.send(msg)
         except OSError:
             raise EOFError("the solution spawner is gone") from None
-        data, fds, _, _ = socket.recv_fds(self._sock, 64, 4)
+        data, fds, _, _ = socket.recv_fds(self._sock, 4096, 4)
         if not data or len(fds) != 4:
             for fd in fds:
                 os.close(fd)
             raise EOFError("the solution spawner is gone")
-        return int(data), fds[0], fds[1], fds[2], fds[3]
+        pid, _, path = data.partition(b" ")
+        return int(pid), fds[0], fds[1], fds[2], fds[3], os.fsdecode(path)
 
     def clear(self) -> None:
         """Between two solutions of a group: what the last one left is killed and the directory emptied, by the
@@ -229,7 +230,7 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any], t
     next process is forked right after this one is handed over, while the harness judges, and waits idle (its
     own Landlock domain, pipes and directory, nothing of anyone's) until it is asked for."""
     children: set[int] = set()
-    spare: tuple[int, int, int, int, int] | None = None
+    spare: tuple[int, int, int, int, int, str] | None = None
     try:
         while True:
             try:
@@ -258,16 +259,17 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any], t
             given, spare = spare or solution.fork_solution(conf, task_dir, rlimits, shared=shared), None
             children.add(given[0])
             try:
-                conn.sendmsg([b"%d" % given[0]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, FDS.pack(*given[1:]))])
+                conn.sendmsg([b"%d %s" % (given[0], os.fsencode(given[5]))],
+                             [(socket.SOL_SOCKET, socket.SCM_RIGHTS, FDS.pack(*given[1:5]))])
             except OSError:
                 break
             finally:
-                for fd in given[1:]:
+                for fd in given[1:5]:
                     os.close(fd)
             if more:
                 spare = solution.fork_solution(conf, task_dir, rlimits, shared=shared)
     finally:
         if spare is not None:
-            for fd in spare[1:]:
+            for fd in spare[1:5]:
                 os.close(fd)
         conn.close()

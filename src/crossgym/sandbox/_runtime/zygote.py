@@ -95,6 +95,7 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
     solutions = _SlotSpawner(conf, scratch, uid, ruleset)
     trash = os.path.join(os.path.dirname(scratch), TRASH)
     pristine = os.stat(scratch)
+    current: tuple[str, int | None, Any] | None = None  # the task directory, its ruleset, its stamp
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 16, len(FDS))
@@ -114,7 +115,9 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 warm_up(tests=True)
             task_end, asks = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             task_fds["spawn"] = task_end.detach()
-        task_dir, rules = _task_dir(conf, scratch, uid)
+        if current is None:
+            current = _task_dir(conf, scratch, uid)
+        task_dir, rules, _ = current
         pid = os.fork()
         if pid == 0:
             try:
@@ -124,8 +127,6 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 os._exit(child.SETUP_FAILED)
         for fd in task_fds.values():
             os.close(fd)
-        if rules is not None:
-            os.close(rules)
         on_ask = None if asks is None else functools.partial(solutions.hand_over, asks, hdr, task_dir)
         status, usage, gone = _watch(sock, pid, asks, on_ask)
         cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
@@ -133,7 +134,12 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
             asks.close()
         cpu += solutions.finish()  # the task's solution processes are gone before its directory is emptied
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        clean = _clean(pid, uid, conf.seccomp, scratch, keep=solutions.pids(), trash=trash, pristine=pristine)
+        clean = _clean(pid, uid, conf.seccomp, scratch, keep=solutions.pids())
+        if not _untouched(current, scratch):  # else the next task may have it: nothing of this one is there
+            if current[1] is not None:
+                os.close(current[1])
+            current = None
+            clean = cleanup.discard_entries(scratch, trash, pristine) and clean
         after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the task's orphans (a group's last solution)
         cpu += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         if uid is not None and not conf.seccomp:
@@ -229,30 +235,45 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _task_dir(conf: confine.Confinement, scratch: str, uid: int | None) -> tuple[str, int | None]:
-    """A fresh directory for the next task (its cwd, HOME, TMPDIR and sys.path[0]) and a Landlock ruleset for it:
-    nothing of an earlier task (files, modes, extended attributes, timestamps) can be there."""
+def _task_dir(conf: confine.Confinement, scratch: str, uid: int | None) -> tuple[str, int | None, Any]:
+    """A fresh directory for the next tasks (their cwd, HOME, TMPDIR and sys.path[0]), a Landlock ruleset for it,
+    and the stamps that tell whether a task changed it or the slot's directory."""
     path = os.path.join(scratch, "w" + os.urandom(6).hex())
     os.mkdir(path, 0o700)
     if uid is not None:
         os.chown(path, uid, uid)
-    os.environ["HOME"] = os.environ["TMPDIR"] = path  # what the task inherits
+    os.environ["HOME"] = os.environ["TMPDIR"] = path  # what the tasks inherit
     if child.READY.get("path"):
         child.READY["path"][0] = path
-    return path, conf.own_ruleset(path)
+    return path, conf.own_ruleset(path), (_stamp(path), _stamp(scratch))
 
 
-def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str, keep: tuple[int, ...] = (), trash: str = "",
-           pristine: Any = None) -> bool:
-    """Kill and reap what the task left (orphans come to us, the subreaper), then move what it left in the slot's
-    directory (its own directory, whatever it holds) to the pool's trash, which the sweeper empties in the
-    background: a task's leftovers never delay its report nor the next task. The slot's directory gets back its
-    mode, extended attributes and timestamps (a task that may change them, in a pool without a uid per slot).
+def _stamp(path: str) -> tuple[int, ...]:
+    st = os.lstat(path)
+    return st.st_ino, st.st_mode, st.st_nlink, st.st_uid, st.st_gid, st.st_ctime_ns, st.st_mtime_ns
+
+
+def _untouched(current: tuple[str, int | None, Any], scratch: str) -> bool:
+    """Whether the task left its directory and the slot's exactly as they were made: no entry made or removed
+    (mtime), no mode, owner, extended attribute or timestamp changed (ctime, which nobody can set back). Then the
+    next task may use the same directory: most tasks write nothing, and a directory costs a journaled mkdir, a
+    rename and a removal."""
+    try:
+        return bool((_stamp(current[0]), _stamp(scratch)) == current[2])
+    except OSError:
+        return False
+
+
+def _clean(pid: int, uid: int | None, seccomp: bool, scratch: str, keep: tuple[int, ...] = ()) -> bool:
+    """Kill and reap what the task left (orphans come to us, the subreaper). Its files are the caller's business:
+    a task directory it changed is moved, with whatever it holds, to the pool's trash, which the sweeper empties in
+    the background (a task's leftovers never delay its report nor the next task), and the slot's directory gets
+    back its mode, extended attributes and timestamps (see :func:`cleanup.discard_entries`).
     ``keep``: the slot's solution spawner, which has cleared up after the task itself."""
     if uid is not None and not seccomp:  # without seccomp a task may leave its process group
         cleanup.kill_uid(uid)
     cleanup.reap_children(REAP_S, keep)  # one stuck in the kernel is reaped after a later task
-    return cleanup.discard_entries(scratch, trash, pristine)
+    return True
 
 
 class Link:
