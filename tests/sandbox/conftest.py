@@ -36,14 +36,14 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
 
 def leftovers_in(root: str) -> list[str]:
     """What tasks left in a pool's scratch root: every entry but the slots' own directories (``z<slot>-...``,
-    kept by their zygotes between tasks), which may hold only their next task's empty directory (``w...``), and
-    the trash, which the sweeper empties."""
+    kept by their zygotes between tasks), which may hold only the empty directories kept for their next task and
+    its solutions (``w...``, ``s...``), and the trash, which the sweeper empties."""
     found = []
     for name in sorted(os.listdir(root)):
         path = os.path.join(root, name)
         if (name.startswith("z") or name == ".trash") and os.path.isdir(path) and not os.path.islink(path):
             found += [f"{name}/{entry}" for entry in sorted(os.listdir(path))
-                      if not (name.startswith("z") and entry.startswith("w") and not os.listdir(f"{path}/{entry}"))]
+                      if not (name.startswith("z") and entry[:1] in "ws" and not os.listdir(f"{path}/{entry}"))]
         else:
             found.append(name)
     return found

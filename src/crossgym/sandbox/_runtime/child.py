@@ -61,7 +61,7 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
             # fresh ones later come from the slot's spawner, or (no slot) from a spawner of the task's own
             shared = bool(hdr.get("shared"))  # one solution, with seed files: it works in the task's directory
             fallback = spawners.Client(SPAWN_FD) if "spawn" in fds else spawners.local(conf, shared)
-            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback, shared)
+            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback, shared, hdr.get("dirs"))
         conf.drop_rules()
         payload = wire.read_obj(0)
         seeded = _seed(payload.get("files", []))

@@ -58,7 +58,7 @@ class Confinement:
         finally:
             landlock.close_rules(rules)
 
-    def own_ruleset(self, path: str) -> int | None:
+    def own_ruleset(self, path: str, *more: str) -> int | None:
         """A ruleset for one solution process: full access below ``path`` (its own fresh directory) only, read and
         execute on system directories (None without Landlock). Nested in its parent's domain, it can reach no
         sibling's directory, files or process. The system directories are opened once per process."""
@@ -66,7 +66,7 @@ class Confinement:
             return None
         if self._system_rules is None or self._system_rules[0] != os.getpid():  # fds of this process only
             self._system_rules = (os.getpid(), landlock.open_rules([], self.ro_dirs, DEV_FILES))
-        own = landlock.open_rules([path], [], {})
+        own = landlock.open_rules([path, *more], [], {})
         try:
             return landlock.create(self.landlock_abi, own + self._system_rules[1])
         finally:

@@ -175,6 +175,7 @@ class Output:
         self.fds: dict[int, int] = {}  # our read end -> the task's fd it is copied to
         self.left = {1: OUTPUT_CAP[0], 2: OUTPUT_CAP[0]}
         self._poller: Any = None
+        self._rep, self._buf = -1, b""  # the reply pipe polled with them, and what was read of it ahead
 
     def attach(self, out: int, err: int) -> None:
         self.detach()
@@ -196,36 +197,40 @@ class Output:
             os.close(fd)
         self.fds = {}
         self._poller = None
+        self._rep, self._buf = -1, b""
 
     def read_frame(self, rep: int, limit: int) -> Any:
         """One reply frame from ``rep`` (as :func:`wire.read_obj`), draining the output pipes meanwhile."""
         if self._poller is None:
             return wire.read_obj(rep, limit)
-        (n,) = _HEADER.unpack(self._read(rep, 4))
+        if rep != self._rep:
+            if self._rep >= 0:
+                self._poller.unregister(self._rep)
+            self._poller.register(rep, select.POLLIN)
+            self._rep, self._buf = rep, b""
+        while len(self._buf) < 4:
+            self._fill(rep)
+        (n,) = _HEADER.unpack(self._buf[:4])
         if n > limit:
             raise ValueError(f"frame of {n} bytes exceeds {limit}")
-        return wire.loads(self._read(rep, n))
+        while len(self._buf) < 4 + n:
+            self._fill(rep, 4 + n - len(self._buf))
+        data, self._buf = self._buf[4:4 + n], self._buf[4 + n:]
+        return wire.loads(data)
 
-    def _read(self, rep: int, n: int) -> bytes:
-        parts = []
-        self._poller.register(rep, select.POLLIN)
-        try:
-            while n:
-                for fd, _ in self._poller.poll():
-                    if fd != rep:
-                        if not self._copy(fd):
-                            self._poller.unregister(fd)
-                        continue
-                    chunk = os.read(rep, min(n, 1 << 20))
-                    if not chunk:
-                        raise EOFError("pipe closed")
-                    parts.append(chunk)
-                    n -= len(chunk)
-                    if not n:
-                        break
-        finally:
-            self._poller.unregister(rep)
-        return b"".join(parts)
+    def _fill(self, rep: int, want: int = 1 << 16) -> None:
+        """Wait for more of the reply (copying output meanwhile) and add what came to the buffer."""
+        while True:
+            for fd, _ in self._poller.poll():
+                if fd != rep:
+                    if not self._copy(fd):
+                        self._poller.unregister(fd)
+                    continue
+                chunk = os.read(rep, max(want, 1 << 16))
+                if not chunk:
+                    raise EOFError("pipe closed")
+                self._buf += chunk
+                return
 
     def _copy(self, fd: int) -> bool:
         """Copy what one pipe holds; False at its end (or when it would block)."""

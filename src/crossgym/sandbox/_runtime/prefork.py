@@ -23,7 +23,8 @@ PREFORK = 16  # the most solution processes a task forks ahead (each is a proces
 class Prefork:
     """The harness's source of solution processes: the ones forked ahead, then the spawner's."""
 
-    def __init__(self, conf: confine.Confinement, count: int, fallback: spawner.Client, shared: bool = False) -> None:
+    def __init__(self, conf: confine.Confinement, count: int, fallback: spawner.Client, shared: bool = False,
+                 dirs: list[str] | None = None) -> None:
         confine.subreaper()  # what a solution leaves running comes to this process, to be killed
         if shared:
             conf.prepare_nest()  # once, not in each child
@@ -32,8 +33,9 @@ class Prefork:
         here = os.getcwd()
         state = solution.enter_state(here)  # made once here, not in each of them
         try:
-            for _ in range(max(0, min(count, PREFORK))):
-                self._idle.append(solution.fork_solution(conf, here, stdin=True, shared=shared))
+            for i in range(max(0, min(count, PREFORK))):
+                own = dirs[i] if dirs and i < len(dirs) else None
+                self._idle.append(solution.fork_solution(conf, here, stdin=True, shared=shared, own=own))
         except OSError:  # the task's process limit: the rest come from the spawner
             pass
         finally:

@@ -22,7 +22,8 @@ REQ_FD, REP_FD = 3, 4  # a solution process's only fds besides 0-2
 
 
 def fork_solution(conf: confine.Confinement, parent: str, rlimits: list[Any] | None = None,
-                  stdin: bool = False, shared: bool = False) -> tuple[int, int, int, int, int, str]:
+                  stdin: bool = False, shared: bool = False, own: str | None = None
+                  ) -> tuple[int, int, int, int, int, str]:
     """Fork a process that will hold one solution: (pid, fd to send requests, fd to read replies, its stdout, its
     stderr, its directory). It keeps nothing of the harness's or of any sibling's: fresh pipes for its requests, replies, stdout and
     stderr (a flood, O_NONBLOCK or a shrunken pipe is its own), and a fresh directory of its own below ``parent``
@@ -32,12 +33,15 @@ def fork_solution(conf: confine.Confinement, parent: str, rlimits: list[Any] | N
     the slot's spawner. ``shared``: it works in ``parent`` itself, in its parent's domain nested once more (a call
     with seed files, which has one solution: the files and the tests' checks on them are there). The child does as
     little as it can before the solution: each page it touches is a copy."""
-    own = parent
     rules = None
-    if not shared:
-        own = os.path.join(parent, "s" + os.urandom(6).hex())
-        os.mkdir(own, 0o700)
+    if shared:
+        own = parent
+    else:  # ``own``: one the slot's zygote made (or kept, untouched) for it
+        if own is None:
+            own = os.path.join(parent, "s" + os.urandom(6).hex())
+            os.mkdir(own, 0o700)
         rules = conf.own_ruleset(own)
+    restrict = None if rules is None else landlock.restrictor(rules)  # made here: fewer pages touched there
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -50,10 +54,12 @@ def fork_solution(conf: confine.Confinement, parent: str, rlimits: list[Any] | N
             if rlimits:
                 confine.apply_rlimits(rlimits)
             os.chdir(own)
-            os.environ["HOME"] = os.environ["TMPDIR"] = own
-            sys.path[0] = own
-            if rules is not None:  # its own domain: it cannot signal the harness, the zygote or siblings
-                landlock.restrict_self(rules)
+            if os.environ.get("HOME") != own:  # (reading costs no copy of a page its parent has)
+                os.environ["HOME"] = os.environ["TMPDIR"] = own
+            if sys.path[0] != own:
+                sys.path[0] = own
+            if restrict is not None:  # its own domain: it cannot signal the harness, the zygote or siblings
+                restrict()
             else:
                 conf.nest()
             os.dup2(out_w, 1)

@@ -26,7 +26,7 @@ import sys
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import child, cleanup, confine, spawner, wire
+from . import child, cleanup, confine, prefork, spawner, wire
 
 FDS = ("payload", "stdout", "stderr", "status", "result")
 TRASH = cleanup.TRASH
@@ -93,9 +93,7 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=SOCK_FD)
     me = os.getpid()
     solutions = _SlotSpawner(conf, scratch, uid, ruleset)
-    trash = os.path.join(os.path.dirname(scratch), TRASH)
-    pristine = os.stat(scratch)
-    current: tuple[str, int | None, Any] | None = None  # the task directory, its ruleset, its stamp
+    dirs = _Dirs(conf, scratch, uid)
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 16, len(FDS))
@@ -115,9 +113,9 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 warm_up(tests=True)
             task_end, asks = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             task_fds["spawn"] = task_end.detach()
-        if current is None:
-            current = _task_dir(conf, scratch, uid)
-        task_dir, rules, _ = current
+        task_dir, rules, solution_dirs = dirs.prepare(int(hdr.get("solutions", 0)) if hdr.get("mode") == "tests" else 0)
+        if solution_dirs:
+            hdr["dirs"] = solution_dirs
         pid = os.fork()
         if pid == 0:
             try:
@@ -135,11 +133,7 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
         cpu += solutions.finish()  # the task's solution processes are gone before its directory is emptied
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         clean = _clean(pid, uid, conf.seccomp, scratch, keep=solutions.pids())
-        if not _untouched(current, scratch):  # else the next task may have it: nothing of this one is there
-            if current[1] is not None:
-                os.close(current[1])
-            current = None
-            clean = cleanup.discard_entries(scratch, trash, pristine) and clean
+        clean = dirs.after() and clean  # nothing of this task reaches the next: what it changed is replaced
         after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the task's orphans (a group's last solution)
         cpu += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         if uid is not None and not conf.seccomp:
@@ -235,17 +229,78 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _task_dir(conf: confine.Confinement, scratch: str, uid: int | None) -> tuple[str, int | None, Any]:
-    """A fresh directory for the next tasks (their cwd, HOME, TMPDIR and sys.path[0]), a Landlock ruleset for it,
-    and the stamps that tell whether a task changed it or the slot's directory."""
-    path = os.path.join(scratch, "w" + os.urandom(6).hex())
-    os.mkdir(path, 0o700)
-    if uid is not None:
-        os.chown(path, uid, uid)
-    os.environ["HOME"] = os.environ["TMPDIR"] = path  # what the tasks inherit
-    if child.READY.get("path"):
-        child.READY["path"][0] = path
-    return path, conf.own_ruleset(path), (_stamp(path), _stamp(scratch))
+class _Dirs:
+    """The slot's task directory and its solution directories (one per solution of a group, up to
+    :data:`prefork.PREFORK`), each kept for the next task while the last one left it untouched (same mode, owner,
+    links, ctime and mtime: no entry made or removed, no mode, extended attribute or timestamp changed; nobody can
+    set a ctime back). Most tasks write nothing, and a fresh directory costs a journaled mkdir, a rename and a
+    removal. A changed one goes to the trash, whatever it holds, and a fresh one replaces it."""
+
+    def __init__(self, conf: confine.Confinement, scratch: str, uid: int | None) -> None:
+        self.conf, self.scratch, self.uid = conf, scratch, uid
+        self.trash = os.path.join(os.path.dirname(scratch), TRASH)
+        self.pristine = os.stat(scratch)
+        self.task: tuple[str, Any] | None = None
+        self.solutions: list[tuple[str, Any]] = []
+        self.rules: int | None = None  # full access to the task's and the solutions' directories
+        self.slot: Any = None
+
+    def prepare(self, solutions: int) -> tuple[str, int | None, list[str]]:
+        """The next task's directory, a Landlock ruleset for it (and its solutions' directories), and those."""
+        want = 0 if solutions < 2 else min(solutions, prefork.PREFORK)
+        if self.task is None or len(self.solutions) < want:
+            if self.task is None:
+                self.task = self._make("w")
+            while len(self.solutions) < want:
+                self.solutions.append(self._make("s"))
+            if self.rules is not None:
+                os.close(self.rules)
+                self.rules = None
+        if self.rules is None:
+            self.rules = self.conf.own_ruleset(self.task[0], *[path for path, _ in self.solutions])
+        self.slot = _stamp(self.scratch)
+        path = self.task[0]
+        os.environ["HOME"] = os.environ["TMPDIR"] = path  # what the task inherits
+        if child.READY.get("path"):
+            child.READY["path"][0] = path
+        return path, self.rules, [p for p, _ in self.solutions[:want]]
+
+    def after(self) -> bool:
+        """After a task: replace what it changed (moved to the trash); False when something could not be."""
+        try:
+            if _stamp(self.scratch) != self.slot:  # a pool without a uid per slot: the task changed the slot's own
+                self._drop_all()
+                return cleanup.discard_entries(self.scratch, self.trash, self.pristine)
+            ok, changed = True, False
+            if self.task is not None and not _same(*self.task):
+                ok, changed, self.task = cleanup.discard(self.task[0], self.trash), True, None
+            kept = []
+            for path, stamp in self.solutions:
+                if _same(path, stamp):
+                    kept.append((path, stamp))
+                else:
+                    ok, changed = cleanup.discard(path, self.trash) and ok, True
+            self.solutions = kept
+            if changed and self.rules is not None:
+                os.close(self.rules)
+                self.rules = None
+            return ok
+        except OSError:
+            self._drop_all()
+            return cleanup.discard_entries(self.scratch, self.trash, self.pristine)
+
+    def _drop_all(self) -> None:
+        self.task, self.solutions = None, []
+        if self.rules is not None:
+            os.close(self.rules)
+            self.rules = None
+
+    def _make(self, prefix: str) -> tuple[str, Any]:
+        path = os.path.join(self.scratch, prefix + os.urandom(6).hex())
+        os.mkdir(path, 0o700)
+        if self.uid is not None:
+            os.chown(path, self.uid, self.uid)
+        return path, _stamp(path)
 
 
 def _stamp(path: str) -> tuple[int, ...]:
@@ -253,13 +308,9 @@ def _stamp(path: str) -> tuple[int, ...]:
     return st.st_ino, st.st_mode, st.st_nlink, st.st_uid, st.st_gid, st.st_ctime_ns, st.st_mtime_ns
 
 
-def _untouched(current: tuple[str, int | None, Any], scratch: str) -> bool:
-    """Whether the task left its directory and the slot's exactly as they were made: no entry made or removed
-    (mtime), no mode, owner, extended attribute or timestamp changed (ctime, which nobody can set back). Then the
-    next task may use the same directory: most tasks write nothing, and a directory costs a journaled mkdir, a
-    rename and a removal."""
+def _same(path: str, stamp: Any) -> bool:
     try:
-        return bool((_stamp(current[0]), _stamp(scratch)) == current[2])
+        return bool(_stamp(path) == stamp)
     except OSError:
         return False
 
