@@ -25,7 +25,7 @@ def _python_blocks(page: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
 
 
-PAGES_WITH_RUNNABLE_SAMPLES = ["guides/plugins.md"]  # environments.md: tests/environments/test_docs_samples.py
+PAGES_WITH_RUNNABLE_SAMPLES = ["guides/plugins.md", "guides/writing-a-backend.md"]  # environments.md: tests/environments/test_docs_samples.py
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_RUNNABLE_SAMPLES)
