@@ -40,7 +40,7 @@ def _compat(session: nox.Session, backend: str) -> None:
     if session.posargs:
         return
     os.makedirs(COMPAT_DIR, exist_ok=True)
-    session.run("crossgym", "compat", "--backend", backend, "--checks", "parity,plans,tokens",
+    session.run("crossgym", "compat", "--backend", backend, "--checks", "parity,plans,tokens,consistency",
                 "--out", f"{COMPAT_DIR}/{backend}.json", env=OFFLINE_ENV, success_codes=[0, 1])
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from crossgym.serve.live import LiveServer
 from crossgym.serve.settings import ServeSettings
 
 
@@ -21,39 +19,6 @@ def _need_serve() -> None:
 @pytest.fixture
 def client(make_client: Callable[..., Any]) -> Any:
     return make_client()
-
-
-class LiveServer:
-    """uvicorn serving create_app(settings) on a free 127.0.0.1 port, in a thread of this process."""
-
-    def __init__(self, settings: ServeSettings) -> None:
-        import uvicorn
-
-        from crossgym.serve.app import create_app
-
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(settings), log_level="warning", access_log=False, backlog=2048,
-                                timeout_keep_alive=30)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        self.sock.close()
 
 
 @pytest.fixture

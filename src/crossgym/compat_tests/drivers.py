@@ -12,6 +12,10 @@ manager, OpenRLHF's executor). It may also have:
 * ``validate_plan(plan) -> None``: raise when the framework's own config parsing rejects ``plan.native_config``;
 * ``episode_tokens(tasks, model_dir) -> list[Episode]``: the token ids the backend would train on for multi-turn
   episodes, for the token-consistency check (see ``crossgym.compat_tests.tokens``);
+* ``record_rollouts(tasks, completions, path)``: score the samples through the backend's reward path with its
+  training-time rollout recording on, the records landing at ``path`` (the consistency check's ``records``);
+* ``route_rewards(tasks, completions, url, rule)``: the rewards the backend's own client gets from a `crossgym serve`
+  route at ``url`` serving ``rule``, compared with ``native_rewards(..., rule=rule)`` (the ``route`` check);
 * ``REWARD_DTYPE = "float32"``: the trainer holds rewards in float32 tensors (TRL does), so the reward it trains
   on is Verdict.reward rounded to float32, and parity is exact at that precision. Default "float64".
 
@@ -57,6 +61,8 @@ class Driver:
     declared_modes: bool = False
     validate_plan: Callable[[Any], None] | None = None
     episode_tokens: Callable[..., list[Any]] | None = None
+    record_rollouts: Callable[..., None] | None = None
+    route_rewards: Callable[..., list[Any]] | None = None
     #: the precision the framework stores rewards in ("float64" or "float32")
     reward_dtype: str = "float64"
 
@@ -75,6 +81,8 @@ class Driver:
                    declared_modes=bool(declared),
                    validate_plan=getattr(mod, "validate_plan", None),
                    episode_tokens=getattr(mod, "episode_tokens", None),
+                   record_rollouts=getattr(mod, "record_rollouts", None),
+                   route_rewards=getattr(mod, "route_rewards", None),
                    reward_dtype=str(getattr(mod, "REWARD_DTYPE", "float64")))
 
     def rewards(self, tasks: list[Any], completions: list[Any], mode: str) -> list[Any]:

@@ -96,12 +96,24 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
         tok = b.get("tokens")
         if tok and tok["status"] in ("fail", "error"):
             failed.append(f"backend {name}: token consistency")
+        failed += [f"backend {name}: consistency {c}" for c, r in (b.get("consistency") or {}).items()
+                   if r["status"] in ("fail", "error")]
+    failed += [f"consistency {c}" for c, r in (doc.get("consistency") or {}).items() if r["status"] in ("fail", "error")]
     bad_cells = cells.get("mismatch", 0) + cells.get("error", 0)
     return {"cells": cells, "failed_checks": failed, "ok": not bad_cells and not failed}
 
 
 def _worse_check(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return b if CHECK_RANK.get(b["status"], 0) > CHECK_RANK.get(a["status"], 0) else a
+
+
+def _merge_measured(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Checks from two venvs: a measured result beats a skip; two measured ones keep the worse."""
+    out = dict(a)
+    for k, v in b.items():
+        old = out.get(k)
+        out[k] = v if old is None or old["status"] == "skip" else old if v["status"] == "skip" else _worse_check(old, v)
+    return out
 
 
 def _merge_checks(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +143,7 @@ def merge(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 out["backends"][name] = b
             elif BACKEND_RANK[b["status"]] == BACKEND_RANK[old["status"]] == BACKEND_RANK["installed"]:
                 old["plans"] = _merge_checks(old.get("plans") or {}, b.get("plans") or {})
+                old["consistency"] = _merge_measured(old.get("consistency") or {}, b.get("consistency") or {})
                 if b.get("tokens") and (not old.get("tokens") or _worse_check(old["tokens"], b["tokens"]) is b["tokens"]):
                     old["tokens"] = b["tokens"]
         for name, v in doc["verifiers"].items():
@@ -145,6 +158,8 @@ def merge(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
                         a if a["status"] != "skip" and b2["status"] == "skip" else
                         b2 if a["status"] == "skip" else _worse_check(a, b2))
                 old["conformance"] = merged
+        if doc.get("consistency"):
+            out["consistency"] = _merge_measured(out.get("consistency") or {}, doc["consistency"])
         for name, e in doc["environments"].items():
             old = out["environments"].setdefault(name, {"checks": {}})
             old["checks"] = _merge_checks(old["checks"], e["checks"])

@@ -30,7 +30,7 @@ from crossgym.protocol.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-CHECKS = ("conformance", "parity", "environments", "plans", "tokens")
+CHECKS = ("conformance", "parity", "environments", "plans", "tokens", "consistency")
 CONFORMANCE_CHECKS = ("examples", "determinism", "garbage", "timeout", "frozen", "fresh_process")
 Progress = Callable[[str], None]
 
@@ -141,7 +141,17 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
         elif info.status == INSTALLED and "tokens" in chosen:
             entry["tokens"] = CheckResult("token_consistency", "skip",
                                           "n/a: the backend declares no multi-turn capability").to_dict()
+        if info.status == INSTALLED and "consistency" in chosen and info.driver is not None:
+            say(f"backend {b}: consistency (recorded rollouts, serve routes)")
+            entry["consistency"] = {k: r.to_dict() for k, r in
+                                    _guard(functools.partial(_consistency, info), "consistency").items()}
         doc["backends"][b] = entry
+    if "consistency" in chosen:
+        from crossgym.compat_tests.consistency import check_nemo_gym
+
+        say("serve: NeMo Gym shape")
+        doc["consistency"] = {k: r.to_dict() for k, r in
+                              _guard(lambda: {"nemo_gym": check_nemo_gym()}, "nemo_gym").items()}
 
     if "environments" in chosen:
         from crossgym.compat_tests.env_checks import check_environment
@@ -158,6 +168,14 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
                         "seconds": round(time.monotonic() - start, 1)})
     doc["summary"] = summarize(doc)
     return doc
+
+
+def _consistency(info: BackendInfo) -> dict[str, CheckResult]:
+    from crossgym.compat_tests.consistency import check_records, check_route
+
+    out = _guard(lambda: {"records": check_records(info.driver, info.name)}, "records")
+    out.update(_guard(lambda: {"route": check_route(info.driver)}, "route"))
+    return out
 
 
 def _tokens(info: BackendInfo) -> dict[str, CheckResult]:

@@ -199,7 +199,10 @@ def verl_compute_score(data_source: str | None = None, solution_str: str = "", g
     if not url:
         raise CrossgymError("verl_compute_score needs the server URL (fix: set "
                             "+reward.custom_reward_function.reward_kwargs.url=http://HOST:PORT or CROSSGYM_SERVE_URL)")
-    scoring = RewardRule.from_dict(rule or {"on_error": on_error, "task_weight": task_weight, "extras": extra})
+    # reward_kwargs may arrive as OmegaConf containers (veRL's config): plain JSON values first
+    plain = json.loads(json.dumps(rule or {"on_error": on_error, "task_weight": task_weight, "extras": extra},
+                                  default=lambda o: dict(o) if hasattr(o, "keys") else list(o)))
+    scoring = RewardRule.from_dict(plain)
     scoring = scoring.numeric("veRL")
     info = dict(extra_info or {})
     raw_task = info.get(VERL_TASK_KEY)

@@ -26,13 +26,19 @@ def loads(data: bytes | str) -> Any:
 
 
 def dumps(doc: Any) -> bytes:
-    """Compact UTF-8 JSON; anything not JSON-native is written as its str()."""
+    """Compact UTF-8 JSON; anything not JSON-native is written as its str(). Text that is not valid Unicode (a lone
+    surrogate from untrusted code, or echoed from a request that escaped one) is written as JSON escapes, which
+    read back to the same string: a reply never fails over it."""
     if orjson is not None:
         try:
             return orjson.dumps(doc, default=str, option=orjson.OPT_NON_STR_KEYS)
-        except TypeError:
+        except TypeError:  # orjson refuses surrogates too: the standard library below escapes them
             pass
-    return json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":")).encode("utf-8")
+    text = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(doc, ensure_ascii=True, allow_nan=False, default=str, separators=(",", ":")).encode("ascii")
 
 
 def key(doc: Any) -> bytes:
@@ -40,5 +46,5 @@ def key(doc: Any) -> bytes:
     that gives "null" is written again by the standard library (which writes NaN)."""
     out = dumps(doc)
     if b"null" in out:
-        return json.dumps(doc, ensure_ascii=False, allow_nan=True, default=str, separators=(",", ":")).encode("utf-8")
+        return json.dumps(doc, ensure_ascii=True, allow_nan=True, default=str, separators=(",", ":")).encode("ascii")
     return out

@@ -109,20 +109,26 @@ def native_prompt(task: Task, tokenizer: Any) -> tuple[str, Any]:
 
 
 def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str], *,
-                   on_error: float = 0.0, max_length: int = 8192) -> list[float | None]:
-    """Each completion's reward through OpenRLHF's own executors; None where OpenRLHF gives no reward."""
+                   on_error: float = 0.0, max_length: int = 8192, rule: RewardRule | None = None,
+                   rollouts: str | Path | None = None, remote_url: str | None = None) -> list[float | None]:
+    """Each completion's reward through OpenRLHF's own executors; None where OpenRLHF gives no reward.
+
+    ``rule``: the reward rule the generated files bind (default: each task's verifier, errors scoring on_error);
+    ``rollouts``: the files record the scored rollouts there, as in training; ``remote_url``: single-turn samples
+    are scored by that ``--reward.remote_url`` (a `crossgym serve` /openrlhf/reward route) instead of the file."""
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
     if len(tasks) != len(completions):
         raise ValueError(f"{len(tasks)} tasks but {len(completions)} completions")
     tok = byte_tokenizer()
-    score = ScoreConfig(rule=RewardRule(on_error=on_error), strip_tokens=(EOS, PAD))
+    score = ScoreConfig(rule=rule or RewardRule(on_error=on_error), strip_tokens=(EOS, PAD),
+                        rollouts=None if rollouts is None else str(rollouts))
     with tempfile.TemporaryDirectory(prefix="crossgym-openrlhf-") as tmp:
         reward_path = Path(tmp) / "reward.py"
         reward_path.write_text(files.reward_file(score.to_dict()), encoding="utf-8")
         agent_path = Path(tmp) / "agent.py"
         agent_path.write_text(files.agent_file(AgentConfig(score=score).to_dict()), encoding="utf-8")
-        single = SingleTurnAgentExecutor(str(reward_path))
+        single = SingleTurnAgentExecutor(remote_url or str(reward_path))
         agent_cls = None
 
         async def one(task: Task, completion: Completion | str) -> float | None:
@@ -141,12 +147,27 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str
             reward = out.get("reward")
             if reward is None:
                 return None
-            return float(reward.flatten()[0].item()) if hasattr(reward, "flatten") else float(reward)
+            if hasattr(reward, "flatten"):
+                return float(reward.flatten()[0].item())
+            return float(reward[0]) if isinstance(reward, (list, tuple)) else float(reward)  # a remote reply
 
         async def run_all() -> list[float | None]:
             return [await one(t, c) for t, c in zip(tasks, completions, strict=True)]
 
         return asyncio.run(run_all())
+
+
+def record_rollouts(tasks: Sequence[Task], completions: Sequence[Completion | str], path: str | Path) -> None:
+    """Score the samples through OpenRLHF's executors with the generated files recording rollouts to ``path``, as
+    they do in training (for the compat suite's records check)."""
+    native_rewards(tasks, completions, rollouts=path)
+
+
+def route_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str], url: str, rule: RewardRule
+                  ) -> list[float | None]:
+    """The rewards OpenRLHF's own remote-reward client gets from `crossgym serve` at ``url`` (its /openrlhf/reward
+    route, serving ``rule``), through the same executor as the file."""
+    return native_rewards(tasks, completions, rule=rule, remote_url=f"{url.rstrip('/')}/openrlhf/reward")
 
 
 # ---------------------------------------------------------------- token consistency (compat check 5)

@@ -183,8 +183,10 @@ class QueryScorer:
 
         try:
             task = task_from_label(label)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            return None, None, f"openrlhf label is not a crossgym Task: {exc}"
+        except Exception as exc:  # untrusted input (a dataset row, an HTTP body): any failure is this sample's
+            return None, None, f"openrlhf label is not a crossgym Task: {type(exc).__name__}: {exc}"
+        if not isinstance(query, str) or not isinstance(prompt, str):
+            return task, None, "openrlhf: the query and the prompt must be text"
         try:
             return task, self.response(query, prompt), None
         except CrossgymError as exc:

@@ -138,6 +138,20 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, 
         return trainer_rewards(trainer, completions, episodes)
 
 
+def record_rollouts(tasks: Sequence[Task], completions: Sequence[Completion], path: str | Path, *,
+                    backend: str = "trl") -> None:
+    """Score the samples through the trainer's own reward computation with the backend's rollout recording on,
+    as in training; the rollouts.jsonl it writes is copied to ``path`` (for the compat suite's records check)."""
+    from crossgym.api import get_backend
+
+    with tempfile.TemporaryDirectory(prefix=f"crossgym-compat-{backend}-") as out:
+        b = get_backend(backend)
+        run = run_config("single_turn", out).with_overrides(backend=backend)
+        trainer = b.build_trainer(run, tasks=list(tasks), record_rollouts=True)  # type: ignore[attr-defined]
+        trainer_rewards(trainer, completions, b.rollout_func is not None)  # type: ignore[attr-defined]
+        shutil.copyfile(Path(out) / "rollouts.jsonl", path)
+
+
 @functools.lru_cache(maxsize=1)
 def _config_class() -> Any:
     """TRL's GRPOConfig class, taken from a trainer the backend builds (this module imports no framework)."""

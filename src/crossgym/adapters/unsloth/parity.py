@@ -31,6 +31,11 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, 
     return trl_driver.native_rewards(tasks, completions, mode=mode, backend="unsloth")
 
 
+def record_rollouts(tasks: Sequence[Task], completions: Sequence[Completion], path: Any) -> None:
+    """The Unsloth trainer's recorded rollouts for the samples, at ``path``: the TRL driver's procedure."""
+    trl_driver.record_rollouts(tasks, completions, path, backend="unsloth")
+
+
 def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> dict[str, Any]:
     """The token ids the Unsloth trainer's rollout function hands TRL for multi-turn episodes (prompt_ids,
     completion_ids, env_mask), played with Unsloth's model and tokenizer: the TRL driver's procedure."""

@@ -128,13 +128,16 @@ def reward_overrides(module_path: str | Path, *, manager: str = "naive") -> list
 
 
 def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str], *, mode: str = "single_turn",
-                   on_error: float = 0.0, manager: str = "naive", tokenizer: Any = None) -> list[float | None]:
+                   on_error: float = 0.0, manager: str = "naive", tokenizer: Any = None, rule: Any = None,
+                   remote_url: str | None = None) -> list[float | None]:
     """The reward veRL gives each (task, completion), as a Python float.
 
     ``single_turn``: veRL's reward manager (``load_reward_manager`` from the composed config) on a tokenized
     DataProto, one sample per batch as its reward workers take them; the trainer then holds each as a float32
     rm_scores entry at the response's last token, and that placement is checked here too. ``multi_turn``: crossgym's
-    agent loop scoring the whole episode, as it does inside veRL's rollout workers.
+    agent loop scoring the whole episode, as it does inside veRL's rollout workers. ``rule``: the RewardRule the
+    generated module binds (default: each task's verifier, errors scoring on_error); ``remote_url``: single-turn
+    samples are scored by crossgym's remote reward function (``pkg://crossgym.serve.client``) against that server.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -145,12 +148,32 @@ def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str
     tokenizer = tokenizer or byte_tokenizer()
     with quiet(), tempfile.TemporaryDirectory(prefix="crossgym-verl-") as tmp:
         module = Path(tmp) / "crossgym_reward.py"
-        module.write_text(reward_module_source({"on_error": float(on_error), "task_weight": 1.0, "extra": []}),
-                          encoding="utf-8")
-        config = compose_config(reward_overrides(module, manager=manager))
+        from crossgym.scoring import RewardRule
+
+        rule = rule or RewardRule(on_error=float(on_error))
+        module.write_text(reward_module_source({"rule": rule.to_dict()}), encoding="utf-8")
+        overrides = reward_overrides(module, manager=manager)
+        if remote_url:
+            overrides = ["reward.custom_reward_function.path=pkg://crossgym.serve.client",
+                         "reward.custom_reward_function.name=verl_compute_score",
+                         f"+reward.custom_reward_function.reward_kwargs.url='{remote_url}'",
+                         *overrides[2:]]
+        config = compose_config(overrides)
+        if remote_url:  # the run's rule goes to the remote function as reward_kwargs, as the plan writes them
+            from omegaconf import OmegaConf, open_dict
+
+            with open_dict(config):
+                config.reward.custom_reward_function.reward_kwargs["rule"] = OmegaConf.create(rule.to_dict())
         if mode == "multi_turn":
             return _agent_loop_rewards(config, tokenizer, tasks, [_as_completion(c) for c in completions])
         return _manager_rewards(config, tokenizer, tasks, completions)
+
+
+def route_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str], url: str, rule: Any
+                  ) -> list[float | None]:
+    """The rewards veRL's reward manager gets from crossgym's remote reward function against `crossgym serve` at
+    ``url``, under ``rule`` (for the compat suite's route check)."""
+    return native_rewards(tasks, completions, rule=rule, remote_url=url)
 
 
 def _manager_rewards(config: Any, tokenizer: Any, tasks: Sequence[Task], completions: Sequence[Any]
