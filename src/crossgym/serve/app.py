@@ -262,7 +262,8 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
             n = len(body.query)
             prompts = [body.prompts[i] if i < len(body.prompts) else "" for i in range(n)]
             labels = [body.labels[i] if i < len(body.labels) else None for i in range(n)]
-            return openrlhf_scorer().reply(body.query, prompts, labels)
+            reply: dict[str, Any] = openrlhf_scorer().reply(body.query, prompts, labels)
+            return reply
 
         return _json(await runner.run(work))
 

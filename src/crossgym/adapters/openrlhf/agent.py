@@ -23,7 +23,6 @@ from typing import Any
 
 from crossgym.adapters.openrlhf.scoring import (
     ScoreConfig,
-    Scored,
     error_scored,
     openrlhf_values,
     record,
@@ -33,6 +32,7 @@ from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Task
 from crossgym.rollout.driver import Episode as Driven
 from crossgym.rollout.driver import episode_seed, render_text, reply_suffix, split_turn, stop_token_ids
+from crossgym.scoring import Scored
 
 log = logging.getLogger(__name__)
 

@@ -224,7 +224,7 @@ def _drop_long_prompts(run: RunConfig, tasks: list[Task]) -> list[Task]:
     kept = []
     for t in tasks:
         msgs = [m.to_openai() for m in t.prompt]
-        tools = [s.to_openai() for s in t.tools] or None
+        tools: list[Any] | None = [s.to_openai() for s in t.tools] or None
         text = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=False)
         if len(tok(text, add_special_tokens=False)["input_ids"]) <= limit:
             kept.append(t)

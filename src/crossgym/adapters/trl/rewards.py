@@ -172,5 +172,5 @@ def reward_functions(rule: RewardRule, tasks: Sequence[Task], *, sink: RecordWri
 
 def spec_reward(spec: VerifierSpec, *, on_error: float | str = 0.0) -> TermReward:
     """TRL's native reward object for one verifier: a reward function applying ``spec`` to every row."""
-    rule = RewardRule(on_error=on_error if on_error == "none" else float(on_error), override=spec)
+    rule = RewardRule(on_error="none" if on_error == "none" else float(on_error), override=spec)
     return reward_functions(rule, ())[0][0]
