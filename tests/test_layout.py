@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -80,3 +81,17 @@ def test_adapters_and_inference_import_frameworks_inside_functions() -> None:
             offenders[str(path.relative_to(ROOT))] = visitor.found
     assert set(offenders) - FRAMEWORK_SIDE == set(), {k: v for k, v in offenders.items() if k not in FRAMEWORK_SIDE}
     assert FRAMEWORK_SIDE <= set(offenders), "a framework-side module no longer needs its entry in FRAMEWORK_SIDE"
+
+
+def test_import_contracts_name_every_top_level_module() -> None:
+    """The import-linter contracts that list modules by hand (pyproject.toml) keep up with src/crossgym: protocol/
+    may import no other module of crossgym, and only adapters/ and inference/ may import a framework."""
+    src = ROOT / "src" / "crossgym"
+    top = {p.stem if p.suffix == ".py" else p.name for p in src.iterdir()
+           if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
+    contracts = {c["name"]: c for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+                 ["contracts"]}
+    protocol = next(c for n, c in contracts.items() if n.startswith("protocol/ is the contract"))
+    framework = next(c for n, c in contracts.items() if n.startswith("only adapters/ and inference/"))
+    assert {m.removeprefix("crossgym.") for m in protocol["forbidden_modules"]} == top - {"protocol"}
+    assert {m.removeprefix("crossgym.") for m in framework["source_modules"]} == top - {"adapters", "inference"}
