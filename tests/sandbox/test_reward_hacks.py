@@ -100,6 +100,26 @@ def test_the_callers_stack_limit_does_not_change_the_judgement(sandbox: Sandbox)
     assert start(resource.RLIM_INFINITY) == start(8 << 20)
 
 
+_BIG = textwrap.dedent("""
+    import json, sys
+    from crossgym.sandbox import run_python_tests
+    r = run_python_tests("def big():\\n    return 10 ** 5000\\n", ["assert big() == 1" + "0" * 5000], tier=sys.argv[1])
+    print(json.dumps([r.passed, (r.error or "").split(":")[0]]))
+""")
+
+
+def test_the_callers_int_digit_limit_does_not_change_the_judgement(sandbox: Sandbox) -> None:
+    """A 5000-digit literal in the tests parses in a caller run with -X int_max_str_digits=0, not in the harness:
+    the tests are then planned by the harness, as for any other caller."""
+    got = []
+    for flags in ([], ["-X", "int_max_str_digits=0"]):
+        done = subprocess.run([sys.executable, *flags, "-c", _BIG, sandbox.tier], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        got.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert got[0] == got[1] == [0, "tests"]
+
+
 def test_plan_made_under_O_keeps_its_asserts() -> None:
     """The plan is made in the caller: compiled with optimize=0 whatever the caller's flags."""
     code = ("import marshal, base64, dis, io\nfrom crossgym.sandbox import testing\n"

@@ -35,8 +35,12 @@ def _planned(tests: str | tuple[str, ...], entry: str | None, prelude: str | Non
     """The harness's plan of a trusted test suite (code objects, marshalled, and the unit names), made in this
     process: a GRPO group or an epoch judges the same suite many times, and each harness is a fresh process. The
     harness uses it when its interpreter has the same bytecode (magic number), else plans again itself."""
+    import sys
+
     from ._runtime import plan
 
+    if getattr(sys, "get_int_max_str_digits", lambda: 4300)() != 4300:
+        return None  # this process parses big int literals as the harness would not (-X int_max_str_digits)
     try:
         module, names, kinds = plan.build(tests if isinstance(tests, str) else list(tests), entry)
         code = compile(prelude, "prelude.py", "exec", dont_inherit=True, optimize=0) if prelude else None
