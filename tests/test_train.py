@@ -244,3 +244,14 @@ def test_train_orchestration_finds_nothing_by_getattr_or_signatures():
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not {"getattr", "hasattr"} & calls
     assert "inspect" not in imported and "signature" not in imported
+
+
+def test_plan_says_how_launched_backends_stop(tmp_path, capsys):
+    from crossgym.adapters.kit.launch import STOP_NOTE
+
+    cfg = write_config(tmp_path, "some/model")
+    code, out, _ = _cli(["plan", str(cfg), "--json"], capsys)
+    by_name = {p["backend"]: p for p in json.loads(out)["plans"]}
+    for name in ("verl", "openrlhf"):  # planned here too: their plans need no framework
+        assert STOP_NOTE in by_name[name]["notes"], name
+    assert "SIGINT" in STOP_NOTE and "SIGTERM" in STOP_NOTE
