@@ -220,12 +220,12 @@ def _drop_long_prompts(run: RunConfig, tasks: list[Task]) -> list[Task]:
         return tasks
     from transformers import AutoTokenizer
 
+    from crossgym.rollout.driver import render_text
+
     tok = AutoTokenizer.from_pretrained(run.model)
     kept = []
     for t in tasks:
-        msgs = [m.to_openai() for m in t.prompt]
-        tools: list[Any] | None = [s.to_openai() for s in t.tools] or None
-        text = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=False)
+        text = render_text(tok, t.prompt, t.tools)  # the prompt exactly as training renders it
         if len(tok(text, add_special_tokens=False)["input_ids"]) <= limit:
             kept.append(t)
     if len(kept) < len(tasks):
