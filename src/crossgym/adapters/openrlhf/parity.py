@@ -33,20 +33,11 @@ SPECIAL_TOKENS = [PAD, "<|im_start|>", EOS, "<tool_call>", "</tool_call>", "<too
 
 
 def byte_tokenizer() -> Any:
-    """A lossless byte-level tokenizer (no merges) with Qwen2.5's special tokens and chat template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
+    """The kit's lossless byte-level tokenizer with Qwen2.5's special tokens and chat template."""
+    from crossgym.adapters.kit.replay import byte_tokenizer as kit_tokenizer
     from crossgym.inference.tiny import qwen_chat_template
 
-    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-    tok = Tokenizer(models.BPE(vocab={c: i for i, c in enumerate(alphabet)}, merges=[]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens(SPECIAL_TOKENS)
-    hf = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, pad_token=PAD)  # type: ignore[no-untyped-call]
-    hf.chat_template = qwen_chat_template()
-    return hf
+    return kit_tokenizer(tuple(SPECIAL_TOKENS), eos=EOS, pad=PAD, chat_template=qwen_chat_template())
 
 
 class ReplayEngine:

@@ -10,7 +10,6 @@ composition and validation. These are the compat suite's hooks (``crossgym.compa
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import sys
 import tempfile
@@ -29,22 +28,11 @@ CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }
           "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 
-@functools.lru_cache(maxsize=1)
 def byte_tokenizer() -> Any:
-    """A lossless byte-level tokenizer (any Unicode text decodes back exactly) with a ChatML template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+    """The kit's lossless byte-level tokenizer with a ChatML template."""
+    from crossgym.adapters.kit.replay import byte_tokenizer as kit_tokenizer
 
-    vocab = {"<pad>": 0, "<|im_end|>": 1, "<|im_start|>": 2}
-    for ch in sorted(pre_tokenizers.ByteLevel.alphabet()):
-        vocab[ch] = len(vocab)
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    tok.decoder = decoders.ByteLevel()
-    hf = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<|im_end|>",
-                                 additional_special_tokens=["<|im_start|>"])
-    hf.chat_template = CHATML
-    return hf
+    return kit_tokenizer(("<pad>", "<|im_end|>", "<|im_start|>"), eos="<|im_end|>", pad="<pad>", chat_template=CHATML)
 
 
 def _as_completion(value: Completion | str) -> Completion:
