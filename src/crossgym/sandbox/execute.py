@@ -60,6 +60,7 @@ def run(sandbox: Sandbox, mode: str, fields: dict[str, Any], *, files: Mapping[s
             scratch = own_dir = sandbox.new_scratch()
             write_seeds(scratch, seeds)
             before = dict(seeds)
+            hdr["discard"] = True  # read once and thrown away: the server need not hand it back
         hdr["scratch"] = scratch
         data = payload(fields, None, stdin)
     else:

@@ -77,13 +77,15 @@ class Sandbox:
 
     def discard(self, path: str) -> None:
         """Remove a scratch directory of this pool without waiting: it is moved to the trash, which the server's
-        sweeper empties in the background (removed here, now, when no server runs)."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None and os.path.dirname(path) == self._scratch_root:
+        sweeper empties in the background (the server is started for that if it is not running; removed here,
+        now, only when it cannot be)."""
+        root = self._scratch_root
+        if root is not None and os.path.dirname(path) == root:
             try:
-                os.rename(path, os.path.join(self._scratch_root, TRASH, "c" + os.urandom(8).hex()))
+                self._server()
+                os.rename(path, os.path.join(root, TRASH, "c" + os.urandom(8).hex()))
                 return
-            except OSError:
+            except (OSError, SandboxError):
                 pass
         cleanup.remove_tree(path)
 

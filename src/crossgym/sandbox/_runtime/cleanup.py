@@ -13,15 +13,43 @@ if False:  # annotations only: the server does not import typing
     from typing import Any
 
 
-def chown_tree(path: str, uid: int) -> None:
-    """Hand a session directory to a uid (never following links; entries that vanish are skipped)."""
+def chown_tree(path: str, uid: int, budget_s: float = 0.5) -> None:
+    """Hand a session directory to a uid (never following links; entries that vanish are skipped), down to
+    :data:`DEPTH` levels and within ``budget_s`` (it runs in the server's loop: a task that left a million entries
+    or a tree deeper than any walk must not stall it; what is left keeps its owner, which no other task can reach).
+    Iterative: no recursion limit, one open directory at a time. Called while no process of the task runs."""
+    deadline = time.monotonic() + budget_s
     os.chown(path, uid, uid, follow_symlinks=False)
-    for top, dirs, files in os.walk(path):
-        for name in dirs + files:
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    todo = [""]
+    try:
+        while todo:
+            rel = todo.pop()
             try:
-                os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
+                fd = os.open(rel, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top) if rel else os.dup(top)
+            except OSError:
+                continue
+            try:
+                with os.scandir(fd) as entries:
+                    found = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+                for name, is_dir in found:
+                    if time.monotonic() > deadline:
+                        return
+                    try:
+                        os.chown(name, uid, uid, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        pass
+                    if is_dir and rel.count("/") < DEPTH:
+                        todo.append(f"{rel}/{name}" if rel else name)
             except OSError:
                 pass
+            finally:
+                os.close(fd)
+    finally:
+        os.close(top)
 
 
 def remove_tree(path: str) -> None:

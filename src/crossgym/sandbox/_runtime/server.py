@@ -351,8 +351,8 @@ class Server:
         msg = {"exit": code, "signal": -code if code < 0 else None, "timed_out": task.timed_out,
                "killed_for": task.killed_for, "wall": wall, "cpu": cpu,
                "maxrss_kb": maxrss_kb, "scratch": task.scratch if task.keep else None}
-        if task.keep and self.uid_base is not None:
-            cleanup.chown_tree(task.scratch, os.getuid())  # a kept directory is nobody's until its next command
+        if task.keep and self.uid_base is not None and not task.hdr.get("discard"):
+            cleanup.chown_tree(task.scratch, os.getuid())  # a session's is nobody's until its next command
         self._report(task, msg)
         self._close_fds(task)
         if not task.keep and task.zygote is None:

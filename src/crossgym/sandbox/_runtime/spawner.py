@@ -6,17 +6,18 @@ those of solutions beyond the ones it forked.
 In a slot, one confined spawner serves every task (:class:`Handle`, ``cg-spawner`` in ``ps``). The slot's zygote
 starts it the first time a harness asks for a process, and keeps it. It is confined as a task is (the slot's uid,
 Landlock, seccomp, its own session) and never sees a payload: each tests task gets a socket whose other end the
-zygote holds, and hands over to the spawner (with the task's stdout, stderr and rlimits) only when the harness
-first asks for a process, so a task that never does costs the spawner nothing. Solution processes are forked from
-it already confined, nest one more Landlock domain (so none can signal it, the harness or each other) and lower
-their rlimits to the task's. When the harness's socket closes (the task ended or was killed) it kills and reaps
-every process the task's solutions left, lets go of the task's pipes, and says so to the zygote, which empties
-the slot's directory only then. A task the server forks itself (no slot) forks a spawner of its own
+zygote holds, and hands over to the spawner (with the task's directory and rlimits) only when the harness first
+asks for a process, so a task that never does costs the spawner nothing. Solution processes are forked from it
+already confined, each with its own pipes (requests, replies, stdout, stderr: the harness reads them all) and
+its own directory below the task's in a Landlock domain of its own (so none can signal it, the harness or each
+other, nor reach another's files), and lower their rlimits to the task's. When the harness's socket closes (the
+task ended or was killed) it kills and reaps every process the task's solutions left and says so to the zygote,
+which looks at the slot's directories only then. A task the server forks itself (no slot) forks a spawner of its own
 (:func:`local`) before it reads the payload.
 
-Messages from a harness: ``spawn``, ``clear+spawn`` (first kill what the last solution left and empty the
-directory), either with ``+`` when another solution follows, ``clear`` (answered ``ok``) and ``kill PID``; a
-spawn is answered with the pid and the two pipe ends (see :mod:`.solution`).
+Messages from a harness: ``spawn``, ``clear+spawn`` (first kill what the last solution left), either with ``+``
+when another solution follows, ``clear`` (answered ``ok``) and ``kill PID``; a spawn is answered with the pid and
+the directory, and the four pipe ends (see :mod:`.solution`).
 """
 
 from __future__ import annotations
