@@ -25,7 +25,7 @@ from crossgym.scoring import RecordWriter, RewardRule, Scored
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PromptNotFound", "QueryScorer", "ScoreConfig", "error_scored", "openrlhf_values", "record", "score",
+__all__ = ["PromptNotFound", "QueryScorer", "ScoreConfig", "Scored", "error_scored", "openrlhf_values", "record", "score",
            "special_tail_tokens"]
 
 
