@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import textwrap
@@ -118,6 +119,32 @@ def test_the_callers_int_digit_limit_does_not_change_the_judgement(sandbox: Sand
         assert done.returncode == 0, done.stderr[-2000:]
         got.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert got[0] == got[1] == [0, "tests"]
+
+
+_SIGNALS = textwrap.dedent("""
+    import json, sys
+    from crossgym.sandbox import run_program, run_python_tests
+    sol = "import os, signal\\ndef f():\\n    os.kill(os.getpid(), signal.SIGUSR2)\\n    return 1\\n"
+    r = run_python_tests(sol, ["assert f() == 1"], timeout=5, tier=sys.argv[1])
+    p = run_program(["/bin/sh", "-c", "kill -USR2 $$; echo alive"], timeout=5, tier=sys.argv[1])
+    print(json.dumps([r.passed, p.stdout, p.exit_code]))
+""")
+
+
+def test_signals_the_caller_ignores_do_not_change_the_judgement(sandbox: Sandbox) -> None:
+    """A trainer started with SIGUSR2 ignored (a launcher, nohup for SIGHUP) judges as any other: an ignored
+    disposition survives exec, so the sandbox resets every one."""
+    def run(ignore: bool) -> list[object]:
+        def pre() -> None:
+            if ignore:
+                for sig in (signal.SIGUSR2, signal.SIGHUP, signal.SIGTERM):
+                    signal.signal(sig, signal.SIG_IGN)
+        done = subprocess.run([sys.executable, "-c", _SIGNALS, sandbox.tier], capture_output=True, text=True,
+                              timeout=120, preexec_fn=pre)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+    assert run(True) == run(False) == [0, "", -signal.SIGUSR2]
 
 
 def test_plan_made_under_O_keeps_its_asserts() -> None:

@@ -175,8 +175,13 @@ def reset_signals(for_exec: bool) -> None:
         signal.set_wakeup_fd(-1)
     except ValueError:
         pass
-    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, signal.SIGUSR1):
-        signal.signal(sig, signal.SIG_DFL)
+    keep = {signal.SIGKILL, signal.SIGSTOP, signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ}
+    for sig in signal.valid_signals():  # every one: a signal the caller ignored (nohup, a launcher) stays ignored
+        if sig not in keep:  # across exec, and would change how a solution fares
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
     signal.signal(signal.SIGINT, signal.SIG_DFL if for_exec else signal.default_int_handler)
     if for_exec:
         default_pipe_signals()
