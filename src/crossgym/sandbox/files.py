@@ -25,7 +25,7 @@ def normalize(files: Mapping[str, str | bytes] | None) -> dict[str, bytes]:
 def snapshot(root: str, limits: Limits) -> tuple[dict[str, bytes], bool]:
     """Regular files below ``root`` (relative path -> bytes), capped; True when something was cut."""
     files: dict[str, bytes] = {}
-    state = {"bytes": 0, "cut": False}
+    state = {"bytes": 0, "cut": False, "entries": 0}
     try:
         top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
@@ -42,8 +42,14 @@ def _walk(dfd: int, prefix: str, files: dict[str, bytes], state: dict[str, int |
     if depth > 64:
         state["cut"] = True
         return
-    with os.scandir(dfd) as entries:
-        ordered = sorted(entries, key=lambda e: e.name)
+    room = max(0, ENTRIES_PER_FILE * limits.max_files - int(state["entries"]))
+    with os.scandir(dfd) as entries:  # at most ``room`` of them: a task may leave millions (empty directories)
+        listed = [entry for _, entry in zip(range(room + 1), entries, strict=False)]
+    if len(listed) > room:
+        state["cut"] = True
+        listed = listed[:room]
+    state["entries"] = int(state["entries"]) + len(listed)
+    ordered = sorted(listed, key=lambda e: e.name)
     for entry in ordered:
         rel = prefix + entry.name
         try:
@@ -60,6 +66,9 @@ def _walk(dfd: int, prefix: str, files: dict[str, bytes], state: dict[str, int |
                 files[rel] = _read(dfd, entry.name, limits, state)
         except OSError:
             continue  # vanished or unreadable: not part of the result
+
+
+ENTRIES_PER_FILE = 4  # a snapshot looks at no more than this many entries (directories included) per file it may keep
 
 
 def _read(dfd: int, name: str, limits: Limits, state: dict[str, int | bool]) -> bytes:
