@@ -3,7 +3,7 @@ for the same rule (0.1 named extra terms `{name}_extra`, `extra/{name}` and `cro
 
 from __future__ import annotations
 
-from crossgym.protocol import Completion, Task, VerifierSpec
+from crossgym.protocol import Task, VerifierSpec
 from crossgym.scoring import ExtraTerm, RewardRule
 from crossgym.scoring.metrics import METRIC_KEYS, extra_key
 
