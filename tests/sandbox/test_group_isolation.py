@@ -2,10 +2,12 @@
 whatever its siblings do. A correct saboteur that made its siblings fail would raise its own GRPO advantage, so
 each saboteur below is correct itself and tries to break the solutions judged after it (and before, through what
 they share: pipes, directories, the harness, signals). Every attack is bounded (finite writes, counted forks,
-children that end by themselves within seconds, signals only to its own task's processes)."""
+children that end by themselves within seconds, signals only to its own task's processes, files only below this
+test's own pool: without Landlock a planter could otherwise write to /tmp)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -70,6 +72,7 @@ for _ in range(6):
         places.update(os.path.join(d, n) for n in os.listdir(d))
     except OSError:
         pass
+places = {p for p in places if p.startswith(ROOT)}  # bounded: never outside this test's own pool
 for p in sorted(places):
     if p and os.path.isdir(p):
         plant(p)
@@ -107,7 +110,9 @@ for p in sorted(places):
                 "    except OSError:\n        pass\n"),
     # (ours) leaves children that keep planting into every directory they can reach for three seconds
     "lingers": ("import os, time\nif os.fork() == 0:\n    end = time.monotonic() + 3\n"
-                "    top = os.path.dirname(os.getcwd())\n    while time.monotonic() < end:\n        try:\n"
+                "    top = os.path.dirname(os.getcwd())\n"
+                "    if not top.startswith(ROOT):\n        os._exit(0)\n"  # bounded: only inside this test's own pool
+                "    while time.monotonic() < end:\n        try:\n"
                 "            for n in os.listdir(top):\n                try:\n"
                 "                    with open(os.path.join(top, n, 'json.py'), 'w') as fh:\n"
                 "                        fh.write('raise ImportError')\n                except OSError:\n"
@@ -137,7 +142,7 @@ def test_the_probe_passes_alone(alone: dict[str, tuple[Any, ...]]) -> None:
 @pytest.mark.parametrize("attack", sorted(SABOTEURS))
 def test_no_saboteur_changes_a_siblings_verdict(sandbox: Sandbox, alone: dict[str, tuple[Any, ...]],
                                                 attack: str) -> None:
-    saboteur = SABOTEURS[attack] + CORRECT
+    saboteur = f"ROOT = {sandbox.scratch_root + os.sep!r}\n" + SABOTEURS[attack] + CORRECT
     members = [("probe", PROBE), ("saboteur", saboteur), ("good", GOOD), ("saboteur", saboteur),
                ("wrong", WRONG), ("probe", PROBE)]
     group = run_python_tests_many([src for _, src in members], TESTS, sandbox=sandbox, timeout=5.0)
