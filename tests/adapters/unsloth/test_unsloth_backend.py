@@ -60,7 +60,7 @@ def test_single_turn_lora_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_
     assert trainer.state.global_step == 2 and len(logs) == 2
     after = _lora_b(trainer.model)
     assert any(float((after[n] - before[n]).abs().sum()) > 0 for n in before)  # the adapters were trained
-    assert [f.__name__ for f in backend.reward_funcs] == ["json_answer", "length"]
+    assert [f.__name__ for f in backend.reward_funcs] == ["json_answer", "extra/length"]
     assert len(seen) == 4
     for fn, tasks, comps, rewards in seen:
         assert len(rewards) == 8
@@ -74,7 +74,7 @@ def test_single_turn_lora_grpo_steps_rewards_equal_verdicts(tiny_model_dir, tmp_
             logged = log[f"rewards/{fn.name}/mean"]
             assert (logged == pytest.approx(sum(values) / len(values), abs=1e-6) if values
                     else logged is None or math.isnan(logged))
-    assert len({r for fn, _, _, rewards in seen if fn.name == "length" for r in rewards}) > 1  # varied rewards
+    assert len({r for fn, _, _, rewards in seen if fn.name == "extra/length" for r in rewards}) > 1  # varied rewards
 
 
 @needs_unsloth
