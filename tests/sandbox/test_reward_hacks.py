@@ -288,13 +288,29 @@ def test_a_solution_cannot_rewrite_a_fixture_the_tests_read(sandbox: Sandbox, re
     assert (r.passed, r.total) == (2, 2), r.details
 
 
+@pytest.mark.parametrize("read", ["open('data/nums.txt').read()", "pathlib.Path('data/nums.txt').read_text()",
+                                  "os.read(os.open('data/nums.txt', os.O_RDONLY), 100).decode()"])
+def test_a_thread_the_solution_leaves_cannot_rewrite_a_fixture(sandbox: Sandbox, read: str) -> None:
+    """The rewrite comes after the reply, while the tests wait: found when the tests open the file."""
+    cheat = ("import threading, time\ndef _later():\n    time.sleep(0.05)\n"
+             "    open('data/nums.txt', 'w').write('5\\n')\n"
+             "def total():\n    threading.Thread(target=_later).start()\n    return 5\n")
+    tests = [f"import os, pathlib, time\nt = total()\ntime.sleep(0.4)\nassert t == sum(map(int, {read}.split()))",
+             "import time\ntime.sleep(0.2)\nassert total() == 5 == sum(map(int, open('data/nums.txt').read().split()))"]
+    r = run_python_tests(cheat, tests, files={"data/nums.txt": "1 2 3\n"}, sandbox=sandbox, timeout=5.0)
+    assert r.passed == 0, r.details
+
+
 def test_the_tests_may_change_their_own_fixtures(sandbox: Sandbox) -> None:
     tests = ["open('nums.txt', 'w').write('4 4')\nassert total() == 8",
              "with open('nums.txt', 'a') as f:\n    f.write(' 1')\nassert total() == 9",
-             "assert total() == 9 and open('nums.txt').read() == '4 4 1'"]
+             "assert total() == 9 and open('nums.txt').read() == '4 4 1'",
+             "import os\nos.rename('nums.txt', 'old.txt')\nopen('nums.txt', 'w').write('7')\nassert total() == 7",
+             "import os\nos.remove('nums.txt')\ntry:\n    total()\nexcept FileNotFoundError:\n    pass\n"
+             "else:\n    raise AssertionError('still there')"]
     honest = "def total():\n    return sum(map(int, open('nums.txt').read().split()))\n"
     r = run_python_tests(honest, tests, files={"nums.txt": "1 2 3"}, sandbox=sandbox, timeout=5.0)
-    assert (r.passed, r.total) == (3, 3), r.details
+    assert (r.passed, r.total) == (5, 5), r.details
 
 
 # --------------------------------------------------------------------------------- text that must serialise

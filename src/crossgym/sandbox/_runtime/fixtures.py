@@ -1,16 +1,19 @@
 """The seeded files of a test run, kept as the tests seeded them: a change the solution makes is undone.
 
 The tests may read a fixture to work out what they expect (``expected = total(open("data.csv"))``), so a solution
-that rewrites it could choose its own expected value. The harness checks every fixture before it sends a request to
-the solution (a change found then was made by the tests: it is theirs, and kept) and after the reply (a change
-found then was the solution's: the seeded bytes are written back). A check is one ``lstat`` per fixture; the content
-is compared only while a timestamp cannot tell (it is within the file system's clock granularity of now).
+that rewrites it could choose its own expected value. The harness checks every fixture after each reply of the
+solution, before each request, and whenever the tests open one (an audit hook on the harness's ``open``): a change
+the tests made (they opened it for writing, renamed, removed...) is theirs and kept; any other change is the
+solution's (in a call, while loading, or from a thread it left running) and the seeded bytes are written back. A
+check is one ``lstat`` per fixture; the content is compared only while a timestamp cannot tell (it is within the
+file system's clock granularity of now).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import time
 
 if False:  # annotations only: the server does not import typing
@@ -24,40 +27,93 @@ class FixtureError(BaseException):
     Exception`` does not hide it)."""
 
 
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+# audit events by which the tests change files (the indices of their path arguments)
+_CHANGES = {"os.remove": (0,), "os.rename": (0, 1), "os.truncate": (0,), "os.chmod": (0,), "os.link": (0, 1),
+            "os.symlink": (1,), "os.utime": (0,), "os.rmdir": (0,), "shutil.rmtree": (0,), "shutil.copyfile": (1,),
+            "shutil.move": (0, 1), "os.chown": (0,), "os.setxattr": (0,), "os.removexattr": (0,),
+            "sqlite3.connect": (0,)}
+
+
 class Fixtures:
-    def __init__(self, seeded: dict[str, tuple[bytes, int]]) -> None:
+    def __init__(self, seeded: dict[str, tuple[bytes, int]], watch: bool = True) -> None:
         self.files = dict(seeded)
         self.stamps: dict[str, Any] = dict.fromkeys(self.files)
+        self.root = os.getcwd()
+        self.theirs: set[str] = set()  # fixtures the tests changed since the last check
+        self._busy = False
+        if watch:
+            sys.addaudithook(self._audit)
 
     def __bool__(self) -> bool:
         return bool(self.files)
 
     def adopt(self) -> None:
-        """Before a request: what the tests changed is theirs (a file they removed is no longer watched)."""
-        for rel in list(self.files):
-            if not self._same(rel):
-                data = _read(rel)
-                if data is None:
-                    if not os.path.lexists(rel):
-                        del self.files[rel], self.stamps[rel]
-                else:
-                    self.files[rel] = (data, self.files[rel][1])
-                    self.stamps[rel] = _stamp(rel)
+        """Before a request: what the tests changed is theirs; anything else is undone."""
+        self.restore()
 
-    def restore(self) -> list[str]:
-        """After a reply: put back what the solution changed; the paths it changed."""
+    def restore(self, only: Any = None) -> list[str]:
+        """Take what the tests changed as theirs, put back what the solution changed (FixtureError when that
+        fails); the paths put back. ``only``: just these fixtures (one the tests are about to read)."""
         changed = []
-        for rel in list(self.files):
-            if not self._same(rel):
-                changed.append(rel)
-                try:
-                    _write(rel, *self.files[rel])
-                    self.stamps[rel] = _stamp(rel)
-                except OSError as exc:
-                    self.stamps[rel] = None
-                    raise FixtureError(f"the solution changed the seeded file {rel!r} and it could not be put "
-                                       f"back ({exc.strerror})") from None
+        self._busy = True
+        try:
+            for rel in list(self.files) if only is None else only:
+                if rel in self.theirs:
+                    self.theirs.discard(rel)
+                    self._take(rel)
+                elif not self._same(rel):
+                    changed.append(rel)
+                    try:
+                        _write(rel, *self.files[rel])
+                        self.stamps[rel] = _stamp(rel)
+                    except OSError as exc:
+                        self.stamps[rel] = None
+                        raise FixtureError(f"the solution changed the seeded file {rel!r} and it could not be "
+                                           f"put back ({exc.strerror})") from None
+        finally:
+            self._busy = False
         return changed
+
+    def _take(self, rel: str) -> None:
+        """The tests changed ``rel``: its content now is the one to keep (removed: no longer watched)."""
+        data = _read(rel)
+        if data is not None:
+            self.files[rel] = (data, stat.S_IMODE(os.lstat(rel).st_mode))
+            self.stamps[rel] = _stamp(rel)
+        elif not os.path.lexists(rel):
+            del self.files[rel], self.stamps[rel]
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if self._busy or not self.files:
+            return
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, 0))[:3]
+            rels = self._rels(path, False)
+            if not rels:
+                return
+            if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                    mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS):
+                self.theirs.update(rels)
+            else:
+                self.restore(rels)  # about to be read: as seeded, or as the tests left it
+        elif event in _CHANGES:
+            for i in _CHANGES[event]:
+                if i < len(args):
+                    self.theirs.update(self._rels(args[i], True))
+
+    def _rels(self, path: Any, below: bool) -> list[str]:
+        """The fixtures ``path`` names (``below``: or holds)."""
+        try:
+            name = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return []  # an fd
+        rel = os.path.relpath(os.path.normpath(os.path.join(self.root, name)), self.root)
+        if rel in self.files:
+            return [rel]
+        if below:
+            return [r for r in self.files if rel == "." or r.startswith(rel + "/")]
+        return []
 
     def _same(self, rel: str) -> bool:
         stamp = self.stamps[rel]
@@ -109,7 +165,9 @@ def _write(rel: str, data: bytes, mode: int) -> None:
             try:
                 os.mkdir(part, 0o755, dir_fd=dfd)
             except FileExistsError:
-                pass
+                if not stat.S_ISDIR(os.lstat(part, dir_fd=dfd).st_mode):  # a link or a file in its place
+                    os.unlink(part, dir_fd=dfd)
+                    os.mkdir(part, 0o755, dir_fd=dfd)
             nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
             os.close(dfd)
             dfd = nfd
