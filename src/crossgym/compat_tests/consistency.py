@@ -57,8 +57,8 @@ def weighted_rule() -> Any:
 
 def check_records(driver: Any, backend: str) -> CheckResult:
     """The backend's recorded rollouts re-score with zero drift (see the module docstring)."""
-    from crossgym.eval.reverify import reverify
     from crossgym.scoring import read_rollouts
+    from crossgym.scoring.drift import reverify
 
     res = CheckResult("records")
     hook = getattr(driver, "record_rollouts", None)
