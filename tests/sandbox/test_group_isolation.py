@@ -151,3 +151,17 @@ def test_no_saboteur_changes_a_siblings_verdict(sandbox: Sandbox, alone: dict[st
         expected = solo_saboteur if name == "saboteur" else alone[name]
         assert outcome(result) == expected, (attack, name, result.details, result.error)
     assert group[1].passed == solo_saboteur[0]  # the saboteur gains nothing
+
+
+REBORN = ("import os\ndef add(a, b):\n    if os.path.exists('state.txt'):\n        return a + b\n"
+          "    with open('state.txt', 'w') as fh:\n        fh.write('x')\n    os._exit(0)\n")
+
+
+def test_a_fresh_process_works_in_its_solutions_directory_only(sandbox: Sandbox,
+                                                               alone: dict[str, tuple[Any, ...]]) -> None:
+    """A solution whose process died goes on in a fresh one, in its own directory (it finds what it wrote there,
+    as alone), and nobody else's: the next solution finds nothing of it."""
+    solo = outcome(run_python_tests(REBORN, TESTS, sandbox=sandbox, timeout=5.0))
+    assert solo[0] == 2 and not solo[3][0][0]  # the first call ended its process; the next ones found the file
+    group = run_python_tests_many([REBORN, PROBE, REBORN, GOOD], TESTS, sandbox=sandbox, timeout=5.0)
+    assert [outcome(r) for r in group] == [solo, alone["probe"], solo, alone["good"]]

@@ -49,6 +49,7 @@ class Remote:
         self.pid = 0
         self.req = self.rep = -1
         self.output = Output()  # the process's own stdout and stderr, read here
+        self.where: str | None = None  # the solution's directory (a fresh process for it works there too)
         self.generation = 0
         self.broken: str | None = None
         self._pending = False
@@ -59,9 +60,9 @@ class Remote:
         if self.broken:
             return
         try:
-            self.pid, self.req, self.rep, out, err, where = self.spawner.spawn()
+            self.pid, self.req, self.rep, out, err, self.where = self.spawner.spawn(self.where)
             self.output.attach(out, err)
-            os.chdir(where)  # the tests see the files the solution writes (its directory: nobody else's)
+            os.chdir(self.where)  # the tests see the files the solution writes (its directory: nobody else's)
         except (EOFError, OSError):
             self.broken = "no process for the solution (the solution spawner is gone)"
             return

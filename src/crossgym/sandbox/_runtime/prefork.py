@@ -49,12 +49,13 @@ class Prefork:
     def expect(self, solutions: int) -> None:
         self._fallback.expect(max(0, solutions - len(self._idle)))
 
-    def spawn(self) -> tuple[int, int, int, int, int, str]:
+    def spawn(self, where: str | None = None) -> tuple[int, int, int, int, int, str]:
         """A fresh solution process: (pid, fd to send requests, fd to read replies, its stdout, its stderr, its
-        directory)."""
+        directory). ``where``: the directory of the solution it replaces a process of (one died or hung): the
+        spawner makes it one there (a waiting one is bound to the next solution's directory)."""
         if self._dirty:
             self._clear()
-        while self._idle:
+        while self._idle and where is None:
             given = self._idle.pop(0)
             self._used.append(given[0])
             if not os.waitpid(given[0], os.WNOHANG)[0]:  # still waiting (one killed meanwhile is skipped)
@@ -62,7 +63,7 @@ class Prefork:
             for fd in given[1:5]:
                 os.close(fd)
         self._fallback_used = True
-        return self._fallback.spawn()
+        return self._fallback.spawn(where)
 
     def clear(self) -> None:
         """Between two solutions of a group: what the last one left is killed before the next one's process is

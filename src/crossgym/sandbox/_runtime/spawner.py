@@ -117,11 +117,15 @@ class Client:
         """How many solutions the harness will ask processes for (so the next can be forked ahead)."""
         self._left = solutions
 
-    def spawn(self) -> tuple[int, int, int, int, int, str]:
+    def spawn(self, where: str | None = None) -> tuple[int, int, int, int, int, str]:
         """A fresh solution process: (pid, fd to send requests, fd to read replies, its stdout, its stderr, its
-        directory); EOFError when the spawner is gone."""
-        self._left -= 1
-        msg = (b"clear+spawn" if self._dirty else b"spawn") + (b"+" if self._left > 0 else b"")
+        directory); ``where``: a solution's directory it works in (a fresh process for a solution that had one).
+        EOFError when the spawner is gone."""
+        if where is None:
+            self._left -= 1
+        msg = (b"clear+spawn" if self._dirty else b"spawn") + (b"+" if self._left > 0 and where is None else b"")
+        if where is not None:
+            msg += b" " + os.fsencode(where)
         self._dirty = False
         try:
             self._sock.send(msg)
@@ -235,7 +239,7 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any], t
     try:
         while True:
             try:
-                msg = conn.recv(64)
+                msg = conn.recv(4096)
             except OSError:
                 msg = b""
             if not msg:
@@ -256,8 +260,12 @@ def _serve(conn: socket.socket, conf: confine.Confinement, rlimits: list[Any], t
                 except OSError:
                     break
                 continue
-            more = msg.endswith(b"+")
-            given, spare = spare or solution.fork_solution(conf, task_dir, rlimits, shared=shared), None
+            command, _, where = msg.partition(b" ")
+            more = command.endswith(b"+")
+            if where:  # a fresh process for a solution that had one: in that solution's directory
+                given = solution.fork_solution(conf, task_dir, rlimits, shared=shared, own=os.fsdecode(where))
+            else:
+                given, spare = spare or solution.fork_solution(conf, task_dir, rlimits, shared=shared), None
             children.add(given[0])
             try:
                 conn.sendmsg([b"%d %s" % (given[0], os.fsencode(given[5]))],
