@@ -191,6 +191,16 @@ def test_a_failed_statement_outside_the_units_is_counted(sandbox: Sandbox, call:
     assert r.error is not None and r.error.startswith("setup:")
 
 
+def test_a_hanging_statement_outside_the_units_counts_but_the_unrun_do_not(sandbox: Sandbox, call: str) -> None:
+    solution = "def f(x):\n    while x == 2:\n        pass\n    return x\n"
+    hang = judge(sandbox, solution, "assert f(1) == 1\nv = f(2)\nw = 1\nassert f(3) == 3\n", timeout=4.0,
+                 test_timeout=0.5)
+    assert (hang.passed, hang.total) == (2, 3) and hang.details[-1].error == "timeout"
+    late = judge(sandbox, "def f(x):\n    while True:\n        pass\n", "assert f(1) == 1\nx = 1\ny = 2\n"
+                 "assert f(2) == 2\n", timeout=1.0)
+    assert (late.passed, late.total) == (0, 2)  # the statements after the deadline never ran: no failures of theirs
+
+
 # ------------------------------------------------------------------------- exceptions used as control flow
 def test_exceptions_used_as_control_flow_do_not_pass(sandbox: Sandbox, call: str) -> None:
     tests = ["assert all(map(is_even, [2, 4, 6]))", "assert not any(map(is_odd, [2, 4]))",

@@ -119,7 +119,8 @@ def verdict(header: dict[str, Any] | None, messages: list[dict[str, Any]], raw: 
             problems.append(safe_text(f"solution: {msg['solution_error']}"))
         elif "setup_error" in msg:
             problems.append(safe_text(f"setup: {msg['setup_error']}"))
-            setups.append(TestDetail("setup", False, safe_text(str(msg["setup_error"]))))
+            if not msg.get("not_run"):  # after the run's deadline: the units say so already
+                setups.append(TestDetail("setup", False, safe_text(str(msg["setup_error"]))))
         elif msg.get("done"):
             done = True
     names = [str(n) for n in (header or {}).get("names", [])]

@@ -358,13 +358,13 @@ class Reporter:
         if self.kinds[i] == "unit":
             self._write(i, True, None)
 
-    def fail(self, i: int, exc: BaseException) -> None:
+    def fail(self, i: int, exc: BaseException, ran: bool = True) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         err = "timeout" if isinstance(exc, TestTimeout) else _describe(exc)
         if self.kinds[i] == "unit":
             self._write(i, False, err)
-        else:
-            emit({"setup_error": err})
+        else:  # one that never ran (the run's time was up) is no failure of its own
+            emit({"setup_error": err} if ran else {"setup_error": err, "not_run": True})
 
     def _write(self, i: int, ok: bool, err: str | None) -> None:
         if i not in self.done:
@@ -391,7 +391,7 @@ class _Unit:
         elif self.ran:
             self.reporter.ok(self.i)
         else:
-            self.reporter.fail(self.i, TestTimeout())
+            self.reporter.fail(self.i, TestTimeout(), ran=False)
         return True
 
 
