@@ -4,13 +4,35 @@ backend's native path expects. No model, no download; tokenizers and transformer
 
 from __future__ import annotations
 
+import atexit
 import functools
+import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
+
+#: a model directory the compat drivers use instead of building the tiny model (any local causal LM with a template)
+MODEL_ENV = "CROSSGYM_COMPAT_MODEL"
+
+
+@functools.lru_cache(maxsize=1)
+def compat_model_dir() -> str:
+    """$CROSSGYM_COMPAT_MODEL, or the tiny model built once per process in a temporary folder."""
+    if os.environ.get(MODEL_ENV):
+        return os.environ[MODEL_ENV]
+    from crossgym.inference.tiny import build_tiny_model
+
+    tmp = tempfile.mkdtemp(prefix="crossgym-compat-model-")
+    atexit.register(shutil.rmtree, tmp, True)
+    return str(build_tiny_model(Path(tmp) / "tiny"))
 
 
 @functools.lru_cache(maxsize=8)
-def byte_tokenizer(special_tokens: tuple[str, ...], *, eos: str, pad: str, chat_template: str) -> Any:
-    """A PreTrainedTokenizerFast: ``special_tokens`` first (ids 0..), then the 256 byte symbols; no merges."""
+def byte_tokenizer(special_tokens: tuple[str, ...], *, eos: str, pad: str, chat_template: str,
+                   use_regex: bool = False) -> Any:
+    """A PreTrainedTokenizerFast: ``special_tokens`` first (ids 0..), then the 256 byte symbols; no merges.
+    ``use_regex``: GPT-2's pre-split, as a saved Qwen2 tokenizer expects."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -18,7 +40,7 @@ def byte_tokenizer(special_tokens: tuple[str, ...], *, eos: str, pad: str, chat_
     for ch in sorted(pre_tokenizers.ByteLevel.alphabet()):
         vocab.setdefault(ch, len(vocab))
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=use_regex)
     tok.decoder = decoders.ByteLevel()
     tok.add_special_tokens(list(special_tokens))
     hf = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=eos, pad_token=pad)  # type: ignore[no-untyped-call]

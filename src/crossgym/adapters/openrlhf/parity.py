@@ -213,7 +213,7 @@ def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3, group
     {"tokenizer", "episodes": [{prompt_ids, completion_ids, mask}]} (see ``trained_ids``)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from crossgym.adapters.trl.parity import model_dir
+    from crossgym.adapters.kit.replay import compat_model_dir as model_dir
 
     path = model_dir()
     tok = AutoTokenizer.from_pretrained(path)

@@ -16,17 +16,16 @@ the Unsloth driver reuses it with ``backend="unsloth"``.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import json
 import logging
-import os
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crossgym.adapters.kit import replay as kit_replay
 from crossgym.protocol.task import Completion, Task
 
 log = logging.getLogger(__name__)
@@ -34,20 +33,9 @@ log = logging.getLogger(__name__)
 MODES = ("single_turn", "multi_turn")
 #: _calculate_rewards stores each reward in a float32 tensor: that is the reward TRL trains on
 REWARD_DTYPE = "float32"
-#: a model directory to use instead of building the tiny model (any local causal LM with a chat template)
-MODEL_ENV = "CROSSGYM_COMPAT_MODEL"
-
-
-@functools.lru_cache(maxsize=1)
-def model_dir() -> str:
-    """$CROSSGYM_COMPAT_MODEL, or the tiny model built once per process in a temporary folder."""
-    if os.environ.get(MODEL_ENV):
-        return os.environ[MODEL_ENV]
-    from crossgym.inference.tiny import build_tiny_model
-
-    tmp = tempfile.mkdtemp(prefix="crossgym-compat-model-")
-    atexit.register(shutil.rmtree, tmp, True)
-    return str(build_tiny_model(Path(tmp) / "tiny"))
+#: a model directory to use instead of building the tiny model (the kit's setting)
+MODEL_ENV = kit_replay.MODEL_ENV
+model_dir = kit_replay.compat_model_dir
 
 
 def run_config(mode: str, output_dir: str, model: str | None = None) -> Any:

@@ -16,33 +16,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crossgym.adapters.kit.replay import MODEL_ENV
 from crossgym.protocol.task import Task
 
-#: a model directory to use instead of the tiny one (the compat suite's setting)
-MODEL_ENV = "CROSSGYM_COMPAT_MODEL"
 #: makes an untrained tiny model end its turns after a few tokens, so episodes reach several turns
 EARLY_EOS = {"exponential_decay_length_penalty": (4, 1.6)}
 
 
 def byte_level_qwen_tokenizer() -> Any:
-    """A byte-level BPE tokenizer without merges (every byte one token, so any text round-trips) with Qwen2.5's
-    special tokens and chat template: what transformers' Qwen2Tokenizer can load and veRL's Qwen builder needs."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
+    """The kit's byte-level tokenizer (any text round-trips) with Qwen2.5's special tokens, chat template and
+    GPT-2's pre-split: what transformers' Qwen2Tokenizer can load and veRL's Qwen builder needs."""
+    from crossgym.adapters.kit.replay import byte_tokenizer
     from crossgym.inference.tiny import SPECIAL_TOKENS, qwen_chat_template
 
-    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS)}
-    for ch in sorted(pre_tokenizers.ByteLevel.alphabet()):
-        vocab[ch] = len(vocab)
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens(SPECIAL_TOKENS)
-    hf = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                 unk_token=None)
-    hf.chat_template = qwen_chat_template()
-    return hf
+    return byte_tokenizer(tuple(SPECIAL_TOKENS), eos="<|im_end|>", pad="<|endoftext|>",
+                          chat_template=qwen_chat_template(), use_regex=True)
 
 
 @functools.lru_cache(maxsize=1)
