@@ -37,9 +37,7 @@ def _runnable_row(entry: Entry, registry: Any) -> dict[str, Any]:
     missing = entry.missing_requirements()
     try:
         cls = registry.load(entry.name)
-        caps = getattr(cls, "capabilities", None)
-        if caps is not None and hasattr(caps, "to_dict"):
-            row["capabilities"] = caps.to_dict()
+        row["capabilities"] = cls.capabilities.to_dict()  # declared by the protocol (backends and engines)
         if missing:
             raise BackendUnavailable(entry.name, f"missing Python package(s): {', '.join(missing)}",
                                      entry.install)

@@ -65,13 +65,11 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     if limit is not None:
         task_list = task_list[:limit]
     eng = build_engine(engine, model=model, endpoint=endpoint)
-    rc = RolloutConfig(model=engine_model_name(eng, model or endpoint or "?"), engine=str(getattr(eng, "name", engine)),
+    rc = RolloutConfig(model=engine_model_name(eng, model or endpoint or "?"), engine=str(eng.name),
                        sampling=sampling, n=n, environment=environment, env_params=env_params)
     with _progress_bar(total=len(task_list) * n) as progress:
         result = run_eval(eng, task_list, rc, output_dir=output_dir, progress=progress)
-    close = getattr(eng, "close", None)
-    if callable(close):
-        close()
+    eng.close()
     if as_json:
         sys.stdout.write(json.dumps(result.metrics, indent=2, default=str) + "\n")
     else:

@@ -196,3 +196,7 @@ class InferenceEngine(Protocol):
 
     def generate(self, prompts: list[list[Message]], n: int, params: SamplingParams,
                  tools: list[list[Any]] | None = None) -> list[list[Completion]]: ...
+
+    def close(self) -> None:
+        """Release what the engine holds (a model, a server's connections); safe to call twice."""
+        ...
