@@ -255,3 +255,21 @@ def test_plan_says_how_launched_backends_stop(tmp_path, capsys):
     for name in ("verl", "openrlhf"):  # planned here too: their plans need no framework
         assert STOP_NOTE in by_name[name]["notes"], name
     assert "SIGINT" in STOP_NOTE and "SIGTERM" in STOP_NOTE
+
+
+def test_the_plain_trl_script_runs_and_trains_on_the_scoring_cores_rewards(tmp_path, capsys, tiny_model_dir):
+    """`crossgym plan --backend trl` writes a script a user can run as it is: TRL's GRPOTrainer with crossgym's
+    reward functions (with an extra term), one real step on the tiny model."""
+    cfg = write_config(tmp_path, str(tiny_model_dir), verifiers=[{"name": "length", "params": {"max": 4, "unit":
+                       "chars"}, "weight": 0.5}], grpo={"num_generations": 2, "per_device_train_batch_size": 2,
+                                                      "max_completion_length": 6, "max_steps": 1})
+    code, out, _ = _cli(["plan", str(cfg), "--backend", "trl", "--json"], capsys)
+    assert code == 0
+    script = tmp_path / "train_trl.py"
+    script.write_text(json.loads(out)["plans"][0]["files"]["train_trl.py"], encoding="utf-8")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "rewards/extra/length/mean" in proc.stdout + proc.stderr
+    assert (tmp_path / "out" / "final" / "config.json").is_file()
