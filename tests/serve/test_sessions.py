@@ -123,3 +123,32 @@ def test_a_second_step_while_one_runs_is_409(live_server: Any) -> None:
     assert busy["code"] == "session_busy" and busy["fix"]
     with httpx.Client(base_url=srv.url, timeout=60) as c:
         assert c.delete(f"/envs/{sid}").status_code == 204
+
+
+def test_an_environment_that_raises_ends_the_episode_with_the_drivers_verdict(make_client: Any) -> None:
+    """The episode driver's rule over HTTP too: the episode ends on an exception Verdict (it was a 500)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "support"))
+    from driver_envs import RAISING, DriverEnvPlugin, raising_tasks
+
+    from crossgym.plugins import register_plugin, unregister_plugin
+
+    plugin = DriverEnvPlugin()
+    register_plugin(plugin)
+    try:
+        c = make_client()
+        task = raising_tasks()[0][0]
+        sid = c.post("/envs", json={"task": task.to_dict()}).json()["id"]
+        first = c.post(f"/envs/{sid}/step", json={"action": "hello"}).json()
+        assert first["done"] is False
+        second = c.post(f"/envs/{sid}/step", json={"action": "done"})
+        assert second.status_code == 200
+        doc = second.json()
+        want = f"exception: environment {RAISING!r} step 2 failed: RuntimeError: tool server went away"
+        assert doc["done"] is True and doc["verdict"]["error"] == want and doc["verdict"]["reward"] == 0.0
+        assert c.get(f"/envs/{sid}").json()["verdict"]["error"] == want
+        assert c.post(f"/envs/{sid}/step", json={"action": "again"}).status_code == 409
+    finally:
+        unregister_plugin(plugin)

@@ -88,11 +88,20 @@ def add_env_routes(app: FastAPI, settings: ServeSettings, runner: Runner, store:
             if s.closed:  # deleted or expired while this request waited for a thread
                 raise ApiError(404, "unknown_session", f"session {s.id!r} was closed", where="path id",
                                fix="create a new session with POST /envs")
+            if s.failed is not None:
+                raise ApiError(409, "episode_state", "the episode ended: its environment failed", where="body.action",
+                               fix="create a new session for a new episode (POST /envs)")
+            s.steps += 1
             try:
                 res = s.env.step(action)
             except EpisodeError as exc:
                 raise ApiError(409, "episode_state", str(exc), where="body.action",
                                fix="create a new session for a new episode (POST /envs)") from None
+            except Exception as exc:  # the episode driver's rule: the episode ends on an exception Verdict
+                s.failed = Verdict.exception(f"environment {s.env_name!r} step {s.steps} failed: "
+                                             f"{type(exc).__name__}: {exc}")
+                return {"messages": [], "done": True, "info": {"error": s.failed.reason}, "turn": s.steps,
+                        "verdict": m.verdict_dict(s.failed)}
             verdict = _episode_verdict(s.env) if res.done else None
         finally:
             s.lock.release()
@@ -118,8 +127,8 @@ def add_env_routes(app: FastAPI, settings: ServeSettings, runner: Runner, store:
         s = store.get(sid)
 
         def work() -> dict[str, Any]:
-            done = bool(getattr(s.env, "done", False))
-            verdict = _episode_verdict(s.env) if done else None
+            done = bool(getattr(s.env, "done", False)) or s.failed is not None
+            verdict = s.failed or (_episode_verdict(s.env) if done else None)
             return {"id": s.id, "env": s.env_name, "task_id": s.task_id, "turns": int(getattr(s.env, "turns", 0)),
                     "done": done, "messages": _messages(getattr(s.env, "messages", ())),
                     "verdict": None if verdict is None else m.verdict_dict(verdict)}

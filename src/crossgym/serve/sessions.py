@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from crossgym.protocol.task import Verdict
 from crossgym.serve.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,10 @@ class Session:
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
+    #: the exception Verdict of an environment that raised in step: the episode is over, as the episode driver rules
+    failed: Verdict | None = None
+    #: actions stepped so far (the step number an environment failure names)
+    steps: int = 0
 
     def close(self, wait_s: float = 30.0) -> None:
         """Close the episode, after the step running now (if any) ends or ``wait_s`` passes."""
