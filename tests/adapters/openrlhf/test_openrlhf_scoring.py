@@ -119,3 +119,7 @@ def test_scored_rollouts_are_recorded_for_reverify(tmp_path, tok):
     assert [r.completion.text for r in rows] == ["Paris", "Rome"]
     assert [r.verdict.passed for r in rows] == [True, False]
     assert rows[0].provenance["backend"] == "openrlhf"
+    from crossgym.eval.reverify import reverify
+
+    drift = reverify(path)  # the file reverify is for: 0.1 wrote records it could not read
+    assert drift["ok"] and drift["checked"] == 2 and drift["changed"] == 0

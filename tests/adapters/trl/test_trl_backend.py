@@ -112,6 +112,11 @@ def test_train_writes_outputs_and_the_checkpoint_loads(tiny_model_dir, tmp_path,
     assert len(records) == 16 and records[0]["provenance"]["verifier"]["name"] == "test_contains"
     assert {r["provenance"]["backend"] for r in records} == {"trl"} and records[-1]["provenance"]["step"] == 1
     assert {r["provenance"]["schema"] for r in records} == {2}
+    from crossgym.cli import main
+
+    with pytest.raises(SystemExit) as exc:  # README's `crossgym reverify <train>/rollouts.jsonl` on a real run
+        main(["reverify", str(out / "rollouts.jsonl")])
+    assert exc.value.code == 0
     assert (out / "final" / "adapter_config.json").is_file()  # LoRA: the adapter is the checkpoint
     from peft import AutoPeftModelForCausalLM
 
