@@ -14,18 +14,21 @@ if False:  # annotations only: the server does not import typing
 from . import confine, wire
 
 # fds inside a task: 0 payload (then stdin), 1 stdout, 2 stderr, 3 private result pipe (tests mode), 5 the slot's
-# solution spawner (tests mode in a slot), 8 a zygote's Landlock ruleset, 9 status
+# solution spawner (tests mode in a slot), 8 a zygote's Landlock ruleset, 9 status, 10... a group's solution rulesets
 RESULT_FD = 3
 SPAWN_FD = 5  # tests mode in a slot: the socket to the slot's solution spawner
 READY: dict[str, Any] = {}  # what a zygote prepared once for its tasks: "path", "modules", "streams"
 RULESET_FD = 8  # a zygote's prepared Landlock ruleset (close-on-exec)
+SOLUTION_RULES_FD = 10  # and from here, one per solution directory of a group (close-on-exec)
 SETUP_FAILED = 125
 
 
 def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: dict[str, int],
-         scratch: str, uid: int | None, nproc_base: int, ruleset: int | None = None) -> None:
+         scratch: str, uid: int | None, nproc_base: int, ruleset: int | None = None,
+         solution_rules: list[int] | None = None) -> None:
     """Never returns. ``fds`` maps payload/stdout/stderr/status[/result] to fds inherited from the server.
-    ``ruleset``: forked by a slot's zygote, which prepared the Landlock ruleset and the signal dispositions."""
+    ``ruleset``: forked by a slot's zygote, which prepared the Landlock ruleset and the signal dispositions (and,
+    for a group, ``solution_rules``: one ruleset per solution directory of ``hdr["dirs"]``)."""
     status = fds["status"]
     try:
         confine.start_session(server_pid)
@@ -35,14 +38,17 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         targets = {"payload": 0, "stdout": 1, "stderr": 2, "result": RESULT_FD, "spawn": SPAWN_FD, "status": 9}
         if ruleset is not None:
             high["ruleset"], targets["ruleset"] = fcntl.fcntl(ruleset, fcntl.F_DUPFD, 200), RULESET_FD
+        own_rules = [fcntl.fcntl(fd, fcntl.F_DUPFD, 200) for fd in solution_rules or ()]
         for name, fd in high.items():
             os.dup2(fd, targets[name], inheritable=name != "ruleset")
+        for i, fd in enumerate(own_rules):
+            os.dup2(fd, SOLUTION_RULES_FD + i, inheritable=False)
         status = 9
         used = {targets[name] for name in high}
         for fd in range(3, 10):
             if fd not in used:
                 os.closerange(fd, fd + 1)
-        os.closerange(10, 1 << 16)
+        os.closerange(SOLUTION_RULES_FD + len(own_rules), 1 << 16)
         if ruleset is None:
             confine.reset_signals(for_exec=(mode == "exec"))
         elif mode == "exec":  # the zygote reset the rest; these two are ignored in Python, default in programs
@@ -61,7 +67,8 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
             # fresh ones later come from the slot's spawner, or (no slot) from a spawner of the task's own
             shared = bool(hdr.get("shared"))  # one solution, with seed files: it works in the task's directory
             fallback = spawners.Client(SPAWN_FD) if "spawn" in fds else spawners.local(conf, shared)
-            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback, shared, hdr.get("dirs"))
+            spawner = prefork.Prefork(conf, int(hdr.get("solutions", 1)), fallback, shared, hdr.get("dirs"),
+                                      [SOLUTION_RULES_FD + i for i in range(len(own_rules))])
         conf.drop_rules()
         payload = wire.read_obj(0)
         seeded = _seed(payload.get("files", []))

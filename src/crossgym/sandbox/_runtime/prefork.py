@@ -24,7 +24,7 @@ class Prefork:
     """The harness's source of solution processes: the ones forked ahead, then the spawner's."""
 
     def __init__(self, conf: confine.Confinement, count: int, fallback: spawner.Client, shared: bool = False,
-                 dirs: list[str] | None = None) -> None:
+                 dirs: list[str] | None = None, rules: list[int] | None = None) -> None:
         confine.subreaper()  # what a solution leaves running comes to this process, to be killed
         if shared:
             conf.prepare_nest()  # once, not in each child
@@ -35,11 +35,18 @@ class Prefork:
         try:
             for i in range(max(0, min(count, PREFORK))):
                 own = dirs[i] if dirs and i < len(dirs) else None
-                self._idle.append(solution.fork_solution(conf, here, stdin=True, shared=shared, own=own))
+                ready = rules[i] if own is not None and rules and i < len(rules) else None
+                self._idle.append(solution.fork_solution(conf, here, stdin=True, shared=shared, own=own,
+                                                         rules=ready))
         except OSError:  # the task's process limit: the rest come from the spawner
             pass
         finally:
             solution.leave_state(state)
+            for fd in rules or ():
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
         self._own = {given[0] for given in self._idle}
         self._used: list[int] = []
         self._fallback = fallback

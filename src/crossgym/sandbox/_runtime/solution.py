@@ -22,7 +22,7 @@ REQ_FD, REP_FD = 3, 4  # a solution process's only fds besides 0-2
 
 
 def fork_solution(conf: confine.Confinement, parent: str, rlimits: list[Any] | None = None,
-                  stdin: bool = False, shared: bool = False, own: str | None = None
+                  stdin: bool = False, shared: bool = False, own: str | None = None, rules: int | None = None
                   ) -> tuple[int, int, int, int, int, str]:
     """Fork a process that will hold one solution: (pid, fd to send requests, fd to read replies, its stdout, its
     stderr, its directory). It keeps nothing of the harness's or of any sibling's: fresh pipes for its requests, replies, stdout and
@@ -33,14 +33,15 @@ def fork_solution(conf: confine.Confinement, parent: str, rlimits: list[Any] | N
     the slot's spawner. ``shared``: it works in ``parent`` itself, in its parent's domain nested once more (a call
     with seed files, which has one solution: the files and the tests' checks on them are there). The child does as
     little as it can before the solution: each page it touches is a copy."""
-    rules = None
     if shared:
-        own = parent
-    else:  # ``own``: one the slot's zygote made (or kept, untouched) for it
+        own, rules = parent, None
+    elif own is None or rules is None:  # ``own``, ``rules``: what the slot's zygote made (or kept) for it
         if own is None:
             own = os.path.join(parent, "s" + os.urandom(6).hex())
             os.mkdir(own, 0o700)
         rules = conf.own_ruleset(own)
+    else:
+        rules = os.dup(rules)  # closed below, like one made here
     restrict = None if rules is None else landlock.restrictor(rules)  # made here: fewer pages touched there
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()

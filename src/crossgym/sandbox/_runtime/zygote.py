@@ -113,14 +113,15 @@ def main(server_pid: int, conf: confine.Confinement, scratch: str, uid: int | No
                 warm_up(tests=True)
             task_end, asks = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             task_fds["spawn"] = task_end.detach()
-        task_dir, rules, solution_dirs = dirs.prepare(int(hdr.get("solutions", 0)) if hdr.get("mode") == "tests" else 0)
+        task_dir, rules, solution_dirs, solution_rules = dirs.prepare(
+            int(hdr.get("solutions", 0)) if hdr.get("mode") == "tests" else 0)
         if solution_dirs:
             hdr["dirs"] = solution_dirs
         pid = os.fork()
         if pid == 0:
             try:
                 sock.close()
-                child.main(me, conf, hdr, task_fds, task_dir, uid, int(hdr.get("nproc", 0)), rules)
+                child.main(me, conf, hdr, task_fds, task_dir, uid, int(hdr.get("nproc", 0)), rules, solution_rules)
             finally:
                 os._exit(child.SETUP_FAILED)
         for fd in task_fds.values():
@@ -241,29 +242,33 @@ class _Dirs:
         self.trash = os.path.join(os.path.dirname(scratch), TRASH)
         self.pristine = os.stat(scratch)
         self.task: tuple[str, Any] | None = None
-        self.solutions: list[tuple[str, Any]] = []
+        self.solutions: list[tuple[str, Any, int | None]] = []  # path, stamp, its own ruleset (made once, here)
         self.rules: int | None = None  # full access to the task's and the solutions' directories
         self.slot: Any = None
 
-    def prepare(self, solutions: int) -> tuple[str, int | None, list[str]]:
-        """The next task's directory, a Landlock ruleset for it (and its solutions' directories), and those."""
+    def prepare(self, solutions: int) -> tuple[str, int | None, list[str], list[int]]:
+        """The next task's directory, a Landlock ruleset for it (and its solutions' directories), those
+        directories and a ruleset for each (a solution process's own domain)."""
         want = 0 if solutions < 2 else min(solutions, prefork.PREFORK)
         if self.task is None or len(self.solutions) < want:
             if self.task is None:
                 self.task = self._make("w")
             while len(self.solutions) < want:
-                self.solutions.append(self._make("s"))
+                path, stamp = self._make("s")
+                self.solutions.append((path, stamp, self.conf.own_ruleset(path)))
             if self.rules is not None:
                 os.close(self.rules)
                 self.rules = None
         if self.rules is None:
-            self.rules = self.conf.own_ruleset(self.task[0], *[path for path, _ in self.solutions])
+            self.rules = self.conf.own_ruleset(self.task[0], *[entry[0] for entry in self.solutions])
         self.slot = _stamp(self.scratch)
         path = self.task[0]
         os.environ["HOME"] = os.environ["TMPDIR"] = path  # what the task inherits
         if child.READY.get("path"):
             child.READY["path"][0] = path
-        return path, self.rules, [p for p, _ in self.solutions[:want]]
+        chosen = self.solutions[:want]
+        rules = [entry[2] for entry in chosen if entry[2] is not None]
+        return path, self.rules, [entry[0] for entry in chosen], rules if len(rules) == len(chosen) else []
 
     def after(self) -> bool:
         """After a task: replace what it changed (moved to the trash); False when something could not be."""
@@ -275,11 +280,13 @@ class _Dirs:
             if self.task is not None and not _same(*self.task):
                 ok, changed, self.task = cleanup.discard(self.task[0], self.trash), True, None
             kept = []
-            for path, stamp in self.solutions:
+            for path, stamp, rules in self.solutions:
                 if _same(path, stamp):
-                    kept.append((path, stamp))
+                    kept.append((path, stamp, rules))
                 else:
                     ok, changed = cleanup.discard(path, self.trash) and ok, True
+                    if rules is not None:
+                        os.close(rules)
             self.solutions = kept
             if changed and self.rules is not None:
                 os.close(self.rules)
@@ -290,6 +297,9 @@ class _Dirs:
             return cleanup.discard_entries(self.scratch, self.trash, self.pristine)
 
     def _drop_all(self) -> None:
+        for _, _, rules in self.solutions:
+            if rules is not None:
+                os.close(rules)
         self.task, self.solutions = None, []
         if self.rules is not None:
             os.close(self.rules)
