@@ -37,8 +37,9 @@ def test_codec_refuses_lookalikes() -> None:
 
         __hash__ = int.__hash__
 
-    for value, plain in ((Int(3), 3), ({"k": Liar(1)}, {"k": 1}), ([Liar(0)], [0])):  # a subclass: its data
-        back = codec.decode(codec.encode(value))
+    subclassed: list[tuple[object, object]] = [(Int(3), 3), ({"k": Liar(1)}, {"k": 1}), ([Liar(0)], [0])]
+    for sub, plain in subclassed:  # a subclass travels as its data
+        back = codec.decode(codec.encode(sub))
         assert back == plain and type(back) is type(plain) and back != {"k": 2} and back != [5]
     handles: list[object] = []
     tree = codec.encode([1, Anything()], lambda obj: handles.append(obj) or 7)
