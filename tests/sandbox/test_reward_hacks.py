@@ -52,8 +52,8 @@ _VERIFY = textwrap.dedent("""
     from crossgym import load_verifier
     from crossgym.protocol.task import Completion, Task, VerifierSpec
     spec = VerifierSpec("code_tests", {"tier": sys.argv[1]})
-    task = Task(id="add", prompt="add", answer={"tests": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]},
-                verifier=spec)
+    tests = ["assert add(1, 2) == 3", "assert add(2, 2) == 4", "assert add(0, 0) == 0 and len('\\\\d') == 2"]
+    task = Task(id="add", prompt="add", answer={"tests": tests}, verifier=spec)  # '\\d' warns while compiled
     v = load_verifier(spec)
     out = [v.verify(task, Completion.from_text("```python\\n" + code + "\\n```")).reward
            for code in ("def add(a, b):\\n    return None", "def add(a, b):\\n    return a + b")]
@@ -66,7 +66,8 @@ def test_the_callers_flags_do_not_change_the_judgement(sandbox: Sandbox, how: ob
     env = dict(os.environ, CROSSGYM_DISABLE_PLUGINS=os.environ.get("CROSSGYM_DISABLE_PLUGINS", ""))
     flags: list[str] = []
     if how == "env":
-        env.update(PYTHONOPTIMIZE="1", PYTHONHASHSEED="12345", PYTHONSAFEPATH="1", PYTHONDONTWRITEBYTECODE="1")
+        env.update(PYTHONOPTIMIZE="1", PYTHONHASHSEED="12345", PYTHONSAFEPATH="1", PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONWARNINGS="error")
     else:
         flags = list(how)  # type: ignore[call-overload]
     done = subprocess.run([sys.executable, *flags, "-c", _VERIFY, sandbox.tier], env=env, capture_output=True,
