@@ -13,7 +13,6 @@ import itertools
 import json
 import logging
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -271,7 +270,7 @@ def _sweep_stale_roots(base: str) -> None:
             os.kill(int(parts[2]), 0)
         except ProcessLookupError:
             log.info("removing the scratch root of dead process %s: %s", parts[2], path)
-            shutil.rmtree(path, ignore_errors=True)
+            cleanup.remove_tree(path)  # however deep (shutil.rmtree recurses) or unwritable
         except OSError:
             continue
 
