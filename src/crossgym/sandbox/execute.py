@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crossgym.protocol.errors import SandboxError
 
 from . import files as filetree
-from ._runtime import wire
+from ._runtime import cleanup, wire
 from .pool import Sandbox
 from .result import ExecResult, Limits
 from .transport import Raw
@@ -130,14 +128,5 @@ def write_seeds(root: str, seeds: Mapping[str, bytes]) -> None:
 
 
 def remove_tree(path: str) -> None:
-    """Remove a scratch directory even where the task took away its own permissions."""
-    def retry(func: Any, target: str, _exc: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            if os.path.isdir(target) and not os.path.islink(target):
-                os.chmod(target, stat.S_IRWXU)
-            func(target)
-        except OSError:
-            pass
-
-    shutil.rmtree(path, onerror=retry)
+    """Remove a scratch directory even where the task took away its own permissions, however deep."""
+    cleanup.remove_tree(path)
