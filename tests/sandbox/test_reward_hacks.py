@@ -148,6 +148,27 @@ def test_signals_the_caller_ignores_do_not_change_the_judgement(sandbox: Sandbox
     assert run(True) == run(False) == [0, "", -signal.SIGUSR2]
 
 
+_DATA = textwrap.dedent("""
+    import json, sys
+    from crossgym.sandbox import run_python_tests, run_python_tests_many
+    sol = "def big():\\n    return len(bytearray(300 << 20))\\n"  # within the task's 1 GiB
+    one = run_python_tests(sol, ["assert big() == 300 << 20"], timeout=10, tier=sys.argv[1])
+    two = run_python_tests_many([sol, sol], ["assert big() == 300 << 20"], timeout=10, tier=sys.argv[1])
+    print(json.dumps([one.passed] + [r.passed for r in two]))
+""")
+
+
+def test_the_callers_other_limits_do_not_change_the_judgement(sandbox: Sandbox) -> None:
+    """A soft limit the caller lowered and the task does not set (``ulimit -d``) is lifted for the task."""
+    def pre() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (200 << 20, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+
+    done = subprocess.run([sys.executable, "-c", _DATA, sandbox.tier], capture_output=True, text=True, timeout=120,
+                          preexec_fn=pre)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [1, 1, 1]
+
+
 def test_plan_made_under_O_keeps_its_asserts() -> None:
     """The plan is made in the caller: compiled with optimize=0 whatever the caller's flags."""
     code = ("import marshal, base64, dis, io\nfrom crossgym.sandbox import testing\n"

@@ -148,6 +148,10 @@ def rlimit_plan(limits: dict[str, int], nproc_base: int, core: bool = True) -> l
         plan.append((resource.RLIMIT_CPU, (min(soft, hard), hard)))
     if core:
         plan.append((resource.RLIMIT_CORE, (0, 0)))
+    # limits a task does not set are not the caller's either: a soft one it lowered (``ulimit -d``) is lifted
+    for res in (resource.RLIMIT_DATA, resource.RLIMIT_MEMLOCK, resource.RLIMIT_SIGPENDING, resource.RLIMIT_MSGQUEUE):
+        hard = resource.getrlimit(res)[1]
+        plan.append((res, (hard, hard)))
     return plan
 
 
