@@ -283,8 +283,9 @@ def discard(path: str, trash: str) -> bool:
 
 def start_sweeper(trash: str, parent: int) -> int:
     """Fork the pool's sweeper (``cg-sweeper``): it empties ``trash`` at the lowest CPU priority (SCHED_IDLE), so
-    what a task left (a million directories, a deep tree, huge files) never delays a report or a running task. It
-    dies with ``parent``."""
+    what a task left (a million directories, a deep tree, huge files) never delays a report or a running task;
+    with more than :data:`BACKLOG` entries waiting it runs at nice 19 instead, so leftovers cannot pile up on a busy
+    machine. It dies with ``parent``."""
     pid = os.fork()
     if pid:
         return pid
@@ -298,10 +299,8 @@ def start_sweeper(trash: str, parent: int) -> int:
         for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
-        try:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        except (AttributeError, OSError):
-            os.nice(19)
+        os.nice(19)
+        idle = _idle(True)
         os.closerange(3, 1 << 16)
         try:
             with open("/proc/self/comm", "wb") as fh:
@@ -309,13 +308,29 @@ def start_sweeper(trash: str, parent: int) -> int:
         except OSError:
             pass
         while True:
+            try:
+                backlog = len(os.listdir(trash))
+            except OSError:
+                backlog = 0
+            if idle != (backlog <= BACKLOG):  # falling behind (busy cores, big leftovers): nice 19, not idle,
+                idle = _idle(not idle)  # so the disk cannot fill up with what nobody removes
             if not sweep(trash):
                 time.sleep(SWEEP_S)
     finally:
         os._exit(0)
 
 
+def _idle(flag: bool) -> bool:
+    """SCHED_IDLE (runs only on CPU nobody else wants) or back to the normal policy; the one now in force."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE if flag else os.SCHED_OTHER, os.sched_param(0))
+        return flag
+    except (AttributeError, OSError):
+        return not flag
+
+
 SWEEP_S = 0.1  # how often the sweeper looks for something to remove
+BACKLOG = 64  # trash entries beyond which the sweeper leaves SCHED_IDLE
 
 
 def kill_uid(uid: int) -> None:
