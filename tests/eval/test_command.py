@@ -42,6 +42,14 @@ def test_eval_with_flags_writes_everything_and_resumes(tiny_model_dir, test_plug
     assert code == 0 and (out_dir / "rollouts.jsonl").read_text().splitlines() == lines
     assert json.loads((out_dir / "metrics.json").read_text())["pass@k"] == metrics["pass@k"]
     assert "pass@1" in text and "verifier test_first_letter v1" in text and "report.html" in text
+    ci, fm = metrics["intervals"], metrics["failure_modes"]
+    assert ci["pass@1"]["method"] == "wilson" and ci["pass@1"]["trials"] == 12
+    assert ci["pass@1"]["low"] <= metrics["pass@1"] <= ci["pass@1"]["high"]
+    assert ci["mean_reward"]["method"] == "bootstrap" and set(ci["pass@k"]) == {"1", "2", "4"}
+    assert fm["n_rollouts"] == 12 and fm["failed"] == 12 - round(metrics["pass@1"] * 12)
+    assert "95% intervals" in text and f"pass@1 {metrics['pass@1']:.3f} [" in text
+    if fm["failed"]:
+        assert text.index("failed ") < text.index("pass@1")  # failure modes first
 
 
 def test_eval_from_a_run_config(tiny_model_dir, test_plugin, tmp_path, capsys):

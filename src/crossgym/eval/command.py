@@ -105,25 +105,54 @@ class _progress_bar:
             self._progress.stop()
 
 
-def _print_summary(metrics: dict[str, Any], output_dir: Path | None, report: Path | None) -> None:
+def _ci(doc: dict[str, Any] | None) -> str:
+    return "" if not doc else f" [{doc['low']:.2f}, {doc['high']:.2f}]"
+
+
+def summary_lines(metrics: dict[str, Any]) -> list[str]:
+    """The human summary of a metrics document: failure modes first, then pass@k and rewards with 95% intervals."""
+    from crossgym.eval.failures import top_modes
+
     def f(v: Any) -> str:
         return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
     errs = metrics["errors"]
+    ci = metrics.get("intervals") or {}
     lines = [f"{metrics['n_tasks']} tasks x {metrics['samples_per_task']['max']} samples = "
-             f"{metrics['n_rollouts']} rollouts ({metrics['run']['model']}, {metrics['run']['engine']})",
-             "  " + "  ".join(f"pass@{k} {f(v)}" for k, v in metrics["pass@k"].items()),
-             f"  mean reward {f(metrics['mean_reward'])}  (std {f(metrics['reward_std'])})",
-             f"  errors {errs['total']}: timeout {errs['timeout']}, malformed {errs['malformed']}, "
-             f"exception {errs['exception']}"]
+             f"{metrics['n_rollouts']} rollouts ({metrics['run']['model']}, {metrics['run']['engine']})"]
+    fm = metrics.get("failure_modes")
+    if fm and fm["failed"]:
+        lines.append(f"  failed {fm['failed']}/{fm['n_rollouts']}: {fm['honest_failures']} honest failures, "
+                     f"{fm['errors_total']} errors (timeout {errs['timeout']}, malformed {errs['malformed']}, "
+                     f"exception {errs['exception']})")
+        for m in top_modes(fm, 3):
+            where = ", ".join(f"{s} {g['share']:.0%}" for s, g in m["by_source"].items())
+            lines.append(f"    {m['count']:>4} x {m['kind']}: {m['reason']}  ({where}; e.g. {m['examples'][0]['task']})")
+        comps = fm["components"]["modes"][:2]
+        if comps:
+            lines.append("    failed components: " + ", ".join(f"{c['verifier']}.{c['component']} {c['count']}"
+                                                         for c in comps))
+    kci = ci.get("pass@k") or {}
+    lines += ["  " + "  ".join(f"pass@{k} {f(v)}{_ci(kci.get(k) if k != '1' else ci.get('pass@1'))}"
+                               for k, v in metrics["pass@k"].items()),
+              f"  mean reward {f(metrics['mean_reward'])}{_ci(ci.get('mean_reward'))}  "
+              f"(std {f(metrics['reward_std'])})",
+              "  (95% intervals: pass@1 Wilson over rollouts; mean reward and pass@k>1 bootstrap over tasks)"]
     for name, g in metrics["by_source"].items():
-        lines.append(f"  source {name}: pass@1 {f(g['pass@1'])}, mean reward {f(g['mean_reward'])} "
-                     f"({g['n_tasks']} tasks)")
+        gci = g.get("intervals") or {}
+        lines.append(f"  source {name}: pass@1 {f(g['pass@1'])}{_ci(gci.get('pass@1'))}, mean reward "
+                     f"{f(g['mean_reward'])}{_ci(gci.get('mean_reward'))} ({g['n_tasks']} tasks), "
+                     f"errors {g['errors']['total']}")
     for name, g in metrics["by_verifier"].items():
         lines.append(f"  verifier {name} v{','.join(g['versions']) or '?'}: pass@1 {f(g['pass@1'])}, "
                      f"errors {g['errors']['total']}")
     if metrics.get("identical_rewards"):
         lines.append("  note: every reward is identical: GRPO would have nothing to learn from these tasks")
+    return lines
+
+
+def _print_summary(metrics: dict[str, Any], output_dir: Path | None, report: Path | None) -> None:
+    lines = summary_lines(metrics)
     if output_dir is not None:
         lines.append(f"  wrote {output_dir / 'rollouts.jsonl'}, {output_dir / 'metrics.json'}"
                      + (f", {report}" if report else ""))

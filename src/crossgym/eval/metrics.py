@@ -1,5 +1,6 @@
-"""Eval metrics from rollouts: pass@1, unbiased pass@k, rewards and their distribution, errors by kind, and the
-same per task source (``task.metadata["source"]``, else ``["family"]``) and per verifier."""
+"""Eval metrics from rollouts: pass@1, unbiased pass@k, rewards and their distribution, errors by kind, 95%
+intervals (eval.stats), failure modes (eval.failures), and the same per task source (``task.metadata["source"]``,
+else ``["family"]``) and per verifier."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.task import ERROR_KINDS
-from crossgym.rollout.passk import k_values, mean_pass_at_k
+from crossgym.rollout.passk import k_values, mean_pass_at_k, pass_at_k
 
 HIST_BINS = 10
 #: reward values are listed one by one when there are at most this many distinct ones
@@ -33,7 +34,27 @@ def _group_stats(rollouts: Sequence[Rollout], ks: Sequence[int]) -> dict[str, An
     return {"n_tasks": len(per_task), "n_rollouts": len(rollouts),
             "pass@1": pass_k.get("1"), "pass@k": pass_k,
             "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-            "errors": error_counts(rollouts)}
+            "errors": error_counts(rollouts),
+            "intervals": intervals(list(per_task.values()), [int(k) for k in pass_k])}
+
+
+def intervals(tasks: Sequence[Sequence[Rollout]], ks: Sequence[int]) -> dict[str, Any]:
+    """95% intervals: Wilson on pass@1 (over rollouts), a seeded bootstrap over tasks on mean reward and pass@k."""
+    from crossgym.eval import stats
+
+    counts = [(len(rs), sum(1 for r in rs if r.verdict.passed)) for rs in tasks]
+    sums = [sum(r.verdict.reward for r in rs if not math.isnan(r.verdict.reward)) for rs in tasks]
+    finite = [float(sum(1 for r in rs if not math.isnan(r.verdict.reward))) for rs in tasks]
+    successes, trials = sum(c for _, c in counts), sum(n for n, _ in counts)
+    statistics = {"mean_reward": stats.ratio_stat(sums, finite)}
+    for k in ks:
+        statistics[f"pass@{k}"] = stats.mean_stat([pass_at_k(n, c, k) if n >= k else None for n, c in counts])
+    boot = stats.bootstrap(len(tasks), statistics)
+    return {"confidence": stats.CONFIDENCE,
+            "pass@1": stats.interval(stats.wilson(successes, trials), stats.WILSON, successes=successes,
+                                     trials=trials),
+            "mean_reward": stats.interval(boot["mean_reward"], stats.BOOTSTRAP),
+            "pass@k": {str(k): stats.interval(boot[f"pass@{k}"], stats.BOOTSTRAP) for k in ks}}
 
 
 def error_counts(rollouts: Iterable[Rollout]) -> dict[str, Any]:
@@ -78,6 +99,9 @@ def reward_distribution(rewards: Sequence[float], bins: int = HIST_BINS) -> dict
 
 def compute_metrics(rollouts: Sequence[Rollout], *, ks: Sequence[int] | None = None) -> dict[str, Any]:
     """The metrics document (metrics.json, `crossgym eval --json`) for a set of rollouts."""
+    from crossgym.eval import stats
+    from crossgym.eval.failures import failure_modes
+
     per_task = Counter(r.task.id for r in rollouts)
     n_max = max(per_task.values(), default=0)
     ks = list(ks) if ks is not None else k_values(n_max)
@@ -102,7 +126,9 @@ def compute_metrics(rollouts: Sequence[Rollout], *, ks: Sequence[int] | None = N
         "by_verifier": {k: {**_group_stats(v, ks), "versions": sorted(_versions(v))}
                         for k, v in sorted(by_verifier.items())},
         "timings": {key: sum(r.timings.get(key, 0.0) for r in rollouts) for key in ("generate_s", "env_s", "verify_s")},
+        "failure_modes": failure_modes(rollouts, task_source),
     }
+    doc["intervals"]["methods"] = dict(stats.METHODS)
     return doc
 
 

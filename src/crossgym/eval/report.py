@@ -1,4 +1,6 @@
-"""report.html with PNG plots (reward histogram, pass@k curve, per-source bars) from an eval's metrics."""
+"""report.html from an eval's metrics: failure modes first, then the summary with 95% intervals, PNG plots (reward
+histogram, pass@k curve, per-source bars), per-source and per-verifier tables, and sample rollouts (passes, failures
+and errors from each source)."""
 
 from __future__ import annotations
 
@@ -89,6 +91,10 @@ def plot_by_source(metrics: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+class _Raw(str):
+    """Markup already escaped."""
+
+
 def _fmt(v: Any) -> str:
     if v is None:
         return "&ndash;"
@@ -97,28 +103,105 @@ def _fmt(v: Any) -> str:
     return html.escape(str(v))
 
 
+def _ci(doc: dict[str, Any] | None) -> str:
+    return "" if not doc else f" <small>[{doc['low']:.2f}, {doc['high']:.2f}]</small>"
+
+
 def _group_table(title: str, groups: dict[str, Any]) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(name)}</td><td>{g['n_tasks']}</td><td>{g['n_rollouts']}</td>"
-        f"<td>{_fmt(g['pass@1'])}</td><td>{_fmt(g['mean_reward'])}</td><td>{g['errors']['total']}</td>"
+        f"<td>{_fmt(g['pass@1'])}{_ci((g.get('intervals') or {}).get('pass@1'))}</td>"
+        f"<td>{_fmt(g['mean_reward'])}{_ci((g.get('intervals') or {}).get('mean_reward'))}</td>"
+        f"<td>{g['errors']['total']}</td>"
         f"<td>{html.escape(', '.join(g.get('versions', [])))}</td></tr>" for name, g in groups.items())
-    return (f"<h2>{html.escape(title)}</h2><table><tr><th>name</th><th>tasks</th><th>rollouts</th><th>pass@1</th>"
-            f"<th>mean reward</th><th>errors</th><th>versions</th></tr>{rows}</table>")
+    return (f"<h2>{html.escape(title)}</h2><table><tr><th>name</th><th>tasks</th><th>rollouts</th>"
+            f"<th>pass@1 [95% Wilson]</th><th>mean reward [95% bootstrap]</th><th>errors</th><th>versions</th></tr>"
+            f"{rows}</table>")
+
+
+def _mode_rows(modes: list[dict[str, Any]], label: Any) -> str:
+    rows = []
+    for m in modes:
+        where = ", ".join(f"{html.escape(s)} {g['count']} ({g['share']:.0%})" for s, g in m["by_source"].items())
+        examples = "".join(
+            f"<details><summary>{html.escape(e['task'])} ({html.escape(e['source'])}) &middot; reward "
+            f"{_fmt(e['reward'])}</summary><p><b>completion</b></p><pre>{html.escape(e['completion'])}</pre>"
+            f"<p><b>reason</b> {html.escape(e['reason'])}</p></details>" for e in m["examples"])
+        rows.append(f"<tr><td>{label(m)}</td><td>{m['count']}</td><td>{m['share']:.1%}</td><td>{where}</td>"
+                    f"<td>{examples}</td></tr>")
+    return "".join(rows)
+
+
+def _failure_modes(metrics: dict[str, Any]) -> str:
+    fm = metrics.get("failure_modes")
+    if not fm:
+        return ""
+    if not fm["failed"]:
+        return "<h2>Failure modes</h2><p>Every rollout passed.</p>"
+    head = ("<tr><th>{}</th><th>count</th><th>share of rollouts</th><th>by source (share of its rollouts)</th>"
+            "<th>examples</th></tr>")
+    parts = [f"<h2>Failure modes</h2><p>{fm['failed']} of {fm['n_rollouts']} rollouts did not pass: "
+             f"{fm['honest_failures']} honest failures, {fm['errors_total']} errors "
+             f"({', '.join(f'{html.escape(k)} {v}' for k, v in fm['by_kind'].items() if k != 'fail') or 'none'})."
+             " Reasons are grouped into classes with numbers and quoted values stripped.</p>"]
+    if fm["errors"]["modes"]:
+        parts.append("<h3>Errors (timeout, malformed, exception)</h3><table>" + head.format("kind: reason class")
+                     + _mode_rows(fm["errors"]["modes"],
+                                  lambda m: f"<b>{html.escape(m['kind'])}</b>: {html.escape(m['reason'])}")
+                     + "</table>")
+    if fm["failures"]["modes"]:
+        parts.append("<h3>Honest failures (by the verifier's reason)</h3><table>" + head.format("reason class")
+                     + _mode_rows(fm["failures"]["modes"], lambda m: html.escape(m["reason"])) + "</table>")
+    if fm["components"]["modes"]:
+        parts.append("<h3>Failed components</h3><table>" + head.format("verifier.component")
+                     + _mode_rows(fm["components"]["modes"],
+                                  lambda m: html.escape(f"{m['verifier']}.{m['component']}")) + "</table>")
+    return "".join(parts)
+
+
+def pick_samples(rollouts: Sequence[Rollout], k: int = SAMPLES) -> list[Rollout]:
+    """Passes, honest failures and errors, each spread over the task sources."""
+    from crossgym.eval.failures import _spread
+    from crossgym.eval.metrics import task_source
+
+    def spread(rs: list[Rollout], n: int) -> list[Rollout]:
+        return [r for _, r in _spread([(task_source(r), r) for r in rs], n)]
+
+    passes = [r for r in rollouts if r.verdict.passed]
+    fails = [r for r in rollouts if not r.verdict.passed and r.verdict.error is None]
+    errors = [r for r in rollouts if r.verdict.error is not None]
+    n_err = min(len(errors), max(1, k // 3)) if errors else 0
+    n_pass = min(len(passes), max(1, k // 3)) if passes else 0
+    picked = spread(errors, n_err) + spread(passes, n_pass)
+    picked += spread(fails, k - len(picked))
+    if len(picked) < k:  # too few of some kind: fill with what is left
+        chosen = {id(r) for r in picked}
+        picked += spread([r for r in rollouts if id(r) not in chosen], k - len(picked))
+    return picked
 
 
 def _samples(rollouts: Sequence[Rollout]) -> str:
-    picked = [r for r in rollouts if r.verdict.passed][:SAMPLES // 2]
-    picked += [r for r in rollouts if not r.verdict.passed][:SAMPLES - len(picked)]
+    from crossgym.eval.metrics import task_source
+
     items = []
-    for r in picked:
+    for r in pick_samples(rollouts):
         prompt = r.task.prompt[-1].content if r.task.prompt else ""
+        status = "pass" if r.verdict.passed else html.escape(r.verdict.error or "fail")
         items.append(
-            f"<details><summary>{html.escape(r.task.id)} &middot; reward {r.verdict.reward:g} &middot; "
-            f"{'pass' if r.verdict.passed else html.escape(r.verdict.error or 'fail')}</summary>"
+            f"<details><summary>{html.escape(r.task.id)} ({html.escape(task_source(r))}) &middot; reward "
+            f"{r.verdict.reward:g} &middot; {status}</summary>"
             f"<p><b>prompt</b></p><pre>{html.escape(prompt[:2000])}</pre>"
             f"<p><b>completion</b></p><pre>{html.escape(r.completion.text[:2000])}</pre>"
             f"<p><b>reason</b> {html.escape(r.verdict.reason[:400])}</p></details>")
-    return "<h2>Sample rollouts</h2>" + "".join(items)
+    return "<h2>Sample rollouts</h2><p>Passes, failures and errors from each task source.</p>" + "".join(items)
+
+
+def _info_value(v: Any) -> str:
+    if v is None:
+        return "&ndash;"
+    if isinstance(v, (dict, list)):
+        return f"<code>{html.escape(json.dumps(v, default=str))}</code>"
+    return html.escape(str(v))
 
 
 def write_report(output_dir: str | Path, metrics: dict[str, Any], rollouts: Sequence[Rollout],
@@ -131,15 +214,22 @@ def write_report(output_dir: str | Path, metrics: dict[str, Any], rollouts: Sequ
     plot_by_source(metrics, out / PLOTS["by_source"])
     info = run_info or {}
     errs = metrics["errors"]
-    summary = [("tasks", metrics["n_tasks"]), ("rollouts", metrics["n_rollouts"]), ("pass@1", metrics["pass@1"]),
-               *((f"pass@{k}", v) for k, v in metrics["pass@k"].items() if k != "1"),
-               ("mean reward", metrics["mean_reward"]), ("reward std", metrics["reward_std"]),
+    ci = metrics.get("intervals") or {}
+    kci = ci.get("pass@k") or {}
+    summary = [("tasks", metrics["n_tasks"]), ("rollouts", metrics["n_rollouts"]),
+               ("pass@1", _Raw(_fmt(metrics["pass@1"]) + _ci(ci.get("pass@1")))),
+               *((f"pass@{k}", _Raw(_fmt(v) + _ci(kci.get(k)))) for k, v in metrics["pass@k"].items() if k != "1"),
+               ("mean reward", _Raw(_fmt(metrics["mean_reward"]) + _ci(ci.get("mean_reward")))),
+               ("reward std", metrics["reward_std"]),
                ("errors", f"{errs['total']} (timeout {errs['timeout']}, malformed {errs['malformed']}, "
                           f"exception {errs['exception']})"),
                ("mean turns", metrics["mean_turns"]), ("mean completion tokens", metrics["mean_completion_tokens"])]
-    summary_rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{_fmt(v)}</td></tr>" for k, v in summary)
-    info_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td><code>{html.escape(json.dumps(v, default=str))}"
-                        f"</code></td></tr>" for k, v in info.items())
+    summary_rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{v if isinstance(v, _Raw) else _fmt(v)}</td></tr>"
+                           for k, v in summary)
+    methods = ci.get("methods") or {}
+    summary_rows += "".join(f"<tr><th>95% interval: {html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+                            for k, v in methods.items())
+    info_rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_info_value(v)}</td></tr>" for k, v in info.items())
     doc = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>crossgym eval</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}}table{{border-collapse:collapse;
@@ -147,6 +237,7 @@ margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}img{
 padding:6px;white-space:pre-wrap}}</style></head><body>
 <h1>crossgym eval</h1>
 <table>{info_rows}</table>
+{_failure_modes(metrics)}
 <h2>Summary</h2><table>{summary_rows}</table>
 <div><img src="{PLOTS['reward_hist']}" alt="reward histogram"><img src="{PLOTS['pass_at_k']}" alt="pass@k curve">
 <img src="{PLOTS['by_source']}" alt="per-source bars"></div>

@@ -1,0 +1,72 @@
+"""95% intervals: Wilson against the closed form's known values, the bootstrap seeded and deterministic, and both in
+the metrics document overall and per source."""
+
+from __future__ import annotations
+
+import pytest
+
+from crossgym.eval.metrics import compute_metrics
+from crossgym.eval.stats import bootstrap, mean_stat, ratio_stat, wilson
+from crossgym.protocol import Completion, Rollout, Task, Verdict, VerifierSpec
+
+
+@pytest.mark.parametrize(("successes", "trials", "low", "high"), [
+    (0, 4, 0.0, 0.4899),     # z^2 / (n + z^2)
+    (4, 4, 0.5101, 1.0),     # n / (n + z^2)
+    (2, 4, 0.1500, 0.8500),
+    (1, 10, 0.0179, 0.4042),
+    (50, 100, 0.4038, 0.5962),
+])
+def test_wilson_known_values(successes, trials, low, high):  # type: ignore[no-untyped-def]
+    lo, hi = wilson(successes, trials)  # type: ignore[misc]
+    assert lo == pytest.approx(low, abs=1e-4) and hi == pytest.approx(high, abs=1e-4)
+
+
+def test_wilson_edges():
+    assert wilson(0, 0) is None
+    with pytest.raises(ValueError):
+        wilson(5, 4)
+
+
+def test_bootstrap_is_seeded_and_deterministic():
+    values = [0.0, 1.0, 0.5, 0.25, 1.0, 0.0, 0.75, 1.0]
+    stats = {"mean": mean_stat(values), "ratio": ratio_stat(values, [1.0] * len(values))}
+    first = bootstrap(len(values), stats)
+    assert first == bootstrap(len(values), stats)  # same seed, same interval
+    assert first["mean"] == first["ratio"]  # one set of resamples for every statistic
+    lo, hi = first["mean"]  # type: ignore[misc]
+    mean = sum(values) / len(values)
+    assert 0.0 <= lo < mean < hi <= 1.0
+    assert bootstrap(len(values), stats, seed=1) != first
+    constant = bootstrap(3, {"m": mean_stat([0.5, 0.5, 0.5])})
+    assert constant["m"] == (0.5, 0.5)
+    assert bootstrap(0, {"m": mean_stat([])}) == {"m": None}
+    assert bootstrap(2, {"m": mean_stat([None, None])}) == {"m": None}  # undefined on every resample
+
+
+def _rollouts(passes: dict[str, int], n: int = 4) -> list[Rollout]:
+    out = []
+    for tid, c in passes.items():
+        task = Task(id=tid, prompt="p", answer=None, verifier=VerifierSpec("v"), metadata={"source": tid[0]})
+        for j in range(n):
+            out.append(Rollout(task=task, completion=Completion.from_text("x"), verdict=Verdict.ok(float(j < c))))
+    return out
+
+
+def test_intervals_in_the_metrics_document():
+    rollouts = _rollouts({"a1": 4, "a2": 0, "b1": 2, "b2": 2})
+    m = compute_metrics(rollouts)
+    ci = m["intervals"]
+    assert ci["confidence"] == 0.95 and set(ci["methods"]) == {"wilson", "bootstrap"}
+    assert ci["pass@1"]["method"] == "wilson" and (ci["pass@1"]["successes"], ci["pass@1"]["trials"]) == (8, 16)
+    assert (ci["pass@1"]["low"], ci["pass@1"]["high"]) == pytest.approx(wilson(8, 16))
+    assert ci["mean_reward"]["method"] == "bootstrap" and set(ci["pass@k"]) == {"1", "2", "4"}
+    for k, doc in ci["pass@k"].items():
+        assert doc["low"] <= m["pass@k"][k] <= doc["high"]
+    a = m["by_source"]["a"]["intervals"]
+    assert (a["pass@1"]["low"], a["pass@1"]["high"]) == pytest.approx(wilson(4, 8))
+    # a resample of source a's two tasks is all-pass, all-fail or half: the bootstrap interval spans [0, 1]
+    assert (a["mean_reward"]["low"], a["mean_reward"]["high"]) == (0.0, 1.0)
+    b = m["by_source"]["b"]["intervals"]  # both tasks of b at 2/4: no spread over tasks
+    assert (b["mean_reward"]["low"], b["mean_reward"]["high"]) == (0.5, 0.5)
+    assert compute_metrics(rollouts)["intervals"] == ci  # deterministic
