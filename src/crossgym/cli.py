@@ -43,7 +43,12 @@ def _print_json(doc: Any) -> None:
 def _parse_json_option(value: str | None, option: str) -> dict[str, Any]:
     if not value:
         return {}
-    text = Path(value).read_text(encoding="utf-8") if Path(value).is_file() else value
+    if Path(value).is_file():
+        from crossgym.config.files import read_user_text
+
+        text = read_user_text(value, what=f"{option} file")
+    else:
+        text = value
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -105,14 +110,19 @@ def verify_cmd(
     verifier: str | None = typer.Option(None, "--verifier", help="Verifier name (default: the task's own)."),
     params: str | None = typer.Option(None, "--params", help="Verifier params as JSON (or a file)."),
     task: Path = typer.Option(..., "--task", help="A task JSON file (or a JSONL file holding one task)."),
-    completion: str = typer.Option(..., "--completion", help="Completion text, or a file holding it."),
+    completion: str = typer.Option(..., "--completion", help="Completion text, or a file holding it (one word "
+                                   "ending in .txt/.json/.jsonl/.md/.out/.log or starting with ./ ../ / ~/ names a "
+                                   "file, which must exist)."),
     as_json: bool = typer.Option(False, "--json", help="Print the Verdict as JSON."),
 ) -> None:
     """Score one completion for one task."""
     from crossgym.verify_cmd import verify_one
 
-    verdict = verify_one(verifier=verifier, params=_parse_json_option(params, "--params"), task_path=task,
-                         completion=completion)
+    parsed = _parse_json_option(params, "--params")
+    if params is not None and not verifier:
+        raise ConfigError("given without --verifier (the task's own verifier keeps its own params)",
+                          where="--params", fix="add --verifier NAME, or drop --params")
+    verdict = verify_one(verifier=verifier, params=parsed, task_path=task, completion=completion)
     if as_json:
         _print_json(verdict.to_dict())
     else:

@@ -3,40 +3,63 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from crossgym.api import load_verifier
+from crossgym.config.files import read_user_text, task_from_user_dict
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
 
 
 def read_task(path: Path) -> Task:
-    """A task from a JSON file, or the first line of a JSONL file."""
-    if not path.is_file():
-        raise ConfigError("task file not found", where=str(path), fix="check the path")
-    text = path.read_text(encoding="utf-8").strip()
+    """The task of a JSON file, or of a JSONL file holding exactly one task."""
+    text = read_user_text(path, what="task file", fix_missing="check the path (write one with `crossgym tasks`)")
     try:
-        data = json.loads(text)
+        return task_from_user_dict(json.loads(text), str(path))
     except json.JSONDecodeError:
-        first = text.splitlines()[0] if text else ""
+        pass
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    docs = []
+    for n, line in lines:
         try:
-            data = json.loads(first)
+            docs.append((n, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"not a task JSON document ({exc.msg})", where=str(path),
+            raise ConfigError(f"not a task JSON document ({exc.msg})", where=f"{path}:{n}",
                               fix="write one Task object as JSON (see `crossgym tasks`)") from None
-    try:
-        return Task.from_dict(data)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"not a valid task: {exc}", where=str(path),
-                          fix="a task needs id, prompt, answer and verifier (see docs)") from None
+    if not docs:
+        raise ConfigError("the task file is empty", where=str(path), fix="write one Task object as JSON "
+                                                                         "(see `crossgym tasks`)")
+    if len(docs) > 1:
+        raise ConfigError(f"holds {len(docs)} tasks; --task scores one", where=str(path),
+                          fix=f"copy the one you mean to a file of its own, e.g. sed -n '{docs[1][0]}p' {path} "
+                              "> task.json")
+    n, doc = docs[0]
+    return task_from_user_dict(doc, f"{path}:{n}")
+
+
+#: a --completion that is one token and ends like a file, or starts like a path, names a file (it must exist)
+_FILE_SUFFIXES = (".txt", ".json", ".jsonl", ".md", ".out", ".log")
+
+
+def looks_like_path(value: str) -> bool:
+    """Whether ``--completion VALUE`` names a file rather than being the text: no whitespace, and it ends in
+    .txt/.json/.jsonl/.md/.out/.log, starts with ./ ../ / or ~/, or its first folder exists here ("3/4" is text)."""
+    if not value or any(c.isspace() for c in value) or len(value) > 4096:
+        return False
+    if value.lower().endswith(_FILE_SUFFIXES) or value.startswith(("./", "../", "/", "~/")):
+        return True
+    head, sep, _ = value.partition(os.sep)
+    return bool(sep) and bool(head) and Path(head).is_dir()
 
 
 def read_completion(value: str) -> Completion:
-    """Completion text, or a file holding text or a Completion JSON document."""
-    p = Path(value)
-    if len(value) < 4096 and p.is_file():
-        text = p.read_text(encoding="utf-8", errors="replace")
+    """Completion text, or a file holding text or a Completion JSON document (see ``looks_like_path``)."""
+    p = Path(value).expanduser()
+    if len(value) < 4096 and (p.is_file() or looks_like_path(value)):
+        text = read_user_text(p, what="completion file",
+                              fix_missing="check the path; to score text that looks like a path, put it in a file")
         if p.suffix == ".json":
             try:
                 data = json.loads(text)
@@ -49,6 +72,9 @@ def read_completion(value: str) -> Completion:
 
 
 def verify_one(*, verifier: str | None, params: dict[str, Any], task_path: Path, completion: str) -> Verdict:
+    if params and not verifier:
+        raise ConfigError("given without --verifier (the task's own verifier keeps its own params)",
+                          where="--params", fix="add --verifier NAME, or drop --params")
     task = read_task(task_path)
     spec = VerifierSpec(name=verifier, params=params) if verifier else task.verifier
     if verifier:

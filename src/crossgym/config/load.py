@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from crossgym.config.files import read_user_text
 from crossgym.config.run import RunConfig
 from crossgym.protocol.errors import ConfigError
 
@@ -38,7 +39,7 @@ def _where_and_fix(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, st
         elif known:
             fix = f"known fields: {', '.join(known)}"
     if not fix:
-        fix = "see `crossgym plan --help` and docs/configuration.md"
+        fix = "see docs/reference/configuration.md"
     return loc, fix
 
 
@@ -50,9 +51,10 @@ def parse_run_config(data: Any, *, source: str = "<config>") -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        # an unknown key first: a typo'd `modle:` also makes `model` missing, and the typo is the news
+        err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
         loc, fix = _where_and_fix(dict(err), RunConfig)
-        msg = err["msg"]
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         if "input" in err and err["type"] not in ("missing", "extra_forbidden") and not isinstance(
                 err["input"], dict):
             msg = f"{msg} (got {err['input']!r})"
@@ -64,11 +66,13 @@ def parse_run_config(data: Any, *, source: str = "<config>") -> RunConfig:
 
 def load_run_config(path: str | Path) -> RunConfig:
     """Read a YAML RunConfig; relative task files resolve against the config's folder."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError("config file not found", where=str(p), fix="check the path")
+    p = Path(path).expanduser()
+    text = read_user_text(p, what="config file", fix_missing="check the path")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader that refuses duplicate keys)
+    except _DuplicateKey as exc:
+        raise ConfigError(f"duplicate key {exc.key!r} (first at line {exc.first})", where=f"{p}:{exc.line}",
+                          fix="merge the two into one (YAML keeps only the last, silently)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
@@ -76,6 +80,33 @@ def load_run_config(path: str | Path) -> RunConfig:
         raise ConfigError(f"invalid YAML: {problem}", where=where, fix="fix the YAML syntax at that line") from None
     data = _resolve_files(data, p.parent)
     return parse_run_config(data, source=str(p))
+
+
+class _DuplicateKey(yaml.YAMLError):  # type: ignore[misc]
+    def __init__(self, key: str, line: int, first: int) -> None:
+        super().__init__(f"duplicate key {key!r} at line {line}")
+        self.key, self.line, self.first = key, line, first
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]
+    """yaml.SafeLoader, except that a key given twice in one mapping is an error naming it and its lines."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue  # the base class reports an unhashable key
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise _DuplicateKey(str(key), line, seen[key])
+            seen[key] = line
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def _resolve_files(data: Any, base: Path) -> Any:

@@ -35,18 +35,20 @@ def load_run_tasks(section: TasksConfig, *, where: str = "tasks") -> list[Task]:
 
 def read_task_file(path: str | Path) -> list[Task]:
     """Tasks from a JSONL file (one Task JSON object per line); a bad line is one ConfigError naming it."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError("task file not found", where=str(p), fix="check the path in tasks.files")
+    from crossgym.config.files import read_user_text, task_from_user_dict
+
+    p = Path(path).expanduser()
+    text = read_user_text(p, what="task file", fix_missing="check the path in tasks.files")
     out = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            out.append(Task.from_dict(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"not a Task: {exc}", where=f"{p}:{n}",
+            doc = json.loads(line)
+        except ValueError as exc:
+            raise ConfigError(f"not JSON ({exc})", where=f"{p}:{n}",
                               fix="each line must be a Task JSON object (see `crossgym tasks`)") from None
+        out.append(task_from_user_dict(doc, f"{p}:{n}"))
     return out
 
 

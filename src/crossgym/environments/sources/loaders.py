@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from crossgym.config.files import check_user_encoding, decode_user_line, task_from_user_dict
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
 from crossgym.protocol.messages import Message, ToolSpec, messages_from
 from crossgym.protocol.task import Task, VerifierSpec
@@ -57,12 +58,7 @@ class RowMapper:
             raise ConfigError(f"{where}: a row must be a JSON object, got {type(row).__name__}",
                               fix="write one object per line")
         if not self.explicit and not self.prompt_template and {"id", "prompt", "verifier"} <= set(row):
-            try:
-                task = Task.from_dict(row)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ConfigError(f"{where}: not a valid Task: {exc}", fix="check the row against Task.to_dict()") \
-                    from None
-            return self._override(task)
+            return self._override(task_from_user_dict(row, where))
         return self._map(row, index, where)
 
     def _override(self, task: Task) -> Task:
@@ -167,9 +163,11 @@ def jsonl(path: str, *, columns: Mapping[str, str] | None = None, verifier: str 
                        prompt_template=prompt_template, id_prefix=id_prefix or p.stem, keep_columns=keep_columns)
 
     def rows() -> Iterator[Task]:
-        with p.open(encoding="utf-8") as fh:
+        check_user_encoding(p)
+        with p.open("rb") as fh:
             index = 0
-            for lineno, line in enumerate(fh, 1):
+            for lineno, raw in enumerate(fh, 1):
+                line = decode_user_line(raw, f"{p}:{lineno}")
                 if not line.strip():
                     continue
                 try:

@@ -1,0 +1,148 @@
+"""Reading the files a user hands crossgym (configs, task files, tasks and rollouts JSONL, params and completions) and
+checking the paths it will write, so that every mistake is one ConfigError line (what, where, fix), not a traceback.
+
+- ``read_user_text(path)``: the file's text; not a file, unreadable or not UTF-8 (UTF-16, Latin-1, ...) is one line
+  naming the file and its likely encoding ("save it as UTF-8"). A UTF-8 byte-order mark is dropped.
+- ``decode_user_line(raw, where)``: one line of a file read as bytes (JSONL readers that stream), same errors.
+- ``check_user_encoding(path)``: the same check on the head of a file too large to read whole (rollouts).
+- ``task_from_user_dict(doc, where)``: a Task from a JSON object a user wrote; a key that is not a Task field
+  (``answr``) is one line naming it, with the field it most likely means.
+- ``check_output_file(path, option)`` / ``check_output_dir(path, option)``: an output path that cannot be one
+  (a directory where a file goes, a file where a directory goes or above it) before any work starts.
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import difflib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from crossgym.protocol.errors import ConfigError
+from crossgym.protocol.task import Task
+
+TASK_FIELDS = tuple(f.name for f in dataclasses.fields(Task))
+
+_HEAD = 1 << 16
+_FIX = "save it as UTF-8, e.g. iconv -f {iconv} -t UTF-8 {name} > {stem}.utf8{suffix}"
+_ICONV = {"UTF-16": "UTF-16", "UTF-32": "UTF-32", "Latin-1": "LATIN1", "Windows-1252": "CP1252"}
+
+
+def guess_encoding(raw: bytes) -> str | None:
+    """None when ``raw`` is UTF-8 (a cut multi-byte character at its end allowed), else a likely encoding's name."""
+    if raw.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "UTF-32"
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "UTF-16"
+    head = raw[:4096]
+    if len(head) >= 2 and head.count(0) * 4 >= len(head):  # ASCII text as UTF-16 is every other byte 0
+        return "UTF-16"
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(raw, final=False)
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start:exc.start + 64]
+        return "Windows-1252" if any(0x80 <= b <= 0x9F for b in bad) else "Latin-1"
+    return None
+
+
+def _encoding_error(where: str, enc: str) -> ConfigError:
+    p = Path(where.rsplit(":", 1)[0] if where.rsplit(":", 1)[-1].isdigit() else where)
+    fix = _FIX.format(iconv=_ICONV.get(enc, enc), name=p, stem=p.with_suffix(""), suffix=p.suffix)
+    return ConfigError(f"not UTF-8 text (it looks like {enc})", where=where, fix=fix)
+
+
+def _read_bytes(path: Path, what: str, fix_missing: str) -> bytes:
+    if path.is_dir():
+        raise ConfigError(f"is a directory, not a {what}", where=str(path), fix=f"pass the {what} itself")
+    if not path.is_file():
+        raise ConfigError(f"{what} not found", where=str(path), fix=fix_missing)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the {what}: {exc.strerror or exc}", where=str(path),
+                          fix="check its permissions") from None
+
+
+def read_user_text(path: str | Path, *, what: str = "file", fix_missing: str = "check the path") -> str:
+    """The text of a file the user named; every way it cannot be read is one ConfigError line naming it."""
+    p = Path(path)
+    raw = _read_bytes(p, what, fix_missing)
+    enc = guess_encoding(raw)
+    if enc is not None:
+        raise _encoding_error(str(p), enc)
+    text = raw.decode("utf-8")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def decode_user_line(raw: bytes, where: str) -> str:
+    """One line of a user's file, read as bytes; not UTF-8 is one ConfigError line naming ``where``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _encoding_error(where, guess_encoding(raw) or "Latin-1") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def check_user_encoding(path: str | Path) -> None:
+    """Refuse a file whose head is not UTF-8 (UTF-16 has no newline bytes a line reader could split on)."""
+    p = Path(path)
+    if not p.is_file():
+        return
+    try:
+        with p.open("rb") as f:
+            head = f.read(_HEAD)
+    except OSError:
+        return
+    enc = guess_encoding(head)
+    if enc is not None:
+        raise _encoding_error(str(p), enc)
+
+
+def check_output_file(path: str | Path | None, option: str) -> None:
+    """Refuse an output file path that is a directory or lies below a file, before any work starts."""
+    if path is None:
+        return
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ConfigError(f"{p} is a directory; a file is written here", where=option,
+                          fix=f"name a file, e.g. {option} {p / 'out.jsonl'}")
+    _check_parents(p, option)
+
+
+def _check_parents(p: Path, option: str) -> None:
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"{parent} is a file, so {p} cannot be created below it", where=option,
+                                  fix="choose a path whose folders are folders")
+            break
+
+
+def check_output_dir(path: str | Path | None, option: str) -> None:
+    """Refuse an output directory path that is an existing file or lies below one, before any work starts."""
+    if path is None:
+        return
+    p = Path(path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise ConfigError(f"{p} is a file; a directory is written here", where=option,
+                          fix="name a directory that does not exist yet or already is one")
+    _check_parents(p, option)
+
+
+def task_from_user_dict(doc: Any, where: str) -> Task:
+    """A Task from a JSON object in a user's file; an unknown key or a missing/bad field is one ConfigError line."""
+    if not isinstance(doc, Mapping):
+        raise ConfigError(f"a task must be a JSON object, got {type(doc).__name__}", where=where,
+                          fix="write one Task object per line (see `crossgym tasks`)")
+    for key in doc:
+        if key not in TASK_FIELDS:
+            close = difflib.get_close_matches(str(key), [f for f in TASK_FIELDS if f not in doc], n=1, cutoff=0.6)
+            fix = f"did you mean {close[0]!r}?" if close else f"a task's fields are {', '.join(TASK_FIELDS)}"
+            raise ConfigError(f"unknown task field {key!r}", where=where, fix=fix)
+    try:
+        return Task.from_dict(doc)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"not a valid task: {exc}", where=where,
+                          fix="a task needs id, prompt and verifier, usually an answer (see `crossgym tasks`)") from None
