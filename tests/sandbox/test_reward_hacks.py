@@ -67,7 +67,7 @@ def test_the_callers_flags_do_not_change_the_judgement(sandbox: Sandbox, how: ob
     flags: list[str] = []
     if how == "env":
         env.update(PYTHONOPTIMIZE="1", PYTHONHASHSEED="12345", PYTHONSAFEPATH="1", PYTHONDONTWRITEBYTECODE="1",
-                   PYTHONWARNINGS="error")
+                   PYTHONWARNINGS="error::SyntaxWarning")
     else:
         flags = list(how)  # type: ignore[call-overload]
     done = subprocess.run([sys.executable, *flags, "-c", _VERIFY, sandbox.tier], env=env, capture_output=True,
@@ -243,17 +243,6 @@ def test_an_exception_that_cannot_be_rebuilt_is_not_the_one_the_test_expects(san
     assert judge(sandbox, "def parse(s):\n    raise TypeError('None')\n", tests).passed == 1
 
 
-def test_iterating_the_solutions_generators_still_works(sandbox: Sandbox, call: str) -> None:
-    solution = ("def count(n):\n    yield from range(n)\n\ndef keys():\n    return {'a': 1, 'b': 2}.keys()\n\n"
-                "class Bag:\n    def __init__(self):\n        self.items = [1, 2]\n    def __iter__(self):\n"
-                "        return iter(self.items)\n")
-    tests = ["assert list(count(3)) == [0, 1, 2]", "assert 2 in count(5) and 7 not in count(5)",
-             "assert 'a' in keys() and 'z' not in keys()", "assert 2 in Bag() and 3 not in Bag()",
-             "assert 150 in count(200)"]
-    r = judge(sandbox, solution, tests)
-    assert (r.passed, r.total) == (5, 5), r.details
-
-
 # ------------------------------------------------------------- objects that answer the test's question themselves
 LIARS = {
     "contains": "class Yes:\n    def __contains__(self, x):\n        return True\n    def __iter__(self):\n"
@@ -281,16 +270,24 @@ def test_objects_that_answer_the_question_earn_no_more_than_the_honest_wrong_ans
     assert got <= base <= 1 / len(tests), liar  # "3 not in" holds for the honest empty list
 
 
-def test_builtin_subclasses_travel_as_their_data(sandbox: Sandbox, call: str) -> None:
+def test_honest_values_and_objects_still_cross(sandbox: Sandbox, call: str) -> None:
+    """Subclasses of built-in types travel as their data (they were opaque handles, never equal to anything);
+    ``in`` on the solution's generators, views and iterable objects still answers as Python does."""
     solution = ("import collections, enum\nPoint = collections.namedtuple('Point', 'x y')\n"
                 "class Color(enum.IntEnum):\n    RED = 1\n"
                 "def point():\n    return Point(1, 2)\n\ndef red():\n    return Color.RED\n\n"
                 "def counts(s):\n    return collections.Counter(s)\n\ndef ordered():\n"
-                "    return collections.OrderedDict(a=1)\n")
+                "    return collections.OrderedDict(a=1)\n"
+                "def count(n):\n    yield from range(n)\n\ndef keys():\n    return {'a': 1, 'b': 2}.keys()\n\n"
+                "class Bag:\n    def __init__(self):\n        self.items = [1, 2]\n    def __iter__(self):\n"
+                "        return iter(self.items)\n")
     tests = ["assert point() == (1, 2)", "assert red() == 1", "assert counts('aab') == {'a': 2, 'b': 1}",
-             "assert ordered() == {'a': 1}"]
+             "assert ordered() == {'a': 1}",
+             "assert list(count(3)) == [0, 1, 2]", "assert 2 in count(5) and 7 not in count(5)",
+             "assert 'a' in keys() and 'z' not in keys()", "assert 2 in Bag() and 3 not in Bag()",
+             "assert 150 in count(200)"]
     r = judge(sandbox, solution, tests)
-    assert (r.passed, r.total) == (4, 4), r.details
+    assert (r.passed, r.total) == (9, 9), r.details
 
 
 # ------------------------------------------------------------------------- fixtures rewritten under the tests
@@ -331,9 +328,7 @@ def test_a_thread_the_solution_leaves_cannot_rewrite_a_fixture(sandbox: Sandbox,
              "import time\ntime.sleep(0.2)\nassert total() == 5 == sum(map(int, open('data/nums.txt').read().split()))"]
     r = run_python_tests(cheat, tests, files={"data/nums.txt": "1 2 3\n"}, sandbox=sandbox, timeout=5.0)
     assert r.passed == 0, r.details
-
-
-def test_the_tests_may_change_their_own_fixtures(sandbox: Sandbox) -> None:
+    # what the tests themselves do to their fixtures is kept
     tests = ["open('nums.txt', 'w').write('4 4')\nassert total() == 8",
              "with open('nums.txt', 'a') as f:\n    f.write(' 1')\nassert total() == 9",
              "assert total() == 9 and open('nums.txt').read() == '4 4 1'",
