@@ -142,7 +142,9 @@ def tasks_cmd(
 ) -> None:
     """Generate or load tasks and write them as JSONL."""
     from crossgym.api import load_tasks
+    from crossgym.config.files import check_output_file
 
+    check_output_file(out, "--out")
     p = _parse_json_option(params, "--params")
     if n is not None:
         p["n"] = n
@@ -261,6 +263,17 @@ def reverify_cmd(
 ) -> None:
     """Recompute rewards with the current verifiers and report drift."""
     _call("crossgym.eval.reverify:run_reverify_command", rollouts=rollouts, as_json=as_json)
+
+
+@app.command("compare")
+def compare_cmd(
+    run_a: Path = typer.Argument(..., help="An eval output directory (or its rollouts.jsonl): the baseline."),
+    run_b: Path = typer.Argument(..., help="Another eval of the same tasks (e.g. after training)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    html: Path | None = typer.Option(None, "--html", help="Write the comparison as an HTML page here."),
+) -> None:
+    """Compare two evals task by task: deltas with paired intervals, flipped tasks side by side."""
+    _call("crossgym.eval.compare:run_compare_command", run_a=run_a, run_b=run_b, as_json=as_json, html=html)
 
 
 @app.command("synth")

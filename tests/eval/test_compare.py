@@ -1,0 +1,115 @@
+"""`crossgym compare`: two constructed eval runs with known flips; paired deltas and intervals; tasks only in one
+run; bad inputs are one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from crossgym.cli import main
+from crossgym.eval.compare import compare_runs, load_run
+from crossgym.eval.stats import bootstrap, mean_stat
+from crossgym.protocol import Completion, Task, Verdict, VerifierSpec
+from crossgym.scoring import Provenance, append_records, rollout_record
+
+
+def _task(tid: str, prompt: str = "p") -> Task:
+    return Task(id=tid, prompt=prompt, answer=None, verifier=VerifierSpec("test_first_letter"),
+                metadata={"source": tid.split("-")[0]})
+
+
+def _write_run(directory, results, *, model="m", config_hash="h1", source="eval", prompts=None):  # type: ignore[no-untyped-def]
+    """results: task id -> list of booleans (one per sample); a run directory with rollouts.jsonl and metrics.json."""
+    directory.mkdir(parents=True, exist_ok=True)
+    records = []
+    for tid, samples in results.items():
+        task = _task(tid, (prompts or {}).get(tid, "p"))
+        for j, ok in enumerate(samples):
+            prov = Provenance.new(task.verifier, source=source, key=f"{tid}#{j}@{config_hash}", model=model,
+                                  config_hash=config_hash, sample=j)
+            verdict = Verdict.ok(1.0, reason="ok") if ok else Verdict.ok(0.0, reason=f"wrong letter {j}")
+            records.append(rollout_record(task, Completion.from_text(f"{model} says {tid} {j}"), verdict,
+                                          provenance=prov))
+    append_records(directory / "rollouts.jsonl", records)
+    (directory / "metrics.json").write_text(json.dumps({"run": {"config_hash": config_hash}}))
+    return directory
+
+
+A = {"x-1": [True, True], "x-2": [False, False], "x-3": [True, False], "y-1": [False, False], "y-2": [True, True],
+     "only-a": [True, True]}
+B = {"x-1": [False, False], "x-2": [True, True], "x-3": [True, True], "y-1": [True, False], "y-2": [True, True],
+     "only-b": [False, False]}
+
+
+def test_paired_deltas_flips_and_one_sided_tasks(tmp_path):
+    doc = compare_runs(load_run(_write_run(tmp_path / "a", A, model="before")),
+                       load_run(_write_run(tmp_path / "b", B, model="after")))
+    assert doc["shared_tasks"] == 5 and doc["only_in_a"] == ["only-a"] and doc["only_in_b"] == ["only-b"]
+    assert doc["a"]["model"] == "before" and doc["b"]["model"] == "after"
+    # per-task pass rates A -> B: x-1 1 -> 0, x-2 0 -> 1, x-3 .5 -> 1, y-1 0 -> .5, y-2 1 -> 1
+    diffs = [-1.0, 1.0, 0.5, 0.5, 0.0]
+    o = doc["overall"]["pass_rate"]
+    assert o["a"] == pytest.approx(2.5 / 5) and o["b"] == pytest.approx(3.5 / 5)
+    assert o["delta"] == pytest.approx(sum(diffs) / 5)
+    assert (o["low"], o["high"]) == bootstrap(5, {"d": mean_stat(diffs)})["d"]  # the paired bootstrap of B - A
+    assert o["low"] < 0 < o["high"] and o["significant"] is False
+    assert doc["overall"]["mean_reward"]["delta"] == pytest.approx(o["delta"])  # reward 1/0 = pass
+    assert (doc["overall"]["improved"], doc["overall"]["worsened"]) == (3, 1)
+    assert doc["flips"] == {"pass_to_fail": 1, "fail_to_pass": 2}  # x-3 (.5 -> 1) and y-2 stay solved
+    p2f = doc["pass_to_fail"][0]
+    assert p2f["task"] == "x-1" and p2f["a"]["passed"] and not p2f["b"]["passed"]
+    assert p2f["a"]["completion"] == "before says x-1 0" and p2f["b"]["completion"] == "after says x-1 0"
+    assert p2f["b"]["reason"] == "wrong letter 0"
+    assert {f["task"] for f in doc["fail_to_pass"]} == {"x-2", "y-1"}  # y-1: 0 -> .5 of its samples
+    assert set(doc["by_source"]) == {"x", "y"}
+    assert doc["by_source"]["x"]["pass_rate"]["delta"] == pytest.approx((-1 + 1 + 0.5) / 3)
+    assert doc["by_source"]["y"]["n_tasks"] == 2
+
+
+def test_compare_command_json_html_and_summary(tmp_path, capsys):
+    a, b = _write_run(tmp_path / "a", A), _write_run(tmp_path / "b", B)
+    page = tmp_path / "cmp.html"
+    with pytest.raises(SystemExit) as e:
+        main(["compare", str(a), str(b / "rollouts.jsonl"), "--json", "--html", str(page)])
+    assert e.value.code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["flips"] == {"pass_to_fail": 1, "fail_to_pass": 2}
+    text = page.read_text()
+    assert "pass &rarr; fail: 1 tasks" in text and "m says x-1 0" in text and "paired percentile bootstrap" in text
+    with pytest.raises(SystemExit) as e:
+        main(["compare", str(a), str(b)])
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    assert "5 shared tasks" in out and "fail->pass 2, pass->fail 1" in out and "only in A: 1 tasks: only-a" in out
+    assert "pass->fail x-1 [x]" in out and "within noise" in out
+
+
+def test_only_the_settings_metrics_json_names_are_compared(tmp_path):
+    run = _write_run(tmp_path / "a", {"x-1": [True]}, config_hash="old")
+    _write_run(run, {"x-1": [False, False], "x-2": [False]}, config_hash="new")  # metrics.json now names "new"
+    loaded = load_run(run)
+    assert loaded.config_hash == "new" and sorted(loaded.tasks) == ["x-1", "x-2"] and loaded.tasks["x-1"].n == 2
+
+
+def test_bad_inputs_are_one_line_and_exit_2(tmp_path, capsys):
+    a = _write_run(tmp_path / "a", A)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    train = _write_run(tmp_path / "train", A, source="train")
+    other = _write_run(tmp_path / "other", {"z-1": [True]})
+    renamed = _write_run(tmp_path / "renamed", {"x-1": [True]}, prompts={"x-1": "another prompt"})
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"not": "a rollout"}\n')
+    cases = [([str(a), str(tmp_path / "missing")], "no such eval run"),
+             ([str(empty), str(a)], "not an eval run: no rollouts.jsonl in it"),
+             ([str(a), str(train)], "not an eval run: it holds train rollouts"),
+             ([str(a), str(junk)], "not an eval run: no rollout records in it"),
+             ([str(a), str(other)], "the two runs share no tasks"),
+             ([str(a), str(renamed)], "share no tasks (1 ids match but their prompts, answers or verifiers differ)")]
+    for argv, needle in cases:
+        with pytest.raises(SystemExit) as e:
+            main(["compare", *argv])
+        out = capsys.readouterr()
+        assert e.value.code == 2, argv
+        assert needle in out.err and out.err.count("\n") == 1 and out.out == "", (argv, out.err)
