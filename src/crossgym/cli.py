@@ -142,7 +142,9 @@ def tasks_cmd(
 ) -> None:
     """Generate or load tasks and write them as JSONL."""
     from crossgym.api import load_tasks
+    from crossgym.config.files import check_output_file
 
+    check_output_file(out, "--out")
     p = _parse_json_option(params, "--params")
     if n is not None:
         p["n"] = n

@@ -43,8 +43,10 @@ def test_cli_writes_tasks_rejects_and_summary(tiny_model_dir: Path, tmp_path: Pa
     with pytest.raises(SystemExit) as exc:
         main(["synth", "word_problems", "--seeds", str(seeds), "--engine", "hf", "--model", str(tiny_model_dir),
               "-n", "1", "--max-attempts", "2", "--max-tokens", "32", "--shots", "2", "--out", str(out), "--json"])
-    assert exc.value.code == 0
-    summary = json.loads(capsys.readouterr().out)
+    assert exc.value.code == 1  # kept none: not a success, though every file is written
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert captured.err.strip().splitlines()[-1].startswith("crossgym: synth word_problems: kept no task of 2 drafts")
     assert out.read_text() == ""  # nothing the tiny model wrote survived the verifier
     rejects = [json.loads(line) for line in (tmp_path / "out" / "synth.rejects.jsonl").read_text().splitlines()]
     assert len(rejects) == 2 and all(r["reason"] in REASONS for r in rejects)

@@ -332,7 +332,10 @@ def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = Fa
     import typer
 
     from crossgym.compat_tests.render import render_html, render_text
+    from crossgym.config.files import check_output_file
 
+    check_output_file(out, "--out")
+    check_output_file(html, "--html")
     quiet_libraries()
 
     start = time.monotonic()

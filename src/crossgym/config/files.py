@@ -7,6 +7,8 @@ checking the paths it will write, so that every mistake is one ConfigError line 
 - ``check_user_encoding(path)``: the same check on the head of a file too large to read whole (rollouts).
 - ``task_from_user_dict(doc, where)``: a Task from a JSON object a user wrote; a key that is not a Task field
   (``answr``) is one line naming it, with the field it most likely means.
+- ``check_sampling(...)``: sampling flags out of range (``--max-tokens -5``, ``--temperature -1``, top_p outside
+  (0, 1], n < 1), checked before anything loads.
 - ``check_output_file(path, option)`` / ``check_output_dir(path, option)``: an output path that cannot be one
   (a directory where a file goes, a file where a directory goes or above it) before any work starts.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import difflib
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -146,3 +149,20 @@ def task_from_user_dict(doc: Any, where: str) -> Task:
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"not a valid task: {exc}", where=where,
                           fix="a task needs id, prompt and verifier, usually an answer (see `crossgym tasks`)") from None
+
+
+def check_sampling(*, temperature: float | None = None, max_tokens: int | None = None, top_p: float | None = None,
+                   n: int | None = None, prefix: str = "--") -> None:
+    """Refuse sampling numbers out of range (flags use ``--name``; pass ``prefix=""`` for config fields)."""
+    def bad(name: str, value: object, rule: str, example: str) -> ConfigError:
+        opt = f"{prefix}{name.replace('_', '-') if prefix else name}"
+        return ConfigError(f"must be {rule}, got {value}", where=opt, fix=f"e.g. {opt} {example}")
+
+    if temperature is not None and not (math.isfinite(temperature) and temperature >= 0):
+        raise bad("temperature", temperature, ">= 0 (0 is greedy)", "0.7")
+    if top_p is not None and not (math.isfinite(top_p) and 0 < top_p <= 1):
+        raise bad("top_p", top_p, "in (0, 1]", "0.95")
+    if max_tokens is not None and max_tokens < 1:
+        raise bad("max_tokens", max_tokens, ">= 1", "256")
+    if n is not None and n < 1:
+        raise bad("n", n, ">= 1", "4")

@@ -19,6 +19,7 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
                      temperature: float | None = None, max_tokens: int | None = None,
                      seed: int | None = None) -> dict[str, Any]:
     """Run one eval as the CLI asks and print the result; returns the metrics document."""
+    from crossgym.config.files import check_output_dir, check_sampling
     from crossgym.eval.run import (
         build_engine,
         engine_model_name,
@@ -28,10 +29,10 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
         sampling_from_run,
     )
 
-    if n < 1:
-        raise ConfigError(f"--n must be >= 1, got {n}", where="--n", fix="e.g. --n 4")
+    check_sampling(temperature=temperature, max_tokens=max_tokens, n=n)
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {limit}", where="--limit", fix="e.g. --limit 20")
+    check_output_dir(output_dir, "--output-dir")
     environment: str | None = None
     env_params: dict[str, Any] = {}
     if config is not None:
@@ -47,7 +48,9 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
             task_list = load_task_list(section.source, params=section.params, files=section.files)
         else:
             task_list = load_task_list(tasks)
-        output_dir = output_dir or Path(run.output_dir) / "eval"
+        if output_dir is None:
+            output_dir = Path(run.output_dir).expanduser() / "eval"
+            check_output_dir(output_dir, f"{config}: output_dir")
     else:
         if tasks is None:
             raise ConfigError("no tasks given", where="crossgym eval",

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from crossgym.protocol.errors import ConfigError
 from crossgym.scoring.drift import MAX_LISTED, reverify
+from crossgym.scoring.records import iter_records, rollout_from_record
 
 __all__ = ["MAX_LISTED", "reverify", "run_reverify_command"]
 
@@ -17,6 +19,7 @@ def run_reverify_command(rollouts: Path, as_json: bool) -> dict[str, Any]:
     """Print the drift report (JSON or lines); exit 1 when any reward changed or a verifier is missing."""
     import typer
 
+    _check_has_rollouts(rollouts)
     doc = reverify(rollouts)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
@@ -36,3 +39,25 @@ def run_reverify_command(rollouts: Path, as_json: bool) -> dict[str, Any]:
     if not doc["ok"]:
         raise typer.Exit(1)
     return doc
+
+
+def _check_has_rollouts(path: Path) -> None:
+    """An empty file, or one with no rollout (a tasks file), is an error: "0 of 0 re-scored" is no success."""
+    from crossgym.config.files import check_user_encoding, read_user_text
+
+    if not path.is_file():
+        read_user_text(path, what="rollout file", fix_missing="pass the rollouts.jsonl an eval wrote")
+    check_user_encoding(path)
+    records = 0
+    for doc in iter_records(path):
+        records += 1
+        try:
+            rollout_from_record(doc)
+            return
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    what = "the file is empty" if records == 0 else (
+        f"none of its {records} records is a rollout" + (" (it holds tasks)" if "prompt" in doc else ""))
+    raise ConfigError(f"no rollouts to re-score: {what}", where=str(path),
+                      fix="pass a rollouts.jsonl that crossgym eval or train wrote (records with task, completion "
+                          "and verdict)")

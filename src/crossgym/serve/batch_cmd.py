@@ -25,14 +25,18 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], list[tuple[Task, Com
     if not path.is_file():
         raise ConfigError("file not found", where=str(path), fix="pass a JSONL of rollouts (e.g. an eval's "
                                                                 "rollouts.jsonl)")
+    from crossgym.config.files import check_user_encoding, decode_user_line
+
+    check_user_encoding(path)
     records, pairs = [], []
     with path.open("rb") as f:
         for n, raw in enumerate(f, 1):
             if not raw.strip():
                 continue
             where = f"{path}:{n}"
+            line = decode_user_line(raw, where)
             try:
-                doc = json.loads(raw)
+                doc = json.loads(line)
             except ValueError as exc:
                 raise ConfigError(f"not JSON ({exc})", where=where, fix="one JSON object per line") from None
             if not isinstance(doc, dict) or "task" not in doc or "completion" not in doc:
@@ -141,6 +145,9 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
     """Print the summary (JSON or one line each)."""
     if workers is not None and workers < 1:
         raise ConfigError(f"must be at least 1, got {workers}", where="--workers", fix="pass --workers N, N >= 1")
+    from crossgym.config.files import check_output_file
+
+    check_output_file(out, "--out")
     doc = verify_batch(rollouts, use_ray=use_ray, address=address, workers=workers, out=out)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")

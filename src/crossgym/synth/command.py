@@ -42,11 +42,15 @@ def run_synth_command(family: str, seeds: Path | None, from_source: str | None, 
                       temperature: float = 1.0, max_tokens: int = 512, seed: int = 0,
                       as_json: bool = False) -> dict[str, Any]:
     """Run synth as the CLI asks, write the files, print a summary; returns the summary document."""
+    from crossgym.config.files import check_output_file, check_sampling
     from crossgym.eval.run import build_engine, engine_model_name
     from crossgym.synth.run import synthesize
 
     if n < 1:
         raise ConfigError(f"-n must be >= 1, got {n}", where="-n", fix="e.g. -n 20")
+    check_sampling(temperature=temperature, max_tokens=max_tokens)
+    for option, path in zip(("--out", "--rejects", "--out"), output_paths(out, rejects), strict=True):
+        check_output_file(path, option)
     pool = load_seeds(family, seeds, from_source, source_params)
     eng = build_engine(engine, model=model, endpoint=endpoint)
     try:
@@ -73,4 +77,10 @@ def run_synth_command(family: str, seeds: Path | None, from_source: str | None, 
         sys.stderr.write(f"synth {family}: {c['kept']} kept of {c['attempts']} drafts"
                          f"{f' (rejected: {why})' if why else ''}\n"
                          f"  wrote {tasks_path}, {rejects_path}, {summary_path}\n")
+    if not result.tasks:
+        import typer
+
+        sys.stderr.write(f"crossgym: synth {family}: kept no task of {result.counts()['attempts']} drafts "
+                         f"(why each was rejected: {rejects_path})\n")
+        raise typer.Exit(1)
     return summary
