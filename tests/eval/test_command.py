@@ -50,6 +50,10 @@ def test_eval_with_flags_writes_everything_and_resumes(tiny_model_dir, test_plug
     assert "95% intervals" in text and f"pass@1 {metrics['pass@1']:.3f} [" in text
     if fm["failed"]:
         assert text.index("failed ") < text.index("pass@1")  # failure modes first
+    health = metrics["health"]  # the hf engine records token ids; max_tokens 5 is in each record's provenance
+    assert health["truncated"]["known"] == 12 and health["truncated"]["max_tokens"] == [5]
+    if health["truncated"]["rate"] >= 0.2:
+        assert "warning: " in text and "hit max_tokens (5)" in text
 
 
 def test_eval_from_a_run_config(tiny_model_dir, test_plugin, tmp_path, capsys):

@@ -135,6 +135,8 @@ def summary_lines(metrics: dict[str, Any]) -> list[str]:
         if comps:
             lines.append("    failed components: " + ", ".join(f"{c['verifier']}.{c['component']} {c['count']}"
                                                          for c in comps))
+    for warning in (metrics.get("health") or {}).get("warnings", []):
+        lines.append(f"  warning: {warning}")
     kci = ci.get("pass@k") or {}
     lines += ["  " + "  ".join(f"pass@{k} {f(v)}{_ci(kci.get(k) if k != '1' else ci.get('pass@1'))}"
                                for k, v in metrics["pass@k"].items()),

@@ -101,6 +101,7 @@ def compute_metrics(rollouts: Sequence[Rollout], *, ks: Sequence[int] | None = N
     """The metrics document (metrics.json, `crossgym eval --json`) for a set of rollouts."""
     from crossgym.eval import stats
     from crossgym.eval.failures import failure_modes
+    from crossgym.eval.health import health_checks
 
     per_task = Counter(r.task.id for r in rollouts)
     n_max = max(per_task.values(), default=0)
@@ -127,6 +128,7 @@ def compute_metrics(rollouts: Sequence[Rollout], *, ks: Sequence[int] | None = N
                         for k, v in sorted(by_verifier.items())},
         "timings": {key: sum(r.timings.get(key, 0.0) for r in rollouts) for key in ("generate_s", "env_s", "verify_s")},
         "failure_modes": failure_modes(rollouts, task_source),
+        "health": health_checks(rollouts),
     }
     doc["intervals"]["methods"] = dict(stats.METHODS)
     return doc

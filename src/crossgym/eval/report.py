@@ -159,6 +159,25 @@ def _failure_modes(metrics: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _health(metrics: dict[str, Any]) -> str:
+    h = metrics.get("health")
+    if not h:
+        return ""
+    warn = "".join(f"<li>{html.escape(w)}</li>" for w in h["warnings"])
+    t, z, u = h["truncated"], h["zero_variance_groups"], h["reward_without_pass"]
+    rows = [("truncated at max_tokens", f"{t['count']} of {t['known']}" if t["known"] else "unknown (no token ids)"),
+            ("episodes cut at max_turns", h["env_truncated"]["count"]), ("empty completions", h["empty"]["count"]),
+            ("repetitive (runaway) completions", h["repetitive"]["count"]),
+            ("verifier errors (timeout, exception)", f"{h['verifier_errors']['count']} "
+                                                     f"({h['verifier_errors']['rate']:.1%})"),
+            ("tasks with every sample scored alike", f"{z['count']} of {z['groups']} (all pass {z['all_pass']}, "
+                                                     f"all fail {z['all_fail']})"),
+            ("reward earned by rollouts that did not pass", f"{u['share']:.0%}")]
+    table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
+    return (f"<h2>Health checks</h2>{f'<ul><b>What to do next</b>{warn}</ul>' if warn else '<p>No warnings.</p>'}"
+            f"<table>{table}</table>")
+
+
 def pick_samples(rollouts: Sequence[Rollout], k: int = SAMPLES) -> list[Rollout]:
     """Passes, honest failures and errors, each spread over the task sources."""
     from crossgym.eval.failures import _spread
@@ -238,6 +257,7 @@ padding:6px;white-space:pre-wrap}}</style></head><body>
 <h1>crossgym eval</h1>
 <table>{info_rows}</table>
 {_failure_modes(metrics)}
+{_health(metrics)}
 <h2>Summary</h2><table>{summary_rows}</table>
 <div><img src="{PLOTS['reward_hist']}" alt="reward histogram"><img src="{PLOTS['pass_at_k']}" alt="pass@k curve">
 <img src="{PLOTS['by_source']}" alt="per-source bars"></div>

@@ -1,0 +1,146 @@
+"""Cheap health checks over rollouts (metrics.json ``health``): things that make an eval or a training run
+misleading rather than merely low, each with a count, a rate and, past a threshold, one warning line saying what
+to do.
+
+- ``truncated``: single-turn completions whose token ids reach the sampling's ``max_tokens`` (known only when the
+  record has token ids and its provenance the sampling); ``env_truncated``: episodes cut at the environment's
+  max_turns;
+- ``empty``: completions with no text;
+- ``repetitive``: long completions that compress to almost nothing (a runaway generation repeating itself);
+- ``verifier_errors``: timeouts and exceptions (the verifier's fault, not the completion's), ``malformed`` apart;
+- ``zero_variance_groups``: tasks with several samples all scored alike (GRPO learns nothing from such a group);
+- ``reward_without_pass``: the share of the total reward earned by rollouts that did not pass, and the components
+  that earned it: reward coming mostly from partial credit (format) while the task itself stays unsolved.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from crossgym.protocol.episode import Rollout
+from crossgym.scoring.records import provenance_of
+
+TRUNCATED_WARN = 0.2
+EMPTY_WARN = 0.1
+REPETITIVE_WARN = 0.1
+VERIFIER_ERROR_WARN = 0.05
+ZERO_VARIANCE_WARN = 0.5
+#: reward_without_pass is flagged when most reward comes from rollouts that did not pass and few pass
+UNEARNED_WARN = 0.5
+LOW_PASS = 0.1
+#: a completion at least this long that zlib compresses below RATIO of its size is "repetitive"
+REPETITIVE_MIN_CHARS = 400
+REPETITIVE_RATIO = 0.12
+
+
+def _rate(count: int, n: int) -> float:
+    return count / n if n else 0.0
+
+
+def _max_tokens(r: Rollout) -> int | None:
+    sampling = provenance_of(r).extra.get("sampling")
+    value = sampling.get("max_tokens") if isinstance(sampling, dict) else None
+    return int(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def _repetitive(text: str) -> bool:
+    if len(text) < REPETITIVE_MIN_CHARS:
+        return False
+    data = text.encode("utf-8", "replace")
+    return len(zlib.compress(data, 6)) < REPETITIVE_RATIO * len(data)
+
+
+def health_checks(rollouts: Sequence[Rollout]) -> dict[str, Any]:
+    """The health document of metrics.json."""
+    n = len(rollouts)
+    known = truncated = env_truncated = empty = repetitive = verifier_errors = malformed = 0
+    caps: set[int] = set()
+    for r in rollouts:
+        prov = provenance_of(r)
+        if prov.extra.get("env_truncated"):
+            env_truncated += 1
+        cap = _max_tokens(r)
+        if cap is not None and r.completion.token_ids is not None and r.turns <= 1:
+            known += 1
+            caps.add(cap)
+            truncated += len(r.completion.token_ids) >= cap
+        text = r.completion.text
+        empty += not text.strip()
+        repetitive += _repetitive(text)
+        kind = r.verdict.error_kind
+        verifier_errors += kind in ("timeout", "exception")
+        malformed += kind == "malformed"
+    groups: dict[str, list[float]] = defaultdict(list)
+    for r in rollouts:
+        groups[r.task.id].append(r.verdict.reward)
+    multi = {t: rs for t, rs in groups.items() if len(rs) >= 2}
+    flat = {t: rs for t, rs in multi.items() if len({x for x in rs if not math.isnan(x)}) <= 1}
+    passed_by_task = defaultdict(list)
+    for r in rollouts:
+        passed_by_task[r.task.id].append(r.verdict.passed)
+    all_pass = sum(1 for t in flat if all(passed_by_task[t]))
+    all_fail = sum(1 for t in flat if not any(passed_by_task[t]))
+    doc: dict[str, Any] = {
+        "n_rollouts": n,
+        "truncated": {"count": truncated, "rate": _rate(truncated, known), "known": known,
+                      "max_tokens": sorted(caps)},
+        "env_truncated": {"count": env_truncated, "rate": _rate(env_truncated, n)},
+        "empty": {"count": empty, "rate": _rate(empty, n)},
+        "repetitive": {"count": repetitive, "rate": _rate(repetitive, n)},
+        "verifier_errors": {"count": verifier_errors, "rate": _rate(verifier_errors, n)},
+        "malformed": {"count": malformed, "rate": _rate(malformed, n)},
+        "zero_variance_groups": {"groups": len(multi), "count": len(flat), "rate": _rate(len(flat), len(multi)),
+                                 "all_pass": all_pass, "all_fail": all_fail,
+                                 "other": len(flat) - all_pass - all_fail},
+        "reward_without_pass": _reward_without_pass(rollouts),
+    }
+    doc["warnings"] = _warnings(doc)
+    return doc
+
+
+def _reward_without_pass(rollouts: Sequence[Rollout]) -> dict[str, Any]:
+    rewards = [(r, r.verdict.reward) for r in rollouts if not math.isnan(r.verdict.reward)]
+    total = sum(max(0.0, x) for _, x in rewards)
+    unearned = sum(max(0.0, x) for r, x in rewards if not r.verdict.passed)
+    failing = [r for r, _ in rewards if not r.verdict.passed]
+    comp_sum: dict[str, float] = defaultdict(float)
+    for r in failing:
+        for name, value in r.verdict.components.items():
+            comp_sum[f"{r.task.verifier.name}.{name}"] += value
+    share = unearned / total if total > 0 else 0.0
+    pass_rate = _rate(sum(1 for r in rollouts if r.verdict.passed), len(rollouts))
+    components = {k: v / len(failing) for k, v in sorted(comp_sum.items(), key=lambda kv: -kv[1]) if v > 0}
+    return {"share": share, "pass_rate": pass_rate, "components": components,
+            "flag": total > 0 and share >= UNEARNED_WARN and pass_rate < LOW_PASS}
+
+
+def _warnings(doc: dict[str, Any]) -> list[str]:
+    out = []
+    t = doc["truncated"]
+    if t["known"] and t["rate"] >= TRUNCATED_WARN:
+        out.append(f"{t['rate']:.0%} of completions hit max_tokens ({', '.join(map(str, t['max_tokens']))}): "
+                   "answers are cut off; raise max_tokens (grpo.max_completion_length) or ask for shorter answers")
+    if doc["empty"]["rate"] >= EMPTY_WARN:
+        out.append(f"{doc['empty']['rate']:.0%} of completions are empty: check the chat template and stop strings")
+    if doc["repetitive"]["rate"] >= REPETITIVE_WARN:
+        out.append(f"{doc['repetitive']['rate']:.0%} of completions repeat themselves (runaway generations): lower "
+                   "the temperature or add a stop string")
+    if doc["verifier_errors"]["rate"] >= VERIFIER_ERROR_WARN:
+        out.append(f"the verifier erred or timed out on {doc['verifier_errors']['rate']:.0%} of rollouts: fix it "
+                   "before training (`crossgym check NAME`); RL would learn from its failures")
+    z = doc["zero_variance_groups"]
+    if z["groups"] and z["rate"] >= ZERO_VARIANCE_WARN:
+        why = ("every sample solves them: use harder tasks" if z["all_pass"] >= z["all_fail"]
+               else "no sample solves them: use easier tasks or shape the reward")
+        out.append(f"{z['rate']:.0%} of tasks score all their samples alike (GRPO learns nothing from them); "
+                   f"mostly {why}")
+    u = doc["reward_without_pass"]
+    if u["flag"]:
+        comps = ", ".join(list(u["components"])[:3]) or "partial credit"
+        out.append(f"{u['share']:.0%} of the reward goes to rollouts that did not pass (from {comps}) while only "
+                   f"{u['pass_rate']:.0%} pass: the model can learn the format without the task")
+    return out
