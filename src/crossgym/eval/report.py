@@ -174,7 +174,7 @@ def _health(metrics: dict[str, Any]) -> str:
                                                      f"all fail {z['all_fail']})"),
             ("reward earned by rollouts that did not pass", f"{u['share']:.0%}")]
     table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return (f"<h2>Health checks</h2>{f'<ul><b>What to do next</b>{warn}</ul>' if warn else '<p>No warnings.</p>'}"
+    return (f"<h2>Health checks</h2>{f'<p><b>What to do next</b></p><ul>{warn}</ul>' if warn else '<p>No warnings.</p>'}"
             f"<table>{table}</table>")
 
 
@@ -242,7 +242,9 @@ def write_report(output_dir: str | Path, metrics: dict[str, Any], rollouts: Sequ
                ("reward std", metrics["reward_std"]),
                ("errors", f"{errs['total']} (timeout {errs['timeout']}, malformed {errs['malformed']}, "
                           f"exception {errs['exception']})"),
-               ("mean turns", metrics["mean_turns"]), ("mean completion tokens", metrics["mean_completion_tokens"])]
+               ("mean turns", metrics["mean_turns"]), ("mean completion tokens", metrics["mean_completion_tokens"]),
+               ("time (s)", ", ".join(f"{k.removesuffix('_s')} {v:.1f}" for k, v in metrics["timings"].items())),
+               ("pass means", "the verifier's own passed flag (a partial reward is not a pass)")]
     summary_rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{v if isinstance(v, _Raw) else _fmt(v)}</td></tr>"
                            for k, v in summary)
     methods = ci.get("methods") or {}
