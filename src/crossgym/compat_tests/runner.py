@@ -26,7 +26,7 @@ from crossgym.compat_tests.matrix import SCHEMA_ID, cell_from_modes, summarize
 from crossgym.compat_tests.parity import parity_ready, run_parity_batch, samples_for_mode
 from crossgym.compat_tests.results import CheckResult
 from crossgym.compat_tests.verdicts import VerdictCache
-from crossgym.protocol.errors import ConfigError
+from crossgym.protocol.errors import BackendUnavailable, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -324,6 +324,19 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def _named_but_not_installed(backends: Sequence[str] | None) -> list[tuple[str, str, str | None]]:
+    """(name, why, install) of each backend named on the command line whose packages are not installed."""
+    from crossgym.plugins.manager import registry
+
+    out = []
+    for name in dict.fromkeys(backends or ()):
+        entry = registry("backends").entry(name)  # an unknown name is one line with a suggestion
+        missing = entry.missing_requirements()
+        if missing:
+            out.append((name, f"missing Python package(s): {', '.join(missing)}", entry.install))
+    return out
+
+
 def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = False, html: Path | None = None,
                        out: Path | None = None, verifiers: Sequence[str] | None = None, corpus: Path | None = None,
                        checks: Sequence[str] | str | None = None) -> None:
@@ -336,6 +349,10 @@ def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = Fa
 
     check_output_file(out, "--out")
     check_output_file(html, "--html")
+    missing = _named_but_not_installed(backends)
+    if backends and len(missing) == len(set(backends)):  # nothing to measure: not an empty "ok"
+        name, why, install = missing[0]
+        raise BackendUnavailable(name, f"not installed ({why}), so compat has nothing to check", install)
     quiet_libraries()
 
     start = time.monotonic()
@@ -356,3 +373,7 @@ def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = Fa
         render_text(doc)
     if not doc["summary"]["ok"]:
         raise typer.Exit(1)
+    if missing:  # a backend the user named was not checked: not a success
+        sys.stderr.write("crossgym: error: not installed, so not checked: " + "; ".join(
+            f"{n} ({why}{f'; install: {install}' if install else ''})" for n, why, install in missing) + "\n")
+        raise typer.Exit(2)

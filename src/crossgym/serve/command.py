@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import sys
 from typing import Any
 
@@ -55,9 +57,41 @@ def run_serve_command(host: str = "127.0.0.1", port: int = 8000, token: str | No
 
     from crossgym.serve.app import create_app
 
+    sock = bind_socket(host, port)  # before the banner: a busy port is one line, not uvicorn's error after it
     app = create_app(settings)
     shapes = " + NeMo Gym /verify" if settings.nemo_gym else ""
     sys.stderr.write(f"crossgym serve: http://{host}:{port} ({'bearer token required' if token else 'no token'}"
                      f"{shapes}; docs at /docs)\n")
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, backlog=2048,
-                timeout_keep_alive=30)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, backlog=2048,
+                            timeout_keep_alive=30)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port (uvicorn listens on it); a port in use, a privileged port or an address
+    this machine does not have is one ConfigError line."""
+    where = f"{host}:{port}"
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"port {port} is out of range", where="--port", fix="pass --port N with 0 <= N <= 65535")
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot resolve the host ({exc.strerror})", where=where, fix="pass --host ADDRESS") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(addr)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} is in use", where=where,
+                              fix=f"stop what listens there (ss -ltnp 'sport = :{port}') or pass --port N") from None
+        if exc.errno == errno.EACCES:
+            raise ConfigError(f"port {port} needs privileges to bind", where=where, fix="pass --port N, N >= 1024") \
+                from None
+        raise ConfigError(f"cannot bind: {exc.strerror or exc}", where=where,
+                          fix="pass a --host address this machine has (127.0.0.1, 0.0.0.0)") from None
+    sock.set_inheritable(True)
+    return sock
