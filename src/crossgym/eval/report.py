@@ -70,22 +70,33 @@ def plot_pass_at_k(metrics: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _errbars(values: list[float], docs: list[dict[str, Any] | None]) -> list[list[float]]:
+    """matplotlib's yerr (distances below and above) from interval documents (0 where there is none)."""
+    low = [max(0.0, v - d["low"]) if d else 0.0 for v, d in zip(values, docs, strict=True)]
+    high = [max(0.0, d["high"] - v) if d else 0.0 for v, d in zip(values, docs, strict=True)]
+    return [low, high]
+
+
 def plot_by_source(metrics: dict[str, Any], path: Path) -> None:
+    """pass@1 (0-1, Wilson intervals) and mean reward (its own scale, bootstrap intervals) per source, side by side."""
     plt = _pyplot()
-    names = list(metrics["by_source"])
-    fig, ax = plt.subplots(figsize=(max(5, 0.8 * len(names) + 2), 3.2), dpi=100)
-    xs = range(len(names))
-    p1 = [metrics["by_source"][s]["pass@1"] or 0.0 for s in names]
-    mr = [metrics["by_source"][s]["mean_reward"] or 0.0 for s in names]
-    ax.bar([x - 0.2 for x in xs], p1, width=0.4, label="pass@1", color="#4c72b0")
-    ax.bar([x + 0.2 for x in xs], mr, width=0.4, label="mean reward", color="#dd8452")
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
-    values = p1 + mr
-    ax.set_ylim(min(0.0, *values) * 1.05, max(1.0, *values) * 1.05)
-    ax.axhline(0, color="#888", linewidth=0.6)
-    ax.set_title("By task source")
-    ax.legend(fontsize=7)
+    groups = metrics["by_source"]
+    names = list(groups)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(max(6, 1.2 * len(names) + 3), 3.2), dpi=100)
+    xs = list(range(len(names)))
+    p1 = [groups[s]["pass@1"] or 0.0 for s in names]
+    mr = [groups[s]["mean_reward"] or 0.0 for s in names]
+    ci = [groups[s].get("intervals") or {} for s in names]
+    ax1.bar(xs, p1, color="#4c72b0", yerr=_errbars(p1, [c.get("pass@1") for c in ci]), capsize=3)
+    ax1.set_ylim(0.0, 1.02)
+    ax1.set_title("pass@1 (95% Wilson)", fontsize=9)
+    ax2.bar(xs, mr, color="#dd8452", yerr=_errbars(mr, [c.get("mean_reward") for c in ci]), capsize=3)
+    ax2.axhline(0, color="#888", linewidth=0.6)
+    ax2.set_title("mean reward (95% bootstrap)", fontsize=9)
+    for ax in (ax1, ax2):
+        ax.set_xticks(xs)
+        ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
+    fig.suptitle("By task source", fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
