@@ -72,7 +72,7 @@ def load_run_config(path: str | Path) -> RunConfig:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader that refuses duplicate keys)
     except _DuplicateKey as exc:
         raise ConfigError(f"duplicate key {exc.key!r} (first at line {exc.first})", where=f"{p}:{exc.line}",
-                          fix="merge the two into one (YAML keeps only the last, silently)") from None
+                          fix="merge the two into one; YAML would silently keep only the last") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
