@@ -58,12 +58,20 @@ def test_format_without_the_task_is_flagged_and_shown_in_the_report(tmp_path):
     h = health_checks(rollouts)
     assert h["reward_without_pass"]["flag"] is True and h["reward_without_pass"]["share"] == 1.0
     assert any("learn the format without the task" in w and "json_answer.format" in w for w in h["warnings"])
-    assert health_checks([_r("t", Verdict.ok(1.0, components={"format": 1.0}))])["warnings"] == []
+    assert health_checks([_r("t", Verdict.ok(1.0, components={"format": 1.0})), _r("u", Verdict.ok(0.0))])[
+        "warnings"] == []
     m = compute_metrics(rollouts)
     assert m["health"] == h
     page = write_report(tmp_path, m, rollouts).read_text()
     assert "Health checks" in page and "learn the format without the task" in page
     assert page.index("Failure modes") < page.index("Health checks") < page.index("<h2>Summary")
+
+
+def test_format_never_produced_and_everything_solved_say_what_to_do():
+    h = health_checks([_r(f"t{i}", Verdict.malformed("no number")) for i in range(3)] + [_r("t9", Verdict.ok(0.0))])
+    assert any(w.startswith("75% of completions are malformed") for w in h["warnings"])
+    h = health_checks([_r(f"t{i}", Verdict.ok(1.0)) for i in range(20)])
+    assert h["warnings"] == ["100% of rollouts pass: little is left to learn from these tasks; use harder ones"]
 
 
 def test_truncation_is_unknown_without_token_ids():

@@ -7,7 +7,8 @@ to do.
   max_turns;
 - ``empty``: completions with no text;
 - ``repetitive``: long completions that compress to almost nothing (a runaway generation repeating itself);
-- ``verifier_errors``: timeouts and exceptions (the verifier's fault, not the completion's), ``malformed`` apart;
+- ``verifier_errors``: timeouts and exceptions (the verifier's fault, not the completion's), ``malformed`` apart
+  (warned when most completions are: the format is never produced), and nearly every rollout passing;
 - ``zero_variance_groups``: tasks with several samples all scored alike (GRPO learns nothing from such a group);
 - ``reward_without_pass``: the share of the total reward earned by rollouts that did not pass, and the components
   that earned it: reward coming mostly from partial credit (format) while the task itself stays unsolved.
@@ -28,6 +29,8 @@ TRUNCATED_WARN = 0.2
 EMPTY_WARN = 0.1
 REPETITIVE_WARN = 0.1
 VERIFIER_ERROR_WARN = 0.05
+MALFORMED_WARN = 0.5
+SOLVED_WARN = 0.95
 ZERO_VARIANCE_WARN = 0.5
 #: reward_without_pass is flagged when most reward comes from rollouts that did not pass and few pass
 UNEARNED_WARN = 0.5
@@ -129,6 +132,13 @@ def _warnings(doc: dict[str, Any]) -> list[str]:
     if doc["repetitive"]["rate"] >= REPETITIVE_WARN:
         out.append(f"{doc['repetitive']['rate']:.0%} of completions repeat themselves (runaway generations): lower "
                    "the temperature or add a stop string")
+    if doc["malformed"]["rate"] >= MALFORMED_WARN:
+        out.append(f"{doc['malformed']['rate']:.0%} of completions are malformed (the answer format is rarely "
+                   "produced): say the format in the prompt or system prompt, show an example, or add a format "
+                   "reward")
+    if doc["reward_without_pass"]["pass_rate"] >= SOLVED_WARN:
+        out.append(f"{doc['reward_without_pass']['pass_rate']:.0%} of rollouts pass: little is left to learn "
+                   "from these tasks; use harder ones")
     if doc["verifier_errors"]["rate"] >= VERIFIER_ERROR_WARN:
         out.append(f"the verifier erred or timed out on {doc['verifier_errors']['rate']:.0%} of rollouts: fix it "
                    "before training (`crossgym check NAME`); RL would learn from its failures")
