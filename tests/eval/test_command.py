@@ -42,6 +42,7 @@ def test_eval_with_flags_writes_everything_and_resumes(tiny_model_dir, test_plug
     assert code == 0 and (out_dir / "rollouts.jsonl").read_text().splitlines() == lines
     assert json.loads((out_dir / "metrics.json").read_text())["pass@k"] == metrics["pass@k"]
     assert "pass@1" in text and "verifier test_first_letter v1" in text and "report.html" in text
+    assert text.startswith(f"resumed: 12 of 12 rollouts reused from {out_dir / 'rollouts.jsonl'}")
     ci, fm = metrics["intervals"], metrics["failure_modes"]
     assert ci["pass@1"]["method"] == "wilson" and ci["pass@1"]["trials"] == 12
     assert ci["pass@1"]["low"] <= metrics["pass@1"] <= ci["pass@1"]["high"]

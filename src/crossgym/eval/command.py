@@ -19,7 +19,7 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
                      temperature: float | None = None, max_tokens: int | None = None,
                      seed: int | None = None) -> dict[str, Any]:
     """Run one eval as the CLI asks and print the result; returns the metrics document."""
-    from crossgym.config.files import check_output_dir, check_sampling
+    from crossgym.config.files import check_model_path, check_output_dir, check_sampling
     from crossgym.eval.run import (
         build_engine,
         engine_model_name,
@@ -33,13 +33,15 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {limit}", where="--limit", fix="e.g. --limit 20")
     check_output_dir(output_dir, "--output-dir")
+    model = check_model_path(model, "--model")
     environment: str | None = None
     env_params: dict[str, Any] = {}
     if config is not None:
         from crossgym.config import load_run_config
 
         run = load_run_config(config)
-        model = model or (None if endpoint else run.model)
+        if not model and not endpoint:
+            model = check_model_path(run.model, f"{config}: model")
         engine = engine or (None if endpoint else run.engine)
         sampling = sampling_from_run(run)
         environment, env_params = environment_from_run(run)
@@ -70,12 +72,22 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     eng = build_engine(engine, model=model, endpoint=endpoint)
     rc = RolloutConfig(model=engine_model_name(eng, model or endpoint or "?"), engine=str(eng.name),
                        sampling=sampling, n=n, environment=environment, env_params=env_params)
-    with _progress_bar(total=len(task_list) * n) as progress:
-        result = run_eval(eng, task_list, rc, output_dir=output_dir, progress=progress)
+    try:
+        with _progress_bar(total=len(task_list) * n) as progress:
+            result = run_eval(eng, task_list, rc, output_dir=output_dir, progress=progress)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"crossgym eval: interrupted; the rollouts finished so far are in "
+                         f"{output_dir / 'rollouts.jsonl'}: run the same command again to resume\n")
+        raise
     eng.close()
     if as_json:
         sys.stdout.write(json.dumps(result.metrics, indent=2, default=str) + "\n")
     else:
+        if result.reused:
+            total = len(task_list) * n
+            sys.stdout.write(f"resumed: {result.reused} of {total} rollouts reused from "
+                             f"{output_dir / 'rollouts.jsonl'} (same model and settings), "
+                             f"{total - result.reused} generated\n")
         _print_summary(result.metrics, result.output_dir, result.report)
     return result.metrics
 

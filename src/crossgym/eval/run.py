@@ -31,6 +31,8 @@ class EvalResult:
     metrics: dict[str, Any]
     output_dir: Path | None = None
     report: Path | None = None
+    #: rollouts found in the store from an earlier run with the same settings (resumed, not generated again)
+    reused: int = 0
 
 
 def build_engine(engine: str | None = None, *, model: str | None = None, endpoint: str | None = None,
@@ -88,6 +90,12 @@ def run_eval(engine: InferenceEngine, tasks: Sequence[Task], config: RolloutConf
     store = RolloutStore(out / ROLLOUTS_FILE) if out is not None else None
     runner = RolloutRunner(engine, config, store=store, batch_size=batch_size, verify_workers=verify_workers,
                            progress=progress)
+    reused = 0
+    if store is not None and store.path.is_file():
+        from crossgym.rollout.config import rollout_key
+
+        done = store.keys()
+        reused = sum(1 for t in tasks for j in range(config.n) if rollout_key(t.id, j, runner.config_hash) in done)
     try:
         rollouts = runner.run(tasks)
     finally:
@@ -104,7 +112,7 @@ def run_eval(engine: InferenceEngine, tasks: Sequence[Task], config: RolloutConf
             from crossgym.eval.report import write_report
 
             html = write_report(out, metrics, rollouts, run_info=metrics["run"])
-    return EvalResult(rollouts=rollouts, metrics=metrics, output_dir=out, report=html)
+    return EvalResult(rollouts=rollouts, metrics=metrics, output_dir=out, report=html, reused=reused)
 
 
 def sampling_from_run(run: Any) -> SamplingParams:
