@@ -113,3 +113,27 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path, capsys):
         out = capsys.readouterr()
         assert e.value.code == 2, argv
         assert needle in out.err and out.err.count("\n") == 1 and out.out == "", (argv, out.err)
+
+
+def test_compare_two_real_evals_of_the_tiny_model(tiny_model_dir, test_plugin, tmp_path, capsys):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(t.to_json() + "\n" for t in test_plugin.make_tasks(3)))
+    runs = []
+    for name, seed in (("before", "1"), ("after", "2")):
+        with pytest.raises(SystemExit) as e:
+            main(["eval", "--model", str(tiny_model_dir), "--tasks", str(tasks), "--n", "2", "--max-tokens", "4",
+                  "--seed", seed, "--output-dir", str(tmp_path / name), "--json"])
+        assert e.value.code == 0
+        runs.append(json.loads(capsys.readouterr().out))
+    with pytest.raises(SystemExit) as e:
+        main(["compare", str(tmp_path / "before"), str(tmp_path / "after"), "--json"])
+    assert e.value.code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["shared_tasks"] == 3 and doc["only_in_a"] == doc["only_in_b"] == []
+    assert doc["a"]["config_hash"] == runs[0]["run"]["config_hash"] != doc["b"]["config_hash"]
+    o = doc["overall"]["pass_rate"]
+    assert o["a"] == pytest.approx(runs[0]["pass@1"]) and o["b"] == pytest.approx(runs[1]["pass@1"])
+    assert o["low"] <= o["delta"] <= o["high"]
+    flipped = {f["task"] for f in doc["pass_to_fail"] + doc["fail_to_pass"]}
+    assert flipped == {t["task"] for t in doc["per_task"]
+                       if (t["pass_rate_a"] >= 0.5) != (t["pass_rate_b"] >= 0.5)}
