@@ -64,3 +64,9 @@ def ensure_model(log=print) -> Path:  # type: ignore[no-untyped-def]
     tmp.rename(out)
     log(f"converted in {time.perf_counter() - t0:.0f} s")
     return out
+
+
+if __name__ == "__main__":  # `python examples/demo/smollm2.py`: the demo's model directory on stdout (converted once)
+    import sys
+
+    print(ensure_model(log=lambda msg: print(msg, file=sys.stderr)))

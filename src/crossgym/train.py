@@ -31,9 +31,13 @@ class GateFailed(CrossgymError):
 
 # ---------------------------------------------------------------- shared
 def load_config(config: Path | str) -> RunConfig:
+    """The RunConfig of a `plan`/`train` command; a local model path that does not exist is refused here."""
     from crossgym.config import load_run_config
+    from crossgym.config.files import check_model_path
 
-    return load_run_config(config)
+    run = load_run_config(config)
+    check_model_path(run.model, f"{config}: model")
+    return run
 
 
 def quiet_libraries() -> None:

@@ -7,6 +7,8 @@ checking the paths it will write, so that every mistake is one ConfigError line 
 - ``check_user_encoding(path)``: the same check on the head of a file too large to read whole (rollouts).
 - ``task_from_user_dict(doc, where)``: a Task from a JSON object a user wrote; a key that is not a Task field
   (``answr``) is one line naming it, with the field it most likely means.
+- ``check_model_path(model, where)``: ``~`` expanded; a model that looks like a local path (see ``looks_local``)
+  and is no directory is "no such model directory: PATH", before any Hugging Face call.
 - ``check_sampling(...)``: sampling flags out of range (``--max-tokens -5``, ``--temperature -1``, top_p outside
   (0, 1], n < 1), checked before anything loads.
 - ``check_output_file(path, option)`` / ``check_output_dir(path, option)``: an output path that cannot be one
@@ -19,6 +21,7 @@ import codecs
 import dataclasses
 import difflib
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -166,3 +169,33 @@ def check_sampling(*, temperature: float | None = None, max_tokens: int | None =
         raise bad("max_tokens", max_tokens, ">= 1", "256")
     if n is not None and n < 1:
         raise bad("n", n, ">= 1", "4")
+
+
+MODEL_FIX = ("pass a model directory that exists, or a hub id such as Qwen/Qwen2.5-0.5B-Instruct; for a small local "
+             "one, `python examples/demo/smollm2.py` prints the demo's directory (after make demo)")
+
+
+def looks_local(model: str) -> bool:
+    """Whether a model string names a local path rather than a hub id ("org/name"): it starts with ./ ../ / or ~,
+    has more than one "/", or its first folder exists here (runs/smollm2 where runs/ exists)."""
+    m = model.replace(os.sep, "/")
+    if m in (".", "..") or m.startswith(("./", "../", "/", "~")) or m.count("/") > 1:
+        return True
+    head, sep, _ = m.partition("/")
+    return bool(sep) and bool(head) and Path(head).is_dir()
+
+
+def check_model_path(model: str | None, where: str) -> str | None:
+    """The model with ``~`` expanded; a local-looking path that is not a directory is one ConfigError line."""
+    if not model:
+        return model
+    expanded = os.path.expanduser(model)
+    p = Path(expanded)
+    if p.is_dir():
+        return expanded
+    if p.exists():
+        raise ConfigError(f"{expanded} is a file; a model is a directory (config.json, weights, tokenizer)",
+                          where=where, fix=MODEL_FIX)
+    if looks_local(model):
+        raise ConfigError(f"no such model directory: {expanded}", where=where, fix=MODEL_FIX)
+    return model

@@ -147,6 +147,13 @@ class RunConfig(_Model):
     on_error: float | Literal["none"] = 0.0
     """Reward for a verifier error or timeout; "none" hands None/NaN to backends that mask it."""
 
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        import os
+
+        return os.path.expanduser(v) if v.startswith("~") else v  # examples/demo/config.yaml's ~/.cache/...
+
     @field_validator("on_error", mode="before")
     @classmethod
     def _on_error(cls, v: Any) -> Any:

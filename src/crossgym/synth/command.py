@@ -42,13 +42,14 @@ def run_synth_command(family: str, seeds: Path | None, from_source: str | None, 
                       temperature: float = 1.0, max_tokens: int = 512, seed: int = 0,
                       as_json: bool = False) -> dict[str, Any]:
     """Run synth as the CLI asks, write the files, print a summary; returns the summary document."""
-    from crossgym.config.files import check_output_file, check_sampling
+    from crossgym.config.files import check_model_path, check_output_file, check_sampling
     from crossgym.eval.run import build_engine, engine_model_name
     from crossgym.synth.run import synthesize
 
     if n < 1:
         raise ConfigError(f"-n must be >= 1, got {n}", where="-n", fix="e.g. -n 20")
     check_sampling(temperature=temperature, max_tokens=max_tokens)
+    model = check_model_path(model, "--model")
     for option, path in zip(("--out", "--rejects", "--out"), output_paths(out, rejects), strict=True):
         check_output_file(path, option)
     pool = load_seeds(family, seeds, from_source, source_params)
