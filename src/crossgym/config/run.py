@@ -121,7 +121,8 @@ class RunConfig(_Model):
     """Everything one run needs; the same file runs on every backend."""
 
     model: str
-    """A local model directory (or a hub id when the machine has network)."""
+    """A local model directory (``~`` expanded) or a hub id such as "Qwen/Qwen2.5-0.5B-Instruct" (needs network). A
+    value that looks local (starts with ./ ../ / or ~, has more than one "/", or its first folder exists) must exist."""
     tasks: TasksConfig
     """Training tasks."""
     eval_tasks: TasksConfig | None = None
