@@ -194,6 +194,9 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
 
     err = Console(stderr=True)
     run = load_config(config)
+    from crossgym.config.files import check_output_dir
+
+    check_output_dir(run.output_dir, f"{config}: output_dir")  # before the gate, not when the first file is written
     name = backend or run.backend
     b = _backend(name)
     if name != run.backend:

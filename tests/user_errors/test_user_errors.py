@@ -72,6 +72,10 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("compat-html-dir", ["compat", "--html", "adir"], ["--html", "adir is a directory"]),
     ("verify-batch-out-dir", ["verify-batch", "tasks_two.jsonl", "--out", "adir"], ["--out", "adir is a directory"]),
     ("synth-out-dir", ["synth", "arithmetic", "-n", "1", "--out", "adir"], ["--out", "adir is a directory"]),
+    ("train-output-dir-file", ["train", "config_output_dir_is_a_file.yaml", "--skip-gate"],
+     ["config_output_dir_is_a_file.yaml: output_dir", "afile is a file"]),
+    ("eval-config-output-dir-file", ["eval", "config_output_dir_is_a_file.yaml", "--limit", "1"],
+     ["config_output_dir_is_a_file.yaml: output_dir", "afile is a file"]),
     # 2. tracebacks: sampling numbers out of range, refused before any model loads
     ("eval-max-tokens", ["eval", "--tasks", "task.json", "--model", "m", "--max-tokens", "-5"],
      ["--max-tokens", ">= 1", "-5"]),
