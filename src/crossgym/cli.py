@@ -151,12 +151,19 @@ def tasks_cmd(
     if seed is not None:
         p["seed"] = seed
     tasks = load_tasks(source, **p)
+    if not tasks:  # an empty file or n=0 is no success either
+        raise ConfigError("no tasks were produced", where=f"task source {source!r}",
+                          fix="check --n and the params; an empty file gives none")
     lines = "".join(t.to_json() + "\n" for t in tasks)
     if out is None:
         sys.stdout.write(lines)
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(lines, encoding="utf-8")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(lines, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot write: {exc.strerror or exc}", where=str(out), fix="choose another --out") \
+                from None
         typer.echo(f"wrote {len(tasks)} tasks to {out}", err=True)
 
 
@@ -311,6 +318,12 @@ def main(argv: list[str] | None = None) -> None:
             raise
         sys.stderr.write(f"crossgym: error: {exc}\n")
         sys.exit(exc.exit_code)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError) as exc:
+        if _state["debug"] or not exc.filename:  # the net under the checks: a path that cannot be read or written
+            raise
+        sys.stderr.write(f"crossgym: error: {exc.filename}: {exc.strerror} (fix: check the path; --debug shows "
+                         "where it was used)\n")
+        sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write("crossgym: interrupted\n")
         sys.exit(130)

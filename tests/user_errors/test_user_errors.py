@@ -70,6 +70,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["--output-dir", "afile is a file"]),
     ("compat-out-dir", ["compat", "--out", "adir"], ["--out", "adir is a directory"]),
     ("compat-html-dir", ["compat", "--html", "adir"], ["--html", "adir is a directory"]),
+    ("compat-corpus-missing", ["compat", "--corpus", "no-such-corpus"], ["--corpus", "no-such-corpus"]),
+    ("compat-corpus-a-file", ["compat", "--corpus", "afile"], ["--corpus", "afile"]),
     ("verify-batch-out-dir", ["verify-batch", "tasks_two.jsonl", "--out", "adir"], ["--out", "adir is a directory"]),
     ("synth-out-dir", ["synth", "arithmetic", "-n", "1", "--out", "adir"], ["--out", "adir is a directory"]),
     ("train-output-dir-file", ["train", "config_output_dir_is_a_file.yaml", "--skip-gate"],
@@ -117,6 +119,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("synth-model-missing", ["synth", "arithmetic", "-n", "1", "--out", "o.jsonl", "--model", "./m"],
      ["--model", "no such model directory: ./m"]),
     # 5. false successes
+    ("tasks-none", ["tasks", "jsonl", "--params", '{"path": "empty.jsonl"}'], ["no tasks were produced"]),
+    ("tasks-n-0", ["tasks", "arithmetic", "--n", "0", "--out", "t.jsonl"], ["no tasks were produced"]),
     ("reverify-empty", ["reverify", "empty.jsonl"], ["empty.jsonl", "no rollouts", "empty"]),
     ("reverify-tasks-file", ["reverify", "tasks_two.jsonl"], ["tasks_two.jsonl", "no rollouts", "2 records"]),
 ]
@@ -173,6 +177,13 @@ def test_a_completion_that_is_text_stays_text(work: Path, capsys: pytest.Capture
     with pytest.raises(SystemExit) as exc:
         main(["verify", "--task", "task.json", "--completion", "<answer>5</answer>"])
     assert exc.value.code == 0 and capsys.readouterr().out.startswith("PASS")
+
+
+def test_an_output_file_that_cannot_be_written_is_one_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if not Path("/proc/version").is_file():
+        pytest.skip("no /proc here")
+    line = _one_line(["tasks", "arithmetic", "--n", "1", "--out", "/proc/version"], capsys)
+    assert "/proc/version: cannot write" in line and "--out" in line
 
 
 def test_every_docs_path_named_in_src_exists() -> None:

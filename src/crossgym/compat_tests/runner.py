@@ -349,6 +349,11 @@ def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = Fa
 
     check_output_file(out, "--out")
     check_output_file(html, "--html")
+    if corpus is not None and not Path(corpus).expanduser().is_dir():
+        raise ConfigError(f"{corpus} is {'a file' if Path(corpus).expanduser().exists() else 'not there'}; a "
+                          "frozen corpus is a folder", where="--corpus",
+                          fix="pass a folder such as tests/compat/corpus (python tests/compat/make_corpus.py writes one), "
+                              "or drop --corpus")
     missing = _named_but_not_installed(backends)
     if backends and len(missing) == len(set(backends)):  # nothing to measure: not an empty "ok"
         name, why, install = missing[0]
