@@ -15,7 +15,7 @@ from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
 
 def read_task(path: Path) -> Task:
     """The task of a JSON file, or of a JSONL file holding exactly one task."""
-    text = read_user_text(path, what="task file", fix_missing="check the path (write one with `crossgym tasks`)")
+    text = read_user_text(path, what="task file", fix_missing="check the path; `crossgym tasks --out FILE` writes one")
     try:
         return task_from_user_dict(json.loads(text), str(path))
     except json.JSONDecodeError:

@@ -172,7 +172,7 @@ def check_sampling(*, temperature: float | None = None, max_tokens: int | None =
 
 
 MODEL_FIX = ("pass a model directory that exists, or a hub id such as Qwen/Qwen2.5-0.5B-Instruct; for a small local "
-             "one, `python examples/demo/smollm2.py` prints the demo's directory (after make demo)")
+             "one, `python examples/demo/smollm2.py` prints the demo's directory once make demo has run")
 
 
 def looks_local(model: str) -> bool:

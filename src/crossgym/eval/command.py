@@ -31,7 +31,7 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
 
     check_sampling(temperature=temperature, max_tokens=max_tokens, n=n)
     if limit is not None and limit < 1:
-        raise ConfigError(f"--limit must be >= 1, got {limit}", where="--limit", fix="e.g. --limit 20")
+        raise ConfigError(f"must be >= 1, got {limit}", where="--limit", fix="e.g. --limit 20")
     check_output_dir(output_dir, "--output-dir")
     model = check_model_path(model, "--model")
     environment: str | None = None
