@@ -88,6 +88,9 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["--temperature"]),
     ("synth-max-tokens", ["synth", "arithmetic", "-n", "1", "--out", "o.jsonl", "--max-tokens", "0"],
      ["--max-tokens", ">= 1"]),
+    ("synth-max-attempts", ["synth", "arithmetic", "-n", "1", "--out", "o.jsonl", "--max-attempts", "0"],
+     ["--max-attempts", ">= 1"]),
+    ("serve-max-body", ["serve", "--max-body-mb", "-2"], ["--max-body-mb", "above 0"]),
     # 4. silent mistakes
     ("yaml-duplicate-key", ["plan", "config_duplicate_key.yaml"],
      ["config_duplicate_key.yaml:11", "duplicate key 'grpo'", "line 6"]),

@@ -32,6 +32,8 @@ def build_settings(host: str = "127.0.0.1", port: int = 8000, token: str | None 
     """ServeSettings from CLI values (None means the default); refuses a non-loopback bind without a token."""
     check_bind(host, token)
     given = {k: v for k, v in options.items() if v is not None}
+    if "max_body_mb" in given and not float(given["max_body_mb"]) > 0:
+        raise ConfigError(f"must be above 0, got {given['max_body_mb']}", where="--max-body-mb", fix="e.g. --max-body-mb 8")
     if "max_body_mb" in given:
         given["max_body_bytes"] = int(float(given.pop("max_body_mb")) * 1024 * 1024)
     if "strip_tokens" in given:

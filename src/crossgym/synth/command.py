@@ -49,6 +49,10 @@ def run_synth_command(family: str, seeds: Path | None, from_source: str | None, 
     if n < 1:
         raise ConfigError(f"-n must be >= 1, got {n}", where="-n", fix="e.g. -n 20")
     check_sampling(temperature=temperature, max_tokens=max_tokens)
+    if max_attempts is not None and max_attempts < 1:
+        raise ConfigError(f"must be >= 1, got {max_attempts}", where="--max-attempts", fix=f"e.g. --max-attempts {4 * n}")
+    if shots < 0:
+        raise ConfigError(f"must be >= 0, got {shots}", where="--shots", fix="e.g. --shots 3")
     model = check_model_path(model, "--model")
     for option, path in zip(("--out", "--rejects", "--out"), output_paths(out, rejects), strict=True):
         check_output_file(path, option)
