@@ -62,6 +62,7 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("reverify-utf16", ["reverify", "tasks_utf16.jsonl"], ["tasks_utf16.jsonl", "UTF-16"]),
     ("verify-params-file-latin1", ["verify", "--task", "task.json", "--verifier", "numeric", "--params",
                                    "config_latin1.yaml", "--completion", "5"], ["config_latin1.yaml", "Latin-1"]),
+    ("compare-utf16", ["compare", "tasks_utf16.jsonl", "tasks_utf16.jsonl"], ["tasks_utf16.jsonl", "UTF-16"]),
     ("plan-a-directory", ["plan", "adir"], ["adir", "is a directory"]),
     # 2. tracebacks: output paths that cannot be one
     ("tasks-out-dir", ["tasks", "arithmetic", "--n", "1", "--out", "adir"], ["--out", "adir is a directory"]),
@@ -70,6 +71,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["--output-dir", "afile is a file"]),
     ("compat-out-dir", ["compat", "--out", "adir"], ["--out", "adir is a directory"]),
     ("compat-html-dir", ["compat", "--html", "adir"], ["--html", "adir is a directory"]),
+    ("compare-html-dir", ["compare", "tasks_two.jsonl", "tasks_two.jsonl", "--html", "adir"],
+     ["--html", "adir is a directory"]),
     ("compat-corpus-missing", ["compat", "--corpus", "no-such-corpus"], ["--corpus", "no-such-corpus"]),
     ("compat-corpus-a-file", ["compat", "--corpus", "afile"], ["--corpus", "afile"]),
     ("verify-batch-out-dir", ["verify-batch", "tasks_two.jsonl", "--out", "adir"], ["--out", "adir is a directory"]),

@@ -102,6 +102,9 @@ def load_run(path: str | Path) -> EvalRun:
     else:
         raise ConfigError("no such eval run", where=str(p),
                           fix="pass the --output-dir of a `crossgym eval`, or its rollouts.jsonl")
+    from crossgym.config.files import check_user_encoding
+
+    check_user_encoding(file)  # UTF-16 has no newline bytes to split on: one line naming the encoding
     try:
         rollouts = read_rollouts(file)
     except (OSError, UnicodeDecodeError) as exc:
@@ -300,6 +303,9 @@ passed; a flip is a task solved in one run and not the other.</p>
 
 def run_compare_command(run_a: Path, run_b: Path, as_json: bool = False, html: Path | None = None) -> dict[str, Any]:
     """Compare two eval runs; print the summary (or JSON) and write the HTML page when asked."""
+    from crossgym.config.files import check_output_file
+
+    check_output_file(html, "--html")  # before reading both runs (issue 24)
     doc = compare_runs(load_run(run_a), load_run(run_b))
     if html is not None:
         write_html(doc, html)
