@@ -95,6 +95,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["--max-attempts", ">= 1"]),
     ("serve-max-body", ["serve", "--max-body-mb", "-2"], ["--max-body-mb", "above 0"]),
     # 4. silent mistakes
+    ("config-empty", ["plan", "empty.jsonl"], ["empty.jsonl", "got an empty document"]),
+    ("config-a-task-file", ["plan", "task.json"], ["task.json", "this is a task, not a RunConfig"]),
     ("yaml-duplicate-key", ["plan", "config_duplicate_key.yaml"],
      ["config_duplicate_key.yaml:11", "duplicate key 'grpo'", "line 6"]),
     ("config-top-level-typo", ["plan", "config_typo_top_level.yaml"],

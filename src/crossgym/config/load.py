@@ -46,8 +46,13 @@ def _where_and_fix(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, st
 def parse_run_config(data: Any, *, source: str = "<config>") -> RunConfig:
     """Validate a mapping into a RunConfig; the first problem becomes one ConfigError line."""
     if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping of settings, got {type(data).__name__}", where=source,
-                          fix="write the config as YAML key: value pairs (see examples/)")
+        got = "an empty document" if data is None else f"a {type(data).__name__}"
+        raise ConfigError(f"expected a mapping of settings, got {got}", where=source,
+                          fix="write the config as YAML key: value pairs, e.g. examples/single_turn.yaml")
+    if {"prompt", "verifier"} <= set(data) and "model" not in data:
+        raise ConfigError("this is a task, not a RunConfig", where=source,
+                          fix="name task files under tasks.files (or pass --task/--tasks); a config looks like "
+                              "examples/single_turn.yaml")
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
@@ -77,7 +82,8 @@ def load_run_config(path: str | Path) -> RunConfig:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"invalid YAML: {problem}", where=where, fix="fix the YAML syntax at that line") from None
+        fix = "indent with spaces, not tabs" if "'\\t'" in problem else "fix the YAML syntax at that line"
+        raise ConfigError(f"invalid YAML: {problem}", where=where, fix=fix) from None
     data = _resolve_files(data, p.parent)
     return parse_run_config(data, source=str(p))
 
