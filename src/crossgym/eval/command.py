@@ -33,7 +33,8 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     if limit is not None and limit < 1:
         raise ConfigError(f"must be >= 1, got {limit}", where="--limit", fix="e.g. --limit 20")
     check_output_dir(output_dir, "--output-dir")
-    model = check_model_path(model, "--model")
+    if not endpoint:  # with --endpoint, --model is the served model's name, which may look like a server's path
+        model = check_model_path(model, "--model")
     environment: str | None = None
     env_params: dict[str, Any] = {}
     if config is not None:

@@ -53,7 +53,8 @@ def run_synth_command(family: str, seeds: Path | None, from_source: str | None, 
         raise ConfigError(f"must be >= 1, got {max_attempts}", where="--max-attempts", fix=f"e.g. --max-attempts {4 * n}")
     if shots < 0:
         raise ConfigError(f"must be >= 0, got {shots}", where="--shots", fix="e.g. --shots 3")
-    model = check_model_path(model, "--model")
+    if not endpoint:  # with --endpoint, --model is the served model's name, which may look like a server's path
+        model = check_model_path(model, "--model")
     for option, path in zip(("--out", "--rejects", "--out"), output_paths(out, rejects), strict=True):
         check_output_file(path, option)
     pool = load_seeds(family, seeds, from_source, source_params)
