@@ -111,3 +111,10 @@ def load_run_config_with(tmp_path: Path, head: str):  # type: ignore[no-untyped-
     p = tmp_path / "run.yaml"
     p.write_text(head + "tasks: {source: arithmetic}\n")
     return load_run_config(p)
+
+
+def test_a_typo_in_a_list_item_section_suggests_the_items_field(tmp_path: Path) -> None:
+    p = tmp_path / "run.yaml"
+    p.write_text("model: m\ntasks: {source: arithmetic}\nverifiers:\n  - nam: length\n")
+    with pytest.raises(ConfigError, match=r"verifiers\.0\.nam: unknown key .*did you mean 'name'"):
+        load_run_config(p)

@@ -27,6 +27,8 @@ def _where_and_fix(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, st
         # suggest the nearest known field at that level
         target: Any = model
         for part in err["loc"][:-1]:
+            if isinstance(part, int):  # an item of a list of sections (verifiers: [...]) has the item's fields
+                continue
             fld = getattr(target, "model_fields", {}).get(part)
             ann = getattr(fld, "annotation", None)
             target = next((a for a in getattr(ann, "__args__", (ann,)) if hasattr(a, "model_fields")), None)
