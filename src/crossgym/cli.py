@@ -109,7 +109,8 @@ def check_cmd(
 def verify_cmd(
     verifier: str | None = typer.Option(None, "--verifier", help="Verifier name (default: the task's own)."),
     params: str | None = typer.Option(None, "--params", help="Verifier params as JSON (or a file)."),
-    task: Path = typer.Option(..., "--task", help="A task JSON file (or a JSONL file holding one task)."),
+    task: Path = typer.Option(..., "--task", help="A task JSON file, or a JSONL file of tasks (with --task-id)."),
+    task_id: str | None = typer.Option(None, "--task-id", help="Which task of a JSONL of several (its id)."),
     completion: str = typer.Option(..., "--completion", help="Completion text, or a file holding it (one word "
                                    "ending in .txt/.json/.jsonl/.md/.out/.log or starting with ./ ../ / ~/ names a "
                                    "file, which must exist)."),
@@ -122,7 +123,7 @@ def verify_cmd(
     if params is not None and not verifier:
         raise ConfigError("given without --verifier (the task's own verifier keeps its own params)",
                           where="--params", fix="add --verifier NAME, or drop --params")
-    verdict = verify_one(verifier=verifier, params=parsed, task_path=task, completion=completion)
+    verdict = verify_one(verifier=verifier, params=parsed, task_path=task, completion=completion, task_id=task_id)
     if as_json:
         _print_json(verdict.to_dict())
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from pathlib import Path
@@ -13,13 +14,19 @@ from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
 
 
-def read_task(path: Path) -> Task:
-    """The task of a JSON file, or of a JSONL file holding exactly one task."""
+def read_task(path: Path, task_id: str | None = None) -> Task:
+    """The task of a JSON file, or of a JSONL file: its only task, or the one whose id is ``task_id``."""
     text = read_user_text(path, what="task file", fix_missing="check the path; `crossgym tasks --out FILE` writes one")
     try:
-        return task_from_user_dict(json.loads(text), str(path))
+        whole = json.loads(text)
     except json.JSONDecodeError:
         pass
+    else:
+        task = task_from_user_dict(whole, str(path))
+        if task_id is not None and task.id != task_id:
+            raise ConfigError(f"no task {task_id!r}: the file holds one task, {task.id!r}", where="--task-id",
+                              fix=f"pass --task-id {task.id} or drop --task-id")
+        return task
     lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     docs = []
     for n, line in lines:
@@ -31,10 +38,18 @@ def read_task(path: Path) -> Task:
     if not docs:
         raise ConfigError("the task file is empty", where=str(path), fix="write one Task object as JSON "
                                                                          "(see `crossgym tasks`)")
+    ids = [str(d.get("id")) if isinstance(d, dict) else "?" for _, d in docs]
+    if task_id is not None:
+        if task_id not in ids:
+            close = difflib.get_close_matches(task_id, ids, n=1)
+            fix = f"did you mean {close[0]!r}?" if close else f"ids here: {', '.join(ids[:5])}" + (
+                ", ..." if len(ids) > 5 else "")
+            raise ConfigError(f"no task {task_id!r} among the {len(docs)} in {path}", where="--task-id", fix=fix)
+        n, doc = docs[ids.index(task_id)]
+        return task_from_user_dict(doc, f"{path}:{n}")
     if len(docs) > 1:
         raise ConfigError(f"holds {len(docs)} tasks; --task scores one", where=str(path),
-                          fix=f"copy the one you mean to a file of its own, e.g. sed -n '{docs[1][0]}p' {path} "
-                              "> task.json")
+                          fix=f"pick one with --task-id ID; the ids: {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}")
     n, doc = docs[0]
     return task_from_user_dict(doc, f"{path}:{n}")
 
@@ -71,11 +86,12 @@ def read_completion(value: str) -> Completion:
     return Completion.from_text(value)
 
 
-def verify_one(*, verifier: str | None, params: dict[str, Any], task_path: Path, completion: str) -> Verdict:
+def verify_one(*, verifier: str | None, params: dict[str, Any], task_path: Path, completion: str,
+               task_id: str | None = None) -> Verdict:
     if params and not verifier:
         raise ConfigError("given without --verifier (the task's own verifier keeps its own params)",
                           where="--params", fix="add --verifier NAME, or drop --params")
-    task = read_task(task_path)
+    task = read_task(task_path, task_id)
     spec = VerifierSpec(name=verifier, params=params) if verifier else task.verifier
     if verifier:
         task = Task(id=task.id, prompt=task.prompt, answer=task.answer, verifier=spec, env=task.env,

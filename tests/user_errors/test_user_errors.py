@@ -108,7 +108,9 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("verify-completion-missing-path", ["verify", "--task", "task.json", "--completion", "./out/completion"],
      ["completion", "not found"]),
     ("verify-task-several", ["verify", "--task", "tasks_two.jsonl", "--completion", "5"],
-     ["tasks_two.jsonl", "holds 2 tasks"]),
+     ["tasks_two.jsonl", "holds 2 tasks", "--task-id", "t1, t2"]),
+    ("verify-task-id-typo", ["verify", "--task", "tasks_two.jsonl", "--task-id", "t3", "--completion", "5"],
+     ["--task-id", "no task 't3' among the 2", "ids here: t1, t2"]),
     ("verify-task-typo-field", ["verify", "--task", "task_typo_field.json", "--completion", "5"],
      ["task_typo_field.json", "unknown task field 'answr'", "did you mean 'answer'"]),
     ("eval-tasks-typo-field", ["eval", "--tasks", "tasks_typo_field.jsonl", "--model", "m"],
@@ -174,6 +176,12 @@ def test_compat_on_a_backend_that_is_not_installed_is_no_success(work: Path,
         pytest.skip("every backend is installed here")
     line = _one_line(["compat", "--backend", name, "--checks", "conformance", "--verifier", "exact_match"], capsys)
     assert f"{name} is not available: not installed" in line and "install it with" in line
+
+
+def test_task_id_picks_one_task_of_several(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", "--task", "tasks_two.jsonl", "--task-id", "t2", "--completion", "<answer>6</answer>"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("PASS reward=1")
 
 
 def test_a_completion_that_is_text_stays_text(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
