@@ -159,6 +159,18 @@ def test_a_mistake_is_one_line_exit_2(work: Path, argv: list[str], words: list[s
     assert not (work / "runs").exists()  # refused before any work wrote a file
 
 
+def test_the_console_script_prints_the_same_one_line(work: Path) -> None:
+    """The same through a fresh interpreter (nothing captured in process): stderr is the one line, stdout empty."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "plan", "config_utf16.yaml"], capture_output=True,
+                          text=True, timeout=120, cwd=work)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("crossgym: error: config_utf16.yaml: not UTF-8 text (it looks like UTF-16)")
+    assert proc.stderr.count("\n") == 1
+
+
 def test_serve_on_a_busy_port_is_one_line_before_the_banner(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("uvicorn")
     with socket.socket() as held:
