@@ -136,7 +136,9 @@ def _write_rescored(out: Path, records: list[dict[str, Any]], pairs: list[tuple[
                 if key not in built:
                     built[key] = build_verifier(task.verifier)
                 verifier = None if isinstance(built[key], Verdict) else built[key]
-                rec["provenance"] = Provenance.new(task.verifier, verifier, source="verify-batch").to_dict()
+                prov = Provenance.new(task.verifier, verifier, source="verify-batch").to_dict()
+                prov.pop("created")  # the same input gives the same output, wherever it is scored (Ray or here)
+                rec["provenance"] = prov
             f.write(dumps_record(rec))
 
 
