@@ -54,3 +54,36 @@ def test_empty_and_deterministic():
     assert verify_many([]) == []
     pairs = [(t("instructions", [{"type": "lowercase"}]), "abc"), (t("json_valid", None), "{}")] * 3
     assert [v.to_dict() for v in verify_many(pairs)] == [v.to_dict() for v in verify_many(pairs)]
+
+
+class _Grouper:
+    """_groups only asks whether a verifier has verify_group; grouping is what is under test."""
+
+    def verify_group(self, task, completions):  # pragma: no cover - never called by _groups
+        raise AssertionError
+
+
+def test_groups_linear_when_distinct_tasks_share_an_id():
+    from crossgym.verifiers.batch import _groups
+
+    n = 100_000
+    spec = VerifierSpec("code_tests", {})
+    tasks = [Task(id="0", prompt="q", answer=i // 2, verifier=spec) for i in range(0, n, 2)]  # 50k distinct
+    items = [(tasks[i // 2], Completion.from_text("c")) for i in range(n)]  # each task twice, one shared id
+    v = _Grouper()
+    groups = _groups(items, [v] * n, list(range(n)))
+    assert sorted(groups) == [[i, i + 1] for i in range(0, n, 2)]
+
+
+def test_groups_equal_tasks_group_and_unequal_do_not():
+    from crossgym.verifiers.batch import _groups
+
+    spec = VerifierSpec("code_tests", {"x": 1})
+    a1 = Task(id="t", prompt="q", answer=1, verifier=spec, metadata={"a": 1, "b": 2})
+    a2 = Task(id="t", prompt="q", answer=1, verifier=VerifierSpec("code_tests", {"x": 1}), metadata={"b": 2, "a": 1})
+    b = Task(id="t", prompt="q", answer=2, verifier=spec)
+    other_id = Task(id="u", prompt="q", answer=1, verifier=spec, metadata={"a": 1, "b": 2})
+    items = [(x, Completion.from_text("c")) for x in (a1, b, a2, other_id, b, a1)]
+    v, w = _Grouper(), _Grouper()
+    assert sorted(_groups(items, [v] * 6, list(range(6)))) == [[0, 2, 5], [1, 4]]
+    assert _groups(items, [v, v, w, v, v, w], list(range(6))) == [[1, 4], [2, 5]]  # per verifier

@@ -8,6 +8,8 @@ run in this thread while the others proceed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 from collections.abc import Iterable
@@ -98,17 +100,34 @@ def verify_many(pairs: Iterable[tuple[Task, Completion | str]], workers: int | N
 
 def _groups(items: list[tuple[Any, Any]], verifiers: list[Any], indices: list[int]) -> list[list[int]]:
     """Pairs of one task judged by a verifier with ``verify_group`` (code_tests: a GRPO group in one sandbox
-    call), two or more to a group."""
-    by_task: dict[tuple[int, str], list[list[int]]] = {}
+    call), two or more to a group. Linear: pairs are bucketed by (verifier, task id, content digest of the
+    task), the digest computed once per distinct Task object, so many different tasks sharing one id (merged
+    datasets with per-split index ids) cost no more than distinct ids. Within a bucket tasks are still compared
+    for equality, so a digest collision can never put two different tasks in one group."""
+    digests: dict[int, str] = {}
+    by_task: dict[tuple[int, str, str], list[list[int]]] = {}
     for i in indices:
         if callable(getattr(verifiers[i], "verify_group", None)):
-            runs = by_task.setdefault((id(verifiers[i]), items[i][0].id), [])
-            run = next((r for r in runs if items[r[0]][0] == items[i][0]), None)  # equal tasks, not just ids
+            task = items[i][0]
+            digest = digests.get(id(task))
+            if digest is None:
+                digest = digests[id(task)] = _content_key(task)
+            runs = by_task.setdefault((id(verifiers[i]), task.id, digest), [])
+            run = next((r for r in runs if items[r[0]][0] == task), None)  # equal tasks, not just ids
             if run is None:
                 runs.append([i])
             else:
                 run.append(i)
     return [idx for runs in by_task.values() for idx in runs if len(idx) > 1]
+
+
+def _content_key(task: Task) -> str:
+    """A digest of the task's content (key order ignored); unequal tasks almost never share one."""
+    try:
+        text = json.dumps(task.to_dict(), sort_keys=True, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):  # unserialisable metadata (e.g. circular): fall back on the equality scan
+        return ""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _safe_verify_group(verifier: Any, items: list[tuple[Any, Any]], idx: list[int]) -> list[Verdict]:
