@@ -75,3 +75,62 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         proc = _cli(*args)
         assert proc.returncode == 2 and proc.stdout == ""
         assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
+
+
+def test_chunked_output_equals_one_chunk(tmp_path: Path) -> None:
+    from crossgym.serve.batch_cmd import verify_batch
+
+    src = tmp_path / "rollouts.jsonl"
+    rollouts = _write_rollouts(src)
+    assert len(rollouts) > 3
+    whole = verify_batch(src, out=tmp_path / "whole.jsonl", chunk=10_000)
+    chunked = verify_batch(src, out=tmp_path / "chunked.jsonl", chunk=3)  # several chunks, the last one short
+    assert (tmp_path / "chunked.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+    for key in ("n", "mean_reward", "passed", "errors", "compared", "changed"):
+        assert chunked[key] == whole[key], key
+    assert whole["n"] == len(rollouts) and whole["resumed"] == 0
+
+
+def test_resume_after_a_torn_out_scores_the_rest_once(tmp_path: Path) -> None:
+    from crossgym.serve.batch_cmd import verify_batch
+
+    src, out = tmp_path / "rollouts.jsonl", tmp_path / "rescored.jsonl"
+    _write_rollouts(src)
+    full_doc = verify_batch(src, out=tmp_path / "full.jsonl", chunk=4)
+    full = (tmp_path / "full.jsonl").read_bytes()
+    lines = full.splitlines(keepends=True)
+    keep = len(lines) // 2
+    out.write_bytes(b"".join(lines[:keep]) + lines[keep][: len(lines[keep]) // 2])  # killed mid-write
+    proc = _cli(str(src), "--out", str(out), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert f"resumed: {keep} records already in {out}" in proc.stderr
+    assert out.read_bytes() == full  # nothing lost, nothing twice
+    doc = json.loads(proc.stdout)
+    assert doc["resumed"] == keep
+    for key in ("n", "mean_reward", "passed", "errors", "compared", "changed"):
+        assert doc[key] == full_doc[key], key
+    again = verify_batch(src, out=out)  # complete: nothing left to score, the file is left as it is
+    assert again["resumed"] == again["n"] == len(lines) and out.read_bytes() == full
+
+
+def test_directory_and_glob_inputs_read_in_sorted_order(tmp_path: Path) -> None:
+    from crossgym.serve.batch_cmd import verify_batch
+
+    src = tmp_path / "one.jsonl"
+    _write_rollouts(src)
+    lines = src.read_bytes().splitlines(keepends=True)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "part-1.jsonl").write_bytes(b"".join(lines[len(lines) // 2:]))
+    (shards / "part-0.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
+    (shards / "notes.txt").write_text("not a shard")
+    one = verify_batch(src, out=tmp_path / "one.out")
+    by_dir = verify_batch(shards, out=tmp_path / "dir.out", chunk=5)
+    by_glob = verify_batch(shards / "part-*.jsonl", out=tmp_path / "glob.out")
+    assert by_dir["files"] == by_glob["files"] == 2 and by_dir["n"] == one["n"]
+    assert (tmp_path / "dir.out").read_bytes() == (tmp_path / "one.out").read_bytes()
+    assert (tmp_path / "glob.out").read_bytes() == (tmp_path / "one.out").read_bytes()
+    bad = tmp_path / "shards" / "part-2.jsonl"
+    bad.write_text('{"oops": 1}\n')
+    proc = _cli(str(shards))
+    assert proc.returncode == 2 and f"{bad}:1: a record needs" in proc.stderr

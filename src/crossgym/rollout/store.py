@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from crossgym.protocol.errors import ConfigError
 from crossgym.scoring.records import dumps_record, iter_records
 from crossgym.scoring.records import read_rollouts as _read_rollouts
 
-__all__ = ["RolloutStore", "iter_records", "read_rollouts"]
+__all__ = ["RolloutStore", "cut_torn_tail", "iter_records", "read_rollouts"]
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,33 @@ log = logging.getLogger(__name__)
 def read_rollouts(path: str | Path) -> list[Rollout]:
     """Every complete rollout in a store file (in file order); see crossgym.scoring.records."""
     return _read_rollouts(path)
+
+
+def cut_torn_tail(fd: int, path: Path) -> int:
+    """Cut a torn last line (no newline: an interrupted write) off the file open for writing at ``fd``;
+    returns how many bytes were cut (0 when the file ends in a complete line or is empty)."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return 0
+    with path.open("rb") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        # find the last complete line
+        pos = size
+        while pos > 0:
+            step = min(65536, pos)
+            f.seek(pos - step)
+            chunk = f.read(step)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                pos = pos - step + nl + 1
+                break
+            pos -= step
+    log.warning("%s: cutting a torn last record (%d bytes) left by an interrupted run", path, size - pos)
+    os.ftruncate(fd, pos)
+    os.fsync(fd)
+    return size - pos
 
 
 class RolloutStore:
@@ -57,27 +84,7 @@ class RolloutStore:
 
     def _repair_tail(self) -> None:
         assert self._fd is not None
-        size = os.fstat(self._fd).st_size
-        if size == 0:
-            return
-        with self.path.open("rb") as f:
-            f.seek(size - 1)
-            if f.read(1) == b"\n":
-                return
-            # find the last complete line
-            pos = size
-            while pos > 0:
-                step = min(65536, pos)
-                f.seek(pos - step)
-                chunk = f.read(step)
-                nl = chunk.rfind(b"\n")
-                if nl >= 0:
-                    pos = pos - step + nl + 1
-                    break
-                pos -= step
-        log.warning("%s: cutting a torn last record (%d bytes) left by an interrupted run", self.path, size - pos)
-        os.ftruncate(self._fd, pos)
-        os.fsync(self._fd)
+        cut_torn_tail(self._fd, self.path)
 
     def keys(self) -> set[str]:
         """Keys of the complete rollouts already stored."""
@@ -88,9 +95,15 @@ class RolloutStore:
         """Write a batch as JSON lines in one write, then flush and fsync it."""
         if not rollouts:
             return
+        self.append_docs([r.to_dict() for r in rollouts])
+
+    def append_docs(self, docs: Sequence[Mapping[str, Any]]) -> None:
+        """Write JSON records (already in rollout-record form) as lines in one write, then flush and fsync."""
+        if not docs:
+            return
         self.open()
         assert self._fd is not None
-        data = "".join(dumps_record(r.to_dict()) for r in rollouts)
+        data = "".join(dumps_record(d) for d in docs)
         buf = memoryview(data.encode("utf-8"))
         while buf:
             written = os.write(self._fd, buf)

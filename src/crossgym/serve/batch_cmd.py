@@ -13,44 +13,96 @@ import math
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Completion, Task, Verdict
 
+#: records read, scored and appended to --out at a time: memory is bounded by this, not by the file's size
+CHUNK = 2048
+
+
+def input_files(path: Path) -> list[Path]:
+    """The JSONL files an input names: a file, a directory (its ``*.jsonl``, sorted) or a glob (sorted)."""
+    text = str(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix == ".jsonl")
+        if not files:
+            raise ConfigError("no .jsonl files in this directory", where=text, fix="pass a JSONL file or a folder "
+                                                                                  "of them")
+        return files
+    if not path.exists() and any(c in text for c in "*?["):
+        import glob
+
+        files = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
+        if not files:
+            raise ConfigError("no file matches this pattern", where=text, fix="quote the pattern and check it")
+        return files
+    if not path.is_file():
+        raise ConfigError("file not found", where=text, fix="pass a JSONL of rollouts (e.g. an eval's "
+                                                           "rollouts.jsonl), a folder of them or a glob")
+    return [path]
+
+
+def _parse(raw: bytes, where: str) -> tuple[dict[str, Any], tuple[Task, Completion]]:
+    from crossgym.config.files import decode_user_line
+
+    line = decode_user_line(raw, where)
+    try:
+        doc = json.loads(line)
+    except ValueError as exc:
+        raise ConfigError(f"not JSON ({exc})", where=where, fix="one JSON object per line") from None
+    if not isinstance(doc, dict) or "task" not in doc or "completion" not in doc:
+        raise ConfigError("a record needs 'task' and 'completion'", where=where,
+                          fix="write rollouts (crossgym eval) or {\"task\": ..., \"completion\": ...} lines")
+    try:
+        task = Task.from_dict(doc["task"])
+        comp = doc["completion"]
+        completion = Completion.from_text(comp) if isinstance(comp, str) else Completion.from_dict(comp)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"not a task/completion record: {exc}", where=where,
+                          fix="see `crossgym tasks` for the Task form") from None
+    return doc, (task, completion)
+
+
+def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0,
+                ) -> Iterator[tuple[list[dict[str, Any]], list[tuple[Task, Completion]]]]:
+    """The records of the files, in order, ``size`` at a time with their (Task, Completion) pairs, after the
+    first ``skip`` records (counted, not parsed: already scored by an interrupted run). A bad line is one
+    ConfigError naming file:line."""
+    from crossgym.config.files import check_user_encoding
+
+    records: list[dict[str, Any]] = []
+    pairs: list[tuple[Task, Completion]] = []
+    for path in paths:
+        check_user_encoding(path)
+        with path.open("rb") as f:
+            for n, raw in enumerate(f, 1):
+                if not raw.strip():
+                    continue
+                if skip:
+                    skip -= 1
+                    continue
+                doc, pair = _parse(raw, f"{path}:{n}")
+                records.append(doc)
+                pairs.append(pair)
+                if len(records) >= size:
+                    yield records, pairs
+                    records, pairs = [], []
+    if records:
+        yield records, pairs
+
 
 def read_records(path: Path) -> tuple[list[dict[str, Any]], list[tuple[Task, Completion]]]:
-    """The JSON records of a JSONL file and their (Task, Completion) pairs; a bad line is one ConfigError."""
-    if not path.is_file():
-        raise ConfigError("file not found", where=str(path), fix="pass a JSONL of rollouts (e.g. an eval's "
-                                                                "rollouts.jsonl)")
-    from crossgym.config.files import check_user_encoding, decode_user_line
-
-    check_user_encoding(path)
-    records, pairs = [], []
-    with path.open("rb") as f:
-        for n, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            where = f"{path}:{n}"
-            line = decode_user_line(raw, where)
-            try:
-                doc = json.loads(line)
-            except ValueError as exc:
-                raise ConfigError(f"not JSON ({exc})", where=where, fix="one JSON object per line") from None
-            if not isinstance(doc, dict) or "task" not in doc or "completion" not in doc:
-                raise ConfigError("a record needs 'task' and 'completion'", where=where,
-                                  fix="write rollouts (crossgym eval) or {\"task\": ..., \"completion\": ...} lines")
-            try:
-                task = Task.from_dict(doc["task"])
-                comp = doc["completion"]
-                completion = Completion.from_text(comp) if isinstance(comp, str) else Completion.from_dict(comp)
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise ConfigError(f"not a task/completion record: {exc}", where=where,
-                                  fix="see `crossgym tasks` for the Task form") from None
-            records.append(doc)
-            pairs.append((task, completion))
+    """The JSON records of a JSONL file (or folder/glob of them) and their (Task, Completion) pairs, all in
+    memory (verify-batch itself streams: see ``iter_chunks``); a bad line is one ConfigError."""
+    records: list[dict[str, Any]] = []
+    pairs: list[tuple[Task, Completion]] = []
+    for r, p in iter_chunks(input_files(path)):
+        records += r
+        pairs += p
     if not pairs:
         raise ConfigError("no records", where=str(path), fix="pass a non-empty JSONL file")
     return records, pairs
@@ -62,84 +114,150 @@ def _same(a: Verdict, b: Verdict) -> bool:
     return same_verdict(a, b)
 
 
-def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = None, workers: int | None = None,
-                 out: Path | None = None) -> dict[str, Any]:
-    """Score every record; write them to ``out`` when given; the summary document."""
-    records, pairs = read_records(path)
-    startup = 0.0
-    started = time.perf_counter()
-    if use_ray or address:
-        from crossgym.serve.ray_scale import _ray, get_workers, init_ray, shutdown_workers, verify_many_ray
+class _Tally:
+    """The summary's counts, kept as chunks are scored (and for a resumed run, from what --out already holds)."""
 
-        ray = _ray()
-        ours = not ray.is_initialized()
+    def __init__(self) -> None:
+        self.n = self.passed = self.compared = self.changed = self.finite = 0
+        self.reward_sum = 0.0
+        self.errors: Counter[str] = Counter()
+
+    def add(self, old: Any, v: Verdict) -> None:
+        self.n += 1
+        if v.error_kind:
+            self.errors[v.error_kind] += 1
+        if v.passed:
+            self.passed += 1
+        if math.isfinite(v.reward):
+            self.finite += 1
+            self.reward_sum += v.reward
+        if isinstance(old, dict) and "reward" in old:
+            self.compared += 1
+            try:
+                if not _same(Verdict.from_dict(old), v):
+                    self.changed += 1
+            except (ValueError, TypeError):
+                self.changed += 1
+
+
+def _resume(out: Path, tally: _Tally) -> tuple[Any, int]:
+    """Open ``out`` for appending (a torn last line cut off); the records it already holds are counted into
+    ``tally``. Returns the store and how many records to skip in the input."""
+    from crossgym.rollout.store import RolloutStore
+    from crossgym.scoring.records import iter_records
+
+    store = RolloutStore(out).open()
+    done = 0
+    for doc in iter_records(out):
+        done += 1
         try:
+            v = Verdict.from_dict(doc["verdict"])
+        except (KeyError, ValueError, TypeError):
+            v = Verdict.exception("unreadable verdict in --out")
+        tally.add(doc.get("previous_verdict"), v)
+    return store, done
+
+
+def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = None, workers: int | None = None,
+                 out: Path | None = None, chunk: int = CHUNK) -> dict[str, Any]:
+    """Score every record, ``chunk`` at a time; append each chunk's records to ``out`` (fsync'd) before reading
+    the next. An ``out`` left by an interrupted run is resumed: its records are skipped in the input, not scored
+    again. The summary document."""
+    from crossgym.rollout.store import RolloutStore
+
+    files = input_files(path)
+    tally = _Tally()
+    store, skip = None, 0
+    if out is not None and out.exists() and out.stat().st_size:
+        store, skip = _resume(out, tally)
+        sys.stderr.write(f"resumed: {skip} records already in {out}\n")
+    elif out is not None and out.exists():
+        out.unlink()  # an empty file: nothing to resume
+    startup = 0.0
+    elapsed = 0.0
+    built: dict[str, Any] = {}
+    ray = None
+    ours = False
+    try:
+        if use_ray or address:
+            from crossgym.serve.ray_scale import _ray, get_workers, init_ray, shutdown_workers, verify_many_ray
+
+            started = time.perf_counter()
+            ray = _ray()
+            ours = not ray.is_initialized()
             if ours:
                 init_ray(address)
             get_workers(workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
             startup = time.perf_counter() - started  # Ray and its actors; scoring is timed apart
+
+            def score(pairs: list[tuple[Task, Completion]]) -> list[Verdict]:
+                return verify_many_ray(pairs, num_workers=workers, address=address)
+
+            mode = "ray"
+        else:
+            from crossgym.verifiers.batch import verify_many
+
+            def score(pairs: list[tuple[Task, Completion]]) -> list[Verdict]:
+                return verify_many(pairs, workers=workers)
+
+            mode = "local"
+        for records, pairs in iter_chunks(files, size=max(1, chunk), skip=skip):
             started = time.perf_counter()
-            verdicts = verify_many_ray(pairs, num_workers=workers, address=address)
-        finally:
+            verdicts = score(pairs)
+            elapsed += time.perf_counter() - started
+            for doc, v in zip(records, verdicts, strict=True):
+                tally.add(doc.get("verdict"), v)
+            if out is not None:
+                if store is None:
+                    store = RolloutStore(out).open()
+                store.append_docs(_rescored(records, pairs, verdicts, built))
+    finally:
+        if store is not None:
+            store.close()
+        if ray is not None:
             shutdown_workers()
             if ours:
                 ray.shutdown()
-        mode = "ray"
-    else:
-        from crossgym.verifiers.batch import verify_many
-
-        verdicts = verify_many(pairs, workers=workers)
-        mode = "local"
-    elapsed = time.perf_counter() - started
-    errors = Counter(v.error_kind for v in verdicts if v.error_kind)
-    changed = 0
-    compared = 0
-    for doc, v in zip(records, verdicts, strict=True):
-        old = doc.get("verdict")
-        if isinstance(old, dict) and "reward" in old:
-            compared += 1
-            try:
-                if not _same(Verdict.from_dict(old), v):
-                    changed += 1
-            except (ValueError, TypeError):
-                changed += 1
-    if out is not None:
-        _write_rescored(out, records, pairs, verdicts)
-    rewards = [v.reward for v in verdicts if math.isfinite(v.reward)]
-    return {"path": str(path), "n": len(verdicts), "mode": mode, "workers": workers,
-            "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-            "passed": sum(1 for v in verdicts if v.passed), "errors": dict(sorted(errors.items())),
-            "compared": compared, "changed": changed, "seconds": round(elapsed, 3), "startup_seconds": round(startup, 3),
-            "per_second": round(len(verdicts) / elapsed, 1) if elapsed > 0 else None,
-            "out": None if out is None else str(out)}
+    if tally.n == 0:
+        raise ConfigError("no records", where=str(path), fix="pass a non-empty JSONL file")
+    if skip and tally.n == skip:
+        sys.stderr.write(f"nothing left to score: {out} already holds every record\n")
+    scored = tally.n - skip
+    return {"path": str(path), "n": tally.n, "mode": mode, "workers": workers,
+            "mean_reward": tally.reward_sum / tally.finite if tally.finite else None,
+            "passed": tally.passed, "errors": dict(sorted(tally.errors.items())),
+            "compared": tally.compared, "changed": tally.changed, "seconds": round(elapsed, 3),
+            "startup_seconds": round(startup, 3),
+            "per_second": round(scored / elapsed, 1) if elapsed > 0 else None,
+            "resumed": skip, "files": len(files), "out": None if out is None else str(out)}
 
 
-def _write_rescored(out: Path, records: list[dict[str, Any]], pairs: list[tuple[Task, Completion]],
-                    verdicts: list[Verdict]) -> None:
+def _rescored(records: list[dict[str, Any]], pairs: list[tuple[Task, Completion]], verdicts: list[Verdict],
+              built: dict[str, Any]) -> list[dict[str, Any]]:
     """The records with today's verdicts (the old ones kept as previous_*) and schema-2 provenance naming today's
-    verifier, so `crossgym reverify` of this file checks what it holds."""
-    from crossgym.scoring import Provenance, dumps_record
+    verifier, so `crossgym reverify` of this file checks what it holds. ``built``: verifiers by spec key, kept
+    across chunks."""
+    from crossgym.scoring import Provenance
     from crossgym.verifiers.safe import build_verifier
 
-    built: dict[str, Any] = {}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as f:
-        for doc, (task, _), v in zip(records, pairs, verdicts, strict=True):
-            rec = dict(doc)
-            if "verdict" in rec:
-                rec["previous_verdict"] = rec["verdict"]
-            if isinstance(rec.get("provenance"), dict):
-                rec["previous_provenance"] = rec["provenance"]
-            rec["verdict"] = v.to_dict()
-            if isinstance(task, Task):
-                key = task.verifier.key()
-                if key not in built:
-                    built[key] = build_verifier(task.verifier)
-                verifier = None if isinstance(built[key], Verdict) else built[key]
-                prov = Provenance.new(task.verifier, verifier, source="verify-batch").to_dict()
-                prov.pop("created")  # the same input gives the same output, wherever it is scored (Ray or here)
-                rec["provenance"] = prov
-            f.write(dumps_record(rec))
+    docs = []
+    for doc, (task, _), v in zip(records, pairs, verdicts, strict=True):
+        rec = dict(doc)
+        if "verdict" in rec:
+            rec["previous_verdict"] = rec["verdict"]
+        if isinstance(rec.get("provenance"), dict):
+            rec["previous_provenance"] = rec["provenance"]
+        rec["verdict"] = v.to_dict()
+        if isinstance(task, Task):
+            key = task.verifier.key()
+            if key not in built:
+                built[key] = build_verifier(task.verifier)
+            verifier = None if isinstance(built[key], Verdict) else built[key]
+            prov = Provenance.new(task.verifier, verifier, source="verify-batch").to_dict()
+            prov.pop("created")  # the same input gives the same output, wherever it is scored (Ray or here)
+            rec["provenance"] = prov
+        docs.append(rec)
+    return docs
 
 
 def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None, workers: int | None,
