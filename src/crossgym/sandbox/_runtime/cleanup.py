@@ -104,6 +104,21 @@ def _own(path: str, dir_fd: int | None = None) -> None:
         pass
 
 
+def _open_dir(name: str, dfd: int) -> int | None:
+    """A descriptor of the directory ``name`` under ``dfd`` (taken over first when its mode locks us out); None when
+    it is gone or not a directory (never following a link)."""
+    for attempt in range(2):
+        try:
+            return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+        except PermissionError:
+            if attempt:
+                return None
+            _own(name, dfd)
+        except OSError:
+            return None
+    return None
+
+
 def _empty(dfd: int, depth: int, deadline: float | None, hoist: int | None = None) -> None:
     """Empty the directory ``dfd``. ``hoist``: a directory fd to which subdirectories deeper than :data:`DEPTH`
     are moved (to be emptied as entries of their own: no tree is too deep and no more than DEPTH fds are open);
@@ -144,15 +159,8 @@ def _empty(dfd: int, depth: int, deadline: float | None, hoist: int | None = Non
                 except OSError:
                     pass
             continue
-        try:
-            sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
-        except PermissionError:
-            _own(name, dfd)
-            try:
-                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
-            except OSError:
-                continue
-        except OSError:
+        sub = _open_dir(name, dfd)
+        if sub is None:
             continue
         try:
             _empty(sub, depth + 1, deadline, hoist)
@@ -202,15 +210,8 @@ def _drain(top: int) -> int:
                 pass
             except OSError:
                 continue
-            try:
-                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
-            except PermissionError:
-                _own(name, top)
-                try:
-                    sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
-                except OSError:
-                    continue
-            except OSError:
+            sub = _open_dir(name, top)
+            if sub is None:
                 continue
             try:
                 _empty(sub, 0, None, hoist=top)
