@@ -57,6 +57,16 @@ def test_a_scoring_change_is_reported_as_drift(test_plugin, tmp_path, capsys):
         assert g["old_versions"] == ["1"] and g["current_version"] == "2" and g["version_changed"]
         assert g["mean_old"] == pytest.approx(0.5) and g["mean_new"] == pytest.approx(1.0)
         assert {c["task"] for c in doc["changes"]} == {"t1", "t3"}
+        assert reverify(path, chunk=1) == reverify(path, chunk=3) == doc  # streamed in chunks: the same report
+        import crossgym.scoring.drift as drift
+
+        listed = drift.MAX_LISTED
+        drift.MAX_LISTED = 1
+        try:
+            capped = reverify(path, chunk=1)
+        finally:
+            drift.MAX_LISTED = listed
+        assert capped["changed"] == 2 and [c["task"] for c in capped["changes"]] == ["t1"]
         with pytest.raises(SystemExit) as e:
             main(["reverify", str(path), "--json"])
         assert e.value.code == 1 and json.loads(capsys.readouterr().out)["changed"] == 2

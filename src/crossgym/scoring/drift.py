@@ -4,6 +4,7 @@ records check relies on). Reads every rollout file any crossgym command writes, 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,13 @@ from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Verdict, VerifierSpec
 from crossgym.scoring.provenance import Provenance
-from crossgym.scoring.records import read_rollouts
+from crossgym.scoring.records import iter_rollouts
 from crossgym.scoring.rule import safe_verify, same_verdict
 
 #: changed rollouts listed one by one in the report
 MAX_LISTED = 20
+#: rollouts read and re-scored at a time: memory is bounded by this, not by the file's size
+CHUNK = 2048
 
 
 def _same(a: Verdict, b: Verdict) -> bool:
@@ -31,21 +34,22 @@ def _spec(r: Rollout) -> VerifierSpec:
     return _provenance(r).spec(r.task.verifier)
 
 
-def reverify(path: str | Path, *, workers: int = 4) -> dict[str, Any]:
-    """The drift report: per verifier how many rewards changed, old and new versions, and the changed rollouts."""
+def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[str, Any]:
+    """The drift report: per verifier how many rewards changed, old and new versions, and the changed rollouts
+    (the first MAX_LISTED). The file is read ``chunk`` rollouts at a time."""
     from crossgym.api import load_verifier
 
     p = Path(path)
     if not p.is_file():
         raise ConfigError("rollout file not found", where=str(p), fix="pass the rollouts.jsonl an eval wrote")
-    rollouts = read_rollouts(p)
     verifiers: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
-    for r in rollouts:
+
+    def load(r: Rollout) -> None:
         spec = _spec(r)
         key = spec.key()
         if key in verifiers or spec.name in unavailable:
-            continue
+            return
         try:
             verifiers[key] = load_verifier(spec)
         except CrossgymError as exc:
@@ -57,35 +61,59 @@ def reverify(path: str | Path, *, workers: int = 4) -> dict[str, Any]:
             return None
         return r, safe_verify(v, r.task, r.completion)  # a verifier that raises is drift too
 
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="crossgym-reverify") as pool:
-        results = [x for x in pool.map(check, rollouts) if x is not None]
     by_verifier: dict[str, dict[str, Any]] = {}
     changes: list[dict[str, Any]] = []
-    for r, new in results:
-        spec = _spec(r)
-        ref = _provenance(r).verifier
-        old_version = None if ref is None else ref.version
-        new_version = str(getattr(verifiers[spec.key()], "version", "") or "") or None
-        g = by_verifier.setdefault(spec.name, {"n": 0, "changed": 0, "old_versions": set(),
-                                               "current_version": new_version, "old_sum": 0.0, "new_sum": 0.0})
-        g["n"] += 1
-        g["old_versions"].add(str(old_version))
-        g["old_sum"] += 0.0 if math.isnan(r.verdict.reward) else r.verdict.reward
-        g["new_sum"] += 0.0 if math.isnan(new.reward) else new.reward
-        if not _same(r.verdict, new):
-            g["changed"] += 1
-            if len(changes) < MAX_LISTED:
-                changes.append({"key": r.provenance.get("key"), "task": r.task.id, "verifier": spec.name,
-                                "old_version": old_version, "new_version": new_version,
-                                "old": {"reward": r.verdict.reward, "passed": r.verdict.passed,
-                                        "error": r.verdict.error},
-                                "new": {"reward": new.reward, "passed": new.passed, "error": new.error}})
+    n = checked = 0
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="crossgym-reverify") as pool:
+        for rollouts in _chunks(iter_rollouts(p), max(1, chunk)):  # memory bounded by a chunk, not the file
+            n += len(rollouts)
+            for r in rollouts:
+                load(r)
+            for x in pool.map(check, rollouts):
+                if x is None:
+                    continue
+                checked += 1
+                _tally(*x, verifiers, by_verifier, changes)
     for g in by_verifier.values():
         g["old_versions"] = sorted(g["old_versions"])
         g["mean_old"] = g.pop("old_sum") / g["n"]
         g["mean_new"] = g.pop("new_sum") / g["n"]
         g["version_changed"] = g["old_versions"] != [str(g["current_version"])]
     changed = sum(g["changed"] for g in by_verifier.values())
-    return {"path": str(p), "n": len(rollouts), "checked": len(results), "changed": changed,
+    return {"path": str(p), "n": n, "checked": checked, "changed": changed,
             "unavailable": unavailable, "by_verifier": dict(sorted(by_verifier.items())), "changes": changes,
             "ok": changed == 0 and not unavailable}
+
+
+def _chunks(rollouts: Iterator[Rollout], size: int) -> Iterator[list[Rollout]]:
+    chunk: list[Rollout] = []
+    for r in rollouts:
+        chunk.append(r)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _tally(r: Rollout, new: Verdict, verifiers: dict[str, Any], by_verifier: dict[str, dict[str, Any]],
+           changes: list[dict[str, Any]]) -> None:
+    """One re-scored rollout into the per-verifier aggregates (and the first MAX_LISTED changes)."""
+    spec = _spec(r)
+    ref = _provenance(r).verifier
+    old_version = None if ref is None else ref.version
+    new_version = str(getattr(verifiers[spec.key()], "version", "") or "") or None
+    g = by_verifier.setdefault(spec.name, {"n": 0, "changed": 0, "old_versions": set(),
+                                           "current_version": new_version, "old_sum": 0.0, "new_sum": 0.0})
+    g["n"] += 1
+    g["old_versions"].add(str(old_version))
+    g["old_sum"] += 0.0 if math.isnan(r.verdict.reward) else r.verdict.reward
+    g["new_sum"] += 0.0 if math.isnan(new.reward) else new.reward
+    if not _same(r.verdict, new):
+        g["changed"] += 1
+        if len(changes) < MAX_LISTED:
+            changes.append({"key": r.provenance.get("key"), "task": r.task.id, "verifier": spec.name,
+                            "old_version": old_version, "new_version": new_version,
+                            "old": {"reward": r.verdict.reward, "passed": r.verdict.passed,
+                                    "error": r.verdict.error},
+                            "new": {"reward": new.reward, "passed": new.passed, "error": new.error}})
