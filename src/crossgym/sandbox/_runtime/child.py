@@ -5,13 +5,12 @@ from __future__ import annotations
 import fcntl
 import io
 import os
-import stat
 import sys
 
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import confine, wire
+from . import confine, fixtures, wire
 
 # fds inside a task: 0 payload (then stdin), 1 stdout, 2 stderr, 3 private result pipe (tests mode), 5 the slot's
 # solution spawner (tests mode in a slot), 8 a zygote's Landlock ruleset, 9 status, 10... a group's solution rulesets
@@ -114,27 +113,7 @@ def _seed(files: list[list[Any]]) -> dict[str, tuple[bytes, int]]:
         parts = [p for p in rel.split("/") if p]
         if not parts or any(p in (".", "..") or "\0" in p for p in parts):
             raise ValueError(f"bad seed path {rel!r}")
-        dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            for part in parts[:-1]:
-                try:
-                    os.mkdir(part, 0o755, dir_fd=dfd)
-                except FileExistsError:
-                    pass
-                nfd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
-                os.close(dfd)
-                dfd = nfd
-            fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
-                         (mode or 0o644) & 0o777, dir_fd=dfd)
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise ValueError(f"seed path {rel!r} is not a regular file")
-                wire.write_all(fd, data)
-                os.fchmod(fd, (mode or 0o644) & 0o777)
-            finally:
-                os.close(fd)
-        finally:
-            os.close(dfd)
+        fixtures.write_file("/".join(parts), data, (mode or 0o644) & 0o777)
         seeded["/".join(parts)] = (data, (mode or 0o644) & 0o777)
     return seeded
 

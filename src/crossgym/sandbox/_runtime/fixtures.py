@@ -65,7 +65,7 @@ class Fixtures:
                 elif not self._same(rel):
                     changed.append(rel)
                     try:
-                        _write(rel, *self.files[rel])
+                        write_file(rel, *self.files[rel])
                         self.stamps[rel] = _stamp(rel)
                     except OSError as exc:
                         self.stamps[rel] = None
@@ -156,7 +156,7 @@ def _read(rel: str) -> bytes | None:
         os.close(fd)
 
 
-def _write(rel: str, data: bytes, mode: int) -> None:
+def write_file(rel: str, data: bytes, mode: int) -> None:
     """Write the seeded bytes back as a new file, never following a link the solution may have planted."""
     parts = rel.split("/")
     dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
