@@ -111,6 +111,16 @@ def test_resume_after_a_torn_out_scores_the_rest_once(tmp_path: Path) -> None:
         assert doc[key] == full_doc[key], key
     again = verify_batch(src, out=out)  # complete: nothing left to score, the file is left as it is
     assert again["resumed"] == again["n"] == len(lines) and out.read_bytes() == full
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"".join(src.read_bytes().splitlines(keepends=True)[1:]))  # another input: refused
+    half = tmp_path / "half.jsonl"
+    half.write_bytes(b"".join(lines[:keep]))
+    for args, needle in [((str(other), "--out", str(half)), "--out: --out's last record is not this input's"),
+                         ((str(other), "--out", str(out)), "--out: --out holds 1 more records than the input"),
+                         ((str(src), "--out", str(src)), "is also an input file")]:
+        proc = _cli(*args)
+        assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    assert half.read_bytes() == b"".join(lines[:keep]) and out.read_bytes() == full
 
 
 def test_directory_and_glob_inputs_read_in_sorted_order(tmp_path: Path) -> None:

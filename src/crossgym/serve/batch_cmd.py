@@ -67,10 +67,11 @@ def _parse(raw: bytes, where: str) -> tuple[dict[str, Any], tuple[Task, Completi
     return doc, (task, completion)
 
 
-def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0,
+def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_done: dict[str, Any] | None = None,
                 ) -> Iterator[tuple[list[dict[str, Any]], list[tuple[Task, Completion]]]]:
     """The records of the files, in order, ``size`` at a time with their (Task, Completion) pairs, after the
-    first ``skip`` records (counted, not parsed: already scored by an interrupted run). A bad line is one
+    first ``skip`` records (counted, not parsed: already scored by an interrupted run; ``last_done``, the last
+    record that run wrote, must hold the task and completion of the last one skipped). A bad line is one
     ConfigError naming file:line."""
     from crossgym.config.files import check_user_encoding
 
@@ -84,6 +85,8 @@ def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0,
                     continue
                 if skip:
                     skip -= 1
+                    if not skip and last_done is not None:
+                        _check_continues(raw, last_done, f"{path}:{n}")
                     continue
                 doc, pair = _parse(raw, f"{path}:{n}")
                 records.append(doc)
@@ -91,8 +94,22 @@ def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0,
                 if len(records) >= size:
                     yield records, pairs
                     records, pairs = [], []
+    if skip:
+        raise ConfigError(f"--out holds {skip} more records than the input has", where="--out",
+                          fix="remove it (or pass another --out) to score afresh")
     if records:
         yield records, pairs
+
+
+def _check_continues(raw: bytes, last_done: dict[str, Any], where: str) -> None:
+    try:
+        doc = json.loads(raw)
+        same = doc["task"] == last_done.get("task") and doc["completion"] == last_done.get("completion")
+    except (ValueError, KeyError, TypeError):
+        same = False
+    if not same:
+        raise ConfigError(f"--out's last record is not this input's record at {where}: it holds the output of "
+                          "another input", where="--out", fix="remove it (or pass another --out) to score afresh")
 
 
 def read_records(path: Path) -> tuple[list[dict[str, Any]], list[tuple[Task, Completion]]]:
@@ -140,22 +157,24 @@ class _Tally:
                 self.changed += 1
 
 
-def _resume(out: Path, tally: _Tally) -> tuple[Any, int]:
+def _resume(out: Path, tally: _Tally) -> tuple[Any, int, dict[str, Any]]:
     """Open ``out`` for appending (a torn last line cut off); the records it already holds are counted into
-    ``tally``. Returns the store and how many records to skip in the input."""
+    ``tally``. Returns the store, how many records to skip in the input and the last record written."""
     from crossgym.rollout.store import RolloutStore
     from crossgym.scoring.records import iter_records
 
     store = RolloutStore(out).open()
     done = 0
+    last: dict[str, Any] = {}
     for doc in iter_records(out):
         done += 1
+        last = doc
         try:
             v = Verdict.from_dict(doc["verdict"])
         except (KeyError, ValueError, TypeError):
             v = Verdict.exception("unreadable verdict in --out")
         tally.add(doc.get("previous_verdict"), v)
-    return store, done
+    return store, done, last
 
 
 def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = None, workers: int | None = None,
@@ -167,9 +186,11 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
 
     files = input_files(path)
     tally = _Tally()
-    store, skip = None, 0
+    store, skip, last_done = None, 0, None
+    if out is not None and any(out.resolve() == f.resolve() for f in files):
+        raise ConfigError(f"{out} is also an input file", where="--out", fix="write the re-scored records elsewhere")
     if out is not None and out.exists() and out.stat().st_size:
-        store, skip = _resume(out, tally)
+        store, skip, last_done = _resume(out, tally)
         sys.stderr.write(f"resumed: {skip} records already in {out}\n")
     elif out is not None and out.exists():
         out.unlink()  # an empty file: nothing to resume
@@ -201,7 +222,7 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
                 return verify_many(pairs, workers=workers)
 
             mode = "local"
-        for records, pairs in iter_chunks(files, size=max(1, chunk), skip=skip):
+        for records, pairs in iter_chunks(files, size=max(1, chunk), skip=skip, last_done=last_done):
             started = time.perf_counter()
             verdicts = score(pairs)
             elapsed += time.perf_counter() - started
