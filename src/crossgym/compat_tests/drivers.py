@@ -63,6 +63,9 @@ class Driver:
     episode_tokens: Callable[..., list[Any]] | None = None
     record_rollouts: Callable[..., None] | None = None
     route_rewards: Callable[..., list[Any]] | None = None
+    #: ``advantages(groups, variant) -> list[list[float]]`` through the framework's own code (compat_tests.advantages)
+    advantages: Callable[..., list[list[float]]] | None = None
+    advantage_variants: tuple[str, ...] = ()
     #: the precision the framework stores rewards in ("float64" or "float32")
     reward_dtype: str = "float64"
 
@@ -83,6 +86,8 @@ class Driver:
                    episode_tokens=getattr(mod, "episode_tokens", None),
                    record_rollouts=getattr(mod, "record_rollouts", None),
                    route_rewards=getattr(mod, "route_rewards", None),
+                   advantages=getattr(mod, "advantages", None),
+                   advantage_variants=tuple(getattr(mod, "ADVANTAGE_VARIANTS", ()) or ()),
                    reward_dtype=str(getattr(mod, "REWARD_DTYPE", "float64")))
 
     def rewards(self, tasks: list[Any], completions: list[Any], mode: str) -> list[Any]:

@@ -47,7 +47,8 @@ JSON_SCHEMA: dict[str, Any] = {
                 "reason": {"type": "string"}, "framework_version": {"type": ["string", "null"]},
                 "capabilities": {"type": "object"}, "driver": {"type": ["object", "null"]},
                 "plans": {"type": "object", "additionalProperties": _CHECK},
-                "tokens": {"oneOf": [_CHECK, {"type": "null"}]}, "run": {"type": "integer"}}}},
+                "tokens": {"oneOf": [_CHECK, {"type": "null"}]}, "run": {"type": "integer"},
+                "advantages": {"type": "object", "additionalProperties": _CHECK}}}},
         "verifiers": {"type": "object", "additionalProperties": {
             "type": "object", "required": ["conformance"], "properties": {
                 "version": {"type": ["string", "null"]}, "dist": {"type": "string"},
@@ -98,6 +99,8 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
             failed.append(f"backend {name}: token consistency")
         failed += [f"backend {name}: consistency {c}" for c, r in (b.get("consistency") or {}).items()
                    if r["status"] in ("fail", "error")]
+        failed += [f"backend {name}: advantages {c}" for c, r in (b.get("advantages") or {}).items()
+                   if r["status"] in ("fail", "error")]
     failed += [f"consistency {c}" for c, r in (doc.get("consistency") or {}).items() if r["status"] in ("fail", "error")]
     bad_cells = cells.get("mismatch", 0) + cells.get("error", 0)
     return {"cells": cells, "failed_checks": failed, "ok": not bad_cells and not failed}
@@ -144,6 +147,7 @@ def merge(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
             elif BACKEND_RANK[b["status"]] == BACKEND_RANK[old["status"]] == BACKEND_RANK["installed"]:
                 old["plans"] = _merge_checks(old.get("plans") or {}, b.get("plans") or {})
                 old["consistency"] = _merge_measured(old.get("consistency") or {}, b.get("consistency") or {})
+                old["advantages"] = _merge_measured(old.get("advantages") or {}, b.get("advantages") or {})
                 if b.get("tokens") and (not old.get("tokens") or _worse_check(old["tokens"], b["tokens"]) is b["tokens"]):
                     old["tokens"] = b["tokens"]
         for name, v in doc["verifiers"].items():

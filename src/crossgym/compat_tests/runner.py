@@ -30,7 +30,7 @@ from crossgym.protocol.errors import BackendUnavailable, ConfigError
 
 log = logging.getLogger(__name__)
 
-CHECKS = ("conformance", "parity", "environments", "plans", "tokens", "consistency")
+CHECKS = ("conformance", "parity", "environments", "plans", "tokens", "consistency", "advantages")
 CONFORMANCE_CHECKS = ("examples", "determinism", "garbage", "timeout", "frozen", "fresh_process")
 Progress = Callable[[str], None]
 
@@ -145,6 +145,12 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
             say(f"backend {b}: consistency (recorded rollouts, serve routes)")
             entry["consistency"] = {k: r.to_dict() for k, r in
                                     _guard(functools.partial(_consistency, info), "consistency").items()}
+        if info.status == INSTALLED and "advantages" in chosen and info.driver is not None:
+            from crossgym.compat_tests.advantages import check_advantages
+
+            say(f"backend {b}: advantages (the framework's own advantage code per variant)")
+            entry["advantages"] = {k: r.to_dict() for k, r in
+                                   _guard(functools.partial(check_advantages, info.driver, b), "advantages").items()}
         doc["backends"][b] = entry
     if "consistency" in chosen:
         from crossgym.compat_tests.consistency import check_nemo_gym

@@ -10,6 +10,7 @@ returns the completion's assistant turns as token ids. The tokenizer is byte-lev
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import json
 import tempfile
@@ -236,3 +237,119 @@ def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3, group
 
         episodes = asyncio.run(play())
     return {"tokenizer": tok, "episodes": episodes}
+
+
+#: the RemoteExperienceMaker methods the advantages hook runs (all plain torch)
+ADVANTAGE_METHODS = ("compute_advantages_and_returns", "get_advantages_and_returns", "get_cumulative_returns")
+
+
+@functools.lru_cache(maxsize=1)
+def experience_maker_class() -> Any:
+    """OpenRLHF's ``RemoteExperienceMaker``, imported; where its module cannot be imported on this machine (it
+    imports ``openrlhf.models``, which needs flash_attn, and the Ray launcher, which needs vllm: GPU-only packages),
+    a class holding the installed file's own ADVANTAGE_METHODS, compiled from its source (``ast``) with the names
+    they use bound to OpenRLHF's own functions (``compute_reward`` from ``models/utils.py`` loaded by path,
+    ``apply_length_penalties`` from ``trainer.ppo_utils``). The methods run unchanged either way; the class's
+    ``crossgym_source`` says which it is."""
+    try:
+        from openrlhf.trainer.ppo_utils.experience_maker import RemoteExperienceMaker
+    except ImportError as exc:
+        missing = exc.name or str(exc)
+    else:
+        RemoteExperienceMaker.crossgym_source = "imported"
+        return RemoteExperienceMaker
+    import ast
+    import itertools
+    import logging as _logging
+
+    import openrlhf
+    import torch
+    from openrlhf.trainer.ppo_utils import Experience, apply_length_penalties
+
+    root = Path(openrlhf.__file__).parent
+    spec = importlib.util.spec_from_file_location("crossgym_openrlhf_models_utils", root / "models" / "utils.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {root / 'models' / 'utils.py'}")
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    path = root / "trainer" / "ppo_utils" / "experience_maker.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RemoteExperienceMaker")
+    methods = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name in ADVANTAGE_METHODS]
+    if {m.name for m in methods} != set(ADVANTAGE_METHODS):
+        raise ImportError(f"{path} has no {', '.join(sorted(set(ADVANTAGE_METHODS) - {m.name for m in methods}))}")
+    module = ast.Module(body=[ast.ClassDef(name="RemoteExperienceMaker", bases=[], keywords=[], body=methods,
+                                           decorator_list=[], type_params=[])], type_ignores=[])
+    scope: dict[str, Any] = {"torch": torch, "itertools": itertools, "List": list, "Tuple": tuple,
+                             "Experience": Experience, "apply_length_penalties": apply_length_penalties,
+                             "compute_reward": utils.compute_reward, "masked_mean": utils.masked_mean,
+                             "logger": _logging.getLogger("openrlhf.experience_maker")}
+    exec(compile(ast.fix_missing_locations(module), str(path), "exec"), scope)  # noqa: S102 - OpenRLHF's own code
+    made = scope["RemoteExperienceMaker"]
+    made.crossgym_source = f"compiled from {path} ({', '.join(ADVANTAGE_METHODS)}; the module needs {missing})"
+    return made
+
+
+#: grpo.variant values whose advantages OpenRLHF computes (compat_tests.advantages)
+ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
+
+
+def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[list[float]]:
+    """The advantages OpenRLHF's experience maker computes for ``groups`` of rewards under ``grpo.variant``.
+
+    Calls ``RemoteExperienceMaker.compute_advantages_and_returns`` (OpenRLHF 0.11.2, CPU tensors) on an instance
+    made without its Ray actor groups (``__init__`` only wires those up; the method reads ``strategy.args``,
+    ``kl_ctl.value`` and ``advantage_estimator``), with the estimator crossgym's mapping sets for the variant
+    (``config_map.VARIANTS``), KL coefficient 0, no reward clipping or length penalty. Each group is one prompt's
+    ``n_samples_per_prompt`` samples; the batch is split over two Experiences in shuffled order (their ``index``
+    restores it, as in training) and the responses have different lengths under ``action_mask``. Every response
+    token must carry the same advantage; that value is returned per sequence. Groups of one size go through one
+    call. OpenRLHF has no mask for a missing reward: None is an error. Where the experience maker's module cannot
+    be imported, ``experience_maker_class`` says which class runs.
+    """
+    import torch
+    from openrlhf.trainer.ppo_utils.experience import Experience
+
+    from crossgym.adapters.openrlhf.config_map import VARIANTS
+
+    RemoteExperienceMaker = experience_maker_class()
+
+    if any(r is None for g in groups for r in g):
+        raise ValueError("OpenRLHF has no mask for a missing (None) reward")
+    estimator = VARIANTS[variant]["algo.advantage.estimator"]
+    out: list[list[float]] = [[] for _ in groups]
+    for size in sorted({len(g) for g in groups}):
+        picked = [i for i, g in enumerate(groups) if len(g) == size]
+        flat = [float(r) for i in picked for r in groups[i]]  # type: ignore[arg-type]
+        ns = types.SimpleNamespace
+        args = ns(algo=ns(advantage=ns(estimator=estimator, gamma=1.0, lambd=1.0, no_std_norm=False)),
+                  rollout=ns(n_samples_per_prompt=size), reward=ns(clip_range=None, overlong_buffer_len=None,
+                                                                   stop_properly_penalty_coef=None))
+        maker = object.__new__(RemoteExperienceMaker)
+        maker.strategy, maker.kl_ctl, maker.advantage_estimator = ns(args=args), ns(value=0.0), estimator
+        order = list(range(len(flat)))[::-1]  # the sample at position k of the batch is order[k] of the prompts
+        width = 5
+        lengths = [1 + k % width for k in range(len(flat))]
+        half = (len(order) + 1) // 2
+        experiences = []
+        for part in (order[:half], order[half:]):
+            if not part:
+                continue
+            mask = torch.zeros(len(part), width, dtype=torch.bool)
+            for j, k in enumerate(part):
+                mask[j, :lengths[k]] = True
+            experiences.append(Experience(rewards=torch.tensor([flat[k] for k in part], dtype=torch.float32),
+                                          index=list(part), kl=torch.zeros(len(part), width), action_mask=mask,
+                                          info={}))
+        per = [0.0] * len(flat)
+        for exp in maker.compute_advantages_and_returns(experiences):
+            for j, k in enumerate(exp.index):
+                row = exp.advantages[j]
+                n = lengths[k]
+                if not bool((row[:n] == row[0]).all()) or bool((row[n:] != 0).any()):
+                    raise RuntimeError(f"OpenRLHF gave sample {k} different advantages across its tokens: "
+                                       f"{row.tolist()}")
+                per[k] = float(row[0])
+        for gi, i in enumerate(picked):
+            out[i] = per[gi * size:(gi + 1) * size]
+    return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -188,3 +189,46 @@ def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3, backe
     return {"tokenizer": tokenizer,
             "episodes": [{"prompt_ids": p, "completion_ids": c, "mask": m}
                          for p, c, m in zip(got["prompt_ids"], got["completion_ids"], masks, strict=True)]}
+
+
+#: grpo.variant values whose advantages the TRL backend computes (compat_tests.advantages)
+ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
+
+
+def advantages(groups: Sequence[Sequence[float | None]], variant: str, *, backend: str = "trl") -> list[list[float]]:
+    """The advantages TRL's GRPOTrainer computes for ``groups`` of rewards under ``grpo.variant`` ``variant``.
+
+    The backend builds the trainer for the variant (its loss_type / scale_rewards mapping) on the tiny model; the
+    trainer's reward call (``_calculate_rewards``) is given the fixed rewards (None -> NaN, as TRL stores a reward
+    function's None), and its own ``_generate_and_score_completions`` runs (generation included) and returns the
+    ``advantages`` it trains on. Groups of one size go through one call, with the trainer's ``num_generations`` set
+    to that size (TRL views the rewards as ``(-1, num_generations)``; ``num_generations_eval`` when the model is in
+    eval mode, as it is here).
+    """
+    import torch
+
+    from crossgym.api import get_backend
+    from crossgym.config import RunConfig
+    from crossgym.protocol.messages import user
+    from crossgym.protocol.task import VerifierSpec
+
+    out: list[list[float] | None] = [None] * len(groups)
+    probe = Task(id="advantages", prompt=(user("1+1?"),), answer="2", verifier=VerifierSpec("exact_match"))
+    with tempfile.TemporaryDirectory(prefix=f"crossgym-compat-{backend}-") as tmp:
+        data = run_config("single_turn", tmp).model_dump(mode="json", exclude_unset=True)
+        data["grpo"]["variant"] = variant
+        run = RunConfig.model_validate(data).with_overrides(backend=backend)
+        trainer = get_backend(backend).build_trainer(run, tasks=[probe], record_rollouts=False)  # type: ignore[attr-defined]
+        row = dict(trainer.train_dataset[0])
+        for size in sorted({len(g) for g in groups}):
+            picked = [i for i, g in enumerate(groups) if len(g) == size]
+            flat = torch.tensor([math.nan if r is None else float(r) for i in picked for r in groups[i]],
+                                dtype=torch.float32).unsqueeze(1)
+            trainer.num_generations = trainer.num_generations_eval = size  # train or eval mode alike
+            trainer._calculate_rewards = lambda *a, _flat=flat, **k: _flat.clone()
+            got = trainer._generate_and_score_completions([dict(row) for _ in range(len(picked) * size)])
+            adv = got["advantages"].reshape(len(picked), size).tolist()
+            for i, a in zip(picked, adv, strict=True):
+                out[i] = [float(x) for x in a]
+    return [a if a is not None else [] for a in out]
+

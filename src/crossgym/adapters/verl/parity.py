@@ -244,3 +244,52 @@ def quiet() -> Iterator[None]:
     """veRL prints progress to stdout; `crossgym compat --json` keeps stdout for its one JSON document."""
     with contextlib.redirect_stdout(sys.stderr):
         yield
+
+
+#: grpo.variant values whose advantages veRL computes (compat_tests.advantages); all use adv_estimator grpo
+ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
+
+
+def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[list[float]]:
+    """The advantages veRL's trainer computes for ``groups`` of rewards under ``grpo.variant`` ``variant``.
+
+    Called as ``RayPPOTrainer.fit`` calls it: ``verl.trainer.ppo.ray_trainer.compute_advantage(data, "grpo",
+    norm_adv_by_std_in_grpo=...)`` (which calls ``core_algos.compute_grpo_outcome_advantage``), on a DataProto whose
+    ``token_level_rewards`` hold each reward at the last response token (as veRL's reward managers place it), with
+    responses of different lengths under ``response_mask`` and one ``uid`` per group. ``norm_adv_by_std_in_grpo`` is
+    what crossgym's mapping sets for the variant (``overrides.VARIANTS``). Every response token must carry the
+    same advantage; that value is returned per sequence. veRL has no mask for a missing reward: None is an error.
+    """
+    import numpy as np
+    import torch
+    from verl import DataProto
+    from verl.trainer.ppo.ray_trainer import compute_advantage
+
+    from crossgym.adapters.verl.overrides import VARIANTS
+
+    if any(r is None for g in groups for r in g):
+        raise ValueError("veRL has no mask for a missing (None) reward")
+    flat = [float(r) for g in groups for r in g]  # type: ignore[arg-type]
+    uids = np.array([f"g{gi}" for gi, g in enumerate(groups) for _ in g], dtype=object)
+    width = 5
+    lengths = [1 + i % width for i in range(len(flat))]
+    mask = torch.zeros(len(flat), width, dtype=torch.float32)
+    rewards = torch.zeros(len(flat), width, dtype=torch.float32)
+    for i, (n, r) in enumerate(zip(lengths, flat, strict=True)):
+        mask[i, :n] = 1.0
+        rewards[i, n - 1] = r
+    data = DataProto.from_dict(tensors={"token_level_rewards": rewards, "response_mask": mask},
+                               non_tensors={"uid": uids})
+    norm = bool(VARIANTS[variant].get("norm_adv_by_std", True))
+    adv = compute_advantage(data, "grpo", norm_adv_by_std_in_grpo=norm).batch["advantages"]
+    per_seq = []
+    for i, n in enumerate(lengths):
+        row = adv[i, :n]
+        if not bool((row == row[0]).all()) or bool((adv[i, n:] != 0).any()):
+            raise RuntimeError(f"veRL gave sequence {i} different advantages across its tokens: {adv[i].tolist()}")
+        per_seq.append(float(row[0]))
+    out, k = [], 0
+    for g in groups:
+        out.append(per_seq[k:k + len(g)])
+        k += len(g)
+    return out
