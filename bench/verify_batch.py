@@ -5,7 +5,7 @@ file grows: records are streamed in chunks), then a SIGKILL at ~50% of --out and
 
 The mix: math with distinct integer answers (45%), json_answer (25%), exact_match (25%), code_tests in GRPO groups
 of 4 (5%); every completion carries ~300 tokens of reasoning text, as a real rollout does. Peak RSS is the
-verify-batch process's (getrusage of the child: the largest of it and the workers it reaped).
+verify-batch process's (getrusage of the child); "+workers" is the sampled peak of it and its worker pool together.
 """
 
 from __future__ import annotations
@@ -77,17 +77,47 @@ def run_once(src: Path, out: Path, kill_at: int | None = None) -> dict[str, Any]
     with log.open("wb") as err, out.with_suffix(".stdout").open("wb") as so:
         proc = subprocess.Popen(_cmd(src, out), stdout=so, stderr=err, env={**os.environ, "OMP_NUM_THREADS": "1"})
         killed = False
-        if kill_at is not None:
-            while proc.poll() is None:
-                if _lines(out) >= kill_at:
-                    proc.send_signal(signal.SIGKILL)  # our own child
-                    killed = True
-                    break
-                time.sleep(0.05)
-        _, status, usage = os.wait4(proc.pid, 0) if proc.returncode is None else (0, 0, None)
-    rc = proc.returncode if proc.returncode is not None else os.waitstatus_to_exitcode(status)
+        tree = 0
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)  # reaped here: its rusage is this run's
+            if pid:
+                break
+            tree = max(tree, _tree_rss(proc.pid))
+            if kill_at is not None and _lines(out) >= kill_at:
+                proc.send_signal(signal.SIGKILL)  # our own child
+                killed = True
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.1)
+    rc = proc.returncode = os.waitstatus_to_exitcode(status)
     return {"rc": rc, "killed": killed, "wall": time.perf_counter() - started, "stderr": log.read_text(),
-            "peak_mib": None if usage is None else usage.ru_maxrss / 1024}
+            "peak_mib": usage.ru_maxrss / 1024, "tree_mib": tree / 2**20}
+
+
+def _tree_rss(pid: int) -> int:
+    """Bytes resident in ``pid`` and its descendants now (Linux /proc; 0 elsewhere): the worker pool included."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    try:
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    stat = Path(f"/proc/{entry.name}/stat").read_text()
+                    fields = stat[stat.rindex(")") + 2:].split()
+                    parents[int(entry.name)] = int(fields[1])
+                    rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+                except (OSError, ValueError, IndexError):
+                    continue
+    except OSError:
+        return 0
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, pp in parents.items():
+            if pp == parent and child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    return sum(rss.get(p, 0) for p in tree)
 
 
 def main() -> None:
@@ -106,7 +136,7 @@ def main() -> None:
             assert res["rc"] == 0, res["stderr"][-2000:]
             assert _lines(out) == n, (n, _lines(out), res["stderr"][-2000:])
             rows.append({"n": n, "seconds": round(res["wall"], 2), "records_per_s": round(n / res["wall"], 1),
-                         "peak_rss_mib": round(res["peak_mib"], 1),
+                         "peak_rss_mib": round(res["peak_mib"], 1), "tree_rss_mib": round(res["tree_mib"], 1),
                          "input_mib": round(src.stat().st_size / 2**20, 1)})
         n = sizes[-1]
         src, full, out = d / f"in-{n}.jsonl", d / f"out-{n}.jsonl", d / "resumed.jsonl"
@@ -123,10 +153,11 @@ def main() -> None:
     if args.json:
         print(json.dumps({"sizes": rows, "resume": resume}, indent=2))
         return
-    print(f"{'records':>9} {'input MiB':>10} {'seconds':>9} {'records/s':>10} {'peak RSS MiB':>13}")
+    print(f"{'records':>9} {'input MiB':>10} {'seconds':>9} {'records/s':>10} {'peak RSS MiB':>13} "
+          f"{'+workers MiB':>13}")
     for row in rows:
         print(f"{row['n']:>9} {row['input_mib']:>10} {row['seconds']:>9} {row['records_per_s']:>10} "
-              f"{row['peak_rss_mib']:>13}")
+              f"{row['peak_rss_mib']:>13} {row['tree_rss_mib']:>13}")
     if len(rows) > 1:
         print(f"RSS ratio {rows[-1]['n']}/{rows[0]['n']} records: "
               f"{rows[-1]['peak_rss_mib'] / rows[0]['peak_rss_mib']:.2f}x for {rows[-1]['n'] / rows[0]['n']:.0f}x "
