@@ -35,12 +35,12 @@ COMPAT_DIR = ".compat"
 
 
 def _compat(session: nox.Session, backend: str) -> None:
-    """The compat suite's parity, plan and token checks through this venv's backend, written to .compat/ for
-    `make test` to merge (a mismatch fails the merge, which still writes the matrix). Skipped when posargs pick tests."""
+    """The compat suite's parity, plan, token, consistency and advantages checks through this venv's backend,
+    written to .compat/ for `make test` to merge (a mismatch fails the merge, which still writes the matrix). Skipped when posargs pick tests."""
     if session.posargs:
         return
     os.makedirs(COMPAT_DIR, exist_ok=True)
-    session.run("crossgym", "compat", "--backend", backend, "--checks", "parity,plans,tokens,consistency",
+    session.run("crossgym", "compat", "--backend", backend, "--checks", "parity,plans,tokens,consistency,advantages",
                 "--out", f"{COMPAT_DIR}/{backend}.json", env=OFFLINE_ENV, success_codes=[0, 1])
 
 

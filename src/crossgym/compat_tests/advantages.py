@@ -2,7 +2,8 @@
 crossgym's reference formula gives, for every ``grpo.variant`` the backend supports (issue 25).
 
 A driver opts in with ``advantages(groups, variant) -> list[list[float]]`` (one advantage per reward, in the same
-shape; a group is the rewards of one prompt's completions, None for an unscorable one) and ``ADVANTAGE_VARIANTS``.
+shape; a group is the rewards of one prompt's completions, None for an unscorable one) and ``ADVANTAGE_VARIANTS``;
+``advantage_source() -> str``, optional, says how the hook reached the framework's code on this machine.
 The hook must call the framework's own code (TRL: ``GRPOTrainer._generate_and_score_completions``; veRL:
 ``core_algos.compute_grpo_outcome_advantage``; OpenRLHF: ``RemoteExperienceMaker.compute_advantages_and_returns``).
 
@@ -161,6 +162,13 @@ def check_advantages(driver: Any, backend: str) -> dict[str, CheckResult]:
         return {"advantages": CheckResult("advantages", "skip",
                                           f"n/a: crossgym has no reference semantics for {backend!r}")}
     supported = tuple(getattr(driver, "advantage_variants", None) or VARIANTS)
+    how = getattr(driver, "advantage_source", None)
+    source = None
+    if how is not None:
+        try:
+            source = str(how())
+        except Exception as exc:  # the hook itself will report the same failure per variant
+            source = f"unknown ({type(exc).__name__}: {exc})"
     out = {}
     for v in VARIANTS:
         if v not in supported:
@@ -168,6 +176,9 @@ def check_advantages(driver: Any, backend: str) -> dict[str, CheckResult]:
             continue
         try:
             out[v] = check_variant(hook, backend, v, sem)
+            if source:
+                out[v].detail += f" [{source}]"
+                out[v].extra["source"] = source
         except Unavailable as exc:
             out[v] = CheckResult(v, "skip", f"n/a: {exc}")
         except Exception as exc:  # the framework call broke: an error on this variant, the others still run

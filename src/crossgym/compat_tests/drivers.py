@@ -66,6 +66,8 @@ class Driver:
     #: ``advantages(groups, variant) -> list[list[float]]`` through the framework's own code (compat_tests.advantages)
     advantages: Callable[..., list[list[float]]] | None = None
     advantage_variants: tuple[str, ...] = ()
+    #: ``advantage_source() -> str``: how the hook reaches the framework's code (where that depends on the machine)
+    advantage_source: Callable[[], str] | None = None
     #: the precision the framework stores rewards in ("float64" or "float32")
     reward_dtype: str = "float64"
 
@@ -88,6 +90,7 @@ class Driver:
                    route_rewards=getattr(mod, "route_rewards", None),
                    advantages=getattr(mod, "advantages", None),
                    advantage_variants=tuple(getattr(mod, "ADVANTAGE_VARIANTS", ()) or ()),
+                   advantage_source=getattr(mod, "advantage_source", None),
                    reward_dtype=str(getattr(mod, "REWARD_DTYPE", "float64")))
 
     def rewards(self, tasks: list[Any], completions: list[Any], mode: str) -> list[Any]:

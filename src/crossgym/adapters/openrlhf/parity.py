@@ -290,6 +290,11 @@ def experience_maker_class() -> Any:
     return made
 
 
+def advantage_source() -> str:
+    """How the advantages hook runs OpenRLHF's code here: "imported", or compiled from the installed file."""
+    return str(experience_maker_class().crossgym_source)
+
+
 #: grpo.variant values whose advantages OpenRLHF computes (compat_tests.advantages)
 ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
 
