@@ -36,7 +36,8 @@ COMPAT_DIR = ".compat"
 
 def _compat(session: nox.Session, backend: str) -> None:
     """The compat suite's parity, plan, token, consistency and advantages checks through this venv's backend,
-    written to .compat/ for `make test` to merge (a mismatch fails the merge, which still writes the matrix). Skipped when posargs pick tests."""
+    written to .compat/ for `make test` to merge (a mismatch fails the merge, which still writes the matrix).
+    Skipped when posargs pick tests."""
     if session.posargs:
         return
     os.makedirs(COMPAT_DIR, exist_ok=True)
