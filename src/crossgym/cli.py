@@ -220,7 +220,8 @@ def compat_cmd(
     out: Path | None = typer.Option(None, "--out", help="Write the matrix JSON here (for merging)."),
     verifier: list[str] | None = typer.Option(None, "--verifier", help="Verifiers to check (default: all)."),
     corpus: Path | None = typer.Option(None, "--corpus", help="A frozen corpus folder (default: tests/compat/corpus)."),
-    checks: str | None = typer.Option(None, "--checks", help="Comma list: conformance,parity,environments,plans,tokens."),
+    checks: str | None = typer.Option(None, "--checks", help="Comma list: conformance,parity,environments,plans,"
+                                                             "tokens,consistency,advantages (default: all)."),
 ) -> None:
     """Prove reward parity: every verifier's reward through each backend's native path equals its Verdict."""
     _call("crossgym.compat_tests.runner:run_compat_command", backends=backend or None, as_json=as_json, html=html,
