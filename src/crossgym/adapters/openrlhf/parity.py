@@ -278,8 +278,8 @@ def experience_maker_class() -> Any:
     methods = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name in ADVANTAGE_METHODS]
     if {m.name for m in methods} != set(ADVANTAGE_METHODS):
         raise ImportError(f"{path} has no {', '.join(sorted(set(ADVANTAGE_METHODS) - {m.name for m in methods}))}")
-    module = ast.Module(body=[ast.ClassDef(name="RemoteExperienceMaker", bases=[], keywords=[], body=methods,
-                                           decorator_list=[], type_params=[])], type_ignores=[])
+    cls.body, cls.bases, cls.keywords, cls.decorator_list = list(methods), [], [], []  # the methods, nothing else
+    module = ast.Module(body=[cls], type_ignores=[])
     scope: dict[str, Any] = {"torch": torch, "itertools": itertools, "List": list, "Tuple": tuple,
                              "Experience": Experience, "apply_length_penalties": apply_length_penalties,
                              "compute_reward": utils.compute_reward, "masked_mean": utils.masked_mean,
