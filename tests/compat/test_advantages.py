@@ -15,8 +15,10 @@ from crossgym.compat_tests.advantages import (
     SEMANTICS,
     VARIANTS,
     Semantics,
+    cases,
     check_advantages,
     close,
+    corpus_case,
     reference,
 )
 from crossgym.compat_tests.matrix import merge, summarize
@@ -119,6 +121,14 @@ def test_every_case_is_finite_and_has_groups_of_at_least_two():
         assert all(r is None or math.isfinite(r) for g in case.groups for r in g)
 
 
+def test_the_frozen_corpus_gives_one_realistic_group_per_verifier(tmp_path):
+    case = corpus_case()
+    assert case is not None and len(case.groups) >= 20 and {len(g) for g in case.groups} == {4}
+    assert len({r for g in case.groups for r in g}) > 3  # more than pass/fail: partial credit, weights
+    assert cases()[-1] is case or cases()[-1] == case
+    assert corpus_case(tmp_path) is None and cases(tmp_path) == CASES  # a folder without verifiers/: no batch
+
+
 def test_trls_own_trainer_computes_the_reference_for_every_variant(tiny_model_dir, monkeypatch):
     """GRPOTrainer._generate_and_score_completions, built by the TRL backend for each variant, through the compat
     runner: every case (None-masked included) within rtol 1e-6."""
@@ -132,7 +142,7 @@ def test_trls_own_trainer_computes_the_reference_for_every_variant(tiny_model_di
     assert set(adv) == set(VARIANTS)
     for v, r in adv.items():
         assert r["status"] == "pass", (v, r)
-        assert r["checked"] == sum(len(g) for c in CASES for g in c.groups)  # the masked case runs on TRL
+        assert r["checked"] == sum(len(g) for c in cases() for g in c.groups)  # the masked case runs on TRL
     assert doc["summary"]["ok"]
 
 

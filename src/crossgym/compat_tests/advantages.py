@@ -23,6 +23,7 @@ Comparison: float64 reference on the float32-rounded rewards against the framewo
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -103,7 +104,7 @@ class Case:
         return any(r is None for g in self.groups for r in g)
 
 
-#: the fixed inputs: edge cases first, then a realistic batch (rewards as the compat corpus's verifiers give them)
+#: the fixed inputs (edge cases, and weighted multi-term rewards); ``cases()`` adds the frozen corpus's batch
 CASES = (
     Case("binary", ((1.0, 0.0, 0.0, 1.0), (1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 1.0, 1.0))),
     Case("all_equal", ((0.5, 0.5, 0.5, 0.5), (0.0, 0.0, 0.0, 0.0), (1.0, 1.0, 1.0, 1.0))),
@@ -115,6 +116,36 @@ CASES = (
 )
 
 
+#: the realistic batch: this many rewards of each frozen-corpus verifier file, spread over the file, as one group
+CORPUS_GROUP = 4
+
+
+def corpus_case(corpus_dir: str | os.PathLike[str] | None = None) -> Case | None:
+    """One group per verifier of the frozen compat corpus (tests/compat/corpus): its recorded reference rewards,
+    CORPUS_GROUP of them spread over the file (None rewards left out). None when there is no corpus."""
+    from crossgym.compat_tests.corpus import default_corpus_dir, read_jsonl
+
+    root = default_corpus_dir(corpus_dir)
+    folder = root / "verifiers" if root is not None else None
+    if folder is None or not folder.is_dir():
+        return None
+    groups = []
+    for path in sorted(folder.glob("*.jsonl")):
+        rewards = [float(r) for rec in read_jsonl(path)
+                   if isinstance(r := (rec.get("reference") or {}).get("reward"), (int, float))
+                   and math.isfinite(float(r))]
+        if len(rewards) >= CORPUS_GROUP:
+            step = len(rewards) // CORPUS_GROUP
+            groups.append(tuple(rewards[::step][:CORPUS_GROUP]))
+    return Case("frozen_corpus", tuple(groups)) if groups else None
+
+
+def cases(corpus_dir: str | os.PathLike[str] | None = None) -> tuple[Case, ...]:
+    """CASES, and the frozen corpus's batch where there is one."""
+    extra = corpus_case(corpus_dir)
+    return CASES + ((extra,) if extra is not None else ())
+
+
 def close(ref: float, got: Any) -> bool:
     """``got`` equals ``ref`` within RTOL relative (ATOL absolute when |ref| < 1)."""
     try:
@@ -124,11 +155,12 @@ def close(ref: float, got: Any) -> bool:
     return math.isfinite(g) and abs(g - ref) <= max(RTOL * abs(ref), ATOL)
 
 
-def check_variant(hook: Any, backend: str, variant: str, sem: Semantics) -> CheckResult:
+def check_variant(hook: Any, backend: str, variant: str, sem: Semantics,
+                  inputs: Sequence[Case] = CASES) -> CheckResult:
     """Every case through the backend's own code for one variant, against the reference."""
     res = CheckResult(variant)
     skipped = []
-    for case in CASES:
+    for case in inputs:
         if case.masked and not sem.masks_none:
             skipped.append(case.name)
             continue
@@ -152,8 +184,10 @@ def check_variant(hook: Any, backend: str, variant: str, sem: Semantics) -> Chec
     return res
 
 
-def check_advantages(driver: Any, backend: str) -> dict[str, CheckResult]:
-    """{variant: result} for each variant in VARIANTS (skip where the backend's driver does not support it)."""
+def check_advantages(driver: Any, backend: str, corpus_dir: str | os.PathLike[str] | None = None
+                     ) -> dict[str, CheckResult]:
+    """{variant: result} for each variant in VARIANTS (skip where the backend's driver does not support it), over
+    CASES and the frozen corpus's batch (``corpus_dir``, else the default corpus)."""
     hook = getattr(driver, "advantages", None)
     if hook is None:
         return {"advantages": CheckResult("advantages", "skip", "n/a: the driver has no advantages hook")}
@@ -169,13 +203,14 @@ def check_advantages(driver: Any, backend: str) -> dict[str, CheckResult]:
             source = str(how())
         except Exception as exc:  # the hook itself will report the same failure per variant
             source = f"unknown ({type(exc).__name__}: {exc})"
+    inputs = cases(corpus_dir)
     out = {}
     for v in VARIANTS:
         if v not in supported:
             out[v] = CheckResult(v, "skip", f"{backend} does not support variant {v}")
             continue
         try:
-            out[v] = check_variant(hook, backend, v, sem)
+            out[v] = check_variant(hook, backend, v, sem, inputs)
             if source:
                 out[v].detail += f" [{source}]"
                 out[v].extra["source"] = source

@@ -150,7 +150,8 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
 
             say(f"backend {b}: advantages (the framework's own advantage code per variant)")
             entry["advantages"] = {k: r.to_dict() for k, r in
-                                   _guard(functools.partial(check_advantages, info.driver, b), "advantages").items()}
+                                   _guard(functools.partial(check_advantages, info.driver, b, corpus_dir),
+                                          "advantages").items()}
         doc["backends"][b] = entry
     if "consistency" in chosen:
         from crossgym.compat_tests.consistency import check_nemo_gym
