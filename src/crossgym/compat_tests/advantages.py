@@ -60,6 +60,9 @@ class Semantics:
 SEMANTICS: dict[str, Semantics] = {
     "trl": Semantics("trl 1.16 GRPOTrainer._generate_and_score_completions (scale_rewards group/none; nanstd)",
                      eps=1e-4, masks_none=True),
+    # Unsloth trains with TRL's GRPOTrainer (trl <= 1.15 under its pins): the same code path and epsilon
+    "unsloth": Semantics("trl 1.15 GRPOTrainer._generate_and_score_completions under Unsloth (scale_rewards "
+                         "group/none; nanstd)", eps=1e-4, masks_none=True),
     "verl": Semantics("verl 0.9.1 ray_trainer.compute_advantage -> core_algos.compute_grpo_outcome_advantage "
                       "(norm_adv_by_std_in_grpo; torch.std)", eps=1e-6),
     "openrlhf": Semantics("openrlhf 0.11.2 RemoteExperienceMaker.compute_advantages_and_returns (group_norm / "

@@ -222,3 +222,16 @@ def test_cli_train_imports_unsloth_before_the_gate_loads_transformers(tiny_model
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "gate passed" in proc.stderr and "trained 1 steps" in proc.stdout
     assert "should be imported before" not in proc.stdout + proc.stderr
+
+
+@needs_unsloth
+def test_the_unsloth_trainer_computes_the_reference_advantages():
+    """Unsloth's GRPOTrainer (TRL under Unsloth's pins) gives the advantages of the compat reference for TRL."""
+    from crossgym.adapters.unsloth import parity
+    from crossgym.compat_tests.advantages import SEMANTICS, close, reference
+
+    groups = [[1.0, 0.0, 0.0, 1.0], [0.5, 0.5, 0.5, 0.5], [2.0, None, 0.0, 1.0]]
+    for variant in ("grpo", "dr_grpo"):
+        got = parity.advantages(groups, variant)
+        want = reference(groups, variant, SEMANTICS["unsloth"])
+        assert all(close(w, g) for gw, gg in zip(want, got, strict=True) for w, g in zip(gw, gg, strict=True))

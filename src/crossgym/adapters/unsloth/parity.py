@@ -36,6 +36,15 @@ def record_rollouts(tasks: Sequence[Task], completions: Sequence[Completion], pa
     trl_driver.record_rollouts(tasks, completions, path, backend="unsloth")
 
 
+#: the variants whose advantages the Unsloth trainer (TRL's GRPOTrainer under Unsloth's pins) computes here
+ADVANTAGE_VARIANTS = trl_driver.ADVANTAGE_VARIANTS
+
+
+def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[list[float]]:
+    """The advantages the Unsloth backend's GRPOTrainer computes for ``groups``: the TRL driver's procedure."""
+    return trl_driver.advantages(groups, variant, backend="unsloth")
+
+
 def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> dict[str, Any]:
     """The token ids the Unsloth trainer's rollout function hands TRL for multi-turn episodes (prompt_ids,
     completion_ids, env_mask), played with Unsloth's model and tokenizer: the TRL driver's procedure."""
