@@ -54,15 +54,8 @@ def chown_tree(path: str, uid: int, budget_s: float = 0.5) -> None:
 
 def remove_tree(path: str) -> None:
     """rm -rf ``path`` (never following links; modes a task took away are given back first)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except PermissionError:
-        _own(path)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
-            return
-    except OSError:
+    fd = _open_dir(path)
+    if fd is None:
         return
     try:
         _drain(fd)
@@ -104,9 +97,9 @@ def _own(path: str, dir_fd: int | None = None) -> None:
         pass
 
 
-def _open_dir(name: str, dfd: int) -> int | None:
-    """A descriptor of the directory ``name`` under ``dfd`` (taken over first when its mode locks us out); None when
-    it is gone or not a directory (never following a link)."""
+def _open_dir(name: str, dfd: int | None = None) -> int | None:
+    """A descriptor of the directory ``name`` (under ``dfd`` when given; taken over first when its mode locks us
+    out); None when it is gone or not a directory (never following a link)."""
     for attempt in range(2):
         try:
             return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
@@ -231,15 +224,8 @@ def discard_entries(path: str, trash: str, pristine: Any = None) -> bool:
     later) and give ``path`` back the mode, timestamps and (no) extended attributes of ``pristine`` (its
     ``os.stat`` when it was made). False when something could not be moved or reset."""
     ok = True
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except PermissionError:
-        _own(path)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
-            return False
-    except OSError:
+    fd = _open_dir(path)
+    if fd is None:
         return False
     try:
         if pristine is not None:
