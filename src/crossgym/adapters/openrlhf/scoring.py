@@ -77,9 +77,15 @@ def openrlhf_values(cfg: ScoreConfig, s: Scored) -> tuple[float, float, dict[str
 
 def record(cfg: ScoreConfig, task: Task, completion: Completion, s: Scored, *, turns: int | None = None) -> None:
     """Append the rollout to ``cfg.rollouts`` (one write, safe across vLLM actors); nothing when not recording."""
-    if cfg.rollouts:
+    record_many(cfg, [(task, completion, s)], turns=turns)
+
+
+def record_many(cfg: ScoreConfig, rollouts: Sequence[tuple[Task, Completion, Scored]], *,
+                turns: int | None = None) -> None:
+    """Append a batch of rollouts to ``cfg.rollouts`` in one write; nothing when not recording."""
+    if cfg.rollouts and rollouts:
         writer = RecordWriter(cfg.rollouts, backend="openrlhf", model=cfg.model or "")
-        writer.write([writer.record(task, completion, s, turns=turns)])
+        writer.write([writer.record(t, c, s, turns=turns) for t, c, s in rollouts])
 
 
 class QueryScorer(ResponseCutter):
@@ -127,13 +133,16 @@ class QueryScorer(ResponseCutter):
         prepared = [self.prepare(q, p, lab) for q, p, lab in zip(queries, prompts, labels, strict=True)]
         ok = [(t, Completion.from_text(x)) for t, x, _ in prepared if t is not None and x is not None]
         judged = iter(self.cfg.rule.score_many([t for t, _ in ok], [c for _, c in ok]) if ok else [])
+        comps = iter(ok)
         results: list[Scored] = []
+        scored_ok: list[tuple[Task, Completion, Scored]] = []
         for task, text, why in prepared:
             if task is None or text is None:
                 results.append(error_scored(self.cfg, why or "openrlhf: no response"))
                 continue
             results.append(next(judged))
-            record(self.cfg, task, Completion.from_text(text), results[-1])
+            scored_ok.append((*next(comps), results[-1]))
+        record_many(self.cfg, scored_ok)  # one write for the batch
         values = [openrlhf_values(self.cfg, s) for s in results]
         keys = sorted({k for _, _, logs in values for k in logs})
         return {"rewards": [r for r, _, _ in values], "scores": [sc for _, sc, _ in values],
