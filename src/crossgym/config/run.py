@@ -143,6 +143,9 @@ class RunConfig(_Model):
     """Passed untouched to the backend's native config."""
     output_dir: str = "runs/crossgym"
     """Where metrics, plots, rollouts and checkpoints go."""
+    resume: str = Field(default="never", min_length=1)
+    """"never" starts from the model; "auto" continues from the latest complete checkpoint in output_dir when there
+    is one; a checkpoint folder continues from it. `crossgym train --resume` is "auto" that needs a checkpoint."""
     seed: int = 0
     """Seed for sampling, data order and initialisation."""
     on_error: float | Literal["none"] = 0.0
