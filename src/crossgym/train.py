@@ -20,7 +20,7 @@ from crossgym.protocol.errors import BackendUnavailable, CrossgymError
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
-    from crossgym.protocol.interfaces import TrainingBackend, TrainResult
+    from crossgym.protocol.interfaces import ResumableBackend, ResumePoint, TrainingBackend, TrainResult
 
 log = logging.getLogger(__name__)
 
@@ -184,16 +184,41 @@ def run_gate_step(run: RunConfig, tasks: list[Any]) -> str | None:
 
 
 # ---------------------------------------------------------------- train
-def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gate: bool) -> None:
-    """`crossgym train`: config -> gate -> backend.train with a progress bar; prints where the outputs went."""
+def resume_step(backend: TrainingBackend, run: RunConfig, *, required: bool) -> ResumePoint | None:
+    """Where ``run`` continues (RunConfig.resume, through the backend's own checkpoints), or None to start from the
+    model. ``required`` (train --resume): no complete checkpoint is an error, not a fresh start."""
+    from typing import cast
+
+    from crossgym.protocol.errors import ConfigError
+
+    if run.resume == "never":
+        return None
+    if not backend.capabilities.resume:
+        raise ConfigError(f"the {backend.name} backend cannot resume a run", where="resume",
+                          fix="set resume: never, or train on a backend that resumes (trl, unsloth, verl, openrlhf)")
+    point = cast("ResumableBackend", backend).resume_point(run)
+    if point is None and required:
+        raise ConfigError(f"nothing to resume: no complete checkpoint in {run.output_dir}", where="output_dir",
+                          fix="train without --resume to start from the model (set grpo.save_steps to save "
+                          "checkpoints along the way)")
+    return point
+
+
+def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gate: bool, resume: bool = False,
+                      rerun_gate: bool = False) -> None:
+    """`crossgym train`: config -> gate -> backend.train with a progress bar; prints where the outputs went.
+    ``resume`` (--resume): continue from the latest complete checkpoint, which must exist; the gate is not run
+    again on a resumed run unless ``rerun_gate``."""
     from rich.console import Console
 
-    from crossgym.rollout.tasks import load_run_tasks
+    from crossgym.rollout.tasks import run_tasks
     from crossgym.scoring import RewardRule
     from crossgym.scoring.rule import check_builds
 
     err = Console(stderr=True)
     run = load_config(config)
+    if resume and run.resume == "never":
+        run = run.with_overrides(resume="auto")
     from crossgym.config.files import check_output_dir
 
     check_output_dir(run.output_dir, f"{config}: output_dir")  # before the gate, not when the first file is written
@@ -201,17 +226,26 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
     b = _backend(name)
     if name != run.backend:
         run = run.with_overrides(backend=name)
-    tasks = load_run_tasks(run.tasks)
+    tasks = run_tasks(run)
     check_builds(RewardRule.from_run(run), tasks)
     if dry_run:
         plan = b.plan(run)
         _render_plans([{"available": True, **plan.to_dict()}])
         Console().print(f"dry run: {len(tasks)} tasks and their verifiers load; nothing was trained")
         return
+    point = resume_step(b, run, required=resume)
     b.preload()  # a backend that must import first does it now (Unsloth patches transformers)
     quiet_libraries()
+    if point is not None:
+        from crossgym.adapters.kit.resume import describe
+
+        line = describe(point, run.grpo.max_steps)
+        log.info(line)
+        err.print(line, markup=False)
     if skip_gate:
         err.print("eval gate skipped (--skip-gate)")
+    elif point is not None and not rerun_gate:
+        err.print(f"eval gate not run again on a resumed run (it passed before step 1; --rerun-gate runs it)")
     else:
         with err.status("eval gate: verifier self-check and a small eval of the starting model"):
             line = run_gate_step(run, tasks)

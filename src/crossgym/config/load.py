@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from crossgym.config.files import read_user_text
-from crossgym.config.run import RunConfig
+from crossgym.config.run import BlendConfig, RunConfig, TasksConfig
 from crossgym.protocol.errors import ConfigError
 
 _FIELD_FIXES = {
@@ -19,8 +20,23 @@ _FIELD_FIXES = {
 }
 
 
+#: the tags of a tagged union (RunConfig.tasks): pydantic puts them in an error's loc; users never wrote them
+_UNION_TAGS = {"single": TasksConfig, "blend": BlendConfig}
+
+
+def _models_in(ann: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation can hold (through Optional, unions, lists and Annotated)."""
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return [ann]
+    return [m for a in typing.get_args(ann) for m in _models_in(a)]
+
+
+def _user_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(p for p in loc if not (isinstance(p, str) and p in _UNION_TAGS))
+
+
 def _where_and_fix(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
-    loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    loc = ".".join(str(p) for p in _user_loc(err["loc"])) or "(top level)"
     kind = err["type"]
     fix = _FIELD_FIXES.get(kind, "")
     if kind == "extra_forbidden":
@@ -29,9 +45,12 @@ def _where_and_fix(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, st
         for part in err["loc"][:-1]:
             if isinstance(part, int):  # an item of a list of sections (verifiers: [...]) has the item's fields
                 continue
+            if isinstance(part, str) and part in _UNION_TAGS:
+                target = _UNION_TAGS[part]
+                continue
             fld = getattr(target, "model_fields", {}).get(part)
-            ann = getattr(fld, "annotation", None)
-            target = next((a for a in getattr(ann, "__args__", (ann,)) if hasattr(a, "model_fields")), None)
+            models = _models_in(getattr(fld, "annotation", None))
+            target = models[0] if models else None
             if target is None:
                 break
         known = list(getattr(target, "model_fields", {}) or {})
@@ -122,6 +141,8 @@ def _resolve_files(data: Any, base: Path) -> Any:
         return data
     for key in ("tasks", "eval_tasks"):
         section = data.get(key)
-        if isinstance(section, dict) and isinstance(section.get("files"), list):
-            section["files"] = [f if Path(f).is_absolute() else str(base / f) for f in section["files"]]
+        parts = section.get("parts") if isinstance(section, dict) else section
+        for sec in (parts if isinstance(parts, list) else [section]):
+            if isinstance(sec, dict) and isinstance(sec.get("files"), list):
+                sec["files"] = [f if Path(str(f)).is_absolute() else str(base / str(f)) for f in sec["files"]]
     return data

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
-Variant = Literal["grpo", "dapo", "dr_grpo", "gspo"]
+Variant = Literal["grpo", "dapo", "dr_grpo", "gspo", "rloo", "reinforce_pp_baseline", "cispo", "sapo"]
 
 
 class _Model(BaseModel):
@@ -50,6 +50,72 @@ class EnvironmentConfig(_Model):
     """Parameters passed to the environment's constructor."""
     max_turns: int = Field(default=1, ge=1)
     """Upper bound on assistant turns per episode."""
+
+
+class TaskPart(_Model):
+    """One named part of a task blend: its own tasks, share of the blend, environment and extra verifiers."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    """The part's name: task ids become ``<name>/<id>``, metrics ``crossgym/part/<name>/...``, veRL's data_source."""
+    source: str | None = None
+    """Registered task source name (see `crossgym list`)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Parameters for the source (n, seed, difficulty, ...)."""
+    files: list[str] = Field(default_factory=list)
+    """Task files (JSONL of Task objects); relative paths resolve against the config file."""
+    weight: float | None = Field(default=None, gt=0)
+    """Share of the blend (relative to the other weighted parts); give a weight or a count, not both."""
+    count: int | None = Field(default=None, ge=1)
+    """Exactly this many rows from the part (fewer than it has: a seeded sample; more: whole epochs, then a sample)."""
+    environment: EnvironmentConfig | None = None
+    """The environment this part's tasks run in (default: the run's ``environment``, else each task's own)."""
+    verifiers: list[VerifierConfig] = Field(default_factory=list)
+    """Extra weighted reward terms for this part only (the run's ``verifiers`` apply to every part)."""
+
+    @model_validator(mode="after")
+    def _one_of(self) -> TaskPart:
+        if not self.source and not self.files:
+            raise ValueError(f"part {self.name!r}: give either 'source' (a registered task source) or 'files'")
+        if self.weight is not None and self.count is not None:
+            raise ValueError(f"part {self.name!r}: give a weight or a count, not both")
+        return self
+
+    def tasks_config(self) -> TasksConfig:
+        return TasksConfig(source=self.source, params=dict(self.params), files=list(self.files))
+
+
+class BlendConfig(_Model):
+    """A blend of named task parts (multi-environment RL): each part's tasks, sampled by weight or count."""
+
+    parts: list[TaskPart] = Field(min_length=1)
+    """The parts; names must be distinct."""
+    size: int | None = Field(default=None, ge=1)
+    """Rows in the blend. Default: the counts plus, for weighted parts, as many rows as those parts have tasks."""
+    shuffle: bool = True
+    """Interleave the parts in a seeded order (False: part after part, in the order given)."""
+
+    @model_validator(mode="after")
+    def _distinct(self) -> BlendConfig:
+        names = [p.name for p in self.parts]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"part names must be distinct: {', '.join(dup)} given twice")
+        return self
+
+
+def _blend_from_list(v: Any) -> Any:
+    """``tasks: [part, ...]`` is ``tasks: {parts: [part, ...]}``."""
+    return {"parts": v} if isinstance(v, list) else v
+
+
+def _tasks_kind(v: Any) -> str:
+    has_parts = isinstance(v, dict) and "parts" in v or isinstance(v, BlendConfig)
+    return "blend" if has_parts else "single"
+
+
+#: a RunConfig's tasks section: one source/files section, or a blend of named parts
+TasksSection = Annotated[Annotated[TasksConfig, Tag("single")] | Annotated[BlendConfig, Tag("blend")],
+                         Discriminator(_tasks_kind)]
 
 
 class LoraConfig(_Model):
@@ -97,9 +163,13 @@ class GRPOConfig(_Model):
     loss_type: str | None = None
     """Backend-native loss override; normally leave None and pick a `variant`."""
     variant: Variant = "grpo"
-    """Algorithm variant (grpo, dapo, dr_grpo, gspo); each backend maps it to its own knobs."""
+    """Algorithm variant (grpo, dapo, dr_grpo, gspo, rloo, reinforce_pp_baseline, cispo, sapo); each backend maps it
+    to its own knobs, or refuses it in one line (docs/guides/variants.md)."""
     scale_rewards: bool = True
     """Divide advantages by the group's reward std (False is Dr. GRPO's choice)."""
+    reward_aggregation: Literal["sum", "normalize_then_sum"] = "sum"
+    """Several reward terms: "sum" adds the weighted terms, then normalises the sum per group; "normalize_then_sum"
+    normalises each term within its group, sums them weighted, then whitens over the batch (GDPO)."""
     lora: LoraConfig | None = None
     """LoRA settings; None trains all weights."""
     logging_steps: int = Field(default=1, ge=1)
@@ -123,9 +193,9 @@ class RunConfig(_Model):
     model: str
     """A local model directory (``~`` expanded) or a hub id such as "Qwen/Qwen2.5-0.5B-Instruct" (needs network). A
     value that looks local (starts with ./ ../ / or ~, has more than one "/", or its first folder exists) must exist."""
-    tasks: TasksConfig
-    """Training tasks."""
-    eval_tasks: TasksConfig | None = None
+    tasks: TasksSection
+    """Training tasks: one source/files section, or a blend of named parts (a list, or ``{parts, size, shuffle}``)."""
+    eval_tasks: TasksSection | None = None
     """Held-out tasks for the eval-first gate and before/after evaluation (default: a slice of `tasks`)."""
     verifiers: list[VerifierConfig] = Field(default_factory=list)
     """Extra weighted reward terms; each task's own verifier always scores with weight `task_weight`."""
@@ -157,6 +227,11 @@ class RunConfig(_Model):
         import os
 
         return os.path.expanduser(v) if v.startswith("~") else v  # examples/demo/config.yaml's ~/.cache/...
+
+    @field_validator("tasks", "eval_tasks", mode="before")
+    @classmethod
+    def _blend_list(cls, v: Any) -> Any:
+        return _blend_from_list(v)
 
     @field_validator("on_error", mode="before")
     @classmethod

@@ -8,21 +8,29 @@ from __future__ import annotations
 
 import functools
 import json
+import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Task
+from crossgym.scoring.parts import ENV_KEY
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig, TasksConfig
+    from crossgym.config.run import BlendConfig
 
 
-def load_run_tasks(section: TasksConfig, *, where: str = "tasks") -> list[Task]:
-    """The tasks a TasksConfig names: a registered source (with params) and/or JSONL files of Task objects."""
+def load_run_tasks(section: TasksConfig | BlendConfig, *, where: str = "tasks", seed: int = 0) -> list[Task]:
+    """The tasks a tasks section names: a registered source (with params) and/or JSONL files of Task objects, or a
+    blend of named parts (crossgym.rollout.blend, sampled from ``seed``: pass the run's)."""
     from crossgym.api import load_tasks
+    from crossgym.rollout.blend import is_blend, resolve_blend
 
+    if is_blend(section):
+        return resolve_blend(section, seed=seed, where=where).tasks  # type: ignore[arg-type]
+    section = typing.cast("TasksConfig", section)
     tasks: list[Task] = []
     if section.source:
         tasks.extend(load_tasks(section.source, **section.params))
@@ -31,6 +39,16 @@ def load_run_tasks(section: TasksConfig, *, where: str = "tasks") -> list[Task]:
     if not tasks:
         raise ConfigError("no tasks were produced", where=where, fix="check the source params (n) or the files")
     return tasks
+
+
+def run_tasks(run: RunConfig) -> list[Task]:
+    """A run's training tasks (a blend sampled from the run's seed)."""
+    return load_run_tasks(run.tasks, seed=run.seed)
+
+
+def run_eval_tasks(run: RunConfig) -> list[Task] | None:
+    """A run's held-out tasks, or None when it names none."""
+    return None if run.eval_tasks is None else load_run_tasks(run.eval_tasks, where="eval_tasks", seed=run.seed)
 
 
 def read_task_file(path: str | Path) -> list[Task]:
@@ -58,11 +76,35 @@ def task_from_json(text: str) -> Task:
     return Task.from_json(text)
 
 
+def _part_env(task: Task) -> dict[str, Any]:
+    settings = task.metadata.get(ENV_KEY) if isinstance(task.metadata, dict) else None
+    return settings if isinstance(settings, dict) else {}
+
+
 def task_env(task: Task, run: RunConfig) -> str:
-    """The environment a task runs in: the config's when set explicitly, else the task's own."""
+    """The environment a task runs in: its blend part's when the part names one, else the config's when set
+    explicitly, else the task's own."""
+    if _part_env(task).get("explicit_name"):
+        return task.env
     if "name" in run.environment.model_fields_set:
         return run.environment.name
     return task.env
+
+
+def task_env_params(task: Task, run: RunConfig) -> dict[str, Any]:
+    """The environment's constructor params for a task: its blend part's when the part sets them, else the run's."""
+    part = _part_env(task)
+    return dict(part["params"]) if "params" in part else dict(run.environment.params)
+
+
+def task_max_turns(task: Task, run: RunConfig) -> int | None:
+    """A task's explicit turn limit: its blend part's environment.max_turns, else the run's when set explicitly,
+    else None (the environment decides)."""
+    part = _part_env(task)
+    if "max_turns" in part:
+        return int(part["max_turns"])
+    env = run.environment
+    return int(env.max_turns) if "max_turns" in env.model_fields_set else None
 
 
 def needs_episodes(tasks: Sequence[Task], run: RunConfig) -> bool:
@@ -72,7 +114,7 @@ def needs_episodes(tasks: Sequence[Task], run: RunConfig) -> bool:
     if env.max_turns > 1 or ("name" in env.model_fields_set and env.name != "single_turn"):
         return True
     for t in tasks:
-        if task_env(t, run) != "single_turn" or t.tools:
+        if task_env(t, run) != "single_turn" or t.tools or (task_max_turns(t, run) or 1) > 1:
             return True
         if any(m.tool_calls or m.role == "tool" for m in t.prompt):
             return True

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
-from crossgym.scoring.metrics import sample_metrics
+from crossgym.scoring.failure import is_infra
+from crossgym.scoring.metrics import MALFORMED, PASSED, VERIFIER_ERROR, sample_metrics
+from crossgym.scoring.parts import part_of, part_sample_metrics
 from crossgym.verifiers.safe import build_verifier, checked, judge, safe_verify
 from crossgym.verifiers.safe import clip_detail as _clip
 
@@ -36,7 +38,7 @@ __all__ = ["ExtraTerm", "OnError", "RewardRule", "Scored", "build_verifier", "ch
 
 def reward_from_verdict(verdict: Verdict, on_error: OnError) -> float | None:
     """The reward of one term: Verdict.reward, or on_error for a verifier error or timeout (None: masked)."""
-    if verdict.error is None or verdict.error_kind == "malformed":
+    if not is_infra(verdict):  # crossgym.scoring.failure: the one rule of whose failure a Verdict is
         return float(verdict.reward)
     return None if on_error == "none" else float(on_error)
 
@@ -56,21 +58,31 @@ def extra_task(task: Task, spec: VerifierSpec) -> Task:
 
 @dataclass(frozen=True)
 class ExtraTerm:
-    """An extra weighted reward term: the verifier ``spec`` applied to every task, logged as ``name``."""
+    """An extra weighted reward term: the verifier ``spec`` applied to every task (or to the tasks of ``parts``, the
+    blend parts it belongs to), logged as ``name``."""
 
     name: str
     spec: VerifierSpec
     weight: float = 1.0
+    parts: tuple[str, ...] = ()
+    """The blend parts whose tasks this term judges; () judges every task."""
+
+    def applies(self, part: str | None) -> bool:
+        return not self.parts or part in self.parts
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "spec": self.spec.to_dict(), "weight": self.weight}
+        d: dict[str, Any] = {"name": self.name, "spec": self.spec.to_dict(), "weight": self.weight}
+        if self.parts:
+            d["parts"] = list(self.parts)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ExtraTerm:
         spec = d.get("spec")
         if spec is None:  # the 0.1 OpenRLHF shape: {"name", "params", "weight"}
             spec = {"name": d["name"], "params": d.get("params") or {}}
-        return cls(name=str(d["name"]), spec=VerifierSpec.from_dict(spec), weight=float(d.get("weight", 1.0)))
+        return cls(name=str(d["name"]), spec=VerifierSpec.from_dict(spec), weight=float(d.get("weight", 1.0)),
+                   parts=tuple(str(p) for p in d.get("parts") or ()))
 
 
 @dataclass(frozen=True)
@@ -89,18 +101,22 @@ class Scored:
     extra_verdicts: dict[str, Verdict] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
     """The per-sample metrics, under the keys of crossgym.scoring.metrics (the same on every backend)."""
+    part: str | None = None
+    """The blend part of the sample's task (None: the run has no blend)."""
 
     def reward_or(self, default: float) -> float:
         """The reward, or ``default`` for a masked sample (for backends that need a number)."""
         return default if self.reward is None else self.reward
 
-    def info(self) -> dict[str, Any]:
+    def info(self, keys: Sequence[str] = ()) -> dict[str, Any]:
         """A flat per-sample dict with the same keys for every sample of a run (what veRL stacks into arrays):
         ``score`` (the reward), ``acc`` (passed), the metrics, ``error`` and ``components`` (as JSON text, since
-        they differ per verifier)."""
+        they differ per verifier). ``keys`` (``RewardRule.metric_keys()``): metric keys every sample must have; a
+        key this sample lacks (another part's, a term that does not judge its part) is NaN."""
         import json
 
-        return {"score": self.reward_or(math.nan), "acc": float(bool(self.verdict.passed)), **self.metrics,
+        metrics = {**dict.fromkeys(keys, math.nan), **self.metrics}
+        return {"score": self.reward_or(math.nan), "acc": float(bool(self.verdict.passed)), **metrics,
                 "error": self.verdict.error or "",
                 "components": json.dumps(self.verdict.components, sort_keys=True)}
 
@@ -114,6 +130,8 @@ class RewardRule:
     extras: tuple[ExtraTerm, ...] = ()
     override: VerifierSpec | None = None
     """Score every task with this verifier instead of its own (a backend's ``reward_function(spec)``)."""
+    parts: tuple[str, ...] = ()
+    """The run's blend parts (for ``metric_keys``); () when the run has no blend."""
 
     def __post_init__(self) -> None:
         if self.on_error != "none" and not isinstance(self.on_error, (int, float)):
@@ -126,21 +144,33 @@ class RewardRule:
     @classmethod
     def from_run(cls, run: Any, *, override: VerifierSpec | None = None) -> RewardRule:
         """The rule of a RunConfig. Extra terms are named by their verifier; a verifier used twice is
-        ``<name>_<index in verifiers>`` (the one naming scheme every backend logs)."""
-        counts: dict[str, int] = {}
-        for vc in run.verifiers:
-            counts[vc.name] = counts.get(vc.name, 0) + 1
-        extras = []
-        for i, vc in enumerate(run.verifiers):
-            name = vc.name if counts[vc.name] == 1 else f"{vc.name}_{i}"
-            extras.append(ExtraTerm(name, VerifierSpec(vc.name, dict(vc.params)), float(vc.weight)))
+        ``<name>_<index in verifiers>`` (the one naming scheme every backend logs). A blend part's own verifiers
+        judge only that part's tasks, named ``<part>/<name>`` the same way."""
+        extras = _terms(run.verifiers)
+        parts: dict[str, None] = {}
+        for section in (run.tasks, getattr(run, "eval_tasks", None)):
+            for part in getattr(section, "parts", None) or ():
+                if part.name not in parts:
+                    parts[part.name] = None
+                    extras += _terms(part.verifiers, part=part.name)
         on_error = run.on_error if run.on_error == "none" else float(run.on_error)
-        return cls(on_error=on_error, task_weight=float(run.task_weight), extras=tuple(extras), override=override)
+        return cls(on_error=on_error, task_weight=float(run.task_weight), extras=tuple(extras), override=override,
+                   parts=tuple(parts))
+
+    def metric_keys(self) -> list[str]:
+        """Every metric key a sample of this run can have (the run-wide ones, each extra term's, each part's)."""
+        from crossgym.scoring.metrics import METRIC_KEYS, extra_key
+        from crossgym.scoring.parts import PART_METRICS, part_keys
+
+        return [*METRIC_KEYS, *(extra_key(t.name) for t in self.extras), *part_keys(self.parts, PART_METRICS)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"on_error": self.on_error, "task_weight": self.task_weight,
-                "extras": [t.to_dict() for t in self.extras],
-                "override": None if self.override is None else self.override.to_dict()}
+        d: dict[str, Any] = {"on_error": self.on_error, "task_weight": self.task_weight,
+                             "extras": [t.to_dict() for t in self.extras],
+                             "override": None if self.override is None else self.override.to_dict()}
+        if self.parts:
+            d["parts"] = list(self.parts)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RewardRule:
@@ -151,7 +181,8 @@ class RewardRule:
         return cls(on_error=on_error if on_error == "none" else float(on_error),
                    task_weight=float(d.get("task_weight", 1.0)),
                    extras=tuple(ExtraTerm.from_dict(t) for t in d.get("extras") or d.get("extra") or ()),
-                   override=None if not ov else VerifierSpec.from_dict(ov))
+                   override=None if not ov else VerifierSpec.from_dict(ov),
+                   parts=tuple(str(p) for p in d.get("parts") or ()))
 
     def numeric(self, backend: str) -> RewardRule:
         """This rule, checked for a backend that cannot mask a reward (veRL, OpenRLHF): on_error must be a number."""
@@ -174,8 +205,10 @@ class RewardRule:
             verdict = judge(self.task_spec(task), task, completion)
         else:
             verdict = checked(verdict)
-        extra_verdicts = {t.name: judge(t.spec, extra_task(task, t.spec), completion) for t in self.extras}
-        return self.combine(verdict, extra_verdicts)
+        part = part_of(task)
+        extra_verdicts = {t.name: judge(t.spec, extra_task(task, t.spec), completion) for t in self.extras
+                          if t.applies(part)}
+        return self.combine(verdict, extra_verdicts, part=part)
 
     def score_many(self, tasks: Sequence[Task], completions: Sequence[Completion], *,
                    workers: int | None = None) -> list[Scored]:
@@ -185,29 +218,48 @@ class RewardRule:
 
         judged = [t if self.override is None else _with_verifier(t, self.override) for t in tasks]
         verdicts = verify_many(list(zip(judged, completions, strict=True)), workers=workers)
-        extra_verdicts: dict[str, list[Verdict]] = {}
+        parts = [part_of(t) for t in tasks]
+        extra_verdicts: dict[str, dict[int, Verdict]] = {}
         for term in self.extras:
-            pairs = [(extra_task(t, term.spec), c) for t, c in zip(tasks, completions, strict=True)]
-            extra_verdicts[term.name] = verify_many(pairs, workers=workers)
-        return [self.combine(v, {name: vs[i] for name, vs in extra_verdicts.items()})
+            idx = [i for i, p in enumerate(parts) if term.applies(p)]
+            pairs = [(extra_task(tasks[i], term.spec), completions[i]) for i in idx]
+            extra_verdicts[term.name] = dict(zip(idx, verify_many(pairs, workers=workers) if pairs else [],
+                                                 strict=True))
+        return [self.combine(v, {name: vs[i] for name, vs in extra_verdicts.items() if i in vs}, part=parts[i])
                 for i, v in enumerate(verdicts)]
 
-    def combine(self, verdict: Verdict, extra_verdicts: Mapping[str, Verdict]) -> Scored:
-        """The rule itself: the task Verdict and each extra term's Verdict -> a Scored (no verifier runs here)."""
+    def combine(self, verdict: Verdict, extra_verdicts: Mapping[str, Verdict], *, part: str | None = None) -> Scored:
+        """The rule itself: the task Verdict and each extra term's Verdict -> a Scored (no verifier runs here).
+        ``part``: the task's blend part; a term that does not judge it is not part of its reward."""
         task_reward = reward_from_verdict(verdict, self.on_error)
         extras = {name: reward_from_verdict(v, self.on_error) for name, v in extra_verdicts.items()}
-        terms = [(self.task_weight, task_reward)] + [(t.weight, extras.get(t.name)) for t in self.extras]
+        terms = [(self.task_weight, task_reward)] + [(t.weight, extras.get(t.name)) for t in self.extras
+                                                      if t.applies(part)]
         kept = [w * r for w, r in terms if r is not None]
         reward = sum(kept) if kept else None
+        metrics = sample_metrics(verdict, reward, task_reward, extras)
+        metrics.update(part_sample_metrics(part, metrics_flags(metrics), reward))
         return Scored(reward=reward, task_reward=task_reward, verdict=verdict, extras=extras,
-                      extra_verdicts=dict(extra_verdicts),
-                      metrics=sample_metrics(verdict, reward, task_reward, extras))
+                      extra_verdicts=dict(extra_verdicts), metrics=metrics, part=part)
 
-    def score_error(self, detail: str) -> Scored:
-        """The infrastructure failed before a completion could be judged (no task, no response): every term is a
-        verifier error and scores on_error."""
+    def score_error(self, detail: str, *, task: Task | None = None) -> Scored:
+        """The infrastructure failed before a completion could be judged (no response, or no task): every term is a
+        verifier error and scores on_error. ``task``, when known, gives the sample its part."""
         verdict = Verdict.exception(_clip(detail))
-        return self.combine(verdict, {t.name: verdict for t in self.extras})
+        part = None if task is None else part_of(task)
+        return self.combine(verdict, {t.name: verdict for t in self.extras if t.applies(part)}, part=part)
+
+
+def _terms(verifiers: Sequence[Any], *, part: str | None = None) -> list[ExtraTerm]:
+    counts: dict[str, int] = {}
+    for vc in verifiers:
+        counts[vc.name] = counts.get(vc.name, 0) + 1
+    out = []
+    for i, vc in enumerate(verifiers):
+        name = vc.name if counts[vc.name] == 1 else f"{vc.name}_{i}"
+        out.append(ExtraTerm(name if part is None else f"{part}/{name}", VerifierSpec(vc.name, dict(vc.params)),
+                             float(vc.weight), parts=() if part is None else (part,)))
+    return out
 
 
 def check_builds(rule: RewardRule, tasks: Sequence[Task]) -> None:
@@ -218,13 +270,18 @@ def check_builds(rule: RewardRule, tasks: Sequence[Task]) -> None:
         try:
             load_verifier(term.spec)
         except CrossgymError as exc:
-            raise ConfigError(str(exc), where=f"verifiers[{i}]") from None
+            where = f"tasks part {term.parts[0]!r}: verifiers" if term.parts else f"verifiers[{i}]"
+            raise ConfigError(str(exc), where=where) from None
     specs = {} if rule.override is None else {rule.override.key(): rule.override}
     if rule.override is None:
         for t in tasks:
             specs.setdefault(t.verifier.key(), t.verifier)
     for spec in specs.values():
         load_verifier(spec)
+
+
+def metrics_flags(metrics: Mapping[str, float]) -> dict[str, float]:
+    return {k: metrics[k] for k in (PASSED, MALFORMED, VERIFIER_ERROR)}
 
 
 def _with_verifier(task: Task, spec: VerifierSpec) -> Task:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossgym.adapters.kit import variants as kit_variants
 from crossgym.adapters.kit.files import describe_lines, write_files
 from crossgym.adapters.kit.gpu import visible_gpus
 from crossgym.adapters.kit.launch import STOP_NOTE, Launched, child_env, launch
@@ -34,7 +35,7 @@ from crossgym.protocol.interfaces import (
     TrainResult,
 )
 from crossgym.protocol.task import Task, VerifierSpec
-from crossgym.rollout.tasks import needs_episodes
+from crossgym.rollout.tasks import needs_episodes, run_tasks
 from crossgym.scoring import RewardRule
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class OpenRLHFBackend(BackendBase):
 
     name = "openrlhf"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("vllm",), distributed=True,
-                                       needs_gpu=True, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="process")
+                                       needs_gpu=True, variants=kit_variants.SUPPORTED["openrlhf"], stop="process")
     compat_driver = "crossgym.adapters.openrlhf.parity"
 
     # ------------------------------------------------------------ check
@@ -110,13 +111,12 @@ class OpenRLHFBackend(BackendBase):
 
     def prepare(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> tuple[Plan, dict[str, str]]:
         """The Plan and every file's full text by absolute path (what ``write`` puts on disk). Writes nothing."""
-        from crossgym.rollout.tasks import load_run_tasks
 
         notes: list[str] = []
         config_map.check_run(run)
         if tasks is None:
             try:
-                tasks = load_run_tasks(run.tasks)
+                tasks = run_tasks(run)
             except CrossgymError as exc:
                 notes.append(f"tasks not loaded ({exc}): the prompt dataset is empty in this plan")
                 tasks = []
@@ -185,10 +185,9 @@ class OpenRLHFBackend(BackendBase):
               stop: StopSignal | None = None) -> TrainResult:
         """Write the files, then launch OpenRLHF and stream its log; stops before the launch when this machine
         cannot run it. ``stop`` ends the launched process group (kit.launch: SIGINT, then SIGTERM)."""
-        from crossgym.rollout.tasks import load_run_tasks
         from crossgym.scoring.rule import check_builds
 
-        tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
+        tasks = list(tasks) if tasks is not None else run_tasks(run)
         check_builds(RewardRule.from_run(run), tasks)
         plan, full = self.prepare(run, tasks=tasks)
         work = self.write(full)

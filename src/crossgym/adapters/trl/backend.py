@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crossgym.adapters.kit import variants as kit_variants
 from crossgym.adapters.trl import config_map
 from crossgym.adapters.trl.outputs import make_run_logger, plot_reward_curve, read_metrics, summarize
 from crossgym.adapters.trl.rewards import TermReward, reward_functions, spec_reward
@@ -21,11 +22,12 @@ from crossgym.protocol.interfaces import (
     OnError,
     Plan,
     ProgressFn,
+    ResumePoint,
     StopSignal,
     TrainResult,
 )
 from crossgym.protocol.task import Task, VerifierSpec
-from crossgym.rollout.tasks import load_run_tasks, needs_episodes
+from crossgym.rollout.tasks import needs_episodes, run_tasks
 from crossgym.scoring import RecordWriter, RewardRule
 from crossgym.scoring.rule import check_builds
 
@@ -43,7 +45,8 @@ class TRLBackend(BackendBase):
 
     name = "trl"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
-                                       needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="step")
+                                       needs_gpu=False, variants=kit_variants.SUPPORTED["trl"], stop="step",
+                                       resume=True)
     compat_driver = "crossgym.adapters.trl.parity"
 
     def __init__(self) -> None:
@@ -73,7 +76,7 @@ class TRLBackend(BackendBase):
         notes: list[str] = []
         if tasks is None:
             try:
-                tasks = load_run_tasks(run.tasks)
+                tasks = run_tasks(run)
             except CrossgymError as exc:
                 notes.append(f"tasks not loaded ({exc}); reward functions shown for config verifiers only")
                 tasks = []
@@ -103,8 +106,20 @@ class TRLBackend(BackendBase):
         trainer_args = {"model": run.model, "reward_funcs": [f.name for f in funcs],
                         "peft_config": lora, "rollout_func": "crossgym EpisodeRollout" if episodes else None}
         script = plain_trl_script(run, kwargs, rule, episodes=episodes, lora=lora)
-        return Plan(backend=self.name, native_config={"GRPOConfig": kwargs, "GRPOTrainer": trainer_args},
+        point = self.resume_point(run)
+        notes.append(_resume_note(run, point))
+        return Plan(backend=self.name, native_config={"GRPOConfig": kwargs, "GRPOTrainer": trainer_args,
+                                                      "GRPOTrainer.train": {"resume_from_checkpoint": point and
+                                                                            point.checkpoint}},
                     argv=("python", "train_trl.py"), files={"train_trl.py": script}, notes=tuple(notes))
+
+    def resume_point(self, run: RunConfig) -> ResumePoint | None:
+        """The checkpoint-N in output_dir that ``run`` continues from (RunConfig.resume), or None."""
+        from crossgym.adapters.kit.resume import resume_point
+        from crossgym.adapters.trl import checkpoints
+
+        return resume_point(run, latest=checkpoints.latest, at=checkpoints.checkpoint_step,
+                            where=f"{run.output_dir}/checkpoint-N")
 
     def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> TermReward:
         """TRL's native reward object for one verifier: a reward function applying ``spec`` to every row."""
@@ -122,14 +137,17 @@ class TRLBackend(BackendBase):
 
     # ------------------------------------------------------------ train
     def build_trainer(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
-                      callbacks: Sequence[Any] = (), record_rollouts: bool = True) -> Any:
-        """A ready GRPOTrainer for ``run`` (tasks loaded from the config when not given)."""
+                      callbacks: Sequence[Any] = (), record_rollouts: bool = True,
+                      resume: ResumePoint | None = None) -> Any:
+        """A ready GRPOTrainer for ``run`` (tasks loaded from the config when not given). Without ``resume`` it
+        starts rollouts.jsonl over; with it, rollouts are appended (cut back to the checkpoint first: see train)
+        and the learning rate of a changed config replaces the checkpoint's when training begins."""
         self.check()
         config_map.check_backend_args(run)
         from datasets import Dataset
         from trl import GRPOConfig, GRPOTrainer
 
-        tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
+        tasks = list(tasks) if tasks is not None else run_tasks(run)
         rule = RewardRule.from_run(run)
         check_builds(rule, tasks)
         _seed_everything(run.seed)
@@ -141,9 +159,13 @@ class TRLBackend(BackendBase):
             raise ConfigError("multi-turn and tool tasks run through crossgym's rollout_func, which generates "
                               "with hf only", where="engine", fix="set engine: hf for this config")
         out = Path(run.output_dir)
-        sink = RecordWriter(out / "rollouts.jsonl", backend=self.name, model=run.model) if record_rollouts else None
-        if sink is not None and sink.path.exists():
+        segment = {"segment": resume.segment if resume is not None else 1}
+        sink = (RecordWriter(out / "rollouts.jsonl", backend=self.name, model=run.model, fields=segment)
+                if record_rollouts else None)
+        if sink is not None and sink.path.exists() and resume is None:
             sink.path.unlink()
+        if resume is not None and "grpo.learning_rate" in resume.changed:
+            callbacks = [*callbacks, _new_learning_rate(run.grpo.learning_rate)]
         funcs, weights = reward_functions(rule, tasks, sink=sink)
         kwargs.setdefault("reward_weights", weights)
         args = GRPOConfig(**kwargs)
@@ -173,16 +195,29 @@ class TRLBackend(BackendBase):
         ``stop`` set (the CLI's first Ctrl-C) ends training after the current step; a KeyboardInterrupt mid-step
         still saves what the model has. Either way final/ holds a loadable checkpoint and metrics say so.
         """
+        from crossgym.adapters.kit.resume import begin_segment, cut_records, describe
+        from crossgym.adapters.trl import checkpoints
+
         out = Path(run.output_dir)
         out.mkdir(parents=True, exist_ok=True)
-        logger = make_run_logger(out, progress=progress, stop=stop)
-        trainer = self.build_trainer(run, tasks=tasks, callbacks=[logger, *callbacks])
+        point = self.resume_point(run)
+        if point is None:
+            checkpoints.remove_checkpoints(out)  # a later resume finds only this run's checkpoints
+        else:
+            log.info(describe(point, run.grpo.max_steps))
+            dropped = cut_records(out, point.step)
+            if any(dropped.values()):
+                log.info("dropped what the stopped run recorded after step %d: %d metrics row(s), %d rollout(s)",
+                         point.step, dropped["metrics"], dropped["rollouts"])
+        segment = begin_segment(out, run, point, backend=self.name)
+        logger = make_run_logger(out, progress=progress, stop=stop, segment=segment, resumed=point is not None)
+        trainer = self.build_trainer(run, tasks=tasks, callbacks=[logger, *callbacks], resume=point)
         from transformers.trainer_callback import PrinterCallback
 
         trainer.remove_callback(PrinterCallback)  # metrics.jsonl (and the CLI's bar) replace raw dict printing
         interrupted = False
         try:
-            trainer.train()
+            trainer.train(resume_from_checkpoint=point.checkpoint if point is not None else None)
         except KeyboardInterrupt:
             interrupted = True
             log.warning("interrupted at step %d: saving the model as it is", trainer.state.global_step)
@@ -194,7 +229,8 @@ class TRLBackend(BackendBase):
         rows = read_metrics(out / "metrics.jsonl")
         metrics = summarize(rows, logger.step_times)
         metrics.update({"interrupted": interrupted, "stopped_early": logger.stopped_early,
-                        "max_steps": run.grpo.max_steps})
+                        "max_steps": run.grpo.max_steps, "segment": segment,
+                        "resumed_from": point.to_dict() if point is not None else None})
         png = plot_reward_curve(out / "metrics.jsonl", out / "reward_curve.png",
                                 title=f"GRPO on {Path(run.model).name} ({self.name})")
         metrics["reward_curve"] = str(png) if png else None
@@ -204,6 +240,34 @@ class TRLBackend(BackendBase):
             {"backend": self.name, "steps": steps, "interrupted": interrupted or logger.stopped_early,
              "config": run.to_dict(), "metrics": metrics}, indent=2, default=str), encoding="utf-8")
         return TrainResult(output_dir=str(out), steps=steps, checkpoint=str(final), metrics=metrics)
+
+
+def _resume_note(run: RunConfig, point: ResumePoint | None) -> str:
+    saves = (f"checkpoint-N every {run.grpo.save_steps} steps in {run.output_dir}" if run.grpo.save_steps else
+             "no checkpoints before the end (set grpo.save_steps to resume a killed run)")
+    if point is not None:
+        from crossgym.adapters.kit.resume import describe
+
+        return f"resume: {describe(point, run.grpo.max_steps)}; saves {saves}"
+    if run.resume == "auto":
+        return f"resume: auto, no complete checkpoint in {run.output_dir} yet: starts from the model; saves {saves}"
+    return f"resume: never (starts from the model, removing old checkpoint-N folders); saves {saves}"
+
+
+def _new_learning_rate(lr: float) -> Any:
+    """A callback putting a changed learning rate into the optimizer and scheduler loaded from a checkpoint."""
+    from transformers import TrainerCallback
+
+    from crossgym.adapters.trl.checkpoints import apply_learning_rate
+
+    class NewLearningRate(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, optimizer: Any = None,
+                           lr_scheduler: Any = None, **kw: Any) -> None:
+            if optimizer is not None:
+                apply_learning_rate(optimizer, lr_scheduler, lr)
+                log.info("learning rate changed since the checkpoint: now %g", lr)
+
+    return NewLearningRate()
 
 
 def _seed_everything(seed: int) -> None:

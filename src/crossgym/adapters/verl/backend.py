@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crossgym.adapters.kit import variants as kit_variants
 from crossgym.adapters.kit.gpu import visible_gpus
 from crossgym.adapters.kit.launch import STOP_NOTE, child_env, launch
 from crossgym.adapters.verl import files as run_files
@@ -51,7 +52,7 @@ class VerlBackend(BackendBase):
 
     name = "verl"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("vllm", "sglang"), distributed=True,
-                                       needs_gpu=True, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="process")
+                                       needs_gpu=True, variants=kit_variants.SUPPORTED["verl"], stop="process")
     compat_driver = "crossgym.adapters.verl.parity"
 
     def check(self) -> None:
@@ -71,10 +72,10 @@ class VerlBackend(BackendBase):
     def build(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, gpus: int | None = None
               ) -> run_files.RunFiles:
         """The run's files and command (nothing written)."""
-        from crossgym.rollout.tasks import load_run_tasks
+        from crossgym.rollout.tasks import run_eval_tasks, run_tasks
 
-        tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
-        eval_tasks = load_run_tasks(run.eval_tasks, where="eval_tasks") if run.eval_tasks else None
+        tasks = list(tasks) if tasks is not None else run_tasks(run)
+        eval_tasks = run_eval_tasks(run)
         return run_files.build(run, tasks, eval_tasks, gpus=gpus)
 
     def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
@@ -97,12 +98,12 @@ class VerlBackend(BackendBase):
     def train(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, progress: ProgressFn | None = None,
               stop: StopSignal | None = None) -> TrainResult:
         """Write the files, then launch veRL and stream its log; without a GPU, stop before launch (one line)."""
-        from crossgym.rollout.tasks import load_run_tasks
+        from crossgym.rollout.tasks import run_tasks
         from crossgym.scoring import RewardRule
         from crossgym.scoring.rule import check_builds
 
         self.check()
-        tasks = list(tasks) if tasks is not None else load_run_tasks(run.tasks)
+        tasks = list(tasks) if tasks is not None else run_tasks(run)
         check_builds(RewardRule.from_run(run), tasks)
         gpus = visible_gpus()
         rf = self.build(run, tasks=tasks, gpus=gpus or None)
