@@ -32,10 +32,12 @@ def extra_key(term: str) -> str:
 
 
 def verdict_flags(verdict: Verdict) -> dict[str, float]:
-    """passed / malformed / verifier_error of one Verdict as 0.0 or 1.0."""
+    """passed / malformed / verifier_error (an infrastructure fault, crossgym.scoring.failure) as 0.0 or 1.0."""
+    from crossgym.scoring.failure import is_infra
+
     kind = verdict.error_kind
     return {PASSED: float(bool(verdict.passed)), MALFORMED: float(kind == "malformed"),
-            VERIFIER_ERROR: float(kind is not None and kind != "malformed")}
+            VERIFIER_ERROR: float(is_infra(verdict))}
 
 
 def sample_metrics(verdict: Verdict, reward: float | None, task_reward: float | None,
