@@ -4,6 +4,8 @@ same way by eval, every training backend and serve, and read back by `crossgym r
 Writing is one ``os.write`` of whole lines on an O_APPEND descriptor, so concurrent writers (OpenRLHF's vLLM actors,
 TRL's reward threads) never interleave a line. Text from untrusted code (a lone surrogate in an exception message)
 never breaks a record: such a line is written with JSON escapes instead, which reads back to the same string.
+Every record's verdict carries its ``fault`` (``infra``: mask it; ``model``; ``none``: passed), from
+crossgym.scoring.failure, whichever command wrote it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.task import Completion, Task, Verdict
+from crossgym.scoring.failure import with_fault
 from crossgym.scoring.provenance import Provenance
 from crossgym.scoring.rule import Scored
 
@@ -37,8 +40,11 @@ def _nan_to_none(value: Any) -> Any:
 
 def dumps_record(record: Mapping[str, Any]) -> str:
     """One JSON line (with its newline) that always encodes to UTF-8: NaN becomes null; a string that is not
-    valid Unicode (a lone surrogate) is written as JSON escapes, which json.loads reads back unchanged."""
+    valid Unicode (a lone surrogate) is written as JSON escapes, which json.loads reads back unchanged. The
+    verdict gains its ``fault`` (infra / model / none)."""
     doc = _nan_to_none(dict(record))
+    if isinstance(doc.get("verdict"), dict):
+        doc["verdict"] = with_fault(doc["verdict"])
     text = json.dumps(doc, ensure_ascii=False, default=str)
     try:
         text.encode("utf-8")
