@@ -144,3 +144,21 @@ def test_directory_and_glob_inputs_read_in_sorted_order(tmp_path: Path) -> None:
     bad.write_text('{"oops": 1}\n')
     proc = _cli(str(shards))
     assert proc.returncode == 2 and f"{bad}:1: a record needs" in proc.stderr
+
+
+def test_out_records_and_the_summary_carry_the_fault(tmp_path: Path) -> None:
+    from crossgym.protocol import Completion, Task, VerifierSpec
+    from crossgym.serve.batch_cmd import verify_batch
+
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    task = Task(id="a", prompt="Capital of France?", answer="Paris", verifier=VerifierSpec("exact_match"))
+    broken = Task(id="b", prompt="q", answer=7, verifier=VerifierSpec("tool_call"))  # the verifier cannot score it
+    pairs = [(task, "Paris"), (task, "Rome"), (task, ""), (broken, "x")]
+    src.write_text("".join(json.dumps({"task": t.to_dict(), "completion": Completion.from_text(c).to_dict()}) + "\n"
+                           for t, c in pairs))
+    doc = verify_batch(src, out=out)
+    assert doc["faults"] == {"infra": 1, "model": 2, "none": 1}
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["verdict"]["fault"] for r in written] == ["none", "model", "model", "infra"]
+    proc = _cli(str(src))
+    assert proc.returncode == 0 and "1 infrastructure failures" in proc.stdout, proc.stderr

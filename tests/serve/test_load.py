@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from crossgym.api import load_verifier
+from crossgym.serve.models import verdict_dict
 from crossgym.verifiers.batch import verify_many
 
 N_SINGLE = 300
@@ -52,9 +53,9 @@ def test_concurrent_mixed_load_has_no_errors(live_server: Any) -> None:
     singles, batches, sessions = asyncio.run(asyncio.wait_for(run(), BUDGET_S))
     for i, r in singles:
         assert r.status_code == 200, r.text
-        assert r.json()["verdict"] == expected[i % len(expected)].to_dict()
+        assert r.json()["verdict"] == verdict_dict(expected[i % len(expected)])
     for r in batches:
-        assert r.status_code == 200 and r.json()["verdicts"] == [v.to_dict() for v in expected]
+        assert r.status_code == 200 and r.json()["verdicts"] == [verdict_dict(v) for v in expected]
     for i, (created, step, deleted) in enumerate(sessions):
         assert created == 201 and deleted == 204
         assert step["done"] is True and step["verdict"]["passed"] is bool(i % 2)

@@ -55,7 +55,8 @@ def test_reply_equals_crossgym_on_the_equivalent_pair(nemo: Any) -> None:
     completion = Completion(messages=(Message(role="assistant", content="", tool_calls=(
         ToolCall(id="call_1", name="get_weather", arguments={"city": "Paris"}),)),))
     local = load_verifier("tool_call").verify(task, completion)
-    assert nemo.post("/verify", json=req).json()["crossgym"]["verdict"] == local.to_dict()
+    assert local.passed  # the reply's verdict is the local Verdict's JSON, with its fault
+    assert nemo.post("/verify", json=req).json()["crossgym"]["verdict"] == {**local.to_dict(), "fault": "none"}
 
 
 def test_multi_turn_output_becomes_one_completion() -> None:
@@ -89,3 +90,60 @@ def test_crossgym_shape_still_served_and_nemo_shape_needs_the_option(nemo: Any, 
     assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request"
     schema = nemo.get("/openapi.json").json()
     assert "NemoGymVerifyRequest" in schema["components"]["schemas"]
+
+
+def _nemo_row(text: str, verifier: Any, answer: Any) -> dict[str, Any]:
+    return {"responses_create_params": {"input": [{"role": "user", "content": "q"}]},
+            "response": {"output": [{"type": "message", "role": "assistant",
+                                     "content": [{"type": "output_text", "text": text}]}]},
+            "verifier": verifier, "expected_answer": answer}
+
+
+def test_an_infra_failure_masks_under_on_error_none_and_the_model_s_own_never(make_client: Any,
+                                                                              sleepy_plugin: Any) -> None:
+    from crossgym.scoring import RewardRule
+
+    nemo = make_client(nemo_gym=True, rule=RewardRule(on_error="none"))
+    cases = {  # name: (row, fault, mask_sample, failure_kind)
+        "exception": (_nemo_row("x", "tool_call", 7), "infra", True, "verifier_error"),
+        "timeout": (_nemo_row("x", {"name": "test_sleepy", "params": {"timeout": 0.2}}, 3), "infra", True,
+                    "verifier_error"),
+        "wrong": (_nemo_row("Rome", "exact_match", "Paris"), "model", False, None),
+        "malformed": (_nemo_row("", "exact_match", "Paris"), "model", False, None),
+        "passed": (_nemo_row("Paris", "exact_match", "Paris"), "none", False, None),
+    }
+    for name, (row, kind, mask, failure_kind) in cases.items():
+        r = nemo.post("/verify", json=row)
+        assert r.status_code == 200, (name, r.text)
+        doc = r.json()
+        assert doc["crossgym"]["verdict"]["fault"] == kind, name
+        assert doc["mask_sample"] is mask and doc["failure_kind"] == failure_kind, name
+        # on_error "none" masks the reward itself; NeMo Gym's reward is a float, so it reads 0.0 beside the mask
+        assert doc["reward"] == (0.0 if mask else doc["crossgym"]["verdict"]["reward"]), name
+        assert (doc["failure_reason"] is None) is (not mask), name
+    timeout = nemo.post("/verify", json=cases["timeout"][0]).json()
+    assert timeout["failure_reason"] == "timeout"
+
+
+def test_nemo_failure_kinds_come_from_the_shared_vocabulary() -> None:
+    from crossgym.protocol import Verdict
+    from crossgym.serve.nemo_gym import failure_kind
+
+    assert failure_kind(Verdict.exception("environment 'x' step 2 failed: boom")) == "environment_server_failed"
+    assert failure_kind(Verdict.exception("RuntimeError: sandbox: no bwrap")) == "provider_unavailable"
+    assert failure_kind(Verdict.exception("judge unreachable"), "judge") == "judge_failed"
+    assert failure_kind(Verdict.timeout(1.0), "judge") == "judge_failed"
+    assert failure_kind(Verdict.malformed("empty"), "judge") is None
+
+
+def test_every_serve_reply_carries_the_fault(client: Any) -> None:
+    task = {"id": "a", "prompt": "Capital of France?", "answer": "Paris", "verifier": "exact_match"}
+    bad = {"id": "b", "prompt": "q", "answer": 7, "verifier": "tool_call"}
+    assert client.post("/verify", json={"task": task, "completion": "Paris"}).json()["verdict"]["fault"] == "none"
+    assert client.post("/verify", json={"task": bad, "completion": "x"}).json()["verdict"]["fault"] == "infra"
+    batch = client.post("/verify/batch", json={"items": [{"task": task, "completion": c} for c in ("Rome", "")]
+                                               + [{"task": bad, "completion": "x"}]}).json()
+    assert [v["fault"] for v in batch["verdicts"]] == ["model", "model", "infra"]
+    created = client.post("/envs", json={"task": task}).json()
+    step = client.post(f"/envs/{created['id']}/step", json={"action": "Rome"}).json()
+    assert step["done"] is True and step["verdict"]["fault"] == "model"

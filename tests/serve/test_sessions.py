@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from crossgym.api import load_environment, load_tasks
+from crossgym.serve.models import verdict_dict
 
 
 def _code_task() -> Any:
@@ -34,7 +35,7 @@ def test_code_episode_over_http_matches_the_local_episode(client: Any) -> None:
         env.step(wrong)
         res = env.step(right)
         assert obs.to_dict() == created["observation"]
-        assert res.done and env.verdict().to_dict() == last["verdict"]
+        assert res.done and verdict_dict(env.verdict()) == last["verdict"]
 
     state = client.get(f"/envs/{sid}").json()
     assert state["done"] is True and state["turns"] == 2 and state["task_id"] == task.id

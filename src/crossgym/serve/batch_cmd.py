@@ -138,9 +138,13 @@ class _Tally:
         self.n = self.passed = self.compared = self.changed = self.finite = 0
         self.reward_sum = 0.0
         self.errors: Counter[str] = Counter()
+        self.faults: Counter[str] = Counter()
 
     def add(self, old: Any, v: Verdict) -> None:
+        from crossgym.scoring.failure import fault
+
         self.n += 1
+        self.faults[fault(v)] += 1
         if v.error_kind:
             self.errors[v.error_kind] += 1
         if v.passed:
@@ -247,6 +251,7 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
     return {"path": str(path), "n": tally.n, "mode": mode, "workers": workers,
             "mean_reward": tally.reward_sum / tally.finite if tally.finite else None,
             "passed": tally.passed, "errors": dict(sorted(tally.errors.items())),
+            "faults": {k: tally.faults.get(k, 0) for k in ("infra", "model", "none")},
             "compared": tally.compared, "changed": tally.changed, "seconds": round(elapsed, 3),
             "startup_seconds": round(startup, 3),
             "per_second": round(scored / elapsed, 1) if elapsed > 0 else None,
@@ -299,6 +304,9 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
              f"{doc['passed']} passed"]
     if doc["errors"]:
         lines.append("errors: " + ", ".join(f"{k} {v}" for k, v in doc["errors"].items()))
+    if doc["faults"]["infra"]:
+        lines.append(f"{doc['faults']['infra']} infrastructure failures (verifier, sandbox or environment: "
+                     "\"fault\": \"infra\", mask them) apart from the model's own")
     if doc["compared"]:
         lines.append(f"{doc['changed']} of {doc['compared']} stored verdicts changed")
     if doc["out"]:

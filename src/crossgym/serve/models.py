@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.scoring.failure import fault
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
@@ -118,6 +119,9 @@ class VerdictOut(_Out):
     """Why, in a line."""
     error: str | None
     """null, "timeout", "exception: ..." or "malformed: ..."."""
+    fault: Literal["infra", "model", "none"]
+    """Whose failure: "infra" (the verifier, its sandbox or the environment failed: the reward measures nothing,
+    mask the sample), "model" (a wrong or malformed answer: a real reward), "none" (passed)."""
 
 
 class MessageOut(_Out):
@@ -325,12 +329,13 @@ def to_completion(c: str | CompletionIn) -> Completion:
 
 
 def verdict_dict(v: Verdict) -> dict[str, Any]:
-    """``Verdict.to_dict()`` with non-finite numbers as null (JSON has no NaN)."""
+    """``Verdict.to_dict()`` with non-finite numbers as null (JSON has no NaN), plus its ``fault``
+    (crossgym.scoring.failure)."""
     comps = v.components
     if comps and not all(math.isfinite(x) for x in comps.values()):
         comps = {k: x for k, x in comps.items() if math.isfinite(x)}
     return {"reward": v.reward if math.isfinite(v.reward) else None, "passed": v.passed, "components": comps,
-            "reason": v.reason, "error": v.error}
+            "reason": v.reason, "error": v.error, "fault": fault(v)}
 
 
 class TaskCache:

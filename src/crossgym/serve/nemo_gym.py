@@ -5,8 +5,17 @@ OpenAI Responses request: ``input`` messages, ``tools``), ``response`` (the Resp
 ``message``, ``function_call``, ``function_call_output``; reasoning and provider-executed calls are left out), and
 what says how to score: a whole crossgym ``task``, or ``verifier`` (a name or {name, params}) with ``expected_answer`` (or ``answer``), or the server's
 ``--nemo-gym-verifier``. Reply (``BaseVerifyResponse``): the request echoed field for field, plus ``reward``,
-``mask_sample`` (true when the verifier failed or timed out: the reward measures nothing), ``failure_kind``
-("verifier_error", from NeMo Gym's shared vocabulary), ``failure_reason``, and ``crossgym`` (the whole Verdict).
+``mask_sample``, ``failure_kind``, ``failure_reason``, and ``crossgym`` (the whole Verdict, its ``fault``).
+
+NeMo Gym 0.7's semantics (``BaseVerifyResponse`` and ``nemo_gym/failure_kinds.py``, NVIDIA-NeMo/Gym issue 2608):
+the three fields are orthogonal. A valid wrong answer is a real reward, zero included, with ``mask_sample`` false
+and no failure; a completed result that is not policy evidence is ``mask_sample: true`` with failure metadata.
+``failure_kind`` is a low-cardinality name from the shared vocabulary; ``failure_reason`` is free text. Here a
+Verdict whose fault is ``infra`` (crossgym.scoring.failure: the verifier raised or timed out, its sandbox or the
+environment failed) masks the sample, whatever on_error is; its kind is ``verifier_error`` (a timeout or an
+exception), ``judge_failed`` (the ``judge`` verifier), ``provider_unavailable`` (the code sandbox) or
+``environment_server_failed`` (an environment's reset or step). A malformed or wrong answer is the model's: never
+masked, no failure fields.
 """
 
 from __future__ import annotations
@@ -17,13 +26,19 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
-from crossgym.protocol.task import Completion, Task, VerifierSpec
+from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+from crossgym.scoring.failure import cause, fault
 from crossgym.scoring.rule import Scored
 from crossgym.serve.errors import ApiError
 from crossgym.serve.models import TaskIn, VerdictOut, VerifierRef, VerifierSpecIn, to_spec, to_task, verdict_dict
 
 #: NeMo Gym's failure_kind for a verifier that failed (nemo_gym/failure_kinds.py)
 FAILURE_KIND = "verifier_error"
+#: NeMo Gym's failure_kind (its shared vocabulary) for each crossgym infrastructure cause
+NEMO_KINDS = {"verifier_exception": FAILURE_KIND, "verifier_timeout": FAILURE_KIND,
+              "sandbox": "provider_unavailable", "environment": "environment_server_failed"}
+#: crossgym verifiers that are LLM judges (their failure is NeMo Gym's judge_failed)
+JUDGES = frozenset({"judge"})
 
 #: token metadata of a training rollout: NeMo Gym wants all three on an item or none (openai_utils.py)
 TOKEN_FIELDS = frozenset({"prompt_token_ids", "generation_token_ids", "generation_log_probs"})
@@ -196,15 +211,26 @@ def to_pair(req: NemoGymVerifyRequest, default_verifier: str | None) -> tuple[Ta
                 tools=_tools(req.responses_create_params.tools)), completion
 
 
+def failure_kind(verdict: Verdict, verifier: str | None = None) -> str | None:
+    """NeMo Gym's ``failure_kind`` of a verdict: a name of its shared vocabulary for an infrastructure failure,
+    None for the model's own (wrong or malformed) and for a pass."""
+    why = cause(verdict)
+    if why is None or fault(verdict) != "infra":
+        return None
+    if verifier in JUDGES and why in ("verifier_exception", "verifier_timeout"):
+        return "judge_failed"
+    return NEMO_KINDS.get(why, FAILURE_KIND)
+
+
 def reply(raw: dict[str, Any], scored: Scored, verifier: dict[str, Any]) -> dict[str, Any]:
-    """The request echoed with NeMo Gym's reward fields (the scoring core's reward under the server's rule; a
-    verifier error or timeout masks the sample) and crossgym's Verdict."""
+    """The request echoed with NeMo Gym's reward fields (the scoring core's reward under the server's rule; an
+    infrastructure failure masks the sample) and crossgym's Verdict."""
     verdict = scored.verdict
-    failed = verdict.error_kind in ("timeout", "exception")
+    kind = failure_kind(verdict, verifier.get("name"))
     out = dict(raw)
     out["reward"] = scored.reward_or(0.0)
-    out["mask_sample"] = failed
-    out["failure_kind"] = FAILURE_KIND if failed else None
-    out["failure_reason"] = verdict.error if failed else None
+    out["mask_sample"] = kind is not None
+    out["failure_kind"] = kind
+    out["failure_reason"] = verdict.error if kind is not None else None
     out["crossgym"] = {"verdict": verdict_dict(verdict), "verifier": verifier}
     return out
