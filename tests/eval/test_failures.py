@@ -64,6 +64,10 @@ def test_failures_grouped_by_kind_reason_and_component():
     errors = {(m["kind"], m["reason"]): m["count"] for m in fm["errors"]["modes"]}
     assert errors == {("timeout", "verification exceeded <n> s"): 2, ("malformed", "empty reply"): 1,
                       ("exception", "ZeroDivisionError: division by zero"): 1}
+    # whose failure: the timeouts and the exception are the infrastructure's (masked in training), the rest the model's
+    assert fm["by_fault"] == {"infra": 3, "model": 7}
+    assert {m["kind"]: m["fault"] for m in fm["errors"]["modes"]} == {"timeout": "infra", "exception": "infra",
+                                                                      "malformed": "model"}
     comps = {(m["verifier"], m["component"]): m["count"] for m in fm["components"]["modes"]}
     # value at 0 in a1, a2, l1; at 0.5 in a3's failure, below the 1.0 the same task reached: 4; format never failed
     assert comps == {("json_answer", "value"): 4}

@@ -7,7 +7,9 @@
   on the same task), per verifier.
 
 Each mode has a count, its share of all rollouts, the same per task source, and a few examples (task id, a
-completion excerpt, the reason) drawn from as many sources as there are.
+completion excerpt, the reason) drawn from as many sources as there are. Every failure also counts under its
+``fault`` (crossgym.scoring.failure): ``infra`` (the verifier, its sandbox or the environment broke: a trainer masks
+it) or ``model`` (a wrong or malformed answer); each error mode says its fault.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from crossgym.protocol.episode import Rollout
+from crossgym.scoring.failure import fault
 
 HONEST = "fail"
 EXAMPLES = 3
@@ -125,6 +128,7 @@ def failure_modes(rollouts: Sequence[Rollout], source_of: Callable[[Rollout], st
     n = len(rollouts)
     n_by_source = Counter(source_of(r) for r in rollouts)
     kinds: Counter[str] = Counter()
+    faults: Counter[str] = Counter()
     errors: list[tuple[tuple[str, ...], str, Rollout]] = []
     honest: list[tuple[tuple[str, ...], str, Rollout]] = []
     components: list[tuple[tuple[str, ...], str, Rollout]] = []
@@ -134,8 +138,10 @@ def failure_modes(rollouts: Sequence[Rollout], source_of: Callable[[Rollout], st
         source = source_of(r)
         kind = failure_kind(r)
         kinds[kind] += 1
+        faults[fault(r.verdict)] += 1
         cls = reason_class(_reason(r))
-        (honest if kind == HONEST else errors).append(((kind, cls) if kind != HONEST else (cls,), source, r))
+        (honest if kind == HONEST else errors).append(((kind, cls, fault(r.verdict)) if kind != HONEST else (cls,),
+                                                       source, r))
         for name in failed:
             components.append(((r.task.verifier.name, name), source, r))
     n_failed = sum(kinds.values())
@@ -143,12 +149,15 @@ def failure_modes(rollouts: Sequence[Rollout], source_of: Callable[[Rollout], st
         "n_rollouts": n, "failed": n_failed, "errors_total": n_failed - kinds.get(HONEST, 0),
         "honest_failures": kinds.get(HONEST, 0),
         "by_kind": dict(sorted(kinds.items(), key=lambda kv: -kv[1])),
-        "errors": _modes(errors, ("kind", "reason"), n, n_by_source),
+        "by_fault": {"infra": faults.get("infra", 0), "model": faults.get("model", 0)},
+        "errors": _modes(errors, ("kind", "reason", "fault"), n, n_by_source),
         "failures": _modes(honest, ("reason",), n, n_by_source),
         "components": _modes(components, ("verifier", "component"), n, n_by_source),
         "definition": ("errors: verdicts with an error kind (timeout, malformed, exception); failures: honest "
                        "judgements that did not pass, by reason class (numbers and quoted values stripped); "
-                       "components: a Verdict component at 0 or below its best value on the same task"),
+                       "components: a Verdict component at 0 or below its best value on the same task; by_fault: "
+                       "infra (the verifier, its sandbox or the environment failed: mask it) vs model (wrong or "
+                       "malformed)"),
     }
 
 
