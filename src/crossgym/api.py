@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Iterable, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from crossgym.plugins.manager import registry
@@ -77,10 +78,23 @@ def environment_factory(name: str, **params: Any) -> Any:
     return functools.partial(load_environment, name, **params)
 
 
-def load_tasks(source: str, **params: Any) -> list[Task]:
-    """Tasks from a registered task source (generators take n and seed; loaders take path)."""
+def iter_tasks(source: str, **params: Any) -> Iterator[Task]:
+    """Tasks from a registered task source, one at a time (nothing is held: ``crossgym tasks`` and ``--limit``
+    read a source this way). Built-in generators check their params on the first ``next``."""
     produced: Iterable[Task] = _build("task_sources", source, params)
-    return list(produced)
+    return iter(produced)
+
+
+def load_tasks(source: str, **params: Any) -> list[Task]:
+    """Tasks from a registered task source (generators take n and seed; loaders take path), as a list of at most
+    MAX_TASKS (a source yielding more, a third party's endless one too, is one ConfigError, not a MemoryError)."""
+    from crossgym.environments.sources.common import MAX_TASKS
+
+    tasks = list(itertools.islice(iter_tasks(source, **params), MAX_TASKS + 1))
+    if len(tasks) > MAX_TASKS:
+        raise ConfigError(f"task source {source!r} yields more than {MAX_TASKS} tasks, the most loaded at once",
+                          fix=f"pass n <= {MAX_TASKS} (or a limit) in its params")
+    return tasks
 
 
 def get_backend(name: str) -> TrainingBackend:

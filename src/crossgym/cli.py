@@ -7,8 +7,11 @@ Every `--json` prints exactly one JSON document on stdout.
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +145,7 @@ def tasks_cmd(
     out: Path | None = typer.Option(None, "--out", help="Write JSONL here (default: stdout)."),
 ) -> None:
     """Generate or load tasks and write them as JSONL."""
-    from crossgym.api import load_tasks
+    from crossgym.api import iter_tasks
     from crossgym.config.files import check_output_file
 
     check_output_file(out, "--out")
@@ -151,21 +154,44 @@ def tasks_cmd(
         p["n"] = n
     if seed is not None:
         p["seed"] = seed
-    tasks = load_tasks(source, **p)
-    if not tasks:  # an empty file or n=0 is no success either
+    stream = iter_tasks(source, **p)
+    first = next(stream, None)  # the source checks its params here, before anything is written
+    if first is None:  # an empty file or n=0 is no success either
         raise ConfigError("no tasks were produced", where=f"task source {source!r}",
                           fix="check --n and the params; an empty file gives none")
-    lines = "".join(t.to_json() + "\n" for t in tasks)
+    tasks = itertools.chain([first], stream)
     if out is None:
-        sys.stdout.write(lines)
-    else:
         try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(lines, encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot write: {exc.strerror or exc}", where=str(out), fix="choose another --out") \
-                from None
-        typer.echo(f"wrote {len(tasks)} tasks to {out}", err=True)
+            for t in tasks:
+                sys.stdout.write(t.to_json() + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # `crossgym tasks ... | head`: the reader has all it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return
+    count = _write_jsonl(out, (t.to_json() for t in tasks))
+    typer.echo(f"wrote {count} tasks to {out}", err=True)
+
+
+def _write_jsonl(out: Path, lines: Iterator[str]) -> int:
+    """Write ``lines`` to OUT.partial as they come, then rename it to ``out``: an error or Ctrl-C part way leaves
+    no file that looks complete. Returns how many lines were written."""
+    partial = out.with_name(out.name + ".partial")
+    count = 0
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with partial.open("w", encoding="utf-8") as fh:
+            for line in lines:
+                fh.write(line + "\n")
+                count += 1
+        os.replace(partial, out)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise ConfigError(f"cannot write: {exc.strerror or exc}", where=str(out), fix="choose another --out") \
+            from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return count
 
 
 # ---------------------------------------------------------------- eval / train / plan

@@ -173,7 +173,9 @@ def openenv_tasks(n: int = 1, prompt: str = DEFAULT_PROMPT, resets: list[dict[st
                   threshold: float = 1.0, system_prompt: str | None = None, max_turns: int | None = None) -> list[Task]:
     """Task source: one task per set of OpenEnv reset kwargs in ``resets`` (else ``n`` plain resets, seeded by
     index), run in the ``openenv`` environment and scored by ``openenv_reward``."""
-    rows = list(resets) if resets else [{"seed": i} for i in range(int(n))]
+    from crossgym.environments.sources.common import check_count
+
+    rows = list(resets) if resets else [{"seed": i} for i in range(check_count(n, "openenv"))]
     tasks = []
     for i, reset in enumerate(rows):
         messages = ([Message(role="system", content=system_prompt)] if system_prompt else []) + [

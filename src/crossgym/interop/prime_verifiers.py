@@ -158,9 +158,13 @@ def prime_verifiers(taskset: str, config: dict[str, Any] | None = None, n: int |
                     threshold: float = 1.0, timeout: float | None = None) -> list[Task]:
     """Task source: the tasks of verifiers taskset ``taskset`` (built with ``config``), first ``n`` of them,
     each scored by ``prime_rubric`` (passed when the weighted reward >= ``threshold``)."""
+    from crossgym.environments.sources.common import check_count
+
+    if n is not None:
+        check_count(n, "prime_verifiers")
     ts = load_vf_taskset(taskset, config)
     if n is not None:
-        ts = ts.take(int(n))
+        ts = ts.take(n)
     elif not ts.bounded:
         raise ConfigError(f"verifiers taskset {taskset!r} is infinite", fix="pass n=<how many tasks>")
     params: dict[str, Any] = {"taskset": taskset, "threshold": threshold}

@@ -10,7 +10,7 @@ import random
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 
-from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
+from crossgym.environments.sources.common import check_choice, check_count, check_int, make_task, rng_for
 from crossgym.protocol.task import Task
 
 ANSWER_HINT = "Give the final answer inside <answer></answer>."
@@ -68,7 +68,7 @@ def make_expression(rng: random.Random, difficulty: int) -> tuple[str, Fraction]
 def arithmetic(n: int = 100, seed: int = 0, difficulty: int = 1, system_prompt: str | None = None) -> Iterator[Task]:
     """Arithmetic expressions to evaluate; answers are exact (numeric verifier)."""
     src = "arithmetic"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=5)
     for i in range(n):
@@ -171,7 +171,7 @@ def word_problems(n: int = 100, seed: int = 0, difficulty: int = 1, verifier: st
                   system_prompt: str | None = None) -> Iterator[Task]:
     """Word problems needing ``difficulty`` steps; ``verifier`` is numeric (number) or math (LaTeX-safe text)."""
     src = "word_problems"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=3)
     check_choice(verifier, "verifier", src, ("numeric", "math"))

@@ -10,6 +10,10 @@ from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import Message, ToolSpec
 from crossgym.protocol.task import Task, VerifierSpec
 
+#: the most tasks one source makes (its ``n``) and the most ``crossgym.load_tasks`` holds in memory at once: a
+#: generated Task takes a few KiB, so a million is a few GiB. ``crossgym tasks`` streams, but refuses more too.
+MAX_TASKS = 1_000_000
+
 
 def check_int(value: Any, name: str, source: str, *, lo: int = 0, hi: int | None = None) -> int:
     """``value`` as an int in [lo, hi], or a ConfigError naming the source and param."""
@@ -18,6 +22,14 @@ def check_int(value: Any, name: str, source: str, *, lo: int = 0, hi: int | None
         raise ConfigError(f"task source {source!r}: {name} must be an integer {rng}, got {value!r}",
                           fix=f"pass {name}=<int in {rng}>")
     return value
+
+
+def check_count(value: Any, source: str, name: str = "n") -> int:
+    """How many tasks a source makes: an int in 0..MAX_TASKS (one line naming the field and the bound)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_TASKS:
+        raise ConfigError(f"task source {source!r}: {name} must be at most {MAX_TASKS} (the most one source makes), "
+                          f"got {value}", fix=f"pass {name} <= {MAX_TASKS}; other seeds give more tasks")
+    return check_int(value, name, source, lo=0, hi=MAX_TASKS)
 
 
 def check_choice(value: Any, name: str, source: str, choices: tuple[str, ...]) -> str:

@@ -11,7 +11,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from crossgym.environments.sources.common import check_int, make_task, rng_for
+from crossgym.environments.sources.common import check_count, check_int, make_task, rng_for
 from crossgym.protocol.task import Task
 
 TOPICS = ["the ocean", "city gardens", "night trains", "honeybees", "old libraries", "winter hiking", "tea", "volcanoes",
@@ -140,7 +140,7 @@ def instructions(n: int = 100, seed: int = 0, difficulty: int = 1, system_prompt
     from crossgym.protocol.task import Completion
 
     src = "instructions"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=3)
     verifier = load_verifier("instructions")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from crossgym.environments.sources.common import check_choice, check_int, make_task
+from crossgym.environments.sources.common import check_choice, check_count, check_int, make_task
 from crossgym.protocol.task import Task
 
 PROMPT = 'What is {a}+{b}? Reply with only a JSON object of the form {{"answer": <int>}} and nothing else.'
@@ -34,7 +34,7 @@ def json_addition(n: int | None = None, seed: int = 0, split: str = "train", dig
     check_int(seed, "seed", src, lo=0)
     train, held = split_pairs(digits, split_seed)
     pool = train if split == "train" else held
-    count = check_int(n if n is not None else (100 if split == "train" else len(pool)), "n", src, lo=0)
+    count = check_count(n if n is not None else (100 if split == "train" else len(pool)), src)
     rng = random.Random(seed + (0 if split == "train" else 99991))
     for i in range(count):
         a, b = rng.choice(pool) if split == "train" else pool[i % len(pool)]

@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
+from crossgym.environments.sources.common import check_choice, check_count, check_int, make_task, rng_for
 from crossgym.protocol.task import Task
 
 FIRST = ["Amara", "Bruno", "Chiara", "Dmitri", "Esther", "Farid", "Greta", "Hiro", "Isla", "Jamal", "Katya", "Luis"]
@@ -85,7 +85,7 @@ def json_extraction(n: int = 100, seed: int = 0, difficulty: int = 1, verifier: 
                     system_prompt: str | None = None) -> Iterator[Task]:
     """Extract the person described in a paragraph as JSON."""
     src = "json_extraction"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=3)
     check_choice(verifier, "verifier", src, ("json_match", "json_schema"))

@@ -10,7 +10,7 @@ import random
 import string
 from collections.abc import Callable, Iterator
 
-from crossgym.environments.sources.common import check_int, make_task, rng_for
+from crossgym.environments.sources.common import check_count, check_int, make_task, rng_for
 from crossgym.environments.toolsets import CAPITALS, LENGTH
 from crossgym.protocol.task import Task
 
@@ -73,7 +73,7 @@ KINDS: tuple[Question, ...] = (_arith, _capital, _units, _largest)
 def multiple_choice(n: int = 100, seed: int = 0, difficulty: int = 1, system_prompt: str | None = None) -> Iterator[Task]:
     """Multiple-choice questions with ``difficulty + 2`` options."""
     src = "multiple_choice"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=3)
     k = difficulty + 2

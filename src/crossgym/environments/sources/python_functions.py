@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
+from crossgym.environments.sources.common import check_choice, check_count, check_int, make_task, rng_for
 from crossgym.protocol.task import Task
 
 
@@ -206,7 +206,7 @@ def python_functions(n: int = 100, seed: int = 0, difficulty: int = 1, env: str 
                      system_prompt: str | None = None) -> Iterator[Task]:
     """Function-writing tasks with ``visible`` shown tests and ``hidden`` more that count toward the reward."""
     src = "python_functions"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=3)
     check_choice(env, "env", src, ("single_turn", "code"))

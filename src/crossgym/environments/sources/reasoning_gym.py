@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from crossgym.environments.sources.common import check_int
+from crossgym.environments.sources.common import check_count, check_int
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Task, VerifierSpec
@@ -41,7 +41,7 @@ def reasoning_gym(dataset: str = "basic_arithmetic", n: int = 100, seed: int = 0
     from reasoning_gym.utils import SYSTEM_PROMPTS
 
     src = "reasoning_gym"
-    check_int(n, "n", src, lo=0)
+    check_count(n, src)
     check_int(seed, "seed", src, lo=0)
     check_int(start, "start", src, lo=0)
     if dataset not in DATASETS:

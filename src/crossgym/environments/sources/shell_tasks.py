@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
+from crossgym.environments.sources.common import check_choice, check_count, check_int, make_task, rng_for
 from crossgym.protocol.task import Task
 
 WORDS = ["alpha", "bravo", "cedar", "delta", "ember", "fjord", "glade", "harbor", "indigo", "juniper", "kelp",
@@ -154,7 +154,7 @@ def shell_tasks(n: int = 100, seed: int = 0, difficulty: int = 1, env: str = "si
                 system_prompt: str | None = None) -> Iterator[Task]:
     """File tasks over generated files (``env`` single_turn: one script; shell: commands one by one)."""
     src = "shell_tasks"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=3)
     check_choice(env, "env", src, ("single_turn", "shell"))

@@ -10,7 +10,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
+from crossgym.environments.sources.common import check_choice, check_count, check_int, make_task, rng_for
 from crossgym.protocol.task import Task
 
 FIRST = ["Ada", "Ben", "Cleo", "Dan", "Eve", "Finn", "Gia", "Hugo", "Ivy", "Jack", "Kim", "Leo", "Mia", "Noah",
@@ -147,7 +147,7 @@ def sql(n: int = 100, seed: int = 0, difficulty: int = 1, env: str = "single_tur
     from crossgym.verifiers.sql import QueryError, execute
 
     src = "sql"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=3)
     check_choice(env, "env", src, ("single_turn", "sql"))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from crossgym.environments import toolsets as ts
-from crossgym.environments.sources.common import check_choice, check_int, make_task, rng_for
+from crossgym.environments.sources.common import check_choice, check_count, check_int, make_task, rng_for
 from crossgym.environments.tools import tool_spec
 from crossgym.protocol.messages import ToolSpec
 from crossgym.protocol.task import Task
@@ -105,7 +105,7 @@ def tool_choice(n: int = 100, seed: int = 0, difficulty: int = 1, mode: str = "e
                 system_prompt: str | None = None) -> Iterator[Task]:
     """Questions that need one of several tools (``mode`` env: run them; call: just make the call)."""
     src = "tool_choice"
-    check_int(n, "n", src)
+    check_count(n, src)
     check_int(seed, "seed", src)
     check_int(difficulty, "difficulty", src, lo=1, hi=3)
     check_choice(mode, "mode", src, ("env", "call"))
