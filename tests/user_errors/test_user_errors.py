@@ -86,7 +86,7 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["--max-tokens", ">= 1", "-5"]),
     ("eval-temperature", ["eval", "--tasks", "task.json", "--model", "m", "--temperature", "-1"],
      ["--temperature", ">= 0"]),
-    ("eval-n", ["eval", "--tasks", "task.json", "--model", "m", "--n", "0"], ["--n", ">= 1"]),
+    ("eval-n", ["eval", "--tasks", "task.json", "--model", "m", "--n", "0"], ["--n", "in 1..10000"]),
     ("synth-temperature", ["synth", "arithmetic", "-n", "1", "--out", "o.jsonl", "--temperature", "nan"],
      ["--temperature"]),
     ("synth-max-tokens", ["synth", "arithmetic", "-n", "1", "--out", "o.jsonl", "--max-tokens", "0"],

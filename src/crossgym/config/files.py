@@ -154,6 +154,10 @@ def task_from_user_dict(doc: Any, where: str) -> Task:
                           fix="a task needs id, prompt and verifier, usually an answer (see `crossgym tasks`)") from None
 
 
+#: the most samples per task one eval draws (pass@k up to k=10000, as in the repeated-sampling papers)
+MAX_SAMPLES = 10_000
+
+
 def check_sampling(*, temperature: float | None = None, max_tokens: int | None = None, top_p: float | None = None,
                    n: int | None = None, prefix: str = "--") -> None:
     """Refuse sampling numbers out of range (flags use ``--name``; pass ``prefix=""`` for config fields)."""
@@ -167,8 +171,8 @@ def check_sampling(*, temperature: float | None = None, max_tokens: int | None =
         raise bad("top_p", top_p, "in (0, 1]", "0.95")
     if max_tokens is not None and max_tokens < 1:
         raise bad("max_tokens", max_tokens, ">= 1", "256")
-    if n is not None and n < 1:
-        raise bad("n", n, ">= 1", "4")
+    if n is not None and not 1 <= n <= MAX_SAMPLES:
+        raise bad("n", n, f"in 1..{MAX_SAMPLES} (samples per task)", "4")
 
 
 MODEL_FIX = ("pass a model directory that exists, or a hub id such as Qwen/Qwen2.5-0.5B-Instruct; for a small local "

@@ -39,6 +39,8 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     env_params: dict[str, Any] = {}
     if config is not None:
         from crossgym.config import load_run_config
+        from crossgym.rollout.blend import distinct_tasks, is_blend
+        from crossgym.rollout.tasks import load_run_tasks
 
         run = load_run_config(config)
         if not model and not endpoint:
@@ -48,9 +50,14 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
         environment, env_params = environment_from_run(run)
         if tasks is None:
             section = run.eval_tasks or run.tasks
-            task_list = load_task_list(section.source, params=section.params, files=section.files)
+            if is_blend(section):  # a blend evaluates each of its tasks once (its rows repeat them)
+                task_list = distinct_tasks(load_run_tasks(section, where="eval_tasks" if run.eval_tasks else "tasks",
+                                                          seed=run.seed))[:limit]
+            else:
+                task_list = load_task_list(section.source, params=section.params, files=section.files,
+                                           limit=limit)
         else:
-            task_list = load_task_list(tasks)
+            task_list = load_task_list(tasks, limit=limit)
         if output_dir is None:
             output_dir = Path(run.output_dir).expanduser() / "eval"
             check_output_dir(output_dir, f"{config}: output_dir")
@@ -62,14 +69,12 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
             raise ConfigError("no model given", where="crossgym eval",
                               fix="pass --model DIR (hf, vllm) or --endpoint URL (openai, sglang, vllm)")
         sampling = SamplingParams()
-        task_list = load_task_list(tasks)
+        task_list = load_task_list(tasks, limit=limit)
         output_dir = output_dir or DEFAULT_OUTPUT
     overrides = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens), ("seed", seed))
                  if v is not None}
     if overrides:
         sampling = SamplingParams.from_dict({**sampling.to_dict(), **overrides})
-    if limit is not None:
-        task_list = task_list[:limit]
     eng = build_engine(engine, model=model, endpoint=endpoint)
     rc = RolloutConfig(model=engine_model_name(eng, model or endpoint or "?"), engine=str(eng.name),
                        sampling=sampling, n=n, environment=environment, env_params=env_params)

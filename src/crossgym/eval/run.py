@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,19 +135,32 @@ def environment_from_run(run: Any) -> tuple[str | None, dict[str, Any]]:
 
 
 def load_task_list(source: str | None = None, *, params: dict[str, Any] | None = None,
-                   files: Sequence[str] = ()) -> list[Task]:
-    """Tasks from a registered source (with params) and/or JSONL task files."""
-    from crossgym.api import load_tasks
+                   files: Sequence[str] = (), limit: int | None = None) -> list[Task]:
+    """Tasks from a registered source (with params) and/or JSONL task files; with ``limit``, only the first
+    ``limit`` are read (the sources stream: ``--limit 1`` on a million tasks reads one)."""
+    from crossgym.api import iter_tasks
+    from crossgym.environments.sources.common import MAX_TASKS
 
-    tasks: list[Task] = []
     if source:
         p = Path(source)
         if p.suffix in (".jsonl", ".json") or (p.exists() and p.is_file()):
             files = [source, *files]
-        else:
-            tasks.extend(load_tasks(source, **(params or {})))
+            source = None
     for f in files:
         if not Path(f).is_file():
             raise ConfigError("task file not found", where=str(f), fix="check the path")
-        tasks.extend(load_tasks("jsonl", path=str(f)))
+
+    def every() -> Iterator[Task]:
+        if source:
+            yield from iter_tasks(source, **(params or {}))
+        for f in files:
+            yield from iter_tasks("jsonl", path=str(f))
+
+    bound = MAX_TASKS if limit is None else min(limit, MAX_TASKS)
+    tasks = list(itertools.islice(every(), bound + 1))
+    if limit is not None:
+        return tasks[:limit]
+    if len(tasks) > MAX_TASKS:
+        raise ConfigError(f"more than {MAX_TASKS} tasks, the most one eval loads", where=str(source or files[0]),
+                          fix=f"pass --limit N (N <= {MAX_TASKS}) or fewer tasks")
     return tasks

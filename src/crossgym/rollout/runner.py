@@ -8,10 +8,11 @@ store, in order, each flushed and fsync'd. Rollouts already in the store under t
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -23,6 +24,7 @@ from crossgym.protocol.task import Task
 from crossgym.rollout.config import RolloutConfig, provenance, rollout_key
 from crossgym.rollout.driver import Episode, episode_seed
 from crossgym.rollout.store import RolloutStore, iter_records
+from crossgym.rollout.tasks import episode_settings
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +59,16 @@ class RolloutRunner:
 
         if self._env_names is None:
             self._env_names = set(registry("environments").names())
-        name = self.config.environment or task.env
+        # a blend part's environment settings travel with its tasks and win over the config's
+        name, params, part_turns = episode_settings(task, env=self.config.environment,
+                                                    params=self.config.env_params)
+        if part_turns is not None:
+            params.setdefault("max_turns", part_turns)
         if name not in self._env_names:
-            if self.config.environment:  # asked for by name: an unknown one is an error (with a suggestion)
+            if self.config.environment or name != task.env:  # asked for by name: unknown is an error
                 registry("environments").entry(name)
             return None, BUILTIN_SINGLE_TURN
-        return load_environment(name, **self.config.env_params), name
+        return load_environment(name, **params), name
 
     def _preflight(self, tasks: Sequence[Task]) -> dict[str, Any]:
         """Build every verifier the tasks name before generating anything: a bad name fails in one line."""
@@ -85,12 +91,17 @@ class RolloutRunner:
             raise CrossgymError(f"task ids must be unique (rollouts are keyed by them): {dup!r} appears twice")
         verifiers = self._preflight(tasks)
         n = self.config.n
-        wanted = [(t, j) for t in tasks for j in range(n)]
+
+        def wanted() -> Iterator[tuple[Task, int, str]]:  # tasks x n, made as they are needed, never held
+            for t in tasks:
+                for j in range(n):
+                    yield t, j, rollout_key(t.id, j, self.config_hash)
+
         done_keys = self.store.keys() if self.store is not None else set()
-        todo = [(t, j) for t, j in wanted if rollout_key(t.id, j, self.config_hash) not in done_keys]
+        todo = ((t, j) for t, j, key in wanted() if key not in done_keys)
         finished: dict[str, Rollout] = {}
-        total = len(wanted)
-        count = total - len(todo)
+        total = len(tasks) * n
+        count = sum(1 for _, _, key in wanted() if key in done_keys) if done_keys else 0
         if count:
             log.info("resuming: %d of %d rollouts already in %s", count, total, self.store and self.store.path)
         self._report(count, total)
@@ -99,8 +110,8 @@ class RolloutRunner:
         pending: deque[list[Future[Rollout]]] = deque()
         with ThreadPoolExecutor(self.verify_workers, thread_name_prefix="crossgym-verify") as pool:
             try:
-                for start in range(0, len(todo), self.batch_size):
-                    episodes = self._play(todo[start:start + self.batch_size])
+                while batch := list(itertools.islice(todo, self.batch_size)):
+                    episodes = self._play(batch)
                     pending.append([pool.submit(self._score, ep, verifiers) for ep in episodes])
                     # write every batch already verified; wait only when too many are queued
                     while pending and (len(pending) > self.max_pending or all(f.done() for f in pending[0])):
@@ -110,13 +121,14 @@ class RolloutRunner:
                 while pending:
                     count += self._write([f.result() for f in pending.popleft()], finished)
                     self._report(count, total)
-        missing = {rollout_key(t.id, j, self.config_hash) for t, j in wanted} - set(finished)
-        if missing:
-            for doc in iter_records(self.store.path) if self.store is not None else ():
+        # the resumed ones are read back from the store (only those this run wants)
+        missing = {key for _, _, key in wanted() if key in done_keys and key not in finished} if done_keys else set()
+        if missing and self.store is not None:
+            for doc in iter_records(self.store.path):
                 key = (doc.get("provenance") or {}).get("key")
                 if key in missing and key not in finished:
                     finished[key] = Rollout.from_dict(doc)
-        return [finished[k] for k in (rollout_key(t.id, j, self.config_hash) for t, j in wanted) if k in finished]
+        return [finished[key] for _, _, key in wanted() if key in finished]
 
     def _report(self, done: int, total: int) -> None:
         if self.progress is not None:
@@ -136,7 +148,8 @@ class RolloutRunner:
         seed = self.config.sampling.seed
         for task, j in batch:
             env, name = self._env_for(task)
-            ep = Episode(task=task, index=j, env=env, env_name=name, max_turns=self.config.max_turns)
+            turns = episode_settings(task, max_turns=self.config.max_turns)[2] or self.config.max_turns
+            ep = Episode(task=task, index=j, env=env, env_name=name, max_turns=turns)
             ep.start(episode_seed(seed, task.id))
             episodes.append(ep)
         try:
