@@ -28,10 +28,12 @@ class GateResult:
     selfcheck: list[dict[str, Any]] = field(default_factory=list)
     rewards: list[float] = field(default_factory=list)
     metrics: dict[str, Any] | None = None
+    parts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per blend part: tasks, completions, pass@1, mean_reward, distinct_rewards (empty without a blend)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "reason": self.reason, "selfcheck": self.selfcheck, "rewards": self.rewards,
-                "metrics": self.metrics}
+                "metrics": self.metrics, "parts": self.parts}
 
 
 def _selfcheck_failure(row: dict[str, Any]) -> str:
@@ -44,42 +46,71 @@ def _selfcheck_failure(row: dict[str, Any]) -> str:
     return f"an example expected to {bad['expect']} gave {bad['got']}{note}"
 
 
-def training_reward(run: Any, rollout: Rollout, extra: Sequence[tuple[Any, float]]) -> float:
-    """The reward GRPO would see: task_weight x the task verdict + each extra verifier x its weight;
-    an error scores ``on_error`` (NaN for "none")."""
-    on_error = math.nan if run.on_error == "none" else float(run.on_error)
+def training_reward(run: Any, rollout: Rollout, extra: Sequence[tuple[Any, float]] = ()) -> float:
+    """The reward GRPO would see for a rollout: the scoring core's rule for the run (task_weight x the task verdict +
+    each extra term x its weight, a blend part's own terms for its tasks; an error scores ``on_error``, NaN for
+    "none"). ``extra`` is ignored (kept for callers of 0.1: the rule knows the run's terms)."""
+    from crossgym.scoring import RewardRule
 
-    def value(v: Any) -> float:
-        return on_error if v.error is not None else v.reward
+    scored = RewardRule.from_run(run).score(rollout.task, rollout.completion, verdict=rollout.verdict)
+    return scored.reward_or(math.nan)
 
-    total = run.task_weight * value(rollout.verdict)
-    for verifier, weight in extra:
-        try:
-            verdict = verifier.verify(rollout.task, rollout.completion)
-        except Exception as exc:
-            log.warning("verifier %s raised: %s", getattr(verifier, "name", verifier), exc)
-            total += weight * on_error
+
+def gate_sample(run: Any, tasks: Sequence[Task], limit: int) -> list[Task]:
+    """The tasks the gate evaluates: the first ``limit`` distinct ones, or for a blend the first ``limit`` of each
+    part (so every part's verifier is tried on the model)."""
+    from crossgym.scoring.parts import part_of
+
+    per: dict[str | None, list[Task]] = {}
+    seen: set[str] = set()
+    for t in tasks:
+        bucket = per.setdefault(part_of(t), [])
+        if t.id in seen or len(bucket) >= limit:
             continue
-        total += weight * value(verdict)
-    return float(total)
+        seen.add(t.id)
+        bucket.append(t)
+    return [t for bucket in per.values() for t in bucket]
+
+
+def part_summary(run: Any, rollouts: Sequence[Rollout], rewards: Sequence[float]) -> dict[str, dict[str, Any]]:
+    """Per blend part: tasks, completions, pass@1 (the share of passed completions), mean reward and how many
+    distinct rewards (1 means GRPO learns nothing from that part's groups)."""
+    from crossgym.scoring.parts import part_of
+
+    out: dict[str, dict[str, Any]] = {}
+    for r, reward in zip(rollouts, rewards, strict=True):
+        part = part_of(r.task)
+        if part is None:
+            continue
+        row = out.setdefault(part, {"tasks": set(), "completions": 0, "passed": 0, "rewards": []})
+        row["tasks"].add(r.task.id)
+        row["completions"] += 1
+        row["passed"] += int(bool(r.verdict.passed))
+        if not math.isnan(reward):
+            row["rewards"].append(reward)
+    return {name: {"tasks": len(row["tasks"]), "completions": row["completions"],
+                   "pass@1": row["passed"] / row["completions"],
+                   "mean_reward": sum(row["rewards"]) / len(row["rewards"]) if row["rewards"] else None,
+                   "distinct_rewards": len(set(row["rewards"]))} for name, row in out.items()}
 
 
 def run_gate(run: Any, tasks: Sequence[Task], *, n: int | None = None, limit: int = DEFAULT_LIMIT,
              engine: InferenceEngine | None = None, output_dir: str | Path | None = None) -> GateResult:
     """Self-check every verifier the run uses, then a small eval of ``run.model`` on the first ``limit`` tasks
     with ``n`` samples each (default: the GRPO group size) and the run's sampling settings."""
-    from crossgym.api import load_verifier
     from crossgym.eval.run import build_engine, engine_model_name, environment_from_run, run_eval, sampling_from_run
     from crossgym.rollout.config import RolloutConfig
+    from crossgym.scoring import RewardRule
     from crossgym.verifiers.selfcheck import check_verifier
 
-    names = list(dict.fromkeys([t.verifier.name for t in tasks] + [v.name for v in run.verifiers]))
+    rule = RewardRule.from_run(run)
+    names = list(dict.fromkeys([t.verifier.name for t in tasks] + [term.spec.name for term in rule.extras]))
     rows = [check_verifier(name) for name in names]
     for row in rows:
         if not row["ok"]:
             return GateResult(False, f"verifier {row['name']!r} fails its self-check: {_selfcheck_failure(row)} "
                                      f"(run `crossgym check {row['name']}`)", selfcheck=rows)
-    sample = list(tasks)[:limit]
+    sample = gate_sample(run, tasks, limit)
     if not sample:
         return GateResult(False, "no tasks to evaluate: the task source produced none", selfcheck=rows)
     n = n if n is not None else run.grpo.num_generations
@@ -88,8 +119,13 @@ def run_gate(run: Any, tasks: Sequence[Task], *, n: int | None = None, limit: in
     config = RolloutConfig(model=engine_model_name(eng, run.model), engine=getattr(eng, "name", run.engine),
                            sampling=sampling_from_run(run), n=n, environment=environment, env_params=env_params)
     result = run_eval(eng, sample, config, output_dir=output_dir, report=output_dir is not None)
-    extra = [(load_verifier(v.name, **v.params), v.weight) for v in run.verifiers]
-    rewards = [training_reward(run, r, extra) for r in result.rollouts]
+    rewards = [rule.score(r.task, r.completion, verdict=r.verdict).reward_or(math.nan) for r in result.rollouts]
+    parts = part_summary(run, result.rollouts, rewards)
+    for name, row in parts.items():
+        if row["distinct_rewards"] <= 1:
+            log.warning("blend part %r: every sampled reward is the same over %d completions: its GRPO groups "
+                        "will have zero advantage (see tasks filtering in docs/guides/multi-environment.md)",
+                        name, row["completions"])
     finite = [x for x in rewards if not math.isnan(x)]
     where = f"{len(rewards)} completions of {len(sample)} tasks ({n} each) from {config.model}"
     if len(set(finite)) <= 1:
@@ -97,7 +133,9 @@ def run_gate(run: Any, tasks: Sequence[Task], *, n: int | None = None, limit: in
         return GateResult(False, f"every sampled reward is {value} over {where}: GRPO has nothing to learn from "
                                  "(make the tasks easier, raise grpo.max_completion_length or temperature, or shape "
                                  "the reward)",
-                          selfcheck=rows, rewards=rewards, metrics=result.metrics)
+                          selfcheck=rows, rewards=rewards, metrics=result.metrics, parts=parts)
     summary = (f"{len(rows)} verifier(s) self-checked; {len(set(finite))} distinct rewards over "
                f"{where}, mean {sum(finite) / len(finite):.3f}, pass@1 {result.metrics['pass@1']:.3f}")
-    return GateResult(True, summary, selfcheck=rows, rewards=rewards, metrics=result.metrics)
+    if parts:
+        summary += "; per part pass@1: " + ", ".join(f"{k} {v['pass@1']:.2f}" for k, v in parts.items())
+    return GateResult(True, summary, selfcheck=rows, rewards=rewards, metrics=result.metrics, parts=parts)

@@ -12,6 +12,7 @@ from typing import Any
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.task import ERROR_KINDS
 from crossgym.rollout.passk import k_values, mean_pass_at_k, pass_at_k
+from crossgym.scoring.parts import PART_KEY
 
 HIST_BINS = 10
 #: reward values are listed one by one when there are at most this many distinct ones
@@ -19,8 +20,9 @@ MAX_DISTINCT = 20
 
 
 def task_source(rollout: Rollout) -> str:
+    """The group a rollout's metrics are reported under: its blend part, else its task source (or family)."""
     meta = rollout.task.metadata
-    return str(meta.get("source") or meta.get("family") or "unknown")
+    return str(meta.get(PART_KEY) or meta.get("source") or meta.get("family") or "unknown")
 
 
 def _group_stats(rollouts: Sequence[Rollout], ks: Sequence[int]) -> dict[str, Any]:

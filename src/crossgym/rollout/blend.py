@@ -62,6 +62,17 @@ def is_blend(section: Any) -> bool:
     return hasattr(section, "parts")
 
 
+def distinct_tasks(tasks: Sequence[Task]) -> list[Task]:
+    """Each task once, in first-seen order (a blend's rows repeat a part's tasks over epochs)."""
+    seen: set[str] = set()
+    out = []
+    for t in tasks:
+        if t.id not in seen:
+            seen.add(t.id)
+            out.append(t)
+    return out
+
+
 def resolve_blend(blend: BlendConfig, *, seed: int = 0, where: str = "tasks", run: Any = None) -> Blend:
     """Load every part's pool, draw each part's rows and interleave them (see the module doc for the rule)."""
     from crossgym.rollout.tasks import load_run_tasks

@@ -81,6 +81,18 @@ def _part_env(task: Task) -> dict[str, Any]:
     return settings if isinstance(settings, dict) else {}
 
 
+def episode_settings(task: Task, *, env: str | None = None, params: dict[str, Any] | None = None,
+                     max_turns: int | None = None) -> tuple[str, dict[str, Any], int | None]:
+    """(environment, its params, explicit max_turns) for a task, given the run's explicit settings (None: unset):
+    a blend part's settings win over the run's, which win over the task's own environment. For code that holds
+    the run's settings but not the RunConfig (a generated agent file)."""
+    part = _part_env(task)
+    name = task.env if part.get("explicit_name") or env is None else env
+    kw = dict(part["params"]) if "params" in part else dict(params or {})
+    turns = int(part["max_turns"]) if "max_turns" in part else max_turns
+    return name, kw, turns
+
+
 def task_env(task: Task, run: RunConfig) -> str:
     """The environment a task runs in: its blend part's when the part names one, else the config's when set
     explicitly, else the task's own."""

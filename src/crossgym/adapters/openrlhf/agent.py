@@ -32,6 +32,7 @@ from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Task
 from crossgym.rollout.driver import Episode as Driven
 from crossgym.rollout.driver import episode_seed, render_text, reply_suffix, split_turn, stop_token_ids
+from crossgym.rollout.tasks import episode_settings
 from crossgym.scoring import Scored
 
 log = logging.getLogger(__name__)
@@ -100,9 +101,10 @@ class Episode:
             log.warning("episode could not start: %s: %s", type(exc).__name__, exc)
             self.failed = f"openrlhf agent: the episode could not start: {type(exc).__name__}: {exc}"
             return observation
-        self.episode = Driven.open(task, self.cfg.env or task.env, env_params=self.cfg.env_params,
-                                   seed=episode_seed(self.cfg.seed, task.id), max_turns=self.cfg.max_turns,
-                                   budget=self.max_length)
+        env, env_params, max_turns = episode_settings(task, env=self.cfg.env, params=self.cfg.env_params,
+                                                      max_turns=self.cfg.max_turns)
+        self.episode = Driven.open(task, env, env_params=env_params, seed=episode_seed(self.cfg.seed, task.id),
+                                   max_turns=max_turns, budget=self.max_length)
         return render_text(self.tok, self.episode.prompt, self.episode.tools)
 
     def step(self, action_ids: list[int], prompt_len: int, finish_reason: str | None = None) -> StepOut:

@@ -23,11 +23,10 @@ from crossgym.rollout.driver import (
     episode_seed,
     render_text,
     reply_suffix,
-    run_max_turns,
     split_turn,
     stop_token_ids,
 )
-from crossgym.rollout.tasks import task_env
+from crossgym.rollout.tasks import task_env, task_env_params, task_max_turns
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
@@ -59,8 +58,8 @@ class EpisodeRollout:
             raise ConfigError("a prompt reached the rollout function without its task index",
                               where="train_dataset", fix="build rows with task_rows(tasks, episodes=True)")
         task = self.tasks[int(index)]
-        ep = Episode.open(task, task_env(task, self.run), env_params=self.run.environment.params,
-                          seed=episode_seed(self.run.seed, task.id), max_turns=run_max_turns(self.run),
+        ep = Episode.open(task, task_env(task, self.run), env_params=task_env_params(task, self.run),
+                          seed=episode_seed(self.run.seed, task.id), max_turns=task_max_turns(task, self.run),
                           budget=budget)
         return ep, self._encode(tokenizer, render_text(tokenizer, ep.prompt, ep.tools))
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.verl.reward import TASK_KEY
 from crossgym.protocol.task import Task
-from crossgym.rollout.driver import episode_seed, run_max_turns
+from crossgym.rollout.driver import episode_seed
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
@@ -38,7 +38,8 @@ def _prompt(task: Task) -> list[dict[str, Any]]:
 def task_row(task: Task, index: int, run: RunConfig, *, split: str = "train", episodes: bool = False,
              tool_names: Sequence[str] = ()) -> dict[str, Any]:
     """One veRL row for ``task`` (see the module docstring)."""
-    from crossgym.rollout.tasks import task_env
+    from crossgym.rollout.tasks import task_env, task_env_params, task_max_turns
+    from crossgym.scoring.parts import part_of
 
     env = task_env(task, run)
     task_json = task.to_json()
@@ -49,16 +50,16 @@ def task_row(task: Task, index: int, run: RunConfig, *, split: str = "train", ep
         TASK_KEY: task_json,
         "verifier": json.dumps(task.verifier.to_dict(), sort_keys=True),
         "env": env,
-        "env_params": json.dumps(dict(run.environment.params), sort_keys=True),
+        "env_params": json.dumps(task_env_params(task, run), sort_keys=True),
         "env_seed": episode_seed(run.seed, task.id),
-        "max_turns": run_max_turns(run),  # None: the environment decides (under the driver's MAX_TURNS)
+        "max_turns": task_max_turns(task, run),  # None: the environment decides (under the driver's MAX_TURNS)
     }
     if tool_names:
         # veRL's ToolAgentLoop hands create_kwargs to BaseTool.create; every row lists every tool so the struct
         # has one shape (a tool the task lacks says so when called)
         extra["tools_kwargs"] = {name: {"create_kwargs": {TASK_KEY: task_json}} for name in tool_names}
     row: dict[str, Any] = {
-        "data_source": f"crossgym/{task.verifier.name}",
+        "data_source": part_of(task) or f"crossgym/{task.verifier.name}",  # a blend's part: veRL's metrics per part
         "prompt": _prompt(task),
         "ability": str(task.metadata.get("ability", task.verifier.name)),
         "reward_model": {"style": "rule", "ground_truth": ground_truth(task)},
