@@ -20,3 +20,8 @@ def crossgym_register_backends(registry: Registrar) -> None:
     registry.add("openrlhf", "crossgym.adapters.openrlhf.backend:OpenRLHFBackend",
                  description="OpenRLHF 0.11.2 train_ppo_ray with group_norm advantages (GPU cluster; vLLM)",
                  install="pip install 'crossgym[openrlhf]'", requires=("openrlhf",))
+    registry.add("skyrl", "crossgym.adapters.skyrl.backend:SkyRLBackend",
+                 description="SkyRL 0.3.0 skyrl-train with the GRPO estimator and crossgym's skyrl_gym env (GPU "
+                             "cluster; vLLM)",
+                 install="pip install 'skyrl[fsdp]==0.3.0' skyrl-gym==0.4.0 (CUDA, Python >= 3.12; CPU tests: "
+                         "nox -s skyrl)", requires=("skyrl", "skyrl_gym"))

@@ -1,0 +1,43 @@
+"""Tasks as a framework's dataset rows: the prompt as chat messages, the whole Task carried as JSON in one column,
+and a run's rows cycled from its tasks. What every launched backend's dataset needs (OpenRLHF's label, SkyRL's
+env_extras); the column names and the file format stay the backend's own."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from crossgym.protocol.task import Task
+
+
+def prompt_messages(task: Task) -> list[dict[str, Any]]:
+    """The task's prompt as role/content pairs (one Arrow schema for every row, as dataset loaders need). Prompts
+    with tool calls or tools are rendered from the Task itself by the backend's episode shim."""
+    return [{"role": m.role, "content": m.content} for m in task.prompt]
+
+
+def cycled(tasks: Sequence[Task], rows: int, *, seed: int) -> list[Task]:
+    """``rows`` tasks: passes over ``tasks``, each pass in a fresh order drawn from ``seed`` (epochs, as TRL sees)."""
+    if not tasks:
+        return []
+    rng = random.Random(seed)
+    out: list[Task] = []
+    while len(out) < rows:
+        order = list(tasks)
+        rng.shuffle(order)
+        out.extend(order[:rows - len(out)])
+    return out
+
+
+def task_from_cell(value: Any) -> Task:
+    """The Task a dataset cell carries: its JSON (str or bytes), or the dict a loader already parsed it into."""
+    if isinstance(value, (bytes, bytearray)):
+        value = value.decode("utf-8")
+    if isinstance(value, str):
+        from crossgym.rollout.tasks import task_from_json
+
+        return task_from_json(value)  # cached: the same rows come back every step
+    if isinstance(value, dict):
+        return Task.from_dict(value)
+    raise ValueError(f"a task column must hold the Task JSON, got {type(value).__name__}")
