@@ -222,9 +222,13 @@ def train_cmd(
     backend: str | None = typer.Option(None, "--backend", help="trl, unsloth, verl or openrlhf."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan and check only; train nothing."),
     skip_gate: bool = typer.Option(False, "--skip-gate", help="Skip the verifier self-check and eval gate."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the latest complete checkpoint in "
+                                "output_dir (resume: auto that needs one); records are appended from its step."),
+    rerun_gate: bool = typer.Option(False, "--rerun-gate", help="Run the eval gate again on a resumed run."),
 ) -> None:
-    """Run GRPO: the eval-first gate, then the backend."""
-    _call("crossgym.train:run_train_command", config=config, backend=backend, dry_run=dry_run, skip_gate=skip_gate)
+    """Run GRPO: the eval-first gate, then the backend; --resume continues a stopped or killed run."""
+    _call("crossgym.train:run_train_command", config=config, backend=backend, dry_run=dry_run, skip_gate=skip_gate,
+          resume=resume, rerun_gate=rerun_gate)
 
 
 @app.command("plan")

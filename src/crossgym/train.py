@@ -239,13 +239,13 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
     if point is not None:
         from crossgym.adapters.kit.resume import describe
 
-        line = describe(point, run.grpo.max_steps)
-        log.info(line)
-        err.print(line, markup=False)
+        resumed = describe(point, run.grpo.max_steps)
+        log.info(resumed)
+        err.print(resumed, markup=False, soft_wrap=True)
     if skip_gate:
         err.print("eval gate skipped (--skip-gate)")
     elif point is not None and not rerun_gate:
-        err.print(f"eval gate not run again on a resumed run (it passed before step 1; --rerun-gate runs it)")
+        err.print("eval gate not run again on a resumed run (--rerun-gate runs it)")
     else:
         with err.status("eval gate: verifier self-check and a small eval of the starting model"):
             line = run_gate_step(run, tasks)

@@ -37,6 +37,8 @@ from crossgym.protocol.interfaces import (
     Environment,
     InferenceEngine,
     Plan,
+    ResumableBackend,
+    ResumePoint,
     StopSignal,
     TrainingBackend,
     TrainResult,
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BackendBase", "BackendCapabilities", "BackendUnavailable", "Capabilities", "Completion", "ConfigError",
     "CrossgymError", "EngineCapabilities", "Environment", "Example", "InferenceEngine", "Message", "Observation",
-    "Plan", "PluginError", "Rollout", "RunConfig", "SamplingParams", "SandboxError", "StepResult", "StopSignal", "Task", "ToolCall", "ToolSpec", "TrainResult", "TrainingBackend",
+    "Plan", "PluginError", "ResumableBackend", "ResumePoint", "Rollout", "RunConfig", "SamplingParams", "SandboxError", "StepResult", "StopSignal", "Task", "ToolCall", "ToolSpec", "TrainResult", "TrainingBackend",
     "UnknownNameError", "Verdict", "Verifier", "VerifierError", "VerifierSpec", "load_run_config",
 ]
 

@@ -58,18 +58,20 @@ class BackendCapabilities:
     variants: tuple[str, ...] = ("grpo",)
     stop: str = "step"
     """One of STOP_MODES."""
+    resume: bool = False
+    """Continues a run from its own checkpoints (RunConfig.resume); such a backend is a ResumableBackend."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"multi_turn": self.multi_turn, "lora": self.lora, "engines": list(self.engines),
                 "distributed": self.distributed, "needs_gpu": self.needs_gpu, "variants": list(self.variants),
-                "stop": self.stop}
+                "stop": self.stop, "resume": self.resume}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> BackendCapabilities:
         return cls(multi_turn=bool(d.get("multi_turn", False)), lora=bool(d.get("lora", False)),
                    engines=tuple(d.get("engines") or ()), distributed=bool(d.get("distributed", False)),
                    needs_gpu=bool(d.get("needs_gpu", False)), variants=tuple(d.get("variants") or ("grpo",)),
-                   stop=str(d.get("stop", "step")))
+                   stop=str(d.get("stop", "step")), resume=bool(d.get("resume", False)))
 
 
 #: The name 0.1 had for a backend's capabilities.
@@ -122,6 +124,20 @@ class TrainResult:
                 "metrics": self.metrics}
 
 
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a resumed run continues: the checkpoint, the optimizer steps it holds, the run segment that starts
+    now (1 is the first run), and the config fields changed since the last segment ({field: [old, new]})."""
+
+    checkpoint: str
+    step: int
+    segment: int
+    changed: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"checkpoint": self.checkpoint, "step": self.step, "segment": self.segment, "changed": self.changed}
+
+
 #: A reward for a verifier error or timeout: a number, or "none" (None/NaN, for backends that mask it).
 OnError = float | Literal["none"]
 #: ``progress(step, max_steps, logs)``: called by a backend after each optimizer step (logs may hold "reward").
@@ -170,6 +186,19 @@ class TrainingBackend(Protocol):
               stop: StopSignal | None = None) -> TrainResult:
         """Train on ``tasks`` (loaded from ``run.tasks`` when None), calling ``progress`` after each step and
         honouring ``stop`` (see StopSignal)."""
+        ...
+
+
+@runtime_checkable
+class ResumableBackend(TrainingBackend, Protocol):
+    """A TrainingBackend whose ``capabilities.resume`` is True: ``train`` continues from ``resume_point(run)``
+    through the framework's own checkpoint loading, and ``crossgym train`` asks first (to skip the gate, say where
+    it resumes, and refuse ``--resume`` with nothing to resume)."""
+
+    def resume_point(self, run: RunConfig) -> ResumePoint | None:
+        """The checkpoint ``run`` continues from (its RunConfig.resume), or None to start from the model ("never",
+        or "auto" with no complete checkpoint). A ConfigError naming the field when it cannot resume (the model,
+        LoRA shape or backend changed; the checkpoint named is not a complete one)."""
         ...
 
 

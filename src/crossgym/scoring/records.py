@@ -90,18 +90,20 @@ class RecordWriter:
     """Appends training rollouts to a JSONL file (thread-safe), with provenance for `crossgym reverify`."""
 
     def __init__(self, path: str | Path, *, backend: str, model: str = "",
-                 step: Callable[[], int | None] | None = None) -> None:
+                 step: Callable[[], int | None] | None = None, fields: Mapping[str, Any] | None = None) -> None:
         self.path = Path(path)
         self.backend = backend
         self.model = model
         self.step = step or (lambda: None)
+        #: provenance fields every record carries (a resumed training run's ``segment``)
+        self.fields = dict(fields or {})
         self._lock = threading.Lock()
 
     def record(self, task: Task, completion: Completion, scored: Scored, verifier: Any = None, *,
                turns: int | None = None, **fields: Any) -> dict[str, Any]:
         """The record of one training sample (not written yet)."""
         prov = Provenance.new(task.verifier, verifier, source="train", backend=self.backend,
-                              model=self.model or None, step=self.step(), **fields)
+                              model=self.model or None, step=self.step(), **{**self.fields, **fields})
         return rollout_record(task, completion, scored, provenance=prov, turns=turns)
 
     def write(self, records: Iterable[Mapping[str, Any]]) -> None:

@@ -16,9 +16,11 @@ log = logging.getLogger(__name__)
 
 
 def make_run_logger(output_dir: str | Path, *, progress: ProgressFn | None = None,
-                    stop: StopSignal | None = None) -> Any:
+                    stop: StopSignal | None = None, segment: int = 1, resumed: bool = False) -> Any:
     """A TrainerCallback writing metrics.jsonl and step times, reporting progress, and stopping when ``stop`` is
-    set (at the end of the current step, so the checkpoint saved afterwards is consistent)."""
+    set (at the end of the current step, so the checkpoint saved afterwards is consistent). Each row says which run
+    ``segment`` wrote it; a ``resumed`` run appends to metrics.jsonl (cut back to its checkpoint) instead of
+    starting it over."""
     from transformers import TrainerCallback
 
     class RunLogger(TrainerCallback):
@@ -31,7 +33,8 @@ def make_run_logger(output_dir: str | Path, *, progress: ProgressFn | None = Non
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text("", encoding="utf-8")
+            if not resumed:
+                self.path.write_text("", encoding="utf-8")
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self._t0 = time.perf_counter()
@@ -49,7 +52,7 @@ def make_run_logger(output_dir: str | Path, *, progress: ProgressFn | None = Non
                    **kw: Any) -> None:
             if not logs:
                 return
-            row = {"step": state.global_step, "time_s": round(time.time() - self._start, 3)}
+            row = {"step": state.global_step, "segment": segment, "time_s": round(time.time() - self._start, 3)}
             if self.step_times:
                 row["step_time_s"] = round(self.step_times[-1], 4)
             row.update({k: _jsonable(v) for k, v in logs.items()})

@@ -17,7 +17,14 @@ from crossgym.adapters.trl import config_map
 from crossgym.adapters.trl.backend import TRLBackend
 from crossgym.adapters.unsloth.settings import UnslothSettings, trl_run, unsloth_settings, without_lora
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
-from crossgym.protocol.interfaces import BackendCapabilities, Plan, ProgressFn, StopSignal, TrainResult
+from crossgym.protocol.interfaces import (
+    BackendCapabilities,
+    Plan,
+    ProgressFn,
+    ResumePoint,
+    StopSignal,
+    TrainResult,
+)
 
 if TYPE_CHECKING:
     from crossgym.config import RunConfig
@@ -36,7 +43,8 @@ class UnslothBackend(TRLBackend):
 
     name = "unsloth"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
-                                       needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="step")
+                                       needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="step",
+                                       resume=True)
     compat_driver = "crossgym.adapters.unsloth.parity"
 
     def __init__(self) -> None:
@@ -88,13 +96,14 @@ class UnslothBackend(TRLBackend):
         return super().train(run, tasks=tasks, progress=progress, stop=stop, callbacks=callbacks)
 
     def build_trainer(self, run: RunConfig, *, tasks: Sequence[Task] | None = None,
-                      callbacks: Sequence[Any] = (), record_rollouts: bool = True) -> Any:
+                      callbacks: Sequence[Any] = (), record_rollouts: bool = True,
+                      resume: ResumePoint | None = None) -> Any:
         """A ready GRPOTrainer on Unsloth's LoRA model (tasks loaded from the config when not given)."""
         import_unsloth(self)
         device = config_map.detect_device()
         self.settings = unsloth_settings(run, device=device)
         return super().build_trainer(trl_run(run), tasks=tasks, callbacks=callbacks,
-                                     record_rollouts=record_rollouts)
+                                     record_rollouts=record_rollouts, resume=resume)
 
     def load_policy(self, run: RunConfig) -> tuple[Any, Any, Any]:
         """(LoRA model, tokenizer, None) from Unsloth: the adapters are already on the model, so no peft_config."""

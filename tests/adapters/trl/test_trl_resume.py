@@ -1,0 +1,265 @@
+"""Training that survives a kill (issue 28): a real SIGKILL of `crossgym train` after a checkpoint, `--resume`, and the
+run ends where an uninterrupted one does: the same optimizer steps, every step's metrics and rollouts exactly once,
+the same final weights. And the resumes that must be refused are, in one line naming the field."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from crossgym.cli import main
+from crossgym.protocol import Message, Task, VerifierSpec
+
+pytest.importorskip("trl")
+
+MAX_STEPS = 6
+SAVE_STEPS = 2
+
+
+def _cli(argv, capsys):
+    code = 0
+    try:
+        main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _config(tmp_path: Path, model: str, name: str, **over) -> Path:
+    """16 answer-free tasks scored by `length` (rewards spread on a random model): 8 steps of 2 prompts x 2
+    generations per data epoch, so 6 steps stay in one epoch (see test_a_sigkilled_run...)."""
+    spec = VerifierSpec("length", {"max": 6, "unit": "chars", "mode": "linear", "slack": 1.0})
+    tasks = tmp_path / "tasks.jsonl"
+    if not tasks.exists():
+        tasks.write_text("".join(Task(id=f"hi-{i}", prompt=[Message("user", f"Say hi to {i}.")], answer=None,
+                                      verifier=spec).to_json() + "\n" for i in range(16)), encoding="utf-8")
+    grpo = {"num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 8,
+            "max_steps": MAX_STEPS, "save_steps": SAVE_STEPS, "learning_rate": 1e-3}
+    grpo.update(over.pop("grpo", {}))
+    data = {"model": model, "tasks": {"files": [str(tasks)]}, "output_dir": str(tmp_path / name), "seed": 0,
+            "grpo": grpo, **over}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _weights(folder: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(folder / "model.safetensors"))
+
+
+def _kill_after_a_checkpoint(cfg: Path, out: Path) -> int:
+    """Run `crossgym train` in its own process group and SIGKILL it once a checkpoint is complete and a later step
+    is logged (so the kill leaves records after the checkpoint). Returns the checkpoint's step."""
+    from crossgym.adapters.trl.checkpoints import latest
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    log = (out.parent / "killed.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "crossgym.cli", "train", str(cfg), "--skip-gate"],
+                            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    metrics = out / "metrics.jsonl"
+    deadline = time.monotonic() + 240
+    try:
+        while True:
+            assert time.monotonic() < deadline, "no checkpoint within 240 s"
+            assert proc.poll() is None, (out.parent / "killed.log").read_text()[-3000:]
+            found = latest(out)
+            steps = [r["step"] for r in _rows(metrics) if "reward" in r] if metrics.is_file() else []
+            if found is not None and steps and found[0] < max(steps) < MAX_STEPS:
+                os.killpg(proc.pid, signal.SIGKILL)  # only the child's own group
+                break
+            time.sleep(0.02)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+    assert proc.returncode == -signal.SIGKILL
+    found = latest(out)  # a kill mid-save leaves a newer incomplete folder; the finder passes over it
+    assert found is not None
+    return found[0]
+
+
+def test_a_sigkilled_run_resumes_to_the_same_weights(tiny_model_dir, tmp_path, capsys):
+    """Within one data epoch, TRL restores everything that decides the next step (weights, optimizer, scheduler,
+    the Python/NumPy/torch RNG, the step, the sampler's position), so the resumed run's weights are the
+    uninterrupted run's. (Across an epoch boundary the prompt order differs: TRL's RepeatSampler draws each epoch's
+    permutation from a generator that is not checkpointed. Said in docs/guides/reliability.md.)"""
+    killed, ref = tmp_path / "killed", tmp_path / "ref"
+    cfg = _config(tmp_path, str(tiny_model_dir), "killed")
+    ckpt_step = _kill_after_a_checkpoint(cfg, killed)
+    before = _rows(killed / "metrics.jsonl")
+    assert any(r["step"] > ckpt_step for r in before), "the kill left no records after the checkpoint"
+    # a kill in the middle of a write leaves a torn last line
+    for name in ("metrics.jsonl", "rollouts.jsonl"):
+        with (killed / name).open("ab") as fh:
+            fh.write(b'{"step": 5, "provenance": {"step": 4}, "torn')
+
+    code, out, err = _cli(["train", str(cfg), "--resume"], capsys)
+    assert code == 0, err
+    err = " ".join(err.split())
+    assert f"resuming from {killed / f'checkpoint-{ckpt_step}'} at step {ckpt_step} of {MAX_STEPS}" in err
+    assert "run segment 2" in err and "eval gate not run again" in err and "gate passed" not in err
+    assert f"trained {MAX_STEPS} steps" in out
+
+    code, _, err = _cli(["train", str(_config(tmp_path, str(tiny_model_dir), "ref")), "--skip-gate"], capsys)
+    assert code == 0, err
+
+    # metrics: every step exactly once, each row from the segment that ran the step; the curve is continuous
+    rows = [r for r in _rows(killed / "metrics.jsonl") if "reward" in r]
+    assert [r["step"] for r in rows] == list(range(1, MAX_STEPS + 1))
+    assert [r["segment"] for r in rows] == [1 if r["step"] <= ckpt_step else 2 for r in rows]
+    ref_rows = [r for r in _rows(ref / "metrics.jsonl") if "reward" in r]
+    assert [r["reward"] for r in rows] == pytest.approx([r["reward"] for r in ref_rows], abs=1e-6)
+    # rollouts: as many per step as the uninterrupted run, none twice, none torn
+    got = [json.loads(line) for line in (killed / "rollouts.jsonl").read_bytes().split(b"\n") if line]
+    want = [json.loads(line) for line in (ref / "rollouts.jsonl").read_bytes().split(b"\n") if line]
+    assert Counter(d["provenance"]["step"] for d in got) == Counter(d["provenance"]["step"] for d in want)
+    assert {d["provenance"]["segment"] for d in got if d["provenance"]["step"] >= ckpt_step} == {2}
+    assert [d["completion"] for d in got] == [d["completion"] for d in want]
+    # the same optimizer steps in all, and the same weights
+    for folder in (killed, ref):
+        info = json.loads((folder / "final" / "crossgym_run.json").read_text())
+        assert info["steps"] == MAX_STEPS
+        state = json.loads((folder / f"checkpoint-{MAX_STEPS}" / "trainer_state.json").read_text())
+        assert state["global_step"] == MAX_STEPS
+    a, b = _weights(killed / "final"), _weights(ref / "final")
+    assert a.keys() == b.keys()
+    import torch
+
+    for k in a:
+        assert torch.allclose(a[k], b[k], rtol=1e-5, atol=1e-6), k
+    segments = _rows(killed / "crossgym_segments.jsonl")
+    assert [(s["segment"], s["from_step"]) for s in segments] == [(1, 0), (2, ckpt_step)]
+
+
+# ---------------------------------------------------------------------- what cannot resume, and what may change
+def _fake_checkpoint(out: Path, step: int, *, complete: bool = True) -> Path:
+    """A folder shaped like TRL's checkpoint-N (the finder reads trainer_state.json and looks for the files)."""
+    folder = out / f"checkpoint-{step}"
+    folder.mkdir(parents=True)
+    for name in ("model.safetensors", "optimizer.pt"):
+        (folder / name).write_bytes(b"x")
+    if complete:
+        (folder / "trainer_state.json").write_text(json.dumps({"global_step": step}), encoding="utf-8")
+    return folder
+
+
+def _ran_once(tmp_path: Path, model: str, **over) -> tuple[Path, Path]:
+    """A config, and an output_dir as a run of it killed after checkpoint-2 leaves it (segment 1 recorded)."""
+    from crossgym.adapters.kit.resume import begin_segment
+    from crossgym.config import load_run_config
+
+    cfg = _config(tmp_path, model, "out", **over)
+    out = tmp_path / "out"
+    begin_segment(out, load_run_config(cfg), None, backend="trl")
+    _fake_checkpoint(out, 2)
+    return cfg, out
+
+
+def _one_line_exit_2(argv, capsys) -> str:
+    code, _, err = _cli(argv, capsys)
+    assert code == 2, err
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_resume_with_nothing_to_resume_is_one_line(tiny_model_dir, tmp_path, capsys):
+    cfg = _config(tmp_path, str(tiny_model_dir), "out")
+    line = _one_line_exit_2(["train", str(cfg), "--resume"], capsys)
+    assert "nothing to resume: no complete checkpoint in" in line and "output_dir" in line
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"model": "OTHER"}, "model"),
+    ({"grpo": {"lora": {"r": 8}}}, "grpo.lora"),
+])
+def test_a_resume_the_checkpoint_cannot_follow_is_one_line_naming_the_field(tiny_model_dir, tmp_path, capsys,
+                                                                            change, field):
+    _, out = _ran_once(tmp_path, str(tiny_model_dir))
+    other = tmp_path / "other-model"
+    other.mkdir()
+    change = {k: (str(other) if v == "OTHER" else v) for k, v in change.items()}
+    cfg = _config(tmp_path, change.pop("model", str(tiny_model_dir)), "out", **change)
+    line = _one_line_exit_2(["train", str(cfg), "--resume"], capsys)
+    assert f"cannot resume: {'the LoRA shape' if field == 'grpo.lora' else field} changed" in line
+    assert field in line
+
+
+def test_a_changed_backend_learning_rate_or_max_steps(tiny_model_dir, tmp_path):
+    """The backend is bound to the checkpoint; a changed learning rate or max_steps is allowed and recorded."""
+    from crossgym.adapters.trl.backend import TRLBackend
+    from crossgym.config import load_run_config
+    from crossgym.protocol import ConfigError
+
+    cfg, out = _ran_once(tmp_path, str(tiny_model_dir))
+    run = load_run_config(cfg).with_overrides(resume="auto")
+    with pytest.raises(ConfigError, match="backend changed from 'trl' to 'unsloth'") as exc:
+        TRLBackend().resume_point(run.with_overrides(backend="unsloth"))
+    assert exc.value.where == "backend"
+    changed = run.with_overrides(grpo={**run.grpo.model_dump(), "learning_rate": 5e-4, "max_steps": 9})
+    point = TRLBackend().resume_point(changed)
+    assert point is not None and point.step == 2 and point.segment == 2
+    assert point.changed == {"grpo.learning_rate": [1e-3, 5e-4], "grpo.max_steps": [MAX_STEPS, 9]}
+
+
+def test_the_newest_checkpoint_half_saved_by_a_kill_is_passed_over(tiny_model_dir, tmp_path):
+    from crossgym.adapters.trl.backend import TRLBackend
+    from crossgym.config import load_run_config
+    from crossgym.protocol import ConfigError
+
+    cfg, out = _ran_once(tmp_path, str(tiny_model_dir))
+    half = _fake_checkpoint(out, 4, complete=False)
+    run = load_run_config(cfg).with_overrides(resume="auto")
+    point = TRLBackend().resume_point(run)
+    assert point is not None and point.checkpoint == str(out / "checkpoint-2") and point.step == 2
+    with pytest.raises(ConfigError, match="is not a complete checkpoint") as exc:
+        TRLBackend().resume_point(run.with_overrides(resume=str(half)))
+    assert exc.value.where == "resume"
+    named = TRLBackend().resume_point(run.with_overrides(resume="checkpoint-2"))  # relative to output_dir
+    assert named is not None and named.step == 2
+
+
+def test_plan_shows_the_native_resume_setting(tiny_model_dir, tmp_path, capsys):
+    cfg, out = _ran_once(tmp_path, str(tiny_model_dir), resume="auto")
+    code, text, err = _cli(["plan", str(cfg), "--backend", "trl", "--json"], capsys)
+    assert code == 0, err
+    plan = json.loads(text)["plans"][0]
+    assert plan["native_config"]["GRPOTrainer.train"] == {"resume_from_checkpoint": str(out / "checkpoint-2")}
+    assert plan["native_config"]["GRPOConfig"]["save_steps"] == SAVE_STEPS
+    assert any(n.startswith("resume: resuming from") and "at step 2" in n for n in plan["notes"])
+
+
+def test_cutting_records_back_to_a_checkpoint(tmp_path):
+    """Rows after the checkpoint step and a torn last line go; lines that are not JSON objects stay as written."""
+    from crossgym.adapters.kit.resume import cut_records
+
+    (tmp_path / "metrics.jsonl").write_text(
+        "".join(json.dumps({"step": s, "reward": 0.1 * s}) + "\n" for s in range(1, 6)) + "not json\n"
+        + '{"step": 6, "rew', encoding="utf-8")
+    (tmp_path / "rollouts.jsonl").write_text(
+        "".join(json.dumps({"provenance": {"step": s}}) + "\n" for s in (0, 0, 1, 1, 2, 2, None)),
+        encoding="utf-8")
+    assert cut_records(tmp_path, 2) == {"metrics": 3, "rollouts": 2}
+    assert (tmp_path / "metrics.jsonl").read_text().splitlines() == [
+        json.dumps({"step": 1, "reward": 0.1}), json.dumps({"step": 2, "reward": 0.2}), "not json"]
+    kept = [json.loads(line)["provenance"]["step"] for line in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
+    assert kept == [0, 0, 1, 1, None]  # generated before the checkpoint (steps 1 and 2 of training)
+    assert cut_records(tmp_path, 2) == {"metrics": 0, "rollouts": 0}  # nothing more to cut: the files stay
