@@ -21,7 +21,8 @@ from crossgym.protocol.task import Task, VerifierSpec
 
 log = logging.getLogger(__name__)
 
-VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
+#: every grpo.variant (each backend must plan the ones it declares, and refuse the others in one ConfigError)
+VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo", "rloo", "reinforce_pp_baseline", "cispo", "sapo")
 
 
 def _tasks_file(folder: Path) -> Path:

@@ -31,7 +31,8 @@ def make_run(tmp_path: Path, **kw) -> RunConfig:
 def test_registry_points_at_the_real_backend():
     b = get_backend("openrlhf")
     assert isinstance(b, OpenRLHFBackend)
-    assert b.capabilities.multi_turn and b.capabilities.variants == ("grpo", "dapo", "dr_grpo", "gspo")
+    assert b.capabilities.multi_turn and b.capabilities.variants == ("grpo", "dapo", "dr_grpo", "gspo", "rloo",
+                                                                      "reinforce_pp_baseline")
 
 
 def test_check_names_what_is_missing():

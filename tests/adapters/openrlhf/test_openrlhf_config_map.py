@@ -41,6 +41,9 @@ def test_grpo_defaults_map_to_group_norm_and_sequence_mean():
     ("dr_grpo", {"algo.advantage.estimator": "dr_grpo", "actor.loss_agg_mode": "token-mean"}),
     ("gspo", {"algo.advantage.estimator": "group_norm", "actor.policy_loss_type": "gspo",
               "actor.eps_clip_low_high": [3e-4, 4e-4]}),
+    ("rloo", {"algo.advantage.estimator": "rloo", "actor.policy_loss_type": "ppo",
+              "actor.loss_agg_mode": "seq-mean-token-mean"}),
+    ("reinforce_pp_baseline", {"algo.advantage.estimator": "reinforce_baseline", "actor.loss_agg_mode": "token-mean"}),
 ])
 def test_variants(variant, expect):
     f = flags(run(grpo={"variant": variant}))
@@ -148,3 +151,15 @@ def test_the_docs_page_shows_the_current_table():
     page = Path(__file__).resolve().parents[3] / "docs" / "backends" / "openrlhf.md"
     assert config_map.markdown_table() in page.read_text(encoding="utf-8"), \
         "regenerate the table: python -c 'from crossgym.adapters.openrlhf.config_map import markdown_table as m; print(m())'"
+
+
+@pytest.mark.parametrize("variant", ["cispo", "sapo"])
+def test_cispo_and_sapo_are_one_config_error(variant):
+    with pytest.raises(ConfigError, match=f"no variant '{variant}'.*ppo and gspo only") as err:
+        flags(run(grpo={"variant": variant}))
+    assert "trl or unsloth or verl" in str(err.value)
+
+
+def test_normalize_then_sum_is_refused():
+    with pytest.raises(ConfigError, match="no reward aggregation 'normalize_then_sum'"):
+        flags(run(grpo={"reward_aggregation": "normalize_then_sum"}))

@@ -292,7 +292,7 @@ def test_agent_reward_counts_the_reply_to_the_last_action_as_eval_does(tmp_path,
 
 
 # ---------------------------------------------------------------- argv: OpenRLHF's own parser
-@pytest.mark.parametrize("variant", ["grpo", "dapo", "dr_grpo", "gspo"])
+@pytest.mark.parametrize("variant", ["grpo", "dapo", "dr_grpo", "gspo", "rloo", "reinforce_pp_baseline"])
 @pytest.mark.parametrize("extra", [{}, {"grpo": {"beta": 0.02, "lora": {"r": 8}, "scale_rewards": False}},
                                    {"environment": {"max_turns": 3}}])
 def test_openrlhf_parses_our_argv(tmp_path, model_dir, variant, extra):

@@ -32,6 +32,8 @@ def test_cpu_defaults_and_core_fields():
     ("dapo", {"loss_type": "dapo", "epsilon_high": 0.28, "mask_truncated_completions": True}),
     ("dr_grpo", {"loss_type": "dr_grpo", "scale_rewards": "none"}),
     ("gspo", {"loss_type": "grpo", "importance_sampling_level": "sequence", "epsilon": 3e-4, "epsilon_high": 4e-4}),
+    ("cispo", {"loss_type": "cispo", "importance_sampling_level": "token", "epsilon_high": 5.0}),
+    ("sapo", {"loss_type": "sapo", "importance_sampling_level": "token", "scale_rewards": "group"}),
 ])
 def test_variants(variant, expected):
     kw = config_map.grpo_kwargs(_run({"variant": variant}), device="cpu")
@@ -80,7 +82,28 @@ def test_lora_mapping():
                   "task_type": "CAUSAL_LM"}
 
 
-@pytest.mark.parametrize("variant", ["grpo", "dapo", "dr_grpo", "gspo"])
+def test_cispo_caps_the_ratio_at_one_plus_epsilon_high():
+    kw = config_map.grpo_kwargs(_run({"variant": "cispo", "epsilon_high": 2.0}), device="cpu")
+    assert kw["epsilon_high"] == 3.0  # TRL clamps the ratio itself at epsilon_high; veRL at 1 + clip_ratio_high
+
+
+@pytest.mark.parametrize("variant", ["rloo", "reinforce_pp_baseline"])
+def test_variants_grpotrainer_lacks_are_one_config_error_naming_the_backends_that_have_them(variant):
+    with pytest.raises(ConfigError, match="has no variant") as err:
+        config_map.grpo_kwargs(_run({"variant": variant}), device="cpu")
+    assert "verl or openrlhf" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_reward_aggregation_maps_to_multi_objective_aggregation():
+    assert config_map.grpo_kwargs(_run(), device="cpu")["multi_objective_aggregation"] == "sum_then_normalize"
+    kw = config_map.grpo_kwargs(_run({"reward_aggregation": "normalize_then_sum"}), device="cpu")
+    assert kw["multi_objective_aggregation"] == "normalize_then_sum"
+    with pytest.raises(ConfigError, match="divides each term by its group's std"):
+        config_map.grpo_kwargs(_run({"reward_aggregation": "normalize_then_sum", "variant": "dr_grpo"}),
+                               device="cpu")
+
+
+@pytest.mark.parametrize("variant", ["grpo", "dapo", "dr_grpo", "gspo", "cispo", "sapo"])
 def test_trl_accepts_every_mapping(variant, tmp_path):
     from trl import GRPOConfig
 

@@ -20,7 +20,8 @@ def test_registered_under_verl() -> None:
     b = get_backend("verl")
     assert isinstance(b, vb.VerlBackend) and b.name == "verl"
     assert b.capabilities.multi_turn and b.capabilities.needs_gpu
-    assert set(b.capabilities.variants) == {"grpo", "dapo", "dr_grpo", "gspo"}
+    assert set(b.capabilities.variants) == {"grpo", "dapo", "dr_grpo", "gspo", "rloo", "reinforce_pp_baseline", "cispo",
+                                            "sapo"}
 
 
 def test_importing_the_backend_does_not_import_verl() -> None:

@@ -58,9 +58,15 @@ def test_too_few_tasks_for_one_batch(run_factory) -> None:  # type: ignore[no-un
     ("dapo", "token-mean", "vanilla", 0.2, 0.28, True),
     ("dr_grpo", "seq-mean-token-sum-norm", "vanilla", 0.2, 0.2, False),
     ("gspo", "seq-mean-token-mean", "gspo", 3e-4, 4e-4, True),
+    ("rloo", "seq-mean-token-mean", "vanilla", 0.2, 0.2, True),
+    ("reinforce_pp_baseline", "token-mean", "vanilla", 0.2, 0.2, True),
+    ("cispo", "token-mean", "cispo", 1.0, 4.0, True),
+    ("sapo", "seq-mean-token-mean", "sapo", 0.2, 0.2, True),
 ])
 def test_variants(run_factory, variant, agg, mode, low, high, norm) -> None:  # type: ignore[no-untyped-def]
     o, _ = settings(run_factory(grpo={"variant": variant}))
+    estimator = {"rloo": "rloo", "reinforce_pp_baseline": "reinforce_plus_plus_baseline"}.get(variant, "grpo")
+    assert o["algorithm.adv_estimator"] == estimator
     assert o[A + "loss_agg_mode"] == agg and o[A + "policy_loss.loss_mode"] == mode
     assert (o[A + "clip_ratio_low"], o[A + "clip_ratio_high"]) == (low, high)
     assert o["algorithm.norm_adv_by_std_in_grpo"] is norm
@@ -151,3 +157,22 @@ def test_docs_show_the_current_mapping_table() -> None:
 
     page = Path(__file__).resolve().parents[3] / "docs" / "backends" / "verl.md"
     assert ov.markdown_table() in page.read_text(encoding="utf-8")
+
+
+def test_cispo_clips_from_above_only_and_epsilon_high_is_the_ratio_margin(run_factory) -> None:  # type: ignore[no-untyped-def]
+    o, _ = settings(run_factory(grpo={"variant": "cispo", "epsilon": 0.1, "epsilon_high": 2.0}))
+    assert (o[A + "clip_ratio_low"], o[A + "clip_ratio_high"]) == (1.0, 2.0)
+
+
+def test_normalize_then_sum_is_gdpo_over_crossgyms_reward_keys(run_factory) -> None:  # type: ignore[no-untyped-def]
+    run = run_factory(grpo={"reward_aggregation": "normalize_then_sum"}, task_weight=2.0,
+                      verifiers=[{"name": "length", "params": {"max": 8}, "weight": 0.5},
+                                 {"name": "json_valid", "weight": 0.25}])
+    o, _ = settings(run)
+    assert o["algorithm.adv_estimator"] == "gdpo"
+    assert o["+algorithm.gdpo_reward_keys"] == ["crossgym/task_reward", "crossgym/extra/length",
+                                                 "crossgym/extra/json_valid"]
+    assert o["+algorithm.gdpo_reward_weights"] == [2.0, 0.5, 0.25]
+    assert "algorithm.gdpo_reward_keys" not in o and "+algorithm.gdpo_reward_keys" in " ".join(ov.hydra_args(o))
+    with pytest.raises(ConfigError, match="normalize_then_sum"):
+        settings(run_factory(grpo={"reward_aggregation": "normalize_then_sum", "variant": "rloo"}))

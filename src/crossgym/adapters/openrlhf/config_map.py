@@ -34,7 +34,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
                 "actor.loss_agg_mode": "token-mean"},
     "gspo": {"algo.advantage.estimator": "group_norm", "actor.policy_loss_type": "gspo",
              "actor.loss_agg_mode": "seq-mean-token-mean", "epsilon": 3e-4, "epsilon_high": 4e-4},
+    "rloo": {"algo.advantage.estimator": "rloo", "actor.policy_loss_type": "ppo",
+             "actor.loss_agg_mode": "seq-mean-token-mean"},
+    # REINFORCE++-baseline: the group mean subtracted, then whitened over the batch's tokens
+    "reinforce_pp_baseline": {"algo.advantage.estimator": "reinforce_baseline", "actor.policy_loss_type": "ppo",
+                              "actor.loss_agg_mode": "token-mean"},
 }
+#: why OpenRLHF lacks a variant (one line in the error)
+MISSING = {"cispo": "its policy losses are ppo and gspo only", "sapo": "its policy losses are ppo and gspo only"}
 
 #: (crossgym field, OpenRLHF flag, note): the mapping table of docs/backends/openrlhf.md.
 MAPPING: list[tuple[str, str, str]] = [
@@ -67,6 +74,11 @@ MAPPING: list[tuple[str, str, str]] = [
      "no OpenRLHF flag"),
     ("grpo.variant dr_grpo", "--algo.advantage.estimator dr_grpo, token-mean", ""),
     ("grpo.variant gspo", "--actor.policy_loss_type gspo, eps_clip_low_high 3e-4 4e-4 when unset", ""),
+    ("grpo.variant rloo", "--algo.advantage.estimator rloo, ppo, seq-mean-token-mean", ""),
+    ("grpo.variant reinforce_pp_baseline", "--algo.advantage.estimator reinforce_baseline, ppo, token-mean",
+     "whitened over the batch's tokens"),
+    ("grpo.variant cispo / sapo", "(none)", "refused: --actor.policy_loss_type is ppo or gspo"),
+    ("grpo.reward_aggregation normalize_then_sum", "(none)", "refused: OpenRLHF gets one summed reward per sample"),
     ("grpo.loss_type", "--actor.loss_agg_mode", f"one of {', '.join(LOSS_AGG_MODES)}"),
     ("grpo.lora", "--ds.lora.rank/alpha/dropout/target_modules", ""),
     ("grpo.logging_steps / save_steps", "--logger.logging_steps / --ckpt.save_steps", "unset save_steps: -1"),
@@ -104,7 +116,11 @@ def _arg(backend_args: dict[str, Any], key: str, default: Any) -> Any:
 
 def variant_settings(run: RunConfig) -> dict[str, Any]:
     """OpenRLHF knobs for grpo.variant, grpo.scale_rewards and grpo.loss_type (explicit grpo fields win)."""
+    from crossgym.adapters.kit.variants import check_aggregation, check_variant
+
     g = run.grpo
+    check_variant(run, "openrlhf", MISSING)
+    check_aggregation(run, "openrlhf")
     explicit = g.model_fields_set
     v = dict(VARIANTS[g.variant])
     low = g.epsilon if "epsilon" in explicit else v.pop("epsilon", g.epsilon)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crossgym.adapters.kit import variants as kit_variants
 from crossgym.adapters.trl import config_map
 from crossgym.adapters.trl.outputs import make_run_logger, plot_reward_curve, read_metrics, summarize
 from crossgym.adapters.trl.rewards import TermReward, reward_functions, spec_reward
@@ -44,7 +45,7 @@ class TRLBackend(BackendBase):
 
     name = "trl"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
-                                       needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="step",
+                                       needs_gpu=False, variants=kit_variants.SUPPORTED["trl"], stop="step",
                                        resume=True)
     compat_driver = "crossgym.adapters.trl.parity"
 

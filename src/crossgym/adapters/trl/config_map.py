@@ -23,9 +23,19 @@ VARIANTS: dict[str, dict[str, Any]] = {
              "mask_truncated_completions": True},
     "dr_grpo": {"loss_type": "dr_grpo", "importance_sampling_level": "token", "scale_rewards": "none"},
     "gspo": {"loss_type": "grpo", "importance_sampling_level": "sequence", "epsilon": 3e-4, "epsilon_high": 4e-4},
+    # CISPO: TRL's epsilon_high is the cap on the ratio itself (no lower clip): 1 + grpo.epsilon_high, 4.0 unset
+    # (ScaleRL's cap 5.0)
+    "cispo": {"loss_type": "cispo", "importance_sampling_level": "token"},
+    # SAPO: TRL's sapo_temperature_pos/neg defaults 1.0/1.05 are veRL's tau_pos/tau_neg
+    "sapo": {"loss_type": "sapo", "importance_sampling_level": "token"},
 }
 #: Variant values that yield to an explicitly set grpo field of the same name.
 _SOFT = {"epsilon_high", "scale_rewards", "epsilon"}
+#: grpo.epsilon_high of variant cispo when unset (the ratio is clipped to at most 1 + this)
+CISPO_EPSILON_HIGH = 4.0
+#: why TRL's GRPOTrainer lacks a variant (one line in the error)
+MISSING = {"rloo": "TRL's RLOO is its separate RLOOTrainer, which the TRL backend does not drive",
+           "reinforce_pp_baseline": "TRL 1.16 has no REINFORCE++ estimator"}
 
 #: (crossgym field, TRL GRPOConfig field, note): the mapping table of docs/backends/trl.md.
 MAPPING: list[tuple[str, str, str]] = [
@@ -46,6 +56,10 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.scale_rewards", "scale_rewards", "true -> 'group', false -> 'none'"),
     ("grpo.variant", "loss_type + importance_sampling_level", "grpo: grpo/token; dapo: dapo/token + epsilon_high 0.28 + "
      "mask_truncated_completions; dr_grpo: dr_grpo/token + scale_rewards none; gspo: grpo/sequence"),
+    ("grpo.variant cispo / sapo", "loss_type=cispo / loss_type=sapo", "cispo: epsilon_high = 1 + grpo.epsilon_high (TRL caps "
+     "the ratio itself; 5.0 unset); sapo: sapo_temperature_pos/neg 1.0/1.05 (TRL's defaults)"),
+    ("grpo.variant rloo / reinforce_pp_baseline", "(none)", "refused: GRPOTrainer has no such estimator"),
+    ("grpo.reward_aggregation", "multi_objective_aggregation", "sum -> sum_then_normalize; normalize_then_sum"),
     ("grpo.loss_type", "loss_type", "overrides the variant's loss_type (TRL names)"),
     ("grpo.lora", "GRPOTrainer(peft_config=LoraConfig(...))", "r, lora_alpha, lora_dropout, target_modules"),
     ("grpo.logging_steps", "logging_steps", ""),
@@ -74,13 +88,21 @@ def detect_device() -> str:
 
 def variant_settings(run: RunConfig) -> dict[str, Any]:
     """TRL knobs for grpo.variant (and grpo.loss_type), leaving explicitly set grpo fields alone."""
+    from crossgym.adapters.kit.variants import check_aggregation, check_variant
+
     g = run.grpo
+    check_variant(run, run.backend if run.backend in ("trl", "unsloth") else "trl", MISSING)
     explicit = g.model_fields_set
     out: dict[str, Any] = {}
     for key, value in VARIANTS[g.variant].items():
         if key in _SOFT and key in explicit:
             continue
         out[key] = value
+    if g.variant == "cispo":
+        out["epsilon_high"] = 1.0 + (g.epsilon_high if g.epsilon_high is not None else CISPO_EPSILON_HIGH)
+    backend = run.backend if run.backend in ("trl", "unsloth") else "trl"
+    out["multi_objective_aggregation"] = ("normalize_then_sum" if check_aggregation(run, backend)
+                                          else "sum_then_normalize")
     if g.loss_type is not None:
         if g.loss_type not in TRL_LOSS_TYPES:
             close = difflib.get_close_matches(g.loss_type, TRL_LOSS_TYPES, n=1)

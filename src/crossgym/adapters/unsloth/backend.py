@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from crossgym.adapters.kit import variants as kit_variants
 from crossgym.adapters.trl import config_map
 from crossgym.adapters.trl.backend import TRLBackend
 from crossgym.adapters.unsloth.settings import UnslothSettings, trl_run, unsloth_settings, without_lora
@@ -43,7 +44,7 @@ class UnslothBackend(TRLBackend):
 
     name = "unsloth"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("hf", "vllm"), distributed=False,
-                                       needs_gpu=False, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="step",
+                                       needs_gpu=False, variants=kit_variants.SUPPORTED["unsloth"], stop="step",
                                        resume=True)
     compat_driver = "crossgym.adapters.unsloth.parity"
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.kit.gpu import visible_gpus
+from crossgym.adapters.kit.variants import check_variant
 from crossgym.protocol.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -35,14 +36,26 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "dr_grpo": {"loss_agg_mode": "seq-mean-token-sum-norm", "loss_mode": "vanilla", "norm_adv_by_std": False},
     "gspo": {"loss_agg_mode": "seq-mean-token-mean", "loss_mode": "gspo", "clip_ratio_low": 3e-4,
              "clip_ratio_high": 4e-4},
+    "rloo": {"adv_estimator": "rloo", "loss_agg_mode": "seq-mean-token-mean", "loss_mode": "vanilla"},
+    "reinforce_pp_baseline": {"adv_estimator": "reinforce_plus_plus_baseline", "loss_agg_mode": "token-mean",
+                              "loss_mode": "vanilla"},
+    # CISPO clips the (detached) ratio from above only: clip_ratio_low 1.0 (ratio >= 0), clip_ratio_high
+    # grpo.epsilon_high (4.0 unset: ScaleRL's cap of 5 on the ratio, TRL's epsilon_high 5.0)
+    "cispo": {"loss_agg_mode": "token-mean", "loss_mode": "cispo", "clip_ratio_low": 1.0, "clip_ratio_high": 4.0},
+    # SAPO: veRL's tau_pos/tau_neg defaults 1.0/1.05 are TRL's sapo_temperature_pos/neg; veRL's sapo loss always
+    # aggregates seq-mean-token-mean
+    "sapo": {"loss_agg_mode": "seq-mean-token-mean", "loss_mode": "sapo"},
 }
+#: reward keys of the generated reward module's dict that veRL's gdpo normalises one by one (crossgym.scoring.metrics)
+GDPO_TASK_KEY = "crossgym/task_reward"
 
 A = "actor_rollout_ref.actor."
 R = "actor_rollout_ref.rollout."
 
 #: (crossgym field, veRL override(s), note): the mapping table of docs/backends/verl.md.
 MAPPING: list[tuple[str, str, str]] = [
-    ("(always)", "algorithm.adv_estimator=grpo, algorithm.use_kl_in_reward=false", "group-relative advantages"),
+    ("(always)", "algorithm.adv_estimator=grpo, algorithm.use_kl_in_reward=false", "group-relative advantages "
+     "(rloo: rloo; reinforce_pp_baseline: reinforce_plus_plus_baseline; reward_aggregation normalize_then_sum: gdpo)"),
     ("model", "actor_rollout_ref.model.path", "a local directory or hub id, visible on every node"),
     ("tasks / eval_tasks", "data.train_files / data.val_files", "parquet written by crossgym (no eval_tasks: the "
      "train file, with validation off)"),
@@ -66,6 +79,13 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.scale_rewards", "algorithm.norm_adv_by_std_in_grpo", "variant dr_grpo: false"),
     ("grpo.variant", A + "loss_agg_mode, " + A + "policy_loss.loss_mode", "grpo: seq-mean-token-mean/vanilla; dapo: "
      "token-mean/vanilla; dr_grpo: seq-mean-token-sum-norm/vanilla, no std scaling; gspo: seq-mean-token-mean/gspo"),
+    ("grpo.variant rloo / reinforce_pp_baseline", "algorithm.adv_estimator=rloo / reinforce_plus_plus_baseline",
+     "seq-mean-token-mean / token-mean, vanilla"),
+    ("grpo.variant cispo / sapo", A + "policy_loss.loss_mode=cispo / sapo", "cispo: token-mean, clip_ratio_low 1.0, "
+     "clip_ratio_high = grpo.epsilon_high (4.0 unset); sapo: seq-mean-token-mean, tau_pos/tau_neg 1.0/1.05"),
+    ("grpo.reward_aggregation normalize_then_sum", "algorithm.adv_estimator=gdpo, +algorithm.gdpo_reward_keys, "
+     "+algorithm.gdpo_reward_weights", "keys: crossgym/task_reward and crossgym/extra/<term> of the reward dict; "
+     "weights: task_weight and each verifier's weight"),
     ("grpo.loss_type", A + "loss_agg_mode", "veRL names, or TRL's grpo/dapo/bnpo/dr_grpo mapped to them"),
     ("grpo.lora", "actor_rollout_ref.model.lora_rank / lora_alpha / target_modules", "dropout is not a veRL knob"),
     ("grpo.save_steps", "trainer.save_freq", "unset: max_steps (one checkpoint at the end)"),
@@ -128,7 +148,13 @@ def variant_settings(run: RunConfig) -> dict[str, Any]:
     """veRL's clip ratios, loss aggregation, policy-loss mode and std scaling for grpo.variant / grpo.loss_type."""
     g = run.grpo
     explicit = g.model_fields_set
+    check_variant(run, "verl")
     v = VARIANTS[g.variant]
+    if g.variant == "cispo":  # one-sided: grpo.epsilon does not apply (TRL's cispo has no lower clip either)
+        high = g.epsilon_high if g.epsilon_high is not None else v["clip_ratio_high"]
+        return {"clip_ratio_low": v["clip_ratio_low"], "clip_ratio_high": high, "loss_agg_mode": _agg(g, v),
+                "loss_mode": v["loss_mode"], "norm_adv_by_std_in_grpo": bool(g.scale_rewards),
+                "adv_estimator": v.get("adv_estimator", "grpo")}
     # gspo's tiny ratios yield to an explicit epsilon; dapo's clip-higher yields only to an explicit epsilon_high
     low = v["clip_ratio_low"] if "clip_ratio_low" in v and "epsilon" not in explicit else g.epsilon
     if g.epsilon_high is not None:
@@ -137,15 +163,34 @@ def variant_settings(run: RunConfig) -> dict[str, Any]:
         high = v["clip_ratio_high"]
     else:
         high = low
-    agg = v["loss_agg_mode"]
+    norm = v.get("norm_adv_by_std", bool(g.scale_rewards))
+    return {"clip_ratio_low": low, "clip_ratio_high": high, "loss_agg_mode": _agg(g, v), "loss_mode": v["loss_mode"],
+            "norm_adv_by_std_in_grpo": norm, "adv_estimator": v.get("adv_estimator", "grpo")}
+
+
+def _agg(g: Any, v: Mapping[str, Any]) -> str:
+    agg = str(v["loss_agg_mode"])
     if g.loss_type is not None:
         agg = TRL_LOSS_NAMES.get(g.loss_type, g.loss_type)
         if agg not in LOSS_AGG_MODES:
             raise ConfigError(f"veRL 0.9.1 has no loss aggregation {g.loss_type!r}", where="grpo.loss_type",
                               fix=f"use one of {', '.join(LOSS_AGG_MODES)} (or leave it unset and pick grpo.variant)")
-    norm = v.get("norm_adv_by_std", bool(g.scale_rewards))
-    return {"clip_ratio_low": low, "clip_ratio_high": high, "loss_agg_mode": agg, "loss_mode": v["loss_mode"],
-            "norm_adv_by_std_in_grpo": norm}
+    return agg
+
+
+def gdpo_settings(run: RunConfig) -> dict[str, Any]:
+    """The gdpo overrides for reward aggregation normalize_then_sum ({} for "sum"): veRL normalises each key of the
+    reward dict (the task term, then each extra term, by crossgym's metric names) within its group, weighted."""
+    from crossgym.adapters.kit.variants import check_aggregation
+    from crossgym.scoring import RewardRule
+    from crossgym.scoring.metrics import extra_key
+
+    if not check_aggregation(run, "verl"):
+        return {}
+    rule = RewardRule.from_run(run)
+    return {"algorithm.adv_estimator": "gdpo",
+            "+algorithm.gdpo_reward_keys": [GDPO_TASK_KEY] + [extra_key(t.name) for t in rule.extras],
+            "+algorithm.gdpo_reward_weights": [rule.task_weight] + [t.weight for t in rule.extras]}
 
 
 def rollout_name(run: RunConfig) -> tuple[str, str | None]:
@@ -194,7 +239,7 @@ def overrides(run: RunConfig, paths: Paths, *, n_tasks: int | None = None, episo
         epochs = math.ceil(max_steps / per_epoch)
     has_eval = paths.val_files is not None
     o: dict[str, Any] = {
-        "algorithm.adv_estimator": "grpo",
+        "algorithm.adv_estimator": v["adv_estimator"],
         "algorithm.norm_adv_by_std_in_grpo": v["norm_adv_by_std_in_grpo"],
         "algorithm.use_kl_in_reward": False,
         "data.train_files": paths.train_files,
@@ -226,6 +271,7 @@ def overrides(run: RunConfig, paths: Paths, *, n_tasks: int | None = None, episo
         R + "tensor_model_parallel_size": 1,
         R + "log_prob_micro_batch_size_per_gpu": g.per_device_train_batch_size,
     }
+    o.update(gdpo_settings(run))
     if g.lora is not None:
         o["actor_rollout_ref.model.lora_rank"] = g.lora.r
         o["actor_rollout_ref.model.lora_alpha"] = g.lora.alpha
