@@ -46,3 +46,27 @@ def byte_tokenizer(special_tokens: tuple[str, ...], *, eos: str, pad: str, chat_
     hf = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=eos, pad_token=pad)  # type: ignore[no-untyped-call]
     hf.chat_template = chat_template
     return hf
+
+
+def action_text(message: Any) -> str:
+    """An assistant turn as a policy writes it, for replaying a Completion through a framework's generator: its text,
+    then a Hermes ``<tool_call>`` block per tool call (what crossgym's environments parse back)."""
+    import json
+
+    parts = [message.content] if message.content else []
+    for call in message.tool_calls:
+        parts.append("<tool_call>\n" + json.dumps({"name": call.name, "arguments": call.arguments}) + "\n</tool_call>")
+    return "\n".join(parts)
+
+
+#: the special tokens of Qwen2.5's tokenizer that its chat template and tool calls use
+QWEN_SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
+                       "</tool_response>", "<think>", "</think>")
+
+
+def qwen_byte_tokenizer() -> Any:
+    """The lossless byte-level tokenizer with Qwen2.5's special tokens and chat template (eos ``<|im_end|>``, pad
+    ``<|endoftext|>``): the policy tokenizer a compat driver replays completions through."""
+    from crossgym.inference.tiny import qwen_chat_template
+
+    return byte_tokenizer(QWEN_SPECIAL_TOKENS, eos="<|im_end|>", pad="<|endoftext|>", chat_template=qwen_chat_template())

@@ -61,7 +61,7 @@ class SkyRLBackend(BackendBase):
 
     name = "skyrl"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("vllm",), distributed=True,
-                                       needs_gpu=True, variants=("grpo", "dapo", "dr_grpo", "gspo"), stop="process")
+                                       needs_gpu=True, variants=tuple(config_map.VARIANTS), stop="process")
     compat_driver = "crossgym.adapters.skyrl.parity"
 
     # ------------------------------------------------------------ check
@@ -173,7 +173,7 @@ class SkyRLBackend(BackendBase):
     def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> Any:
         """SkyRL's native reward object for one verifier: a skyrl_gym-style environment factory
         ``make(extras) -> env`` whose ``init``/``step`` score every row with ``spec`` (``env.py``'s Session; the
-        skyrl_gym class itself is ``native.crossgym_env_class``)."""
+        skyrl_gym class itself is ``gym_env.CrossgymEnv``)."""
         rule = RewardRule(on_error=on_error, override=spec).numeric("SkyRL")
         cfg = EnvConfig(rule=rule)
         return lambda extras: Session(cfg, extras)

@@ -37,7 +37,16 @@ VARIANTS: dict[str, dict[str, Any]] = {
                 "trainer.algorithm.grpo_norm_by_std": False},
     "gspo": {"trainer.algorithm.advantage_estimator": "grpo", "trainer.algorithm.policy_loss_type": "gspo",
              "trainer.algorithm.loss_reduction": "sequence_mean", "epsilon": 3e-4, "epsilon_high": 4e-4},
+    "rloo": {"trainer.algorithm.advantage_estimator": "rloo", "trainer.algorithm.policy_loss_type": "regular",
+             "trainer.algorithm.loss_reduction": "sequence_mean"},
+    "cispo": {"trainer.algorithm.advantage_estimator": "grpo", "trainer.algorithm.policy_loss_type": "cispo",
+              "trainer.algorithm.loss_reduction": "token_mean"},
+    "sapo": {"trainer.algorithm.advantage_estimator": "grpo", "trainer.algorithm.policy_loss_type": "sapo",
+             "trainer.algorithm.loss_reduction": "sequence_mean"},
 }
+#: why SkyRL lacks a variant (one line in the error)
+MISSING = {"reinforce_pp_baseline": "its reinforce++ estimator has no group baseline: it whitens the returns over "
+                                    "the batch"}
 
 #: (crossgym field, SkyRL override, note): the mapping table of docs/backends/skyrl.md
 MAPPING: list[tuple[str, str, str]] = [
@@ -73,6 +82,13 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.variant dr_grpo", "grpo_norm_by_std false, loss_reduction seq_mean_token_sum_norm, "
      "algorithm.max_seq_len = max_completion_length", "Dr. GRPO's constant normaliser"),
     ("grpo.variant gspo", "policy_loss_type gspo, loss_reduction sequence_mean, eps_clip 3e-4 / 4e-4 when unset", ""),
+    ("grpo.variant rloo", "advantage_estimator rloo, regular, sequence_mean", "leave-one-out group baseline"),
+    ("grpo.variant cispo", "policy_loss_type cispo, loss_reduction token_mean",
+     "trainer.algorithm.cispo.* keep SkyRL's defaults"),
+    ("grpo.variant sapo", "policy_loss_type sapo, loss_reduction sequence_mean",
+     "trainer.algorithm.sapo.* keep SkyRL's defaults"),
+    ("grpo.variant reinforce_pp_baseline", "(none)", f"refused: {MISSING['reinforce_pp_baseline']}"),
+    ("grpo.reward_aggregation normalize_then_sum", "(none)", "refused: SkyRL gets one summed reward per sample"),
     ("grpo.loss_type", "trainer.algorithm.loss_reduction", f"one of {', '.join(LOSS_REDUCTIONS)}"),
     ("grpo.lora", "trainer.policy.model.lora.rank / alpha / dropout / target_modules", ""),
     ("grpo.save_steps", "trainer.ckpt_interval, trainer.hf_save_interval", "unset: max_steps (a final save)"),
@@ -110,6 +126,13 @@ def check_run(run: RunConfig) -> None:
         raise ConfigError(f"SkyRL {SKYRL_VERSION} generates with vLLM only, not {run.engine!r}", where="engine",
                           fix="set engine: vllm (or remove it)")
     g = run.grpo
+    if g.variant not in VARIANTS:
+        why = MISSING.get(g.variant)
+        raise ConfigError(f"SkyRL {SKYRL_VERSION} has no variant {g.variant!r}" + (f" ({why})" if why else ""),
+                          where="grpo.variant", fix=f"use one of {', '.join(VARIANTS)}")
+    if getattr(g, "reward_aggregation", "sum") != "sum":
+        raise ConfigError(f"SkyRL has no reward aggregation {g.reward_aggregation!r} (it gets one summed reward per "
+                          "sample)", where="grpo.reward_aggregation", fix="use reward_aggregation: sum")
     if g.loss_type is not None and g.loss_type not in LOSS_REDUCTIONS:
         raise ConfigError(f"SkyRL {SKYRL_VERSION} has no loss reduction {g.loss_type!r}", where="grpo.loss_type",
                           fix=f"use one of {', '.join(LOSS_REDUCTIONS)} or leave it unset and pick grpo.variant")

@@ -4,8 +4,8 @@
   import on Python 3.11: ``skyrl.tinker.types`` puts a ``typing.TypedDict`` in a pydantic model, which pydantic
   refuses below 3.12 ("Please use typing_extensions.TypedDict"). On 3.11 that one module is imported with
   ``typing.TypedDict`` bound to ``typing_extensions.TypedDict`` (restored right after); 3.12+ import it as it is.
-- ``crossgym_env_class()``: the skyrl_gym environment (a ``BaseTextEnv``) around env.Session;
-  ``register_env(config)`` registers it as ``crossgym`` with the baked config.
+- ``register_env(config)``: registers gym_env.CrossgymEnv (a skyrl_gym ``BaseTextEnv`` around env.Session) as
+  ``crossgym``, with the baked config as its ``crossgym`` kwarg.
 - ``parse_overrides(args)``: SkyRL's own config parsing and validation (``SkyRLTrainConfig.from_cli_overrides``,
   ``validate_cfg``), what its main does before Ray starts.
 - ``run_main(config, args)``: the generated entry file's body: main_base's main with the environment registered
@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from crossgym.adapters.skyrl.config_map import ENV_CLASS
-from crossgym.adapters.skyrl.env import EnvConfig, Session
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,42 +40,8 @@ def import_skyrl() -> None:
         typing.TypedDict = original  # type: ignore[assignment]
 
 
-@functools.lru_cache(maxsize=1)
-def crossgym_env_class() -> type:
-    """The skyrl_gym environment class: ``__init__(env_config, extras, crossgym)`` as ``skyrl_gym.make`` calls it
-    (``crossgym``: the EnvConfig dict from the registration)."""
-    from skyrl_gym.envs.base_text_env import BaseTextEnv
-
-    class CrossgymEnv(BaseTextEnv):  # type: ignore[misc]
-        """crossgym verifiers and environments in SkyRL's step contract (see crossgym.adapters.skyrl.env)."""
-
-        def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None,
-                     crossgym: dict[str, Any] | None = None) -> None:
-            super().__init__()
-            self.session = Session(EnvConfig.from_dict(crossgym or {}), extras or {})
-            self.max_turns = int((extras or {}).get("max_turns") or 1)
-
-        def init(self, prompt: Any) -> Any:
-            return self.session.init(prompt)
-
-        def step(self, action: str) -> Any:
-            self.turns += 1
-            return self.session.step(action)
-
-        def get_metrics(self) -> dict[str, Any]:
-            return self.session.metrics()
-
-        def close(self) -> None:
-            self.session.close()
-
-    CrossgymEnv.__module__ = __name__
-    return CrossgymEnv
-
-
-def make_env(env_config: Any = None, extras: dict[str, Any] | None = None,
-             crossgym: dict[str, Any] | None = None) -> Any:
-    """skyrl_gym's entry point for ``crossgym`` (a callable, so the class can be built lazily)."""
-    return crossgym_env_class()(env_config=env_config, extras=extras, crossgym=crossgym)
+#: skyrl_gym's entry point for ``crossgym`` (a class: SkyRL aggregates metrics through it)
+ENTRY_POINT = "crossgym.adapters.skyrl.gym_env:CrossgymEnv"
 
 
 def register_env(config: dict[str, Any]) -> None:
@@ -86,7 +51,7 @@ def register_env(config: dict[str, Any]) -> None:
 
     if ENV_CLASS in registration.registry:
         registration.deregister(ENV_CLASS)
-    register(id=ENV_CLASS, entry_point=make_env, kwargs={"crossgym": dict(config)})
+    register(id=ENV_CLASS, entry_point=ENTRY_POINT, kwargs={"crossgym": dict(config)})
 
 
 def parse_overrides(args: Sequence[str]) -> Any:
