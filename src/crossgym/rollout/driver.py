@@ -306,7 +306,7 @@ class Episode:
     def score(self, rule: RewardRule) -> Scored:
         """The episode scored by the run's rule; a failed environment scores every term on_error."""
         if self.error is not None:
-            return rule.score_error(self.error.reason)
+            return rule.score_error(self.error.reason, task=self.task)
         return rule.score(self.task, self.completion())
 
     def to_json(self) -> str:

@@ -88,3 +88,31 @@ def parts_in_metrics(row: Mapping[str, Any]) -> list[str]:
         if key.startswith(PART_PREFIX):
             seen.setdefault(key[len(PART_PREFIX):].split("/", 1)[0], None)
     return list(seen)
+
+
+def part_metrics_by_step(records: Iterable[Mapping[str, Any]]) -> dict[int | None, dict[str, float]]:
+    """Per training step, each blend part's metrics (reward, passed, malformed, verifier_error, turns) under the
+    same ``crossgym/part/<part>/<metric>`` keys TRL logs live, from rollout records (``rollouts.jsonl`` of any
+    backend: the record's task names its part, its provenance the step). Records without a part are skipped."""
+    from crossgym.protocol.task import Verdict
+    from crossgym.scoring.metrics import verdict_flags
+
+    samples: dict[int | None, list[dict[str, float]]] = {}
+    for rec in records:
+        task = rec.get("task") or {}
+        meta = task.get("metadata") if isinstance(task, Mapping) else None
+        part = meta.get(PART_KEY) if isinstance(meta, Mapping) else None
+        if not part:
+            continue
+        prov = rec.get("provenance") or {}
+        step = prov.get("step") if isinstance(prov, Mapping) else None
+        try:
+            verdict = Verdict.from_dict(rec.get("verdict") or {})
+        except (ValueError, KeyError, TypeError):
+            continue
+        reward = prov.get("reward_seen") if isinstance(prov, Mapping) else None
+        row = part_sample_metrics(str(part), verdict_flags(verdict),
+                                  float(reward) if isinstance(reward, (int, float)) else None)
+        row[part_key(part, "turns")] = float(rec.get("turns") or 1)
+        samples.setdefault(step if isinstance(step, int) else None, []).append(row)
+    return {step: mean_by_key(rows) for step, rows in samples.items()}

@@ -111,11 +111,11 @@ class Scored:
     def info(self, keys: Sequence[str] = ()) -> dict[str, Any]:
         """A flat per-sample dict with the same keys for every sample of a run (what veRL stacks into arrays):
         ``score`` (the reward), ``acc`` (passed), the metrics, ``error`` and ``components`` (as JSON text, since
-        they differ per verifier). ``keys`` (``RewardRule.metric_keys()``): metric keys every sample must have; a
-        key this sample lacks (another part's, a term that does not judge its part) is NaN."""
+        they differ per verifier). ``keys`` (``RewardRule.metric_keys()``): exactly the metric keys every sample
+        gets; one this sample lacks (a term that does not judge its part, a masked value) is NaN."""
         import json
 
-        metrics = {**dict.fromkeys(keys, math.nan), **self.metrics}
+        metrics = ({k: self.metrics.get(k, math.nan) for k in keys} if keys else dict(self.metrics))
         return {"score": self.reward_or(math.nan), "acc": float(bool(self.verdict.passed)), **metrics,
                 "error": self.verdict.error or "",
                 "components": json.dumps(self.verdict.components, sort_keys=True)}
@@ -157,12 +157,15 @@ class RewardRule:
         return cls(on_error=on_error, task_weight=float(run.task_weight), extras=tuple(extras), override=override,
                    parts=tuple(parts))
 
-    def metric_keys(self) -> list[str]:
-        """Every metric key a sample of this run can have (the run-wide ones, each extra term's, each part's)."""
+    def metric_keys(self, *, parts: bool = False) -> list[str]:
+        """The metric keys every sample of this run gets from ``Scored.info(keys)``: the run-wide ones and each extra
+        term's; with ``parts``, each blend part's too (a backend that groups by part itself, as veRL does by
+        data_source, leaves them out: they would be NaN for every other part's samples)."""
         from crossgym.scoring.metrics import METRIC_KEYS, extra_key
         from crossgym.scoring.parts import PART_METRICS, part_keys
 
-        return [*METRIC_KEYS, *(extra_key(t.name) for t in self.extras), *part_keys(self.parts, PART_METRICS)]
+        keys = [*METRIC_KEYS, *(extra_key(t.name) for t in self.extras)]
+        return keys + part_keys(self.parts, PART_METRICS) if parts else keys
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"on_error": self.on_error, "task_weight": self.task_weight,

@@ -192,6 +192,7 @@ def verl_compute_score(data_source: str | None = None, solution_str: str = "", g
     """
     from crossgym.rollout.driver import episode_from_json
     from crossgym.scoring import RewardRule
+    from crossgym.scoring.parts import part_of
     from crossgym.scoring.rule import extra_task
 
     url = url or os.environ.get("CROSSGYM_SERVE_URL")
@@ -204,25 +205,27 @@ def verl_compute_score(data_source: str | None = None, solution_str: str = "", g
                                   default=lambda o: dict(o) if hasattr(o, "keys") else list(o)))
     scoring = RewardRule.from_dict(plain)
     scoring = scoring.numeric("veRL")
+    keys = scoring.metric_keys()
     info = dict(extra_info or {})
     raw_task = info.get(VERL_TASK_KEY)
     raw_comp = info.get(VERL_COMPLETION_KEY)
     if not raw_task:
         return scoring.score_error(f"cannot rebuild the task: the row's extra_info has no {VERL_TASK_KEY!r}: it "
-                                   "was not written by crossgym").info()
+                                   "was not written by crossgym").info(keys)
     try:
         task = Task.from_dict(json.loads(raw_task) if isinstance(raw_task, str) else dict(raw_task))
     except (ValueError, KeyError, TypeError) as exc:
-        return scoring.score_error(f"cannot rebuild the task: {exc}").info()
+        return scoring.score_error(f"cannot rebuild the task: {exc}").info(keys)
     completion = Completion.from_text(solution_str or "")
     if raw_comp:
         completion, failed = episode_from_json(raw_comp)
         if failed is not None:  # the environment failed: the episode driver's exception Verdict, every term
-            return scoring.score_error(failed).info()
+            return scoring.score_error(failed, task=task).info(keys)
     client = _client(url, token)
     judged = task if scoring.override is None else Task.from_dict({**task.to_dict(),
                                                                    "verifier": scoring.override.to_dict()})
     verdict = _remote_verdict(client, judged.to_dict(), completion.to_dict(), retries)
+    part = part_of(task)
     extras = {t.name: _remote_verdict(client, extra_task(task, t.spec).to_dict(), completion.to_dict(), retries)
-              for t in scoring.extras}
-    return scoring.combine(verdict, extras).info()
+              for t in scoring.extras if t.applies(part)}
+    return scoring.combine(verdict, extras, part=part).info(keys)

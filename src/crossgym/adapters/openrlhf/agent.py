@@ -126,7 +126,7 @@ class Episode:
                     return StepOut(reward=0.0, score=0.0, feedback=suffix, done=False)
         # the last reply is scored (it is in the Completion) but never fed back: no tokens for it
         if ep.error is not None:
-            return self._finish(error_scored(self.cfg.score, ep.error.reason))
+            return self._finish(error_scored(self.cfg.score, ep.error.reason, ep.task))
         return self._finish(score(self.cfg.score, ep.task, ep.completion()))
 
     def _finish(self, s: Scored) -> StepOut:

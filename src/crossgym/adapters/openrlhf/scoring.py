@@ -22,6 +22,7 @@ from crossgym.adapters.kit.responses import PromptNotFound, ResponseCutter, spec
 from crossgym.protocol.errors import CrossgymError
 from crossgym.protocol.task import Completion, Task
 from crossgym.scoring import RecordWriter, RewardRule, Scored
+from crossgym.scoring.parts import PART_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -64,15 +65,18 @@ def score(cfg: ScoreConfig, task: Task, completion: Completion) -> Scored:
     return cfg.rule.score(task, completion)
 
 
-def error_scored(cfg: ScoreConfig, detail: str) -> Scored:
-    """Every term scores on_error (the infrastructure failed, not the completion)."""
-    return cfg.rule.score_error(detail)
+def error_scored(cfg: ScoreConfig, detail: str, task: Task | None = None) -> Scored:
+    """Every term scores on_error (the infrastructure failed, not the completion); ``task`` gives it its part."""
+    return cfg.rule.score_error(detail, task=task)
 
 
 def openrlhf_values(cfg: ScoreConfig, s: Scored) -> tuple[float, float, dict[str, float]]:
     """(reward, score, extra_logs) of one sample as OpenRLHF takes them: numbers only (it cannot mask)."""
     err = cfg.error_reward()
-    return s.reward_or(err), err if s.task_reward is None else s.task_reward, dict(s.metrics)
+    # a blend part's keys are left out: OpenRLHF averages every extra_logs key over the whole batch, so a part's
+    # mean cannot be expressed there (its per-part numbers come from rollouts.jsonl: crossgym.scoring.parts)
+    logs = {k: v for k, v in s.metrics.items() if not k.startswith(PART_PREFIX)}
+    return s.reward_or(err), err if s.task_reward is None else s.task_reward, logs
 
 
 def record(cfg: ScoreConfig, task: Task, completion: Completion, s: Scored, *, turns: int | None = None) -> None:
@@ -115,7 +119,7 @@ class QueryScorer(ResponseCutter):
     def score_one(self, query: str, prompt: str, label: Any) -> tuple[Scored, Task | None, str | None]:
         task, text, why = self.prepare(query, prompt, label)
         if task is None or text is None:
-            return error_scored(self.cfg, why or "openrlhf: no response"), task, None
+            return error_scored(self.cfg, why or "openrlhf: no response", task), task, None
         return score(self.cfg, task, Completion.from_text(text)), task, text
 
     def __call__(self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any]) -> dict[str, Any]:
@@ -138,7 +142,7 @@ class QueryScorer(ResponseCutter):
         scored_ok: list[tuple[Task, Completion, Scored]] = []
         for task, text, why in prepared:
             if task is None or text is None:
-                results.append(error_scored(self.cfg, why or "openrlhf: no response"))
+                results.append(error_scored(self.cfg, why or "openrlhf: no response", task))
                 continue
             results.append(next(judged))
             scored_ok.append((*next(comps), results[-1]))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.interfaces import ProgressFn, StopSignal
+from crossgym.scoring.parts import PART_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +85,29 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
 
 
 def reward_series(rows: list[dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
-    """{"reward": [(step, value)], "rewards/<name>/mean": [...]} from metrics rows (NaN/None skipped)."""
+    """{"reward": [(step, value)], "rewards/<name>/mean": [...]} from metrics rows (NaN/None skipped); for a blend,
+    the total and ``crossgym/part/<part>/reward`` per part instead of the per-function lines."""
     out: dict[str, list[tuple[int, float]]] = {}
     for r in rows:
         for k, v in r.items():
-            if (k == "reward" or (k.startswith("rewards/") and k.endswith("/mean"))) and isinstance(v, (int, float)):
+            if (k == "reward" or (k.startswith("rewards/") and k.endswith("/mean")) or _is_part_reward(k)) \
+                    and isinstance(v, (int, float)) and v == v:
                 out.setdefault(k, []).append((int(r["step"]), float(v)))
+    if any(_is_part_reward(k) for k in out):  # a blend: one line per part (its reward), beside the total
+        out = {k: v for k, v in out.items() if k == "reward" or _is_part_reward(k)}
     return out
+
+
+def _is_part_reward(key: str) -> bool:
+    return key.startswith(PART_PREFIX) and key.endswith("/reward")
+
+
+def _label(key: str) -> str:
+    if key == "reward":
+        return "reward (weighted sum)"
+    if _is_part_reward(key):
+        return "part " + key[len(PART_PREFIX):-len("/reward")]
+    return key.split("/")[1]
 
 
 def plot_reward_curve(metrics_path: str | Path, png_path: str | Path, *, title: str = "GRPO reward") -> Path | None:
@@ -108,7 +125,7 @@ def plot_reward_curve(metrics_path: str | Path, png_path: str | Path, *, title: 
         steps = [s for s, _ in pts]
         vals = [v for _, v in pts]
         total = name == "reward"
-        label = "reward (weighted sum)" if total else name.split("/")[1]
+        label = _label(name)
         style: dict[str, Any] = {"color": "black", "linestyle": "--"} if total else {}
         dashed: dict[str, Any] = {"linestyle": "--"} if total else {}
         line = ax.plot(steps, vals, alpha=0.25, linewidth=1, **style)[0]

@@ -6,7 +6,9 @@ the sum TRL computes is exactly ``Scored.reward`` of the scoring core, every fun
 ``RewardRule.score``), the others read their column. Task terms are one function per task verifier name (TRL then
 logs ``rewards/<verifier>/mean``; rows of other verifiers are None, which TRL leaves out); extra terms are named
 ``extra/<term>``. The per-sample metrics of crossgym.scoring.metrics go to TRL's ``log_metric``, once per sample, so
-TRL averages them per step like every other backend does. A masked term (on_error "none") is None in its column,
+TRL averages them per step like every other backend does (a blend part's keys only for its own samples: TRL
+averages each key over the values logged, so ``crossgym/part/<p>/...`` is that part's mean, with its completion
+length in tokens and its assistant turns). A masked term (on_error "none") is None in its column,
 which TRL leaves out of the sum, exactly as the scoring core does.
 """
 
@@ -22,6 +24,7 @@ from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
 from crossgym.rollout.driver import episode_from_json
 from crossgym.rollout.tasks import task_from_json
 from crossgym.scoring import RecordWriter, RewardRule, Scored
+from crossgym.scoring.parts import length_metrics
 
 #: the prefix of an extra term's reward function name (TRL logs rewards/extra/<term>/mean)
 EXTRA_PREFIX = "extra/"
@@ -88,11 +91,16 @@ class BatchScores:
             tasks.append(task)
             comps.append(completion)
             # an environment that failed: the episode driver's exception Verdict, every term on_error
-            scored.append(self.rule.score(task, completion) if failed is None else self.rule.score_error(failed))
+            scored.append(self.rule.score(task, completion) if failed is None else self.rule.score_error(failed, task=task))
         log_metric = kwargs.get("log_metric")
         if log_metric is not None:
-            for s in scored:
+            ids = kwargs.get("completion_ids")
+            for i, (s, c) in enumerate(zip(scored, comps, strict=True)):
                 for key, value in s.metrics.items():
+                    log_metric(key, value)
+                length = len(ids[i]) if ids is not None and i < len(ids) and ids[i] is not None else None
+                for key, value in length_metrics(s.part, completion_length=length,
+                                                 turns=len(c.assistant_messages)).items():
                     log_metric(key, value)
         if self.sink is not None:
             self.sink.write(self.sink.record(t, c, s) for t, c, s in zip(tasks, comps, scored, strict=True))

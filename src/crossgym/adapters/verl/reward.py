@@ -56,7 +56,7 @@ def score_row(rule: RewardRule, solution_str: str, extra_info: Mapping[str, Any]
     except (CrossgymError, ValueError, KeyError, TypeError) as exc:
         return rule.score_error(f"cannot rebuild the task: {exc}")
     if failed is not None:  # the environment failed: the episode driver's exception Verdict, every term on_error
-        return rule.score_error(failed)
+        return rule.score_error(failed, task=task)
     return rule.score(task, completion)
 
 
@@ -66,7 +66,7 @@ def score(solution_str: str, extra_info: Mapping[str, Any] | None, *, rule: Mapp
     module, on_error/task_weight/extra, are read too)."""
     if not isinstance(rule, RewardRule):
         rule = RewardRule.from_dict({**settings, **(rule or {})})
-    return score_row(rule.numeric("veRL"), solution_str, extra_info).info()
+    return score_row(rule.numeric("veRL"), solution_str, extra_info).info(rule.metric_keys())
 
 
 def compute_score(data_source: str | None = None, solution_str: str = "", ground_truth: Any = None,
@@ -89,7 +89,7 @@ class SpecReward:
 
     def __call__(self, data_source: str | None = None, solution_str: str = "", ground_truth: Any = None,
                  extra_info: Mapping[str, Any] | None = None, **_: Any) -> dict[str, Any]:
-        return score_row(self.rule, solution_str, extra_info).info()
+        return score_row(self.rule, solution_str, extra_info).info(self.rule.metric_keys())
 
 
 def reward_settings(run: Any) -> dict[str, Any]:
