@@ -1,13 +1,16 @@
-"""report.html from an eval's metrics: failure modes first, then the summary with 95% intervals, PNG plots (reward
-histogram, pass@k curve, per-source bars), per-source and per-verifier tables, and sample rollouts (passes, failures
-and errors from each source)."""
+"""report.html from an eval's metrics, in the order a person reads it: what to do next (one line per common pattern:
+crossgym.eval.advice), the failure modes (infra vs model), the health checks, one chart per task source on its own
+reward scale, then the summary with 95% intervals, the overall plots (reward histogram, pass@k curve, per-source
+bars), per-source and per-verifier tables, and sample rollouts (passes, failures and errors from each source)."""
 
 from __future__ import annotations
 
 import html
 import json
 import logging
-from collections.abc import Sequence
+import math
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +18,15 @@ from crossgym.protocol.episode import Rollout
 
 log = logging.getLogger(__name__)
 
-PLOTS = {"reward_hist": "reward_histogram.png", "pass_at_k": "pass_at_k.png", "by_source": "by_source.png"}
+PLOTS = {"reward_hist": "reward_histogram.png", "pass_at_k": "pass_at_k.png", "by_source": "by_source.png",
+         "source_panels": "by_source_rewards.png"}
 SAMPLES = 6
+#: sources drawn as panels (the rest are named under the chart)
+MAX_PANELS = 12
+#: rewards drawn as one bar each when a source has at most this many distinct values
+PANEL_DISTINCT = 12
+COLORS = {"passed": "#55a868", "model": "#dd8452", "infra": "#8c8c8c"}
+OUTCOMES = {"passed": "passed", "model": "failed (the model's)", "infra": "verifier/infra error (masked in training)"}
 
 
 def _pyplot() -> Any:
@@ -102,6 +112,105 @@ def plot_by_source(metrics: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _panel_groups(rollouts: Sequence[Rollout]) -> dict[str, dict[str, list[float]]]:
+    """Per task source, the finite rewards of its rollouts by outcome: passed, model (failed), infra (masked)."""
+    from crossgym.eval.metrics import task_source
+    from crossgym.scoring.failure import fault
+
+    out: dict[str, dict[str, list[float]]] = {}
+    for r in rollouts:
+        if math.isnan(r.verdict.reward):
+            continue
+        kind = fault(r.verdict)
+        out.setdefault(task_source(r), {"passed": [], "model": [], "infra": []})[
+            "passed" if kind == "none" else kind].append(r.verdict.reward)
+    return dict(sorted(out.items()))
+
+
+def _panel_bins(values: list[float]) -> tuple[list[float], float, Callable[[float], int]]:
+    """(bar positions, bar width, reward -> bar index) for one source's sorted distinct rewards: one bar per value
+    when there are few, else 10 bins over its own range."""
+    if len(values) <= PANEL_DISTINCT:
+        step = min((b - a for a, b in zip(values, values[1:], strict=False)), default=1.0) or 1.0
+        index = {v: i for i, v in enumerate(values)}
+        return values, 0.8 * step, index.__getitem__
+    lo, bins = values[0], 10
+    span = (values[-1] - lo) / bins
+    return [lo + (i + 0.5) * span for i in range(bins)], 0.9 * span, lambda v: min(bins - 1, int((v - lo) / span))
+
+
+def _panel_counter(slot: Callable[[float], int], n: int) -> Callable[[list[float]], list[int]]:
+    def counts(vals: list[float]) -> list[int]:
+        c = [0] * n
+        for v in vals:
+            c[slot(v)] += 1
+        return c
+
+    return counts
+
+
+def plot_source_panels(metrics: dict[str, Any], rollouts: Sequence[Rollout], path: Path) -> list[str]:
+    """One panel per task source, each on its own reward scale (a 0-1 source next to a 0-2 one), bars stacked by
+    outcome (passed, failed, verifier/infra error), titled with its pass@1 and 95% interval. Returns the sources
+    left out (past MAX_PANELS)."""
+    plt = _pyplot()
+    groups = _panel_groups(rollouts)
+    names = list(groups)[:MAX_PANELS]
+    cols = max(1, min(3, len(names)))
+    rows = max(1, math.ceil(len(names) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.6 * rows + 0.5), dpi=100, squeeze=False)
+    for ax in axes.flat[len(names):]:
+        ax.axis("off")
+    if not names:
+        axes[0][0].text(0.5, 0.5, "no finite rewards", ha="center", va="center")
+    for ax, name in zip(axes.flat, names, strict=False):
+        by = groups[name]
+        values = sorted({x for xs in by.values() for x in xs})
+        lo, hi = values[0], values[-1]
+        xs, width, slot = _panel_bins(values)
+        counts = _panel_counter(slot, len(xs))
+        bottom = [0] * len(xs)
+        for outcome in OUTCOMES:
+            c = counts(by[outcome])
+            if any(c):
+                ax.bar(xs, c, width=width, bottom=bottom, color=COLORS[outcome])
+                bottom = [b + x for b, x in zip(bottom, c, strict=True)]
+        if len(values) <= PANEL_DISTINCT:
+            ax.set_xticks(xs)
+            ax.set_xticklabels([f"{v:g}" for v in xs])
+        if lo == hi:
+            ax.set_xlim(lo - 1.0, hi + 1.0)
+        g = (metrics.get("by_source") or {}).get(name) or {}
+        p1, ci = g.get("pass@1"), (g.get("intervals") or {}).get("pass@1")
+        p1_text = ("n/a" if p1 is None else f"{p1:.2f}") + (f" [{ci['low']:.2f}, {ci['high']:.2f}]" if ci else "")
+        ax.set_title(f"{name}\npass@1 {p1_text} · n={sum(len(v) for v in by.values())}", fontsize=9)
+        ax.set_xlabel(f"reward (all {lo:g})" if lo == hi else f"reward ({lo:g} to {hi:g})", fontsize=8)
+        ax.set_ylabel("rollouts", fontsize=8)
+        ax.tick_params(labelsize=8)
+    from matplotlib.patches import Patch
+
+    fig.legend(handles=[Patch(color=COLORS[o], label=label) for o, label in OUTCOMES.items()], loc="upper center",
+               ncol=len(OUTCOMES), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
+    fig.savefig(path)
+    plt.close(fig)
+    return list(groups)[MAX_PANELS:]
+
+
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _next_steps(metrics: dict[str, Any]) -> str:
+    from crossgym.eval.advice import next_steps
+
+    items = []
+    for step in next_steps(metrics):
+        scope = "" if step["scope"] == "all" else f"<b>{html.escape(step['scope'])}</b>: "
+        line = _CODE.sub(r"<code>\1</code>", html.escape(step["line"], quote=False))
+        items.append(f"<li>{scope}{line}</li>")
+    return f'<div class="next"><h2>What to do next</h2><ul>{"".join(items)}</ul></div>' if items else ""
+
+
 class _Raw(str):
     """Markup already escaped."""
 
@@ -143,6 +252,9 @@ def _mode_rows(modes: list[dict[str, Any]], label: Any) -> str:
     return "".join(rows)
 
 
+_FAULT_LABEL = {"infra": "infrastructure: masked in training", "model": "the model's"}
+
+
 def _failure_modes(metrics: dict[str, Any]) -> str:
     fm = metrics.get("failure_modes")
     if not fm:
@@ -151,14 +263,21 @@ def _failure_modes(metrics: dict[str, Any]) -> str:
         return "<h2>Failure modes</h2><p>Every rollout passed.</p>"
     head = ("<tr><th>{}</th><th>count</th><th>share of rollouts</th><th>by source (share of its rollouts)</th>"
             "<th>examples</th></tr>")
+    faults = fm.get("by_fault") or {}
+    whose = (f" By fault: <b>{faults.get('model', 0)} the model's</b> (wrong or malformed answers), "
+             f"<b>{faults.get('infra', 0)} the infrastructure's</b> (the verifier, its sandbox or the environment "
+             "failed: these measure nothing about the model, and training masks them under on_error: none)."
+             if faults else "")
     parts = [f"<h2>Failure modes</h2><p>{fm['failed']} of {fm['n_rollouts']} rollouts did not pass: "
              f"{fm['honest_failures']} honest failures, {fm['errors_total']} errors "
              f"({', '.join(f'{html.escape(k)} {v}' for k, v in fm['by_kind'].items() if k != 'fail') or 'none'})."
-             " Reasons are grouped into classes with numbers and quoted values stripped.</p>"]
+             f"{whose} Reasons are grouped into classes with numbers and quoted values stripped.</p>"]
     if fm["errors"]["modes"]:
         parts.append("<h3>Errors (timeout, malformed, exception)</h3><table>" + head.format("kind: reason class")
                      + _mode_rows(fm["errors"]["modes"],
-                                  lambda m: f"<b>{html.escape(m['kind'])}</b>: {html.escape(m['reason'])}")
+                                  lambda m: f"<b>{html.escape(m['kind'])}</b>: {html.escape(m['reason'])}"
+                                            + (f" <small>({_FAULT_LABEL.get(m['fault'], m['fault'])})</small>"
+                                               if m.get("fault") else ""))
                      + "</table>")
     if fm["failures"]["modes"]:
         parts.append("<h3>Honest failures (by the verifier's reason)</h3><table>" + head.format("reason class")
@@ -185,7 +304,7 @@ def _health(metrics: dict[str, Any]) -> str:
                                                      f"all fail {z['all_fail']})"),
             ("reward earned by rollouts that did not pass", f"{u['share']:.0%}")]
     table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return (f"<h2>Health checks</h2>{f'<p><b>What to do next</b></p><ul>{warn}</ul>' if warn else '<p>No warnings.</p>'}"
+    return (f"<h2>Health checks</h2>{f'<p><b>Warnings</b></p><ul>{warn}</ul>' if warn else '<p>No warnings.</p>'}"
             f"<table>{table}</table>")
 
 
@@ -242,6 +361,9 @@ def write_report(output_dir: str | Path, metrics: dict[str, Any], rollouts: Sequ
     plot_reward_histogram(metrics, out / PLOTS["reward_hist"])
     plot_pass_at_k(metrics, out / PLOTS["pass_at_k"])
     plot_by_source(metrics, out / PLOTS["by_source"])
+    left_out = plot_source_panels(metrics, rollouts, out / PLOTS["source_panels"])
+    more = (f"<p>Not drawn (past {MAX_PANELS} sources): {html.escape(', '.join(left_out))}; see the table below.</p>"
+            if left_out else "")
     info = run_info or {}
     errs = metrics["errors"]
     ci = metrics.get("intervals") or {}
@@ -265,12 +387,18 @@ def write_report(output_dir: str | Path, metrics: dict[str, Any], rollouts: Sequ
     doc = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>crossgym eval</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}}table{{border-collapse:collapse;
-margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}img{{margin:4px}}pre{{background:#f6f6f6;
-padding:6px;white-space:pre-wrap}}</style></head><body>
+margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left}}img{{margin:4px;max-width:100%;height:auto}}pre{{background:#f6f6f6;
+padding:6px;white-space:pre-wrap}}.next{{background:#fff8e1;border-left:4px solid #f0a500;padding:2px 14px;
+margin:1em 0}}.next li{{margin:6px 0}}code{{background:#eee;padding:0 3px}}</style></head><body>
 <h1>crossgym eval</h1>
 <table>{info_rows}</table>
+{_next_steps(metrics)}
 {_failure_modes(metrics)}
 {_health(metrics)}
+<h2>By task source, each on its own scale</h2>
+<p>Rewards of each source's rollouts: passed, failed (the model's) and verifier/infrastructure errors; each panel
+has its own reward axis and its pass@1 with a 95% Wilson interval.</p>
+<div><img src="{PLOTS['source_panels']}" alt="reward per task source, each on its own scale"></div>{more}
 <h2>Summary</h2><table>{summary_rows}</table>
 <div><img src="{PLOTS['reward_hist']}" alt="reward histogram"><img src="{PLOTS['pass_at_k']}" alt="pass@k curve">
 <img src="{PLOTS['by_source']}" alt="per-source bars"></div>
