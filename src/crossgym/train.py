@@ -109,11 +109,32 @@ def run_plan_command(config: Path, backends: list[str] | None, as_json: bool) ->
     names = list(backends) if backends else registry("backends").names()
     for n in names:
         registry("backends").entry(n)  # unknown names fail first, with a suggestion
+    blends = blend_documents(run)
     docs = plan_documents(run, names)
     if as_json:
-        sys.stdout.write(json.dumps({"config": str(config), "plans": docs}, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps({"config": str(config), "blends": blends, "plans": docs}, indent=2,
+                                    default=str) + "\n")
         return
+    for section, blend in blends.items():
+        sys.stdout.write(f"{section} " + "\n".join(blend["lines"]) + "\n")
     _render_plans(docs)
+
+
+def blend_documents(run: RunConfig) -> dict[str, dict[str, Any]]:
+    """The blend of ``tasks`` (and ``eval_tasks``) when the run has one: its parts (rows, share, pool, epochs,
+    environment, extra verifiers) and the lines `crossgym plan` prints."""
+    from dataclasses import asdict
+
+    from crossgym.rollout.blend import blend_lines, is_blend, resolve_blend
+
+    out: dict[str, dict[str, Any]] = {}
+    for name in ("tasks", "eval_tasks"):
+        section = getattr(run, name)
+        if section is not None and is_blend(section):
+            blend = resolve_blend(section, seed=run.seed, where=name, run=run)
+            out[name] = {"rows": len(blend.tasks), "parts": [asdict(p) for p in blend.parts],
+                         "lines": blend_lines(blend)}
+    return out
 
 
 def _config_lines(native: dict[str, Any]) -> str:

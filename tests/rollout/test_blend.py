@@ -112,9 +112,14 @@ def test_part_verifiers_judge_only_their_part_and_metrics_are_per_part():
     # batch scoring gives the same as one by one; fixed keys for backends that stack arrays
     many = rule.score_many([math, tool], [Completion.from_text(answer), Completion.from_text("{}")])
     assert [m.reward for m in many] == [s_math.reward, s_tool.reward]
+    # veRL stacks the same keys for every sample: a term that does not judge math is NaN there; with parts=True
+    # (for a backend that does not group by part itself) each part's keys too
     info = s_math.info(rule.metric_keys())
-    assert set(rule.metric_keys()) <= set(info) and info[part_key("tools", "reward")] != info[part_key("tools",
-                                                                                                      "reward")]
+    assert set(rule.metric_keys()) <= set(info) and not any(k.startswith("crossgym/part/") for k in info)
+    assert info["crossgym/extra/tools/json_valid"] != info["crossgym/extra/tools/json_valid"]  # NaN
+    wide = s_math.info(rule.metric_keys(parts=True))
+    assert wide[part_key("math", "passed")] == 1.0 and wide[part_key("tools", "reward")] != wide[
+        part_key("tools", "reward")]
 
 
 def test_blend_errors_are_one_line():
@@ -135,3 +140,25 @@ def test_plan_lines_name_every_part():
     run = _run(PARTS)
     text = "\n".join(blend_lines(resolve_blend(run.tasks, run=run)))
     assert "3 parts, 28 rows" in text and "tools: 10 rows" in text and "env tool_use, max_turns 3" in text
+
+
+def test_crossgym_plan_shows_the_blend_beside_each_backend(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from crossgym.cli import app
+
+    cfg = tmp_path / "blend.yaml"
+    cfg.write_text(json.dumps({"model": str(tmp_path), "tasks": PARTS, "grpo": {
+        "num_generations": 2, "per_device_train_batch_size": 2, "max_steps": 1}}))
+    result = CliRunner().invoke(app, ["plan", str(cfg), "--backend", "trl", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    parts = doc["blends"]["tasks"]["parts"]
+    assert [(p["name"], p["rows"], p["environment"]) for p in parts] == [
+        ("math", 14, "(each task's own)"), ("words", 4, "(each task's own)"), ("tools", 10, "tool_use")]
+    (trl,) = doc["plans"]
+    assert "extra/tools/json_valid" in json.dumps(trl)
+    text = CliRunner().invoke(app, ["plan", str(cfg), "--backend", "trl"]).output
+    assert "tasks blend: 3 parts, 28 rows" in text
