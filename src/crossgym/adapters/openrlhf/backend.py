@@ -31,6 +31,7 @@ from crossgym.protocol.interfaces import (
     OnError,
     Plan,
     ProgressFn,
+    ResumePoint,
     StopSignal,
     TrainResult,
 )
@@ -63,7 +64,8 @@ class OpenRLHFBackend(BackendBase):
 
     name = "openrlhf"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("vllm",), distributed=True,
-                                       needs_gpu=True, variants=kit_variants.SUPPORTED["openrlhf"], stop="process")
+                                       needs_gpu=True, variants=kit_variants.SUPPORTED["openrlhf"], stop="process",
+                                       resume=True)
     compat_driver = "crossgym.adapters.openrlhf.parity"
 
     # ------------------------------------------------------------ check
@@ -177,6 +179,15 @@ class OpenRLHFBackend(BackendBase):
         return QueryScorer(ScoreConfig(rule=RewardRule(on_error=float(on_error), override=spec), strip_tokens=()))
 
     # ------------------------------------------------------------ train
+    def resume_point(self, run: RunConfig) -> ResumePoint | None:
+        """The _actor/global_stepN under <output_dir>/checkpoints that OpenRLHF's --ckpt.load_enable loads, or
+        None; a ConfigError when the config changed in a way the checkpoint cannot follow."""
+        from crossgym.adapters.kit.resume import resume_point
+
+        return resume_point(run, latest=lambda out: config_map.latest_checkpoint(out.resolve() / "checkpoints"),
+                            at=config_map.checkpoint_step,
+                            where=f"{run.output_dir}/checkpoints/_actor/global_stepN")
+
     def write(self, full: dict[str, str]) -> Path:
         """Write ``prepare``'s files; returns the folder holding them."""
         return write_files(full)[-1].parent
@@ -195,6 +206,12 @@ class OpenRLHFBackend(BackendBase):
         if missing:
             raise BackendUnavailable(self.name, f"cannot launch on this machine (missing {'; '.join(missing)}); "
                                      f"the run files are in {work}: run launch.sh there on a GPU node", None)
+        from crossgym.adapters.kit.resume import begin_segment, describe
+
+        point = self.resume_point(run)
+        if point is not None:
+            log.info(describe(point, run.grpo.max_steps))
+        begin_segment(run.output_dir, run, point, backend=self.name)
         return self.launch(run, [sys.executable, *plan.argv[1:]], work, progress=progress, stop=stop)
 
     def launch(self, run: RunConfig, argv: Sequence[str], work: Path, *, progress: ProgressFn | None = None,

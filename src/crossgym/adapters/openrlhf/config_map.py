@@ -80,6 +80,9 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.variant cispo / sapo", "(none)", "refused: --actor.policy_loss_type is ppo or gspo"),
     ("grpo.reward_aggregation normalize_then_sum", "(none)", "refused: OpenRLHF gets one summed reward per sample"),
     ("grpo.loss_type", "--actor.loss_agg_mode", f"one of {', '.join(LOSS_AGG_MODES)}"),
+    ("grpo.filter_groups", "--algo.dynamic_filtering_enable, --algo.dynamic_filtering_range 0 1",
+     "drops a group whose mean task score is not strictly inside (0, 1): all failed or all passed; a group of "
+     "equal partial scores (all 0.5) is kept, unlike veRL's and TRL's zero-variance rule"),
     ("grpo.lora", "--ds.lora.rank/alpha/dropout/target_modules", ""),
     ("grpo.logging_steps / save_steps", "--logger.logging_steps / --ckpt.save_steps", "unset save_steps: -1"),
     ("task verifiers + verifiers[] (weights)", "--reward.remote_url reward.py (reward_func)",
@@ -222,6 +225,8 @@ def flags(run: RunConfig, *, files: dict[str, str], agent: bool, tasks: int) -> 
         "ckpt.path": str(out / "checkpoints"),
         "ckpt.save_hf": True,
     })
+    if g.filter_groups:  # DAPO dynamic sampling: groups whose mean task score is 0 or 1 (all alike) are dropped
+        f.update({"algo.dynamic_filtering_enable": True, "algo.dynamic_filtering_range": [0.0, 1.0]})
     for key, value in run.backend_args.items():
         name = key[2:] if key.startswith("--") else key
         if not name or name.startswith("-") or " " in name:

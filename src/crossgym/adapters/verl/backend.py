@@ -28,6 +28,7 @@ from crossgym.protocol.interfaces import (
     OnError,
     Plan,
     ProgressFn,
+    ResumePoint,
     StopSignal,
     TrainResult,
 )
@@ -52,7 +53,8 @@ class VerlBackend(BackendBase):
 
     name = "verl"
     capabilities = BackendCapabilities(multi_turn=True, lora=True, engines=("vllm", "sglang"), distributed=True,
-                                       needs_gpu=True, variants=kit_variants.SUPPORTED["verl"], stop="process")
+                                       needs_gpu=True, variants=kit_variants.SUPPORTED["verl"], stop="process",
+                                       resume=True)
     compat_driver = "crossgym.adapters.verl.parity"
 
     def check(self) -> None:
@@ -85,6 +87,14 @@ class VerlBackend(BackendBase):
         return Plan(backend=self.name, native_config={"hydra_overrides": rf.settings},
                     argv=tuple(rf.argv()), files=rf.plan_files(), notes=tuple(notes))
 
+    def resume_point(self, run: RunConfig) -> ResumePoint | None:
+        """The global_step_N folder under <output_dir>/checkpoints that veRL continues from (RunConfig.resume ->
+        trainer.resume_mode), or None; a ConfigError when the config changed in a way the checkpoint cannot follow."""
+        from crossgym.adapters.kit.resume import resume_point
+
+        return resume_point(run, latest=lambda out: latest_complete(out / "checkpoints"), at=checkpoint_step,
+                            where=f"{run.output_dir}/checkpoints/global_step_N")
+
     def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> Any:
         """veRL's native reward object for one verifier: a compute_score applying ``spec`` to every row."""
         from crossgym.adapters.verl.reward import SpecReward
@@ -107,11 +117,17 @@ class VerlBackend(BackendBase):
         check_builds(RewardRule.from_run(run), tasks)
         gpus = visible_gpus()
         rf = self.build(run, tasks=tasks, gpus=gpus or None)
+        point = self.resume_point(run)
         rf.write()
         script = rf.root / "run.sh"
         if gpus < 1:
             raise BackendUnavailable(self.name, f"no CUDA GPU is visible: veRL trains on GPUs only. The run is "
                                      f"ready in {rf.root}; launch {script} on a GPU machine", None)
+        from crossgym.adapters.kit.resume import begin_segment, describe
+
+        if point is not None:
+            log.info(describe(point, run.grpo.max_steps))
+        begin_segment(run.output_dir, run, point, backend=self.name)
         return self._launch(run, rf, progress=progress, stop=stop)
 
     def _launch(self, run: RunConfig, rf: run_files.RunFiles, *, progress: ProgressFn | None,
@@ -166,6 +182,25 @@ def latest_checkpoint(root: Path) -> Path | None:
         return None
     best = max(steps)[1]
     return best / "actor" if (best / "actor").is_dir() else best
+
+
+def checkpoint_step(folder: Path) -> int | None:
+    """The step of a complete veRL checkpoint folder (global_step_N with its actor/ state), else None."""
+    name = folder.name
+    if not name.startswith("global_step_") or not name[len("global_step_"):].isdigit():
+        return None
+    return int(name[len("global_step_"):]) if (folder / "actor").is_dir() else None
+
+
+def latest_complete(root: Path) -> tuple[int, Path] | None:
+    """The checkpoint veRL's resume_mode=auto loads: the one latest_checkpointed_iteration.txt names (veRL writes
+    it after a save completes), when that folder is complete."""
+    try:
+        step = int((root / "latest_checkpointed_iteration.txt").read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
+    folder = root / f"global_step_{step}"
+    return (step, folder) if checkpoint_step(folder) == step else None
 
 
 def merge_checkpoint(actor_dir: Path, target: Path) -> Path | None:

@@ -87,6 +87,8 @@ MAPPING: list[tuple[str, str, str]] = [
      "+algorithm.gdpo_reward_weights", "keys: crossgym/task_reward and crossgym/extra/<term> of the reward dict; "
      "weights: task_weight and each verifier's weight"),
     ("grpo.loss_type", A + "loss_agg_mode", "veRL names, or TRL's grpo/dapo/bnpo/dr_grpo mapped to them"),
+    ("grpo.filter_groups", "algorithm.filter_groups.enable=true, .metric=reward, .max_num_gen_batches=10",
+     "DAPO dynamic sampling in veRL's v1 trainer: groups whose rewards are all equal are dropped and refilled"),
     ("grpo.lora", "actor_rollout_ref.model.lora_rank / lora_alpha / target_modules", "dropout is not a veRL knob"),
     ("grpo.save_steps", "trainer.save_freq", "unset: max_steps (one checkpoint at the end)"),
     ("grpo.logging_steps", "(none)", "veRL logs every step"),
@@ -193,6 +195,16 @@ def gdpo_settings(run: RunConfig) -> dict[str, Any]:
             "+algorithm.gdpo_reward_weights": [rule.task_weight] + [t.weight for t in rule.extras]}
 
 
+def filter_groups_settings(run: RunConfig) -> dict[str, Any]:
+    """grpo.filter_groups: veRL's DAPO dynamic sampling (the v1 trainer's algorithm.filter_groups) on the
+    canonical reward: groups whose rewards are all equal are dropped and refilled, at most 10 generation batches a
+    step."""
+    if not run.grpo.filter_groups:
+        return {}
+    return {"algorithm.filter_groups.enable": True, "algorithm.filter_groups.metric": "reward",
+            "algorithm.filter_groups.max_num_gen_batches": 10}
+
+
 def rollout_name(run: RunConfig) -> tuple[str, str | None]:
     """(veRL rollout.name, a note or None) for run.engine; unknown engines are one ConfigError."""
     name = ENGINES.get(run.engine)
@@ -242,6 +254,7 @@ def overrides(run: RunConfig, paths: Paths, *, n_tasks: int | None = None, episo
         "algorithm.adv_estimator": v["adv_estimator"],
         "algorithm.norm_adv_by_std_in_grpo": v["norm_adv_by_std_in_grpo"],
         "algorithm.use_kl_in_reward": False,
+        **filter_groups_settings(run),
         "data.train_files": paths.train_files,
         "data.val_files": paths.val_files or paths.train_files,
         "data.train_batch_size": prompts,
