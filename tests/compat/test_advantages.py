@@ -10,16 +10,23 @@ import types
 import pytest
 
 from crossgym.compat_tests.advantages import (
+    AGGREGATIONS,
     CASES,
+    MULTI_CASES,
+    ROWS,
     RTOL,
     SEMANTICS,
     VARIANTS,
+    BatchNorm,
     Semantics,
     cases,
     check_advantages,
     close,
     corpus_case,
     reference,
+    reference_aggregated,
+    response_length,
+    whiten,
 )
 from crossgym.compat_tests.matrix import merge, summarize
 
@@ -61,7 +68,7 @@ def test_none_rewards_are_masked_where_the_backend_masks_them():
     with pytest.raises(ValueError, match="mask"):
         reference([[1.0, None]], "grpo", VERL)
     with pytest.raises(ValueError, match="unknown variant"):
-        reference([[1.0, 0.0]], "rloo", TRL)
+        reference([[1.0, 0.0]], "nope", TRL)
 
 
 def test_all_equal_groups_get_zero_advantages():
@@ -94,7 +101,8 @@ def test_a_crashing_hook_is_an_error_on_that_variant():
         raise RuntimeError("boom")
 
     res = check_advantages(_driver(hook), "trl")
-    assert {r.status for r in res.values()} == {"error"} and "boom" in res["grpo"].detail
+    assert {res[v].status for v in VARIANTS} == {"error"} and "boom" in res["grpo"].detail
+    assert res["normalize_then_sum"].status == "skip"  # no aggregated_advantages hook: the backend lacks it
 
 
 def _doc(status: str) -> dict:
@@ -139,7 +147,10 @@ def test_trls_own_trainer_computes_the_reference_for_every_variant(tiny_model_di
     monkeypatch.setenv(parity.MODEL_ENV, str(tiny_model_dir))
     doc = build_matrix(["trl"], checks="advantages")
     adv = doc["backends"]["trl"]["advantages"]
-    assert set(adv) == set(VARIANTS)
+    assert set(adv) == set(ROWS)
+    for v in ("rloo", "reinforce_pp_baseline"):  # GRPOTrainer has neither estimator
+        assert adv.pop(v)["status"] == "skip"
+    assert adv.pop("normalize_then_sum")["checked"] == sum(len(g) for c in MULTI_CASES for g in c.groups)
     for v, r in adv.items():
         assert r["status"] == "pass", (v, r)
         assert r["checked"] == sum(len(g) for c in cases() for g in c.groups)  # the masked case runs on TRL
@@ -154,3 +165,128 @@ def test_trls_dr_grpo_is_unscaled_and_masks_none(tiny_model_dir, monkeypatch):
     got = parity.advantages([[1.0, None, 0.5], [3.0, 1.0]], "dr_grpo")
     assert got[0] == pytest.approx([0.25, 0.0, -0.25], rel=1e-6)
     assert got[1] == pytest.approx([1.0, -1.0], rel=1e-6)
+
+
+VERL_BN, OPENRLHF_BN = SEMANTICS["verl"].batch, SEMANTICS["openrlhf"].batch
+
+
+def test_rloo_subtracts_the_mean_of_the_other_completions():
+    g = [1.0, 0.0, 0.5, 0.25]
+    want = [r - statistics.fmean(g[:i] + g[i + 1:]) for i, r in enumerate(g)]
+    for sem in (VERL, SEMANTICS["openrlhf"]):
+        assert reference([g], "rloo", sem)[0] == pytest.approx(want, rel=1e-12)
+
+
+def _token_whiten(values, ddof, form, eps=1e-8):
+    w = [response_length(k) for k in range(len(values))]
+    tokens = [v for v, n in zip(values, w, strict=True) for _ in range(n)]
+    mean = statistics.fmean(tokens)
+    var = statistics.variance(tokens) if ddof else statistics.pvariance(tokens)
+    scale = math.sqrt(var + eps) if form == "var+eps" else math.sqrt(max(var, eps))
+    return [(v - mean) / scale for v in values]
+
+
+def test_reinforce_pp_baseline_centres_each_group_then_whitens_the_batch_over_its_tokens():
+    groups = [[1.0, 0.0, 0.0, 1.0], [0.5, 0.25, 1.0, 0.0]]
+    centred = [r - statistics.fmean(g) for g in groups for r in g]
+    got = [a for row in reference(groups, "reinforce_pp_baseline", VERL) for a in row]
+    assert got == pytest.approx(_token_whiten(centred, 1, "var+eps"), rel=1e-12)  # veRL: Bessel over tokens
+    got = [a for row in reference(groups, "reinforce_pp_baseline", SEMANTICS["openrlhf"]) for a in row]
+    assert got == pytest.approx(_token_whiten(centred, 0, "max(var,eps)"), rel=1e-12)  # OpenRLHF: population
+
+
+def test_the_tolerance_does_not_hide_veRL_and_openrlhf_whitening_differences():
+    """Bessel's correction over ~30 tokens (veRL) against none (OpenRLHF): ~1.7% apart, far above rtol."""
+    g = [[1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 1.0]]
+    a = reference(g, "reinforce_pp_baseline", VERL)[0][0]
+    b = reference(g, "reinforce_pp_baseline", SEMANTICS["openrlhf"])[0][0]
+    assert not close(a, b) and abs(a - b) > 1000 * RTOL * abs(a)
+    sequence_weighted = BatchNorm("per sequence", "sequence", 1, 1e-8, "var+eps")
+    assert whiten([1.0, -1.0, 2.0], sequence_weighted) != pytest.approx(whiten([1.0, -1.0, 2.0], VERL_BN))
+
+
+def test_normalize_then_sum_normalises_each_term_then_whitens_the_weighted_sum():
+    case = MULTI_CASES[0]
+    w = case.weights
+    # TRL: each term a group z-score (Bessel, eps 1e-4), then the weighted sum over the batch's sequences
+    summed = []
+    for g in case.groups:
+        zs = []
+        for k in range(len(w)):
+            vals = [c[k] for c in g]
+            m, sd = statistics.fmean(vals), statistics.stdev(vals)
+            zs.append([(v - m) / (sd + 1e-4) for v in vals])
+        summed += [sum(w[k] * zs[k][i] for k in range(len(w))) for i in range(len(g))]
+    m, sd = statistics.fmean(summed), statistics.stdev(summed)
+    got = [a for row in reference_aggregated(case.groups, w, TRL) for a in row]
+    assert got == pytest.approx([(s - m) / (sd + 1e-4) for s in summed], rel=1e-6)
+    # a term that is equal within a group adds nothing: group 3's first term
+    assert reference_aggregated([[(0.0, 1.0), (0.0, 0.0)]], (1.0, 1.0), TRL) == \
+        reference_aggregated([[(5.0, 1.0), (5.0, 0.0)]], (1.0, 1.0), TRL)
+    # TRL whitens per sequence, veRL per token: not equal within the tolerance
+    a, b = reference_aggregated(case.groups, w, TRL), reference_aggregated(case.groups, w, VERL)
+    assert any(not close(x, y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True))
+    with pytest.raises(ValueError, match="no batch whitening"):
+        reference_aggregated(case.groups, w, Semantics("none", eps=1e-6))
+
+
+def test_the_aggregation_check_runs_a_hook_and_names_a_wrong_whitening():
+    right = types.SimpleNamespace(advantages=lambda g, v: reference(g, v, VERL), advantage_variants=("grpo",),
+                                  aggregated_advantages=lambda g, w: reference_aggregated(g, w, VERL))
+    res = check_advantages(right, "verl")
+    assert res["normalize_then_sum"].status == "pass"
+    assert res["normalize_then_sum"].checked == sum(len(g) for c in MULTI_CASES for g in c.groups)
+    wrong = Semantics("trl-like", eps=1e-6, batch=SEMANTICS["trl"].batch)
+    bad = types.SimpleNamespace(advantages=right.advantages, advantage_variants=("grpo",),
+                                aggregated_advantages=lambda g, w: reference_aggregated(g, w, wrong))
+    res = check_advantages(bad, "verl")["normalize_then_sum"]
+    assert res.status == "fail" and res.failure["weights"] == list(MULTI_CASES[0].weights)
+
+
+def test_every_row_is_a_variant_of_the_config_or_an_aggregation():
+    from typing import get_args
+
+    from crossgym.config.run import GRPOConfig, Variant
+
+    assert set(VARIANTS) == set(get_args(Variant))
+    assert set(AGGREGATIONS) <= set(get_args(GRPOConfig.model_fields["reward_aggregation"].annotation))
+    assert ROWS == VARIANTS + AGGREGATIONS
+
+
+def test_each_backend_checks_the_variants_it_declares():
+    """The advantages hooks cover exactly the variants each backend maps (kit.variants.SUPPORTED)."""
+    import importlib
+
+    from crossgym.adapters.kit.variants import NORMALIZE_THEN_SUM, SUPPORTED
+
+    for b, supported in SUPPORTED.items():
+        mod = importlib.import_module(f"crossgym.adapters.{b}.parity")
+        assert set(mod.ADVANTAGE_VARIANTS) == set(supported), b
+        assert (getattr(mod, "aggregated_advantages", None) is not None) == (b in NORMALIZE_THEN_SUM), b
+
+
+def _adv_doc() -> dict:
+    doc = _doc("pass")
+    doc["backends"]["verl"]["advantages"] = {
+        "grpo": {"status": "pass", "detail": "ok", "checked": 156, "extra": {"rtol": RTOL}},
+        "rloo": {"status": "fail", "detail": "binary: group 0 item 1: reference 1.0, verl 2.0", "checked": 3},
+        "cispo": {"status": "skip", "detail": "verl does not support variant cispo"},
+        "normalize_then_sum": {"status": "pass", "detail": "ok", "checked": 26}}
+    doc["summary"] = summarize(doc)
+    return doc
+
+
+def test_the_matrix_renders_an_advantages_row_per_variant_with_the_tolerance(capsys):
+    from crossgym.compat_tests.render import advantage_rows, render_html, render_text
+
+    doc = _adv_doc()
+    rows, backends, tol = advantage_rows(doc)
+    assert rows == ["grpo", "rloo", "cispo", "normalize_then_sum"] and backends == ["verl"]
+    assert tol == f"rtol {RTOL:g}, atol 1e-06"
+    render_text(doc)
+    out = capsys.readouterr().out
+    assert f"rtol {RTOL:g}" in out and "pass (156)" in out and "FAIL" in out and "pass (26)" in out
+    assert "verl x rloo" in out and "reference 1.0, verl 2.0" in out  # the failing cell's first difference
+    page = render_html(doc)
+    assert "<h2>Advantages" in page and f"rtol {RTOL:g}" in page
+    assert "<th>normalize_then_sum</th>" in page and "pass (156)" in page and "title=\"verl does not support" in page

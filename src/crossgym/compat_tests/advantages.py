@@ -5,7 +5,9 @@ A driver opts in with ``advantages(groups, variant) -> list[list[float]]`` (one 
 shape; a group is the rewards of one prompt's completions, None for an unscorable one) and ``ADVANTAGE_VARIANTS``;
 ``advantage_source() -> str``, optional, says how the hook reached the framework's code on this machine.
 The hook must call the framework's own code (TRL: ``GRPOTrainer._generate_and_score_completions``; veRL:
-``core_algos.compute_grpo_outcome_advantage``; OpenRLHF: ``RemoteExperienceMaker.compute_advantages_and_returns``).
+``ray_trainer.compute_advantage`` and core_algos' estimators; OpenRLHF:
+``RemoteExperienceMaker.compute_advantages_and_returns``). ``aggregated_advantages(groups, weights)``, optional, does
+the same for reward aggregation normalize_then_sum.
 
 The reference is written once, here, from each framework's documented semantics (``SEMANTICS``): every backend in
 crossgym's mapping normalises by the GROUP's std with Bessel's correction (``torch.std`` / TRL's ``nanstd``,
@@ -14,7 +16,19 @@ differences are modelled exactly per backend, not hidden by the tolerance (docs/
 
 * grpo:    A_i = (r_i - mean(g)) / (std_unbiased(g) + eps)
 * dr_grpo: A_i = r_i - mean(g)                               (no std)
-* dapo, gspo: grpo's advantages (they change loss aggregation / the importance-sampling level, not advantages)
+* rloo:    A_i = r_i - mean(g without i) = n/(n-1) (r_i - mean(g))
+* reinforce_pp_baseline: c_i = r_i - mean(g), then whitened over the whole batch (``BatchNorm``: veRL and OpenRLHF
+  weight each sequence by its response tokens; veRL's variance has Bessel's correction over the tokens, OpenRLHF's
+  none)
+* dapo, gspo, cispo, sapo: grpo's advantages (they change the loss: aggregation, the importance-sampling level, a
+  clipped or soft-gated ratio, not the advantages)
+* reward aggregation normalize_then_sum (``aggregated_advantages(groups, weights)``; each completion's reward is a
+  tuple, one per term): z_k = grpo of term k within its group, s = sum_k w_k z_k, then s whitened over the batch
+  (TRL's ``multi_objective_aggregation='normalize_then_sum'``, veRL's ``gdpo``)
+
+The batch of a batch-level variant is every group of one size (a hook calls the framework once per size), and the
+k-th completion of that batch has ``response_length(k)`` response tokens (the veRL and OpenRLHF hooks build their
+masks so), which token-weighted whitening needs.
 
 Comparison: float64 reference on the float32-rounded rewards against the framework's float32 result, within
 ``RTOL`` relative (``ATOL`` absolute below 1).
@@ -30,9 +44,22 @@ from typing import Any
 
 from crossgym.compat_tests.results import CheckResult, as_float32
 
-VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
-#: the variant whose advantages each variant uses (dapo and gspo differ in the loss, not in the advantages)
-ADVANTAGE_OF = {"grpo": "grpo", "dapo": "grpo", "gspo": "grpo", "dr_grpo": "dr_grpo"}
+VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo", "rloo", "reinforce_pp_baseline", "cispo", "sapo")
+#: the variant whose advantages each variant uses (dapo, gspo, cispo and sapo differ in the loss, not here)
+ADVANTAGE_OF = {"grpo": "grpo", "dapo": "grpo", "gspo": "grpo", "cispo": "grpo", "sapo": "grpo",
+                "dr_grpo": "dr_grpo", "rloo": "rloo", "reinforce_pp_baseline": "reinforce_pp_baseline"}
+#: grpo.reward_aggregation values checked by ``aggregated_advantages`` (the row of the matrix is the value)
+AGGREGATIONS = ("normalize_then_sum",)
+#: the advantages table's rows, in order
+ROWS = VARIANTS + AGGREGATIONS
+#: response lengths of the veRL/OpenRLHF hooks: the k-th completion of a call has 1 + k % WIDTH tokens
+WIDTH = 5
+
+
+def response_length(k: int) -> int:
+    """Response tokens of the k-th completion of one framework call (token-weighted whitening depends on them)."""
+    return 1 + k % WIDTH
+
 #: float32 results against a float64 reference: relative tolerance, and absolute for |reference| < 1
 RTOL = 1e-6
 ATOL = 1e-6
@@ -42,6 +69,18 @@ Groups = Sequence[Sequence[float | None]]
 
 class Unavailable(RuntimeError):
     """A driver's advantages hook cannot reach the framework's code here (the check is a skip with this reason)."""
+
+
+@dataclass(frozen=True)
+class BatchNorm:
+    """How one framework whitens advantages over a whole batch (reinforce_pp_baseline, normalize_then_sum)."""
+
+    source: str
+    weight: str  #: "token": each sequence counts once per response token; "sequence": once
+    ddof: int  #: 1: Bessel's correction over the counted items (tokens or sequences); 0: none
+    eps: float
+    #: "std+eps": (x - mean) / (std + eps); "var+eps": / sqrt(var + eps); "max(var,eps)": / sqrt(max(var, eps))
+    form: str
 
 
 @dataclass(frozen=True)
@@ -55,19 +94,67 @@ class Semantics:
     masks_none: bool = False
     #: what a group whose std is undefined (one valid reward) gets when scaled: "zero" (TRL: NaN -> 0)
     undefined_std: str = "zero"
+    #: the batch whitening (None: the framework has no batch-level variant in crossgym's mapping)
+    batch: BatchNorm | None = None
 
 
 SEMANTICS: dict[str, Semantics] = {
     "trl": Semantics("trl 1.16 GRPOTrainer._generate_and_score_completions (scale_rewards group/none; nanstd)",
-                     eps=1e-4, masks_none=True),
+                     eps=1e-4, masks_none=True,
+                     batch=BatchNorm("normalize_then_sum: nanstd over the batch's sequences", "sequence", 1, 1e-4,
+                                     "std+eps")),
     # Unsloth trains with TRL's GRPOTrainer (trl <= 1.15 under its pins): the same code path and epsilon
     "unsloth": Semantics("trl 1.15 GRPOTrainer._generate_and_score_completions under Unsloth (scale_rewards "
-                         "group/none; nanstd)", eps=1e-4, masks_none=True),
-    "verl": Semantics("verl 0.9.1 ray_trainer.compute_advantage -> core_algos.compute_grpo_outcome_advantage "
-                      "(norm_adv_by_std_in_grpo; torch.std)", eps=1e-6),
+                         "group/none; nanstd)", eps=1e-4, masks_none=True,
+                         batch=BatchNorm("normalize_then_sum: nanstd over the batch's sequences", "sequence", 1,
+                                         1e-4, "std+eps")),
+    "verl": Semantics("verl 0.9.1 ray_trainer.compute_advantage -> core_algos' estimator for the variant (grpo: "
+                      "compute_grpo_outcome_advantage, norm_adv_by_std_in_grpo, torch.std; rloo; "
+                      "reinforce_plus_plus_baseline; gdpo)", eps=1e-6,
+                      batch=BatchNorm("verl_F.masked_whiten (token-weighted, masked_var unbiased)", "token", 1, 1e-8,
+                                      "var+eps")),
     "openrlhf": Semantics("openrlhf 0.11.2 RemoteExperienceMaker.compute_advantages_and_returns (group_norm / "
-                          "dr_grpo; torch.std)", eps=1e-9),
+                          "dr_grpo / rloo / reinforce_baseline; torch.std)", eps=1e-9,
+                          batch=BatchNorm("compute_advantages_and_returns whitening (token-weighted, var over "
+                                          "num_actions, clamp 1e-8)", "token", 0, 1e-8, "max(var,eps)")),
 }
+
+
+def whiten(values: Sequence[float], bn: BatchNorm) -> list[float]:
+    """``values`` (one per completion of a batch, the k-th with ``response_length(k)`` tokens) whitened as ``bn``."""
+    w = [float(response_length(k)) if bn.weight == "token" else 1.0 for k in range(len(values))]
+    total = sum(w)
+    mean = sum(wi * v for wi, v in zip(w, values, strict=True)) / total
+    var = sum(wi * (v - mean) ** 2 for wi, v in zip(w, values, strict=True)) / total
+    if bn.ddof:
+        var *= total / (total - bn.ddof)
+    if bn.form == "std+eps":
+        scale = math.sqrt(var) + bn.eps
+    elif bn.form == "var+eps":
+        scale = math.sqrt(var + bn.eps)
+    elif bn.form == "max(var,eps)":
+        scale = math.sqrt(max(var, bn.eps))
+    else:
+        raise ValueError(f"unknown whitening form {bn.form!r}")
+    return [(v - mean) / scale for v in values]
+
+
+def _by_size(groups: Sequence[Sequence[Any]]) -> list[list[int]]:
+    """Indices of the groups of each size (the batches of batch-level variants), smallest size first."""
+    return [[i for i, g in enumerate(groups) if len(g) == n] for n in sorted({len(g) for g in groups})]
+
+
+def _batch_of(sem: Semantics, what: str) -> BatchNorm:
+    if sem.batch is None:
+        raise ValueError(f"{sem.source} has no batch whitening ({what})")
+    return sem.batch
+
+
+def _group_z(vals: Sequence[float], sem: Semantics) -> list[float]:
+    n = len(vals)
+    mean = sum(vals) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - sem.ddof)) if n > sem.ddof else math.nan
+    return [0.0 if math.isnan(std) else (v - mean) / (std + sem.eps) for v in vals]
 
 
 def reference(groups: Groups, variant: str, sem: Semantics) -> list[list[float]]:
@@ -75,7 +162,10 @@ def reference(groups: Groups, variant: str, sem: Semantics) -> list[list[float]]
     the float32-rounded rewards)."""
     if variant not in ADVANTAGE_OF:
         raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
-    scaled = ADVANTAGE_OF[variant] == "grpo"
+    kind = ADVANTAGE_OF[variant]
+    scaled = kind == "grpo"
+    if kind not in ("grpo", "dr_grpo") and any(r is None for g in groups for r in g):
+        raise ValueError(f"crossgym's {variant} reference has no mask for a None reward")
     out = []
     for g in groups:
         if not sem.masks_none and any(r is None for r in g):
@@ -92,8 +182,40 @@ def reference(groups: Groups, variant: str, sem: Semantics) -> list[list[float]]
             a = as_float32(float(r)) - mean
             if scaled:
                 a = 0.0 if math.isnan(std) and sem.undefined_std == "zero" else a / (std + sem.eps)
+            elif kind == "rloo":
+                a = a * n / (n - 1) if n > 1 else 0.0
             row.append(a)
         out.append(row)
+    if kind == "reinforce_pp_baseline":
+        bn = _batch_of(sem, variant)
+        for batch in _by_size(groups):
+            flat = whiten([a for i in batch for a in out[i]], bn)
+            for j, i in enumerate(batch):
+                n = len(groups[i])
+                out[i] = flat[j * n:(j + 1) * n]
+    return out
+
+
+MultiGroups = Sequence[Sequence[Sequence[float]]]
+
+
+def reference_aggregated(groups: MultiGroups, weights: Sequence[float], sem: Semantics) -> list[list[float]]:
+    """crossgym's advantages under reward aggregation normalize_then_sum: ``groups`` of completions whose reward is
+    one value per term (``weights``, in order); each term is group-normalised as grpo (``sem.eps``), the weighted sum
+    is whitened over the batch as ``sem.batch``."""
+    bn = _batch_of(sem, "normalize_then_sum")
+    summed: list[list[float]] = []
+    for g in groups:
+        if any(len(c) != len(weights) for c in g):
+            raise ValueError(f"every completion needs {len(weights)} term rewards")
+        zs = [_group_z([as_float32(float(c[k])) for c in g], sem) for k in range(len(weights))]
+        summed.append([sum(as_float32(float(w)) * zs[k][i] for k, w in enumerate(weights)) for i in range(len(g))])
+    out = [list(r) for r in summed]
+    for batch in _by_size(groups):
+        flat = whiten([a for i in batch for a in summed[i]], bn)
+        for j, i in enumerate(batch):
+            n = len(groups[i])
+            out[i] = flat[j * n:(j + 1) * n]
     return out
 
 
@@ -116,6 +238,28 @@ CASES = (
     Case("weighted_terms", ((2.25, -0.5, 2.0, 0.25), (0.1, 0.7, 0.3, 0.9), (-0.5, -0.5, 2.25, 2.0))),
     Case("none_masked", ((1.0, None, 0.0, 1.0), (None, 0.5, None, 0.25), (None, None, 1.0, None),
                          (None, None, None, None))),
+)
+
+
+@dataclass(frozen=True)
+class MultiCase:
+    """Groups of completions whose reward is one value per term, and the terms' weights (normalize_then_sum)."""
+
+    name: str
+    weights: tuple[float, ...]
+    groups: tuple[tuple[tuple[float, ...], ...], ...]
+
+
+#: the fixed inputs of reward aggregation normalize_then_sum (no None: only TRL could mask one)
+MULTI_CASES = (
+    MultiCase("two_terms", (1.0, 0.5), (((1.0, 0.2), (0.0, 0.9), (1.0, 0.5), (0.0, 0.1)),
+                                        ((1.0, 1.0), (1.0, 0.0), (0.0, 1.0), (0.0, 0.0)),
+                                        ((0.0, 0.3), (0.0, 0.3), (0.0, 0.7), (0.0, 0.3)))),
+    MultiCase("dominant_term", (1.0, 1.0), (((100.0, 0.01), (0.0, 0.02), (50.0, 0.0), (0.0, 0.03)),
+                                            ((10.0, 0.5), (10.0, 0.5), (10.0, 0.25), (10.0, 0.75)))),
+    MultiCase("three_terms_groups_of_2", (1.0, 0.25, 2.0), (((1.0, 0.0, 0.5), (0.0, 1.0, 0.5)),
+                                                            ((0.5, 0.5, 1.0), (0.5, 0.25, 0.0)),
+                                                            ((1.0, 1.0, 1.0), (0.0, 0.0, 0.0)))),
 )
 
 
@@ -179,18 +323,58 @@ def check_variant(hook: Any, backend: str, variant: str, sem: Semantics,
                     return res.fail(f"{case.name}: group {gi} item {i}: reference {w!r}, {backend} {g!r}",
                                     {"case": case.name, "group": list(case.groups[gi]), "reference": w_row,
                                      "backend": g_row})
-    res.detail = (f"{res.checked} advantages from {sem.source} equal the reference ({ADVANTAGE_OF[variant]}, "
-                  f"std unbiased, eps {sem.eps:g}) within rtol {RTOL:g}")
+    kind = ADVANTAGE_OF[variant]
+    how = {"grpo": f"std unbiased, eps {sem.eps:g}", "dr_grpo": "no std", "rloo": "leave-one-out mean"}.get(kind)
+    if how is None and sem.batch is not None:
+        how = f"group mean, then {sem.batch.source}"
+    res.detail = (f"{res.checked} advantages from {sem.source} equal the reference ({kind}, {how}) within rtol "
+                  f"{RTOL:g}")
     if skipped:
         res.detail += f"; not run: {', '.join(skipped)} (the backend has no mask for a None reward)"
-    res.extra = {"eps": sem.eps, "ddof": sem.ddof, "masks_none": sem.masks_none, "rtol": RTOL, "atol": ATOL}
+    res.extra = {"eps": sem.eps, "ddof": sem.ddof, "masks_none": sem.masks_none, "rtol": RTOL, "atol": ATOL,
+                 **_batch_extra(sem, variant)}
     return res
+
+
+def check_aggregated(hook: Any, backend: str, sem: Semantics,
+                     inputs: Sequence[MultiCase] = MULTI_CASES) -> CheckResult:
+    """Every multi-term case through the backend's own normalize_then_sum code, against the reference."""
+    res = CheckResult("normalize_then_sum")
+    for case in inputs:
+        want = reference_aggregated(case.groups, case.weights, sem)
+        got = [list(map(float, row)) for row in hook([[list(c) for c in g] for g in case.groups], list(case.weights))]
+        if [len(r) for r in got] != [len(g) for g in case.groups]:
+            return res.fail(f"{case.name}: the backend returned {[len(r) for r in got]} advantages for groups of "
+                            f"{[len(g) for g in case.groups]}")
+        for gi, (w_row, g_row) in enumerate(zip(want, got, strict=True)):
+            for i, (w, g) in enumerate(zip(w_row, g_row, strict=True)):
+                res.checked += 1
+                if not close(w, g):
+                    return res.fail(f"{case.name}: group {gi} item {i}: reference {w!r}, {backend} {g!r}",
+                                    {"case": case.name, "weights": list(case.weights),
+                                     "group": [list(c) for c in case.groups[gi]], "reference": w_row,
+                                     "backend": g_row})
+    bn = sem.batch
+    assert bn is not None
+    res.detail = (f"{res.checked} advantages (each term group-normalised, eps {sem.eps:g}; the weighted sum whitened "
+                  f"over the batch: {bn.source}) equal the reference within rtol {RTOL:g}")
+    res.extra = {"eps": sem.eps, "batch": {"weight": bn.weight, "ddof": bn.ddof, "eps": bn.eps, "form": bn.form},
+                 "rtol": RTOL, "atol": ATOL}
+    return res
+
+
+def _batch_extra(sem: Semantics, variant: str) -> dict[str, Any]:
+    if ADVANTAGE_OF.get(variant) != "reinforce_pp_baseline" or sem.batch is None:
+        return {}
+    bn = sem.batch
+    return {"batch": {"weight": bn.weight, "ddof": bn.ddof, "eps": bn.eps, "form": bn.form}}
 
 
 def check_advantages(driver: Any, backend: str, corpus_dir: str | os.PathLike[str] | None = None
                      ) -> dict[str, CheckResult]:
-    """{variant: result} for each variant in VARIANTS (skip where the backend's driver does not support it), over
-    CASES and the frozen corpus's batch (``corpus_dir``, else the default corpus)."""
+    """{row: result} for each variant in VARIANTS (skip where the backend's driver does not support it), over CASES
+    and the frozen corpus's batch (``corpus_dir``, else the default corpus), and for each reward aggregation in
+    AGGREGATIONS over MULTI_CASES (skip where the driver has no ``aggregated_advantages`` hook)."""
     hook = getattr(driver, "advantages", None)
     if hook is None:
         return {"advantages": CheckResult("advantages", "skip", "n/a: the driver has no advantages hook")}
@@ -221,4 +405,18 @@ def check_advantages(driver: Any, backend: str, corpus_dir: str | os.PathLike[st
             out[v] = CheckResult(v, "skip", f"n/a: {exc}")
         except Exception as exc:  # the framework call broke: an error on this variant, the others still run
             out[v] = CheckResult(v, "error", f"{type(exc).__name__}: {exc}")
+    agg = getattr(driver, "aggregated_advantages", None)
+    for a in AGGREGATIONS:
+        if agg is None:
+            out[a] = CheckResult(a, "skip", f"{backend} has no reward aggregation {a}")
+            continue
+        try:
+            out[a] = check_aggregated(agg, backend, sem)
+            if source:
+                out[a].detail += f" [{source}]"
+                out[a].extra["source"] = source
+        except Unavailable as exc:
+            out[a] = CheckResult(a, "skip", f"n/a: {exc}")
+        except Exception as exc:
+            out[a] = CheckResult(a, "error", f"{type(exc).__name__}: {exc}")
     return out

@@ -68,6 +68,9 @@ class Driver:
     advantage_variants: tuple[str, ...] = ()
     #: ``advantage_source() -> str``: how the hook reaches the framework's code (where that depends on the machine)
     advantage_source: Callable[[], str] | None = None
+    #: ``aggregated_advantages(groups, weights) -> list[list[float]]``: reward aggregation normalize_then_sum, each
+    #: completion's reward one value per term (compat_tests.advantages); None: the backend lacks it
+    aggregated_advantages: Callable[..., list[list[float]]] | None = None
     #: the precision the framework stores rewards in ("float64" or "float32")
     reward_dtype: str = "float64"
 
@@ -91,6 +94,7 @@ class Driver:
                    advantages=getattr(mod, "advantages", None),
                    advantage_variants=tuple(getattr(mod, "ADVANTAGE_VARIANTS", ()) or ()),
                    advantage_source=getattr(mod, "advantage_source", None),
+                   aggregated_advantages=getattr(mod, "aggregated_advantages", None),
                    reward_dtype=str(getattr(mod, "REWARD_DTYPE", "float64")))
 
     def rewards(self, tasks: list[Any], completions: list[Any], mode: str) -> list[Any]:

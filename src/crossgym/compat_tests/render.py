@@ -37,6 +37,30 @@ def _backend_names(doc: dict[str, Any]) -> list[str]:
     return sorted(doc["backends"])
 
 
+def advantage_rows(doc: dict[str, Any]) -> tuple[list[str], list[str], str]:
+    """(variant rows, backend columns, tolerance text) of the advantages table: every variant any backend reported
+    (VARIANTS order first), the backends with an advantages result, and the check's tolerance."""
+    from crossgym.compat_tests.advantages import ATOL, ROWS, RTOL
+
+    backends = [b for b in _backend_names(doc) if doc["backends"][b].get("advantages")]
+    seen = {v for b in backends for v in doc["backends"][b]["advantages"]}
+    rows = [v for v in ROWS if v in seen] + sorted(seen - set(ROWS))
+    tols = {(r.get("extra") or {}).get("rtol") for b in backends for r in doc["backends"][b]["advantages"].values()}
+    tols.discard(None)
+    rtol = tols.pop() if len(tols) == 1 else RTOL
+    return rows, backends, f"rtol {rtol:g}, atol {ATOL:g}"
+
+
+def advantage_cell(r: dict[str, Any] | None) -> str:
+    """One backend x variant cell: "pass (N)", "FAIL", "ERROR", or "n/a" for a skip (the detail says why)."""
+    if r is None:
+        return "-"
+    status = r["status"]
+    if status == "pass":
+        return f"pass ({r.get('checked', 0)})"
+    return {"fail": "FAIL", "error": "ERROR"}.get(status, "n/a")
+
+
 def render_text(doc: dict[str, Any]) -> None:
     """Print the matrix, then the first mismatch of each failing cell, install commands and failed checks."""
     from rich.console import Console
@@ -60,6 +84,24 @@ def render_text(doc: dict[str, Any]) -> None:
             cells.append("-" if cell is None else f"[{_STYLE.get(cell['status'], '')}]{cell_text(cell)}[/]")
         table.add_row(vname, f"[{'red' if conf.startswith('fail') else 'green'}]{conf}[/]", *cells)
     console.print(table)
+    rows, adv_backends, tol = advantage_rows(doc)
+    if rows:
+        adv = Table(title=f"advantages: each backend's own advantage code vs crossgym's reference ({tol})")
+        adv.add_column("variant")
+        for b in adv_backends:
+            adv.add_column(b)
+        style = {"pass": "green", "fail": "bold red", "error": "bold red", "skip": "dim"}
+        for v in rows:
+            cells = []
+            for b in adv_backends:
+                r = doc["backends"][b]["advantages"].get(v)
+                cells.append("-" if r is None else f"[{style.get(r['status'], '')}]{advantage_cell(r)}[/]")
+            adv.add_row(v, *cells)
+        console.print(adv)
+        for b in adv_backends:
+            for v, r in doc["backends"][b]["advantages"].items():
+                if r["status"] in ("fail", "error"):
+                    console.print(f"{b} x {v}: {r['status']}: {r.get('detail', '')}", markup=False, highlight=False)
     for vname, row in sorted(doc["matrix"].items()):
         for b, cell in sorted(row.items()):
             fm = cell.get("first_mismatch")
@@ -139,6 +181,21 @@ def render_html(doc: dict[str, Any]) -> str:
             out.append(f"<tr><td>{_e(v)}</td><td>{_e(b)}</td><td>{_e(fm.get('mode', ''))}</td>"
                        f"<td>{_e(fm.get('sample'))}</td><td>{_e(fm.get('why'))}</td>"
                        f"<td><code>{_e(fm.get('completion'))}</code></td></tr>")
+        out.append("</table>")
+    rows, adv_backends, tol = advantage_rows(doc)
+    if rows:
+        out.append(f"<h2>Advantages (each backend's own advantage code vs crossgym's reference, {_e(tol)})</h2>"
+                   "<table><tr><th>variant</th>" + "".join(f"<th>{_e(b)}</th>" for b in adv_backends) + "</tr>")
+        for v in rows:
+            cells = []
+            for b in adv_backends:
+                r = doc["backends"][b]["advantages"].get(v)
+                if r is None:
+                    cells.append("<td>-</td>")
+                    continue
+                cells.append(f'<td style="background:{_COLOUR.get(r["status"], "#fff")}" '
+                             f'title="{_e(r.get("detail") or "")}">{_e(advantage_cell(r))}</td>')
+            out.append(f"<tr><th>{_e(v)}</th>{''.join(cells)}</tr>")
         out.append("</table>")
     out.append("<h2>Backends</h2><table><tr><th>backend</th><th>status</th><th>framework</th><th>driver</th>"
                "<th>token consistency</th><th>plans</th><th>install / reason</th></tr>")

@@ -231,7 +231,13 @@ def test_the_unsloth_trainer_computes_the_reference_advantages():
     from crossgym.compat_tests.advantages import SEMANTICS, close, reference
 
     groups = [[1.0, 0.0, 0.0, 1.0], [0.5, 0.5, 0.5, 0.5], [2.0, None, 0.0, 1.0]]
-    for variant in ("grpo", "dr_grpo"):
+    for variant in ("grpo", "dr_grpo", "cispo"):
         got = parity.advantages(groups, variant)
         want = reference(groups, variant, SEMANTICS["unsloth"])
         assert all(close(w, g) for gw, gg in zip(want, got, strict=True) for w, g in zip(gw, gg, strict=True))
+    from crossgym.compat_tests.advantages import MULTI_CASES, reference_aggregated
+
+    case = MULTI_CASES[0]
+    got = parity.aggregated_advantages(case.groups, case.weights)
+    want = reference_aggregated(case.groups, case.weights, SEMANTICS["unsloth"])
+    assert all(close(w, g) for gw, gg in zip(want, got, strict=True) for w, g in zip(gw, gg, strict=True))

@@ -296,7 +296,7 @@ def advantage_source() -> str:
 
 
 #: grpo.variant values whose advantages OpenRLHF computes (compat_tests.advantages)
-ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
+ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo", "rloo", "reinforce_pp_baseline")
 
 
 def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[list[float]]:
@@ -305,17 +305,19 @@ def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[l
     Calls ``RemoteExperienceMaker.compute_advantages_and_returns`` (OpenRLHF 0.11.2, CPU tensors) on an instance
     made without its Ray actor groups (``__init__`` only wires those up; the method reads ``strategy.args``,
     ``kl_ctl.value`` and ``advantage_estimator``), with the estimator crossgym's mapping sets for the variant
-    (``config_map.VARIANTS``), KL coefficient 0, no reward clipping or length penalty. Each group is one prompt's
+    (``config_map.VARIANTS``: group_norm, dr_grpo, rloo, reinforce_baseline), KL coefficient 0, no reward clipping or length penalty. Each group is one prompt's
     ``n_samples_per_prompt`` samples; the batch is split over two Experiences in shuffled order (their ``index``
     restores it, as in training) and the responses have different lengths under ``action_mask``. Every response
     token must carry the same advantage; that value is returned per sequence. Groups of one size go through one
-    call. OpenRLHF has no mask for a missing reward: None is an error. Where the experience maker's module cannot
+    call (the batch reinforce_baseline whitens over); the k-th sample of a call has
+    ``compat_tests.advantages.response_length(k)`` response tokens. OpenRLHF has no mask for a missing reward: None is an error. Where the experience maker's module cannot
     be imported, ``experience_maker_class`` says which class runs.
     """
     import torch
     from openrlhf.trainer.ppo_utils.experience import Experience
 
     from crossgym.adapters.openrlhf.config_map import VARIANTS
+    from crossgym.compat_tests.advantages import WIDTH, response_length
 
     RemoteExperienceMaker = experience_maker_class()
 
@@ -333,8 +335,8 @@ def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[l
         maker = object.__new__(RemoteExperienceMaker)
         maker.strategy, maker.kl_ctl, maker.advantage_estimator = ns(args=args), ns(value=0.0), estimator
         order = list(range(len(flat)))[::-1]  # the sample at position k of the batch is order[k] of the prompts
-        width = 5
-        lengths = [1 + k % width for k in range(len(flat))]
+        width = WIDTH
+        lengths = [response_length(k) for k in range(len(flat))]
         half = (len(order) + 1) // 2
         experiences = []
         for part in (order[:half], order[half:]):
@@ -351,7 +353,9 @@ def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[l
             for j, k in enumerate(exp.index):
                 row = exp.advantages[j]
                 n = lengths[k]
-                if not bool((row[:n] == row[0]).all()) or bool((row[n:] != 0).any()):
+                # only the response tokens count: the loss masks the rest with action_mask, and reinforce_baseline's
+                # whitening shifts the padding too ((advantages - mean) * rstd over the whole tensor)
+                if not bool((row[:n] == row[0]).all()):
                     raise RuntimeError(f"OpenRLHF gave sample {k} different advantages across its tokens: "
                                        f"{row.tolist()}")
                 per[k] = float(row[0])

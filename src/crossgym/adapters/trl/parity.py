@@ -53,13 +53,29 @@ def run_config(mode: str, output_dir: str, model: str | None = None) -> Any:
     return RunConfig.model_validate(data)
 
 
-def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str, backend: str = "trl") -> Any:
+#: what a given RunConfig brings to the parity run (a blend's parts and their verifiers, its environment, its rule)
+GIVEN_KEYS = ("tasks", "environment", "verifiers", "on_error", "task_weight", "seed")
+
+
+def given_run_config(run: Any, output_dir: str) -> Any:
+    """The parity RunConfig with ``run``'s tasks section, environment and reward settings (GIVEN_KEYS): the trainer
+    then builds the reward functions a run of ``run`` trains with (a blend's per-part verifiers included)."""
+    from crossgym.config import RunConfig
+
+    data = run_config("single_turn", output_dir).model_dump(mode="json", exclude_unset=True)
+    given = run.model_dump(mode="json", exclude_unset=True)
+    data.update({k: given[k] for k in GIVEN_KEYS if k in given})
+    return RunConfig.model_validate(data)
+
+
+def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str, backend: str = "trl", run: Any = None) -> Any:
     """The GRPOTrainer the crossgym ``backend`` (TRL, or one built on its trainer such as Unsloth) builds for
-    ``tasks`` in ``mode``, and the backend."""
+    ``tasks`` in ``mode`` (``run``: a RunConfig whose tasks section and rule to build it for), and the backend."""
     from crossgym.api import get_backend
 
     b = get_backend(backend)
-    run = run_config(mode, output_dir).with_overrides(backend=backend)
+    run = (run_config(mode, output_dir) if run is None else given_run_config(run, output_dir)
+           ).with_overrides(backend=backend)
     trainer = b.build_trainer(run, tasks=list(tasks), record_rollouts=False)  # type: ignore[attr-defined]
     return trainer, b
 
@@ -113,14 +129,16 @@ def trainer_rewards(trainer: Any, completions: Sequence[Completion], episodes: b
 
 
 def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn",
-                   backend: str = "trl") -> list[float | None]:
-    """The reward the ``backend``'s GRPOTrainer computes for each (task, completion), called as TRL calls it."""
+                   backend: str = "trl", run: Any = None) -> list[float | None]:
+    """The reward the ``backend``'s GRPOTrainer computes for each (task, completion), called as TRL calls it.
+    ``run``: the trainer is built for that RunConfig's tasks section and rule (a blend: one reward function per
+    verifier and per extra term, a part's own terms included); its tasks decide whether a rollout function is used."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if not tasks:
         return []
     with tempfile.TemporaryDirectory(prefix=f"crossgym-compat-{backend}-") as out:
-        trainer, b = build_trainer(tasks, mode, out, backend)
+        trainer, b = build_trainer(tasks, mode, out, backend, run=run)
         episodes = b.rollout_func is not None
         if mode == "multi_turn" and not episodes:
             raise RuntimeError(f"the {backend} backend built no rollout function for a multi-turn run")
@@ -192,7 +210,7 @@ def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3, backe
 
 
 #: grpo.variant values whose advantages the TRL backend computes (compat_tests.advantages)
-ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
+ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo", "cispo", "sapo")
 
 
 def advantages(groups: Sequence[Sequence[float | None]], variant: str, *, backend: str = "trl") -> list[list[float]]:
@@ -205,6 +223,24 @@ def advantages(groups: Sequence[Sequence[float | None]], variant: str, *, backen
     to that size (TRL views the rewards as ``(-1, num_generations)``; ``num_generations_eval`` when the model is in
     eval mode, as it is here).
     """
+    rows = [[[r] for r in g] for g in groups]
+    return _trainer_advantages(rows, {"grpo": {"variant": variant}}, backend=backend)
+
+
+def aggregated_advantages(groups: Sequence[Sequence[Sequence[float | None]]], weights: Sequence[float], *,
+                          backend: str = "trl") -> list[list[float]]:
+    """The advantages TRL's GRPOTrainer computes under reward aggregation normalize_then_sum (the backend maps it to
+    ``multi_objective_aggregation='normalize_then_sum'``): each completion's reward is one value per reward
+    function, the task verifier's first, then one extra verifier per further weight (the run's ``task_weight`` and
+    ``verifiers[].weight``; the trainer's ``reward_weights`` must come out as ``weights``)."""
+    extra = [{"name": "length", "params": {"max": 8 + i}, "weight": float(w)} for i, w in enumerate(weights[1:])]
+    changes = {"grpo": {"reward_aggregation": "normalize_then_sum"}, "task_weight": float(weights[0]),
+               "verifiers": extra}
+    return _trainer_advantages(groups, changes, backend=backend, weights=weights)
+
+
+def _trainer_advantages(groups: Sequence[Sequence[Sequence[float | None]]], changes: dict[str, Any], *,
+                        backend: str, weights: Sequence[float] | None = None) -> list[list[float]]:
     import torch
 
     from crossgym.api import get_backend
@@ -216,14 +252,17 @@ def advantages(groups: Sequence[Sequence[float | None]], variant: str, *, backen
     probe = Task(id="advantages", prompt=(user("1+1?"),), answer="2", verifier=VerifierSpec("exact_match"))
     with tempfile.TemporaryDirectory(prefix=f"crossgym-compat-{backend}-") as tmp:
         data = run_config("single_turn", tmp).model_dump(mode="json", exclude_unset=True)
-        data["grpo"]["variant"] = variant
+        data["grpo"].update(changes.get("grpo", {}))
+        data.update({k: v for k, v in changes.items() if k != "grpo"})
         run = RunConfig.model_validate(data).with_overrides(backend=backend)
         trainer = get_backend(backend).build_trainer(run, tasks=[probe], record_rollouts=False)  # type: ignore[attr-defined]
+        if weights is not None and [float(w) for w in trainer.reward_weights] != [float(w) for w in weights]:
+            raise RuntimeError(f"the trainer's reward_weights {trainer.reward_weights.tolist()} are not {list(weights)}")
         row = dict(trainer.train_dataset[0])
         for size in sorted({len(g) for g in groups}):
             picked = [i for i, g in enumerate(groups) if len(g) == size]
-            flat = torch.tensor([math.nan if r is None else float(r) for i in picked for r in groups[i]],
-                                dtype=torch.float32).unsqueeze(1)
+            flat = torch.tensor([[math.nan if r is None else float(r) for r in c] for i in picked for c in groups[i]],
+                                dtype=torch.float32)
             trainer.num_generations = trainer.num_generations_eval = size  # train or eval mode alike
             trainer._calculate_rewards = lambda *a, _flat=flat, **k: _flat.clone()
             got = trainer._generate_and_score_completions([dict(row) for _ in range(len(picked) * size)])

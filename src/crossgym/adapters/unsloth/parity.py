@@ -25,10 +25,11 @@ def build_trainer(tasks: Sequence[Task], mode: str, output_dir: str) -> tuple[An
     return trl_driver.build_trainer(tasks, mode, output_dir, "unsloth")
 
 
-def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn"
-                   ) -> list[float | None]:
-    """The reward the Unsloth backend's GRPOTrainer computes for each (task, completion): the TRL driver's call."""
-    return trl_driver.native_rewards(tasks, completions, mode=mode, backend="unsloth")
+def native_rewards(tasks: Sequence[Task], completions: Sequence[Completion], *, mode: str = "single_turn",
+                   run: Any = None) -> list[float | None]:
+    """The reward the Unsloth backend's GRPOTrainer computes for each (task, completion): the TRL driver's call
+    (``run``: build the trainer for that RunConfig's tasks section and rule, e.g. a blend's)."""
+    return trl_driver.native_rewards(tasks, completions, mode=mode, backend="unsloth", run=run)
 
 
 def record_rollouts(tasks: Sequence[Task], completions: Sequence[Completion], path: Any) -> None:
@@ -43,6 +44,12 @@ ADVANTAGE_VARIANTS = trl_driver.ADVANTAGE_VARIANTS
 def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[list[float]]:
     """The advantages the Unsloth backend's GRPOTrainer computes for ``groups``: the TRL driver's procedure."""
     return trl_driver.advantages(groups, variant, backend="unsloth")
+
+
+def aggregated_advantages(groups: Sequence[Sequence[Sequence[float | None]]], weights: Sequence[float]
+                          ) -> list[list[float]]:
+    """Reward aggregation normalize_then_sum through the Unsloth backend's GRPOTrainer: the TRL driver's procedure."""
+    return trl_driver.aggregated_advantages(groups, weights, backend="unsloth")
 
 
 def episode_tokens(tasks: Sequence[Task], *, env: str, max_turns: int = 3) -> dict[str, Any]:

@@ -246,50 +246,130 @@ def quiet() -> Iterator[None]:
         yield
 
 
-#: grpo.variant values whose advantages veRL computes (compat_tests.advantages); all use adv_estimator grpo
-ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo")
+#: grpo.variant values whose advantages veRL computes (compat_tests.advantages); the estimator is the mapping's
+ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo", "rloo", "reinforce_pp_baseline", "cispo", "sapo")
+
+
+def _batch(n: int) -> tuple[Any, list[int]]:
+    """(response_mask of n responses, their lengths): the k-th has ``advantages.response_length(k)`` tokens."""
+    import torch
+
+    from crossgym.compat_tests.advantages import WIDTH, response_length
+
+    lengths = [response_length(k) for k in range(n)]
+    mask = torch.zeros(n, WIDTH, dtype=torch.float32)
+    for k, m in enumerate(lengths):
+        mask[k, :m] = 1.0
+    return mask, lengths
+
+
+def _per_sequence(adv: Any, lengths: Sequence[int]) -> list[float]:
+    """The one value every response token carries (an error where veRL gave a sequence's tokens different ones)."""
+    out = []
+    for i, n in enumerate(lengths):
+        row = adv[i, :n]
+        if not bool((row == row[0]).all()) or bool((adv[i, n:] != 0).any()):
+            raise RuntimeError(f"veRL gave sequence {i} different advantages across its tokens: {adv[i].tolist()}")
+        out.append(float(row[0]))
+    return out
+
+
+def _by_size(groups: Sequence[Sequence[Any]]) -> list[list[int]]:
+    return [[i for i, g in enumerate(groups) if len(g) == n] for n in sorted({len(g) for g in groups})]
 
 
 def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[list[float]]:
     """The advantages veRL's trainer computes for ``groups`` of rewards under ``grpo.variant`` ``variant``.
 
-    Called as ``RayPPOTrainer.fit`` calls it: ``verl.trainer.ppo.ray_trainer.compute_advantage(data, "grpo",
-    norm_adv_by_std_in_grpo=...)`` (which calls ``core_algos.compute_grpo_outcome_advantage``), on a DataProto whose
-    ``token_level_rewards`` hold each reward at the last response token (as veRL's reward managers place it), with
-    responses of different lengths under ``response_mask`` and one ``uid`` per group. ``norm_adv_by_std_in_grpo`` is
-    what crossgym's mapping sets for the variant (``overrides.VARIANTS``). Every response token must carry the
-    same advantage; that value is returned per sequence. veRL has no mask for a missing reward: None is an error.
+    Called as ``RayPPOTrainer.fit`` calls it: ``verl.trainer.ppo.ray_trainer.compute_advantage(data, estimator,
+    norm_adv_by_std_in_grpo=..., config=AlgoConfig())`` (grpo: ``core_algos.compute_grpo_outcome_advantage``; rloo,
+    reinforce_plus_plus_baseline: the registered estimators), on a DataProto whose ``token_level_rewards`` hold each
+    reward at the last response token (as veRL's reward managers place it), with responses of different lengths under
+    ``response_mask`` and one ``uid`` per group. The estimator and ``norm_adv_by_std_in_grpo`` are what crossgym's
+    mapping sets for the variant (``overrides.variant_settings``). Groups of one size go through one call (a batch of
+    the batch-whitened estimators). Every response token must carry the same advantage; that value is returned per
+    sequence. veRL has no mask for a missing reward: None is an error.
     """
     import numpy as np
     import torch
     from verl import DataProto
+    from verl.trainer.config import AlgoConfig
     from verl.trainer.ppo.ray_trainer import compute_advantage
 
-    from crossgym.adapters.verl.overrides import VARIANTS
+    from crossgym.adapters.verl.overrides import variant_settings
 
     if any(r is None for g in groups for r in g):
         raise ValueError("veRL has no mask for a missing (None) reward")
-    flat = [float(r) for g in groups for r in g]  # type: ignore[arg-type]
-    uids = np.array([f"g{gi}" for gi, g in enumerate(groups) for _ in g], dtype=object)
-    width = 5
-    lengths = [1 + i % width for i in range(len(flat))]
-    mask = torch.zeros(len(flat), width, dtype=torch.float32)
-    rewards = torch.zeros(len(flat), width, dtype=torch.float32)
-    for i, (n, r) in enumerate(zip(lengths, flat, strict=True)):
-        mask[i, :n] = 1.0
-        rewards[i, n - 1] = r
-    data = DataProto.from_dict(tensors={"token_level_rewards": rewards, "response_mask": mask},
-                               non_tensors={"uid": uids})
-    norm = bool(VARIANTS[variant].get("norm_adv_by_std", True))
-    adv = compute_advantage(data, "grpo", norm_adv_by_std_in_grpo=norm).batch["advantages"]
-    per_seq = []
-    for i, n in enumerate(lengths):
-        row = adv[i, :n]
-        if not bool((row == row[0]).all()) or bool((adv[i, n:] != 0).any()):
-            raise RuntimeError(f"veRL gave sequence {i} different advantages across its tokens: {adv[i].tolist()}")
-        per_seq.append(float(row[0]))
-    out, k = [], 0
-    for g in groups:
-        out.append(per_seq[k:k + len(g)])
-        k += len(g)
+    v = variant_settings(_run(variant))
+    out: list[list[float]] = [[] for _ in groups]
+    for picked in _by_size(groups):
+        flat = [float(r) for i in picked for r in groups[i]]  # type: ignore[arg-type]
+        uids = np.array([f"g{i}" for i in picked for _ in groups[i]], dtype=object)
+        mask, lengths = _batch(len(flat))
+        rewards = torch.zeros_like(mask)
+        for k, (n, r) in enumerate(zip(lengths, flat, strict=True)):
+            rewards[k, n - 1] = r
+        data = DataProto.from_dict(tensors={"token_level_rewards": rewards, "response_mask": mask},
+                                   non_tensors={"uid": uids})
+        adv = compute_advantage(data, v["adv_estimator"], norm_adv_by_std_in_grpo=v["norm_adv_by_std_in_grpo"],
+                                config=AlgoConfig()).batch["advantages"]
+        per_seq = _per_sequence(adv, lengths)
+        size = len(groups[picked[0]])
+        for j, i in enumerate(picked):
+            out[i] = per_seq[j * size:(j + 1) * size]
+    return out
+
+
+def _run(variant: str, weights: Sequence[float] = (1.0,), aggregation: str = "sum") -> Any:
+    """A RunConfig with ``variant``, one extra verifier per weight after the first, and ``aggregation``."""
+    from crossgym.config import RunConfig
+
+    return RunConfig.model_validate({
+        "model": "m", "tasks": {"files": ["(given in-process)"]}, "backend": "verl", "task_weight": weights[0],
+        "verifiers": [{"name": "length", "params": {"max": 8 + i}, "weight": w} for i, w in enumerate(weights[1:])],
+        "grpo": {"variant": variant, "reward_aggregation": aggregation}})
+
+
+def aggregated_advantages(groups: Sequence[Sequence[Sequence[float]]], weights: Sequence[float]) -> list[list[float]]:
+    """The advantages veRL's ``gdpo`` estimator computes for reward aggregation normalize_then_sum, each completion's
+    reward one value per term (the task term first, then each extra verifier, weighted by ``weights``).
+
+    The keys and weights are the ones crossgym's mapping sets (``overrides.gdpo_settings``: ``gdpo_reward_keys``
+    name the reward dict's crossgym/task_reward and crossgym/extra/<term> entries, which land in the batch's
+    non_tensor_batch as veRL's reward_extra_info does); ``compute_advantage(data, "gdpo", config=AlgoConfig(...))``
+    reads each term at the last response token, as the trainer does.
+    """
+    import numpy as np
+    import torch
+    from verl import DataProto
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo.ray_trainer import compute_advantage
+
+    from crossgym.adapters.verl.overrides import gdpo_settings
+
+    g = gdpo_settings(_run("grpo", weights, "normalize_then_sum"))
+    keys, ws = g["+algorithm.gdpo_reward_keys"], g["+algorithm.gdpo_reward_weights"]
+    out: list[list[float]] = [[] for _ in groups]
+    for picked in _by_size(groups):
+        flat = [list(map(float, c)) for i in picked for c in groups[i]]
+        uids = np.array([f"g{i}" for i in picked for _ in groups[i]], dtype=object)
+        mask, lengths = _batch(len(flat))
+        prompt = 3
+        attention = torch.cat([torch.ones(len(flat), prompt), mask], dim=1)
+        summed = torch.zeros_like(mask)  # token_level_rewards: gdpo reads the terms instead
+        for k, (n, c) in enumerate(zip(lengths, flat, strict=True)):
+            summed[k, n - 1] = sum(w * x for w, x in zip(ws, c, strict=True))
+        non_tensors: dict[str, Any] = {"uid": uids}
+        for t, key in enumerate(keys):
+            non_tensors[key] = np.array([c[t] for c in flat], dtype=np.float32)
+        data = DataProto.from_dict(tensors={"token_level_rewards": summed, "response_mask": mask,
+                                            "prompts": torch.zeros(len(flat), prompt, dtype=torch.long),
+                                            "attention_mask": attention.long()}, non_tensors=non_tensors)
+        adv = compute_advantage(data, "gdpo", norm_adv_by_std_in_grpo=True,
+                                config=AlgoConfig(gdpo_reward_keys=list(keys), gdpo_reward_weights=list(ws))
+                                ).batch["advantages"]
+        per_seq = _per_sequence(adv, lengths)
+        size = len(groups[picked[0]])
+        for j, i in enumerate(picked):
+            out[i] = per_seq[j * size:(j + 1) * size]
     return out
