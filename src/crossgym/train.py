@@ -204,6 +204,21 @@ def run_gate_step(run: RunConfig, tasks: list[Any]) -> str | None:
     return reason if reason.startswith("gate passed") else f"eval gate passed: {reason}"
 
 
+def difficulty_step(run: RunConfig, tasks: list[Any], err: Any) -> list[Any]:
+    """Apply RunConfig.difficulty (crossgym.eval.difficulty): the rows of the tasks in the learnable band; the
+    measurement is an eval stored (and resumed) under <output_dir>/difficulty, the report in difficulty.json."""
+    from crossgym.eval.difficulty import apply_difficulty
+
+    out = Path(run.output_dir).expanduser() / "difficulty"
+    with err.status(f"difficulty filter: {run.difficulty.samples} samples per task from the starting model"
+                    if run.difficulty and not run.difficulty.rollouts else "difficulty filter"):
+        report = apply_difficulty(run, tasks, output_dir=out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "difficulty.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    err.print(report.line(), markup=False, soft_wrap=True)
+    return list(report.rows)
+
+
 # ---------------------------------------------------------------- train
 def resume_step(backend: TrainingBackend, run: RunConfig, *, required: bool) -> ResumePoint | None:
     """Where ``run`` continues (RunConfig.resume, through the backend's own checkpoints), or None to start from the
@@ -271,6 +286,8 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
         with err.status("eval gate: verifier self-check and a small eval of the starting model"):
             line = run_gate_step(run, tasks)
         err.print(line if line else "eval gate: not available in this build, skipped", markup=False)
+    if run.difficulty is not None and point is None:
+        tasks = difficulty_step(run, tasks, err)
     result = _train_with_progress(b, run, tasks, err)
     _print_result(result, stop_mode=b.capabilities.stop)
     if result.metrics.get("interrupted") or result.metrics.get("stopped_early"):

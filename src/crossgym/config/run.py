@@ -176,6 +176,9 @@ class GRPOConfig(_Model):
     """Log metrics every N steps."""
     save_steps: int | None = None
     """Save a checkpoint every N steps (the final checkpoint is always saved)."""
+    filter_groups: bool = False
+    """Dynamic sampling (DAPO): drop GRPO groups whose rewards are all equal while training and sample more until
+    the batch is full: veRL's algorithm.filter_groups, OpenRLHF's dynamic filtering; TRL has none (see `plan`)."""
 
     @model_validator(mode="after")
     def _batch_fits_group(self) -> GRPOConfig:
@@ -184,6 +187,27 @@ class GRPOConfig(_Model):
             raise ValueError(
                 f"per_device_train_batch_size x gradient_accumulation_steps ({total}) must be a multiple of "
                 f"num_generations ({self.num_generations}): each GRPO group needs all its completions")
+        return self
+
+
+class DifficultyConfig(_Model):
+    """A difficulty filter before training: each task's pass rate over ``samples`` completions of the starting
+    model; tasks outside the learnable band are dropped (a GRPO group whose rewards are all equal teaches nothing)."""
+
+    samples: int = Field(default=8, ge=2)
+    """Completions per task to measure its pass rate (with the run's sampling settings)."""
+    min_pass: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Keep a task when its pass rate is above this (0: drop tasks no sample solves)."""
+    max_pass: float = Field(default=1.0, ge=0.0, le=1.0)
+    """...and below this (1: drop tasks every sample solves)."""
+    rollouts: str | None = None
+    """An earlier eval's rollouts.jsonl (or its folder) to read pass rates from instead of measuring them; tasks it
+    has no rollouts for are kept."""
+
+    @model_validator(mode="after")
+    def _band(self) -> DifficultyConfig:
+        if self.min_pass >= self.max_pass:
+            raise ValueError(f"min_pass ({self.min_pass}) must be below max_pass ({self.max_pass})")
         return self
 
 
@@ -199,6 +223,8 @@ class RunConfig(_Model):
     """Held-out tasks for the eval-first gate and before/after evaluation (default: a slice of `tasks`)."""
     verifiers: list[VerifierConfig] = Field(default_factory=list)
     """Extra weighted reward terms; each task's own verifier always scores with weight `task_weight`."""
+    difficulty: DifficultyConfig | None = None
+    """Keep only tasks in a learnable band of the starting model's pass rate (measured before training)."""
     task_weight: float = 1.0
     """Weight of each task's own verifier in the summed reward."""
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)

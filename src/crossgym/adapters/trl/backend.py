@@ -94,6 +94,11 @@ class TRLBackend(BackendBase):
             config_map.check_backend_args(run)
         except ImportError:
             notes.append("trl is not installed here: backend_args were not checked against GRPOConfig")
+        if run.grpo.filter_groups:
+            notes.append("grpo.filter_groups: TRL 1.16 has no dynamic sampling; a group whose rewards are all equal "
+                         "keeps zero advantage (no policy gradient), but its tokens still count in the loss "
+                         "normaliser and its generation is spent: set `difficulty:` to drop such tasks before "
+                         "training")
         if run.grpo.max_prompt_length:
             notes.append(f"TRL 1.16 has no max_prompt_length: prompts over {run.grpo.max_prompt_length} tokens "
                          "are dropped before training")
