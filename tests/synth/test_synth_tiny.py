@@ -61,7 +61,7 @@ def test_cli_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
 
     for argv, words in [(["no_such_family"], "no task source 'no_such_family'"),
                         (["arithmetic", "--seeds", str(tmp_path / "missing.jsonl")], "no seed file"),
-                        (["arithmetic", "-n", "0"], "-n must be >= 1")]:
+                        (["arithmetic", "-n", "0"], "-n: must be in 1..1000000")]:
         with pytest.raises(SystemExit) as exc:
             main(["synth", *argv, *([] if "-n" in argv else ["-n", "1"]), "--out", str(tmp_path / "o.jsonl")])
         assert exc.value.code == 2

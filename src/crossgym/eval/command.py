@@ -9,6 +9,7 @@ from typing import Any
 
 from crossgym.protocol.episode import SamplingParams
 from crossgym.protocol.errors import ConfigError
+from crossgym.protocol.task import Task
 from crossgym.rollout.config import RolloutConfig
 
 DEFAULT_OUTPUT = Path("runs") / "eval"
@@ -19,8 +20,12 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
                      temperature: float | None = None, max_tokens: int | None = None,
                      seed: int | None = None) -> dict[str, Any]:
     """Run one eval as the CLI asks and print the result; returns the metrics document."""
+    again = resume_command(config=config, model=model, endpoint=endpoint, tasks=tasks, engine=engine, n=n,
+                           limit=limit, output_dir=output_dir, temperature=temperature, max_tokens=max_tokens,
+                           seed=seed)
     from crossgym.config.files import check_model_path, check_output_dir, check_sampling
     from crossgym.eval.run import (
+        ROLLOUTS_FILE,
         build_engine,
         engine_model_name,
         environment_from_run,
@@ -78,13 +83,20 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     eng = build_engine(engine, model=model, endpoint=endpoint)
     rc = RolloutConfig(model=engine_model_name(eng, model or endpoint or "?"), engine=str(eng.name),
                        sampling=sampling, n=n, environment=environment, env_params=env_params)
+    total = len(task_list) * n
+    store = output_dir / ROLLOUTS_FILE
+    reused = stored_rollouts(store, task_list, n, rc.hash())
+    if reused:  # said before the work starts: what is there, and what is left
+        sys.stderr.write(f"resuming: {reused} of {total} rollouts reused from {store} (same model and settings); "
+                         f"{total - reused} to generate\n")
     try:
-        with _progress_bar(total=len(task_list) * n) as progress:
+        with _progress_bar(total=total) as progress:
             result = run_eval(eng, task_list, rc, output_dir=output_dir, progress=progress)
     except KeyboardInterrupt:
-        sys.stderr.write(f"crossgym eval: interrupted; the rollouts finished so far are in "
-                         f"{output_dir / 'rollouts.jsonl'}: run the same command again to resume\n")
-        raise
+        saved = stored_rollouts(store, task_list, n, rc.hash())
+        sys.stderr.write(f"crossgym eval: interrupted: {saved} of {total} rollouts are saved in {store}; run the "
+                         f"same command again to resume (it generates only the {total - saved} left): {again}\n")
+        raise SystemExit(130) from None
     eng.close()
     if as_json:
         sys.stdout.write(json.dumps(result.metrics, indent=2, default=str) + "\n")
@@ -96,6 +108,28 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
                              f"{total - result.reused} generated\n")
         _print_summary(result.metrics, result.output_dir, result.report)
     return result.metrics
+
+
+def stored_rollouts(path: Path, tasks: list[Task], n: int, config_hash: str) -> int:
+    """How many of ``tasks`` x ``n`` rollouts under ``config_hash`` the store at ``path`` already holds."""
+    from crossgym.rollout.config import rollout_key
+    from crossgym.rollout.store import RolloutStore
+
+    if not path.is_file():
+        return 0
+    keys = RolloutStore(path).keys()
+    return sum(1 for t in tasks for j in range(n) if rollout_key(t.id, j, config_hash) in keys) if keys else 0
+
+
+def resume_command(config: Path | None = None, **flags: Any) -> str:
+    """The `crossgym eval` command line with these settings (the one that resumes an interrupted eval)."""
+    import shlex
+
+    words = ["crossgym", "eval", *([str(config)] if config is not None else [])]
+    for name, value in flags.items():
+        if value is not None and not (name == "n" and value == 1):
+            words += [f"--{name.replace('_', '-')}", str(value)]
+    return shlex.join(words)
 
 
 class _progress_bar:

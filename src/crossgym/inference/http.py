@@ -63,6 +63,10 @@ class JSONClient:
                                                         max_keepalive_connections=max_concurrency))
         self._slots = threading.BoundedSemaphore(max_concurrency)
         self._httpx = httpx
+        # the failures already reported: many requests in flight against a server that is down would each say
+        # "retry k/N" (32 lines for one synth batch); each kind of failure is reported once until one succeeds
+        self._reported: set[str] = set()
+        self._report_lock = threading.Lock()
 
     def __repr__(self) -> str:  # never show the key
         return f"JSONClient({self.base_url!r}, engine={self.engine!r})"
@@ -82,6 +86,9 @@ class JSONClient:
                     resp = None
             if resp is not None:
                 if resp.status_code < 300:
+                    if self._reported:
+                        with self._report_lock:
+                            self._reported.clear()
                     try:
                         return resp.json()
                     except ValueError:
@@ -96,10 +103,18 @@ class JSONClient:
             if attempt < self.max_retries:
                 delay = retry_after if retry_after is not None else self.backoff * 2 ** attempt * random.uniform(0.5, 1)
                 delay = min(self.max_backoff, max(0.0, delay))
-                log.warning("%s: %s %s failed (%s); retry %d/%d in %.2f s", self.engine, method, url, last,
-                            attempt + 1, self.max_retries, delay)
+                with self._report_lock:
+                    first = last not in self._reported
+                    self._reported.add(last)
+                if first:
+                    log.warning("%s: %s %s failed (%s); retrying up to %d times with backoff (the same failure of "
+                                "other requests is not repeated)", self.engine, method, url, last, self.max_retries)
+                else:
+                    log.debug("%s: %s %s failed (%s); retry %d/%d in %.2f s", self.engine, method, url, last,
+                              attempt + 1, self.max_retries, delay)
                 time.sleep(delay)
-        raise EngineError(f"{self.engine}: {method} {url} failed after {self.max_retries + 1} attempts: {last}")
+        down = "" if last.startswith("HTTP ") else f" (fix: check that a server is running at {self.base_url})"
+        raise EngineError(f"{self.engine}: {method} {url} failed after {self.max_retries + 1} attempts: {last}{down}")
 
     def post(self, path: str, body: Any) -> Any:
         return self.request("POST", path, body)

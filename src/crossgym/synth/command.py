@@ -43,11 +43,12 @@ def run_synth_command(family: str, seeds: Path | None, from_source: str | None, 
                       as_json: bool = False) -> dict[str, Any]:
     """Run synth as the CLI asks, write the files, print a summary; returns the summary document."""
     from crossgym.config.files import check_model_path, check_output_file, check_sampling
+    from crossgym.environments.sources.common import MAX_TASKS
     from crossgym.eval.run import build_engine, engine_model_name
     from crossgym.synth.run import synthesize
 
-    if n < 1:
-        raise ConfigError(f"-n must be >= 1, got {n}", where="-n", fix="e.g. -n 20")
+    if not 1 <= n <= MAX_TASKS:
+        raise ConfigError(f"must be in 1..{MAX_TASKS} (tasks to keep), got {n}", where="-n", fix="e.g. -n 20")
     check_sampling(temperature=temperature, max_tokens=max_tokens)
     if max_attempts is not None and max_attempts < 1:
         raise ConfigError(f"must be >= 1, got {max_attempts}", where="--max-attempts", fix=f"e.g. --max-attempts {4 * n}")

@@ -1,0 +1,89 @@
+"""Feedback on long work (issue 24, item 6): what a user sees when an endpoint is dead, when an eval is stopped
+and resumed, and what a short train's summary compares. Each runs the real console entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TIMEOUT = 120
+
+
+def _dead_port() -> int:
+    """A 127.0.0.1 port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "COLUMNS": "100"}
+
+
+def test_synth_against_a_dead_endpoint_says_so_once(tmp_path: Path) -> None:
+    """Eight drafts in flight, each retried four times, used to print 32 "retry k/4" lines before the error: now
+    one line says the server failed and that it is being retried, then the one error line."""
+    pytest.importorskip("httpx")
+    url = f"http://127.0.0.1:{_dead_port()}/v1"
+    proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "synth", "arithmetic", "-n", "2", "--out",
+                           str(tmp_path / "o.jsonl"), "--engine", "openai", "--endpoint", url, "--model", "m"],
+                          capture_output=True, text=True, timeout=TIMEOUT, env=_env(), cwd=tmp_path)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 2, proc.stderr
+    assert lines[0].startswith("openai: POST ") and "retrying up to 4 times" in lines[0] and url in lines[0]
+    assert lines[1].startswith("crossgym: error: ") and "failed after 5 attempts" in lines[1]
+    assert f"check that a server is running at {url}" in lines[1]
+    assert not list(tmp_path.glob("o*"))
+
+
+def _eval_argv(model: Path, tasks: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "crossgym.cli", "eval", "--tasks", str(tasks), "--model", str(model), "--n", "2",
+            "--max-tokens", "4", "--output-dir", str(out)]
+
+
+def test_eval_ctrl_c_says_what_was_saved_and_the_rerun_says_what_it_reused(tmp_path: Path,
+                                                                             tiny_model_dir: Path) -> None:
+    """Ctrl-C part way: the line names how many rollouts are saved, where, and the command that resumes. The
+    rerun says how many it reused and how many it generates, before it starts."""
+    from crossgym.api import load_tasks
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(t.to_json() + "\n" for t in load_tasks("arithmetic", n=150)), encoding="utf-8")
+    out = tmp_path / "out"
+    rollouts = out / "rollouts.jsonl"
+    proc = subprocess.Popen(_eval_argv(tiny_model_dir, tasks, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=_env(), cwd=tmp_path)
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline and proc.poll() is None:  # wait for the first batches to be stored
+        if rollouts.is_file() and len(rollouts.read_bytes().splitlines()) >= 32:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130, stderr
+    saved = len(rollouts.read_bytes().splitlines())
+    assert 32 <= saved < 300
+    lines = [x for x in stderr.splitlines() if x.strip() and not x.startswith("Loading weights")]  # not ours
+    assert "Traceback" not in stderr and len(lines) == 1, stderr
+    assert lines[0].startswith(f"crossgym eval: interrupted: {saved} of 300 rollouts are saved in {rollouts}")
+    assert "run the same command again to resume (it generates only the" in lines[0]
+    assert lines[0].endswith(f": crossgym eval --model {tiny_model_dir} --tasks {tasks} --n 2 --output-dir {out} "
+                             "--max-tokens 4")
+
+    again = subprocess.run([*_eval_argv(tiny_model_dir, tasks, out), "--json"], capture_output=True, text=True,
+                           timeout=TIMEOUT * 3, env=_env(), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert (f"resuming: {saved} of 300 rollouts reused from {rollouts} (same model and settings); {300 - saved} to "
+            "generate") in again.stderr
+    assert json.loads(again.stdout)["n_rollouts"] == 300
+    assert len(rollouts.read_bytes().splitlines()) == 300
