@@ -80,7 +80,7 @@ compat-main: venv
 
 # the verifier x backend parity matrix from every venv that exists, merged (compat-matrix.json / .html), no tests
 compat: compat-main
-	-for b in verl openrlhf unsloth; do if [ -x .nox/$$b/bin/crossgym ]; then \
+	-for b in verl openrlhf unsloth skyrl; do if [ -x .nox/$$b/bin/crossgym ]; then \
 	  .nox/$$b/bin/crossgym compat --backend $$b --checks parity,plans,tokens,consistency,advantages --out $(COMPAT_DIR)/$$b.json \
 	  > $(COMPAT_DIR)/$$b.txt; fi; done
 	$(PY) -m crossgym.compat_tests.merge $(COMPAT_DIR)/*.json -o compat-matrix.json --html compat-matrix.html

@@ -29,14 +29,17 @@ def test_import_crossgym_and_list_stay_framework_free() -> None:
     package (a bridge module imports its framework inside functions: `crossgym list` loads verifier classes)."""
     code = ("import sys, crossgym, crossgym.catalog; crossgym.catalog.catalog(); "
             "heavy = {'torch', 'trl', 'transformers', 'verl', 'openrlhf', 'unsloth', 'vllm', 'sglang', 'ray', "
-            "'fastapi', 'datasets', 'verifiers', 'openenv', 'openai', 'anthropic', 'data_designer'}; print(sorted(heavy & set(sys.modules)))")
+            "'fastapi', 'datasets', 'verifiers', 'openenv', 'openai', 'anthropic', 'data_designer', 'skyrl', "
+            "'skyrl_gym'}; print(sorted(heavy & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.strip() == "[]"
 
 
-FRAMEWORKS = {"torch", "trl", "verl", "openrlhf", "unsloth", "unsloth_zoo", "vllm", "sglang"}
-# loaded only by veRL's own processes (its agent-loop and tool registries name them), never by crossgym's
-FRAMEWORK_SIDE = {"src/crossgym/adapters/verl/agent_loop.py", "src/crossgym/adapters/verl/tools.py"}
+FRAMEWORKS = {"torch", "trl", "verl", "openrlhf", "unsloth", "unsloth_zoo", "vllm", "sglang", "skyrl", "skyrl_gym"}
+# loaded only by the frameworks' own processes (veRL's agent-loop and tool registries, skyrl_gym.make), never by
+# crossgym's
+FRAMEWORK_SIDE = {"src/crossgym/adapters/verl/agent_loop.py", "src/crossgym/adapters/verl/tools.py",
+                  "src/crossgym/adapters/skyrl/gym_env.py"}
 
 
 class _ImportTimeImports(ast.NodeVisitor):

@@ -8,7 +8,8 @@ step says ``done``; the reward SkyRL trains on is the sum of the step rewards. H
 - the row's ``task`` column (SkyRL's env_extras) is the whole Task as JSON: its verifier, answer and environment;
 - a single-turn task (no environment, no tools) is scored at its first step: ``RewardRule.score(task,
   Completion.from_text(text))``, the same call as every backend's reward hook;
-- any other task is an episode played by crossgym.rollout.driver (seed, turn limit, stop rules, environment
+- any other task (its blend part's environment settings first, then the run's, then its own) is an episode played
+  by crossgym.rollout.driver (seed, turn limit, stop rules, environment
   errors, completion): ``init`` opens it and returns the environment's first observation as chat messages,
   each ``step`` feeds the turn to ``Episode.take`` and returns the environment's reply as observations, and the
   last step's reward is the rule's score of the whole episode (``Episode.score``; a failed environment scores
@@ -26,6 +27,7 @@ from typing import Any
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Task
 from crossgym.rollout.driver import Episode, episode_seed, render_messages
+from crossgym.rollout.tasks import episode_settings
 from crossgym.scoring import RecordWriter, RewardRule, Scored
 
 log = logging.getLogger(__name__)
@@ -73,10 +75,12 @@ def task_from_extras(extras: Any) -> Task:
     return task_from_cell(extras[TASK_KEY])
 
 
-def needs_episode(task: Task, env: str | None) -> bool:
-    """Whether a task is played as an episode (an environment other than single_turn, or tools)."""
-    name = env or task.env
-    return name != "single_turn" or bool(task.tools) or any(m.tool_calls or m.role == "tool" for m in task.prompt)
+def needs_episode(task: Task, env: str | None, max_turns: int | None = None) -> bool:
+    """Whether a task is played as an episode: its environment (a blend part's, else the run's explicit one, else
+    its own) is not single_turn, it allows more than one turn, or it has tools or tool messages."""
+    name, _, turns = episode_settings(task, env=env, max_turns=max_turns)
+    return (name != "single_turn" or (turns or 1) > 1 or bool(task.tools)
+            or any(m.tool_calls or m.role == "tool" for m in task.prompt))
 
 
 def step_output(observations: list[dict[str, Any]], reward: float, done: bool,
@@ -104,11 +108,12 @@ class Session:
     # ------------------------------------------------------------ skyrl_gym's contract
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The first chat history: the row's prompt (single turn) or the environment's first observation."""
-        task = self.task
-        if task is None or not needs_episode(task, self.cfg.env):
+        task, cfg = self.task, self.cfg
+        if task is None or not needs_episode(task, cfg.env, cfg.max_turns):
             return prompt, {}
-        self.episode = Episode.open(task, self.cfg.env or task.env, env_params=self.cfg.env_params,
-                                    seed=episode_seed(self.cfg.seed, task.id), max_turns=self.cfg.max_turns)
+        env, params, turns = episode_settings(task, env=cfg.env, params=cfg.env_params, max_turns=cfg.max_turns)
+        self.episode = Episode.open(task, env, env_params=params, seed=episode_seed(cfg.seed, task.id),
+                                    max_turns=turns)
         return render_messages(self.episode.prompt), {}
 
     def step(self, action: str) -> dict[str, Any]:
