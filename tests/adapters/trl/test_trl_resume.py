@@ -263,3 +263,30 @@ def test_cutting_records_back_to_a_checkpoint(tmp_path):
     kept = [json.loads(line)["provenance"]["step"] for line in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
     assert kept == [0, 0, 1, 1, None]  # generated before the checkpoint (steps 1 and 2 of training)
     assert cut_records(tmp_path, 2) == {"metrics": 0, "rollouts": 0}  # nothing more to cut: the files stay
+
+
+@pytest.mark.parametrize("lr", [5e-4, 1e-3])
+def test_a_changed_learning_rate_and_max_steps_take_effect_and_are_recorded(tiny_model_dir, tmp_path, capsys, lr):
+    """The optimizer and scheduler loaded from the checkpoint carry the old rate and schedule; the resumed run
+    trains with the new rate, on the schedule a fresh run of the new max_steps follows."""
+    cfg = _config(tmp_path, str(tiny_model_dir), "out", grpo={"max_steps": 2})
+    code, _, err = _cli(["train", str(cfg), "--skip-gate"], capsys)
+    assert code == 0, err
+    cfg = _config(tmp_path, str(tiny_model_dir), "out", grpo={"max_steps": 4, "learning_rate": lr})
+    code, _, err = _cli(["train", str(cfg), "--resume"], capsys)
+    assert code == 0, err
+    err = " ".join(err.split())
+    changed = {"grpo.learning_rate": [1e-3, lr]} if lr != 1e-3 else {}
+    changed["grpo.max_steps"] = [2, 4]
+    assert "changed since the checkpoint: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()) in err
+    fresh = _config(tmp_path, str(tiny_model_dir), "fresh", grpo={"max_steps": 4, "learning_rate": lr})
+    code, _, err = _cli(["train", str(fresh), "--skip-gate"], capsys)
+    assert code == 0, err
+    got = {r["step"]: r["learning_rate"] for r in _rows(tmp_path / "out" / "metrics.jsonl") if "learning_rate" in r}
+    want = {r["step"]: r["learning_rate"] for r in _rows(tmp_path / "fresh" / "metrics.jsonl")
+            if "learning_rate" in r}
+    assert sorted(got) == [1, 2, 3, 4]
+    assert got[3] == pytest.approx(want[3]) and got[4] == pytest.approx(want[4])
+    segments = _rows(tmp_path / "out" / "crossgym_segments.jsonl")
+    assert segments[-1]["changed"] == changed
+    assert segments[-1]["from_step"] == 2

@@ -169,7 +169,7 @@ class TRLBackend(BackendBase):
                 if record_rollouts else None)
         if sink is not None and sink.path.exists() and resume is None:
             sink.path.unlink()
-        if resume is not None and "grpo.learning_rate" in resume.changed:
+        if resume is not None:  # the checkpoint's optimizer holds the rate of its own schedule's step
             callbacks = [*callbacks, _new_learning_rate(run.grpo.learning_rate)]
         funcs, weights = reward_functions(rule, tasks, sink=sink)
         kwargs.setdefault("reward_weights", weights)
@@ -260,7 +260,9 @@ def _resume_note(run: RunConfig, point: ResumePoint | None) -> str:
 
 
 def _new_learning_rate(lr: float) -> Any:
-    """A callback putting a changed learning rate into the optimizer and scheduler loaded from a checkpoint."""
+    """A callback putting the run's learning rate, at the scheduler's step, into the optimizer and scheduler loaded
+    from a checkpoint: without it the first step after a resume trains at the rate the checkpoint's optimizer
+    holds, which is wrong when grpo.learning_rate or grpo.max_steps changed (the same value when neither did)."""
     from transformers import TrainerCallback
 
     from crossgym.adapters.trl.checkpoints import apply_learning_rate
@@ -270,7 +272,6 @@ def _new_learning_rate(lr: float) -> Any:
                            lr_scheduler: Any = None, **kw: Any) -> None:
             if optimizer is not None:
                 apply_learning_rate(optimizer, lr_scheduler, lr)
-                log.info("learning rate changed since the checkpoint: now %g", lr)
 
     return NewLearningRate()
 

@@ -71,8 +71,8 @@ def remove_checkpoints(output_dir: Path) -> int:
 
 
 def apply_learning_rate(optimizer: Any, scheduler: Any, lr: float) -> None:
-    """A resumed run with a changed learning rate: the optimizer and scheduler state loaded from the checkpoint
-    carry the old one; put the new base rate in and recompute the current rate at the scheduler's step."""
+    """A resumed run: the optimizer and scheduler state loaded from the checkpoint carry the rate of the old
+    config; put the run's base rate in and recompute the current rate at the scheduler's step (as LambdaLR does)."""
     inner = getattr(scheduler, "scheduler", scheduler)  # accelerate wraps the scheduler
     lambdas = getattr(inner, "lr_lambdas", None)
     groups = getattr(optimizer, "param_groups", None) or getattr(getattr(optimizer, "optimizer", None),
