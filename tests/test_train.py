@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -142,6 +143,7 @@ def test_train_end_to_end(tiny_model_dir, tmp_path, capsys):
     code, out, err = _cli(["train", str(cfg), "--backend", "trl"], capsys)
     assert code == 0, err
     assert "gate passed" in err and "trained 2 steps" in out
+    assert re.search(r"mean reward -?\d\.\d{3} \(step 1\) -> -?\d\.\d{3} \(step 2\)", out) and "10 steps" not in out
     final = tmp_path / "out" / "final"
     assert (final / "model.safetensors").is_file() and (final / "tokenizer_config.json").is_file()
     assert (tmp_path / "out" / "reward_curve.png").is_file()

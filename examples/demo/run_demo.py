@@ -57,7 +57,7 @@ def main() -> int:
     from crossgym.adapters.trl.backend import TRLBackend
     from crossgym.config import load_run_config
     from crossgym.rollout.tasks import load_run_tasks
-    from crossgym.train import quiet_libraries
+    from crossgym.train import quiet_libraries, reward_line
 
     threads = int(os.environ.get("OMP_NUM_THREADS", "2"))
     torch.set_num_threads(threads)
@@ -101,8 +101,7 @@ def main() -> int:
     timer.cancel()
     m = result.metrics
     say(f"trained {result.steps} steps in {m.get('mean_step_s', 0) * result.steps:.0f} s "
-        f"(mean {m.get('mean_step_s', float('nan')):.1f} s/step); reward first 10 steps "
-        f"{m.get('reward_first10', float('nan')):.3f} -> last 10 {m.get('reward_last10', float('nan')):.3f}")
+        f"(mean {m.get('mean_step_s', float('nan')):.1f} s/step); {reward_line(m) or 'no reward logged'}")
 
     ckpt = str(result.checkpoint)
     after = {"greedy": evaluate(ckpt, held, out / "eval_after" / "greedy", greedy=True, n=1, run=run),

@@ -344,6 +344,21 @@ def _train_with_progress(backend: TrainingBackend, run: RunConfig, tasks: list[A
             signal.signal(signal.SIGINT, previous)
 
 
+def reward_line(m: Mapping[str, Any]) -> str | None:
+    """What the reward did, saying which logged steps each mean covers: "mean reward 0.575 (steps 1-10) -> 1.188
+    (steps 191-200)"; a 2-step run compares step 1 with step 2, a 1-step run has nothing to compare."""
+    def steps(span: Sequence[int]) -> str:
+        return f"step {span[0]}" if span[0] == span[1] else f"steps {span[0]}-{span[1]}"
+
+    if "reward_start" in m:
+        return (f"mean reward {m['reward_start']:.3f} ({steps(m['reward_start_steps'])}) -> {m['reward_end']:.3f} "
+                f"({steps(m['reward_end_steps'])})")
+    if "reward_only" in m:
+        step, value = m["reward_only"]
+        return f"mean reward {value:.3f} (step {step}, the only logged step: nothing to compare)"
+    return None
+
+
 def _print_result(result: TrainResult, *, stop_mode: str = "step") -> None:
     m = result.metrics
     out = sys.stdout
@@ -352,8 +367,9 @@ def _print_result(result: TrainResult, *, stop_mode: str = "step") -> None:
         out.write(f"stopped at step {result.steps} (Ctrl-C); {kept}\n")
     else:
         out.write(f"trained {result.steps} steps\n")
-    if "reward_first10" in m:
-        out.write(f"mean reward: first 10 steps {m['reward_first10']:.3f} -> last 10 steps {m['reward_last10']:.3f}\n")
+    line = reward_line(m)
+    if line:
+        out.write(line + "\n")
     if "mean_step_s" in m:
         out.write(f"step time: mean {m['mean_step_s']:.2f} s, median {m['median_step_s']:.2f} s\n")
     out.write(f"checkpoint:   {result.checkpoint}\n")

@@ -87,3 +87,19 @@ def test_eval_ctrl_c_says_what_was_saved_and_the_rerun_says_what_it_reused(tmp_p
             "generate") in again.stderr
     assert json.loads(again.stdout)["n_rollouts"] == 300
     assert len(rollouts.read_bytes().splitlines()) == 300
+
+
+@pytest.mark.parametrize(("steps", "want"), [
+    (1, "mean reward 0.100 (step 1, the only logged step: nothing to compare)"),
+    (2, "mean reward 0.100 (step 1) -> 0.200 (step 2)"),
+    (5, "mean reward 0.150 (steps 1-2) -> 0.450 (steps 4-5)"),
+    (40, "mean reward 0.550 (steps 1-10) -> 3.550 (steps 31-40)"),
+])
+def test_the_train_summary_says_which_steps_it_compares(steps: int, want: str) -> None:
+    """A 2-step run used to print "first 10 steps 0.150 -> last 10 steps 0.150" (the same two steps twice)."""
+    from crossgym.adapters.trl.outputs import summarize
+    from crossgym.train import reward_line
+
+    rows = [{"step": s, "reward": s / 10} for s in range(1, steps + 1)] + [{"step": steps, "train_runtime": 1.0}]
+    assert reward_line(summarize(rows, [])) == want
+    assert reward_line(summarize([], [])) is None

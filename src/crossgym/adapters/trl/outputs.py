@@ -146,13 +146,25 @@ def plot_reward_curve(metrics_path: str | Path, png_path: str | Path, *, title: 
 
 
 def summarize(rows: list[dict[str, Any]], step_times: list[float]) -> dict[str, Any]:
-    """Headline numbers for TrainResult.metrics: first/last-10 mean reward, step times."""
-    rewards = [v for _, v in reward_series(rows).get("reward", [])]
+    """Headline numbers for TrainResult.metrics: the mean reward of the first and of the last logged steps, step
+    times. ``reward_start``/``reward_end`` average windows that never overlap (up to 10 logged steps each, fewer in
+    a short run; ``reward_start_steps`` and ``reward_end_steps`` name their first and last step); one logged step
+    gives ``reward_only``. ``reward_first10``/``reward_last10`` (min(10, logged) steps each) stay for old readers."""
+    series = reward_series(rows).get("reward", [])
+    rewards = [v for _, v in series]
     k = min(10, len(rewards))
     out: dict[str, Any] = {"logged_steps": len(rewards)}
     if k:
         out["reward_first10"] = sum(rewards[:k]) / k
         out["reward_last10"] = sum(rewards[-k:]) / k
+    window = min(10, len(rewards) // 2)
+    if window:
+        out["reward_start"] = sum(rewards[:window]) / window
+        out["reward_end"] = sum(rewards[-window:]) / window
+        out["reward_start_steps"] = [series[0][0], series[window - 1][0]]
+        out["reward_end_steps"] = [series[-window][0], series[-1][0]]
+    elif rewards:
+        out["reward_only"] = [series[0][0], rewards[0]]
     if step_times:
         ordered = sorted(step_times)
         out["mean_step_s"] = sum(step_times) / len(step_times)
