@@ -176,6 +176,11 @@ class GRPOConfig(_Model):
     """Log metrics every N steps."""
     save_steps: int | None = None
     """Save a checkpoint every N steps (the final checkpoint is always saved)."""
+    eval_steps: int | None = Field(default=None, ge=1)
+    """Held-out watch: every N steps (and before the first), score the policy greedily on `eval_limit` of
+    `eval_tasks` and log the held-out pass rate beside the training reward (TRL; veRL maps it to test_freq)."""
+    eval_limit: int = Field(default=32, ge=1)
+    """Held-out tasks the watch scores each time (the first N of `eval_tasks`)."""
     filter_groups: bool = False
     """Dynamic sampling (DAPO): drop GRPO groups whose rewards are all equal while training and sample more until
     the batch is full: veRL's algorithm.filter_groups, OpenRLHF's dynamic filtering; TRL has none (see `plan`)."""

@@ -216,7 +216,10 @@ class TRLBackend(BackendBase):
                          point.step, dropped["metrics"], dropped["rollouts"])
         segment = begin_segment(out, run, point, backend=self.name)
         logger = make_run_logger(out, progress=progress, stop=stop, segment=segment, resumed=point is not None)
-        trainer = self.build_trainer(run, tasks=tasks, callbacks=[logger, *callbacks], resume=point)
+        from crossgym.adapters.trl.watch import held_out_watch
+
+        watch = held_out_watch(run, out, segment=segment)  # grpo.eval_steps: after the logger, which starts the file
+        trainer = self.build_trainer(run, tasks=tasks, callbacks=[logger, *watch, *callbacks], resume=point)
         from transformers.trainer_callback import PrinterCallback
 
         trainer.remove_callback(PrinterCallback)  # metrics.jsonl (and the CLI's bar) replace raw dict printing
@@ -233,6 +236,8 @@ class TRLBackend(BackendBase):
             tok.save_pretrained(str(final))
         rows = read_metrics(out / "metrics.jsonl")
         metrics = summarize(rows, logger.step_times)
+        if watch:
+            metrics["heldout"] = watch[0].history
         metrics.update({"interrupted": interrupted, "stopped_early": logger.stopped_early,
                         "max_steps": run.grpo.max_steps, "segment": segment,
                         "resumed_from": point.to_dict() if point is not None else None})

@@ -111,10 +111,15 @@ def _label(key: str) -> str:
 
 
 def plot_reward_curve(metrics_path: str | Path, png_path: str | Path, *, title: str = "GRPO reward") -> Path | None:
-    """Write a reward-vs-step PNG (raw points and a moving average); None when there is nothing to plot."""
-    series = reward_series(read_metrics(metrics_path))
+    """Write a reward-vs-step PNG (raw points and a moving average; the held-out pass rate of ``grpo.eval_steps``
+    on a second 0-1 axis); None when there is nothing to plot."""
+    rows = read_metrics(metrics_path)
+    series = reward_series(rows)
     if not series:
         return None
+    from crossgym.adapters.trl.watch import held_out_series
+
+    held_out = held_out_series(rows)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -136,7 +141,15 @@ def plot_reward_curve(metrics_path: str | Path, png_path: str | Path, *, title: 
     ax.set_ylabel("reward")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    handles, labels = ax.get_legend_handles_labels()
+    if held_out:  # grpo.eval_steps: the held-out pass rate on its own 0-1 axis, so the two curves can part
+        ax2 = ax.twinx()
+        hl = ax2.plot([s for s, _ in held_out], [v for _, v in held_out], "o-", color="#c44e52", linewidth=2,
+                      label="held-out pass rate (greedy)")
+        ax2.set_ylim(-0.02, 1.02)
+        ax2.set_ylabel("held-out pass rate")
+        handles, labels = [*handles, *hl], [*labels, *(str(h.get_label()) for h in hl)]
+    ax.legend(handles, labels, fontsize=8)
     fig.tight_layout()
     out = Path(png_path)
     out.parent.mkdir(parents=True, exist_ok=True)
