@@ -136,3 +136,60 @@ def test_episode_reward_counts_the_reply_to_the_last_action_as_eval_does(tiny_mo
         assert mask[-1] == 1 and out["crossgym_turns"][i] == 2  # the ids end with the last model turn
         last = Completion.from_dict(json.loads(out[COMPLETION_COLUMN][i])).messages[-1]
         assert json.loads(last.content)["observation"] == {"turn": 2}  # ...but the Verdict saw that reply
+
+
+class TransformersAsVLLM:
+    """A stand-in for TRL's VLLMGeneration (vLLM needs a GPU): the same ``generate`` signature, answered by the
+    trainer's own model with greedy transformers generation, returning vLLM's shapes (top-1 logprob lists)."""
+
+    def __init__(self, trainer, budget):
+        self.trainer, self.budget, self.calls = trainer, budget, []
+
+    def generate(self, prompts, images, num_generations, profiler=None):
+        import inspect
+
+        import torch
+        from trl.generation.vllm_generation import VLLMGeneration
+
+        # the call crossgym makes binds to TRL 1.16's real signature
+        inspect.signature(VLLMGeneration.generate).bind(None, prompts=prompts, images=images,
+                                                         num_generations=num_generations)
+        self.calls.append([list(p) for p in prompts])
+        model = self.trainer.model
+        ids, logps = [], []
+        for p in prompts:
+            out = model.generate(input_ids=torch.tensor([p]), max_new_tokens=self.budget, do_sample=False,
+                                 output_scores=True, return_dict_in_generate=True,
+                                 eos_token_id=self.trainer.processing_class.eos_token_id,
+                                 **(self.trainer.args.generation_kwargs or {}))  # the tool-call bias
+            new = out.sequences[0, len(p):].tolist()
+            lp = [torch.log_softmax(s[0], -1)[t].item() for s, t in zip(out.scores, new, strict=False)]
+            ids.append(new)
+            logps.append([[x] for x in lp])
+        return [list(p) for p in prompts], ids, logps, [[[t] for t in s] for s in ids]
+
+
+def test_multi_turn_episodes_generate_through_trls_vllm_route(tiny_model_dir, tmp_path):
+    """engine: vllm for multi-turn: crossgym's rollout_func calls TRL's vllm_generation per turn and returns its
+    sampling logprobs for the policy's tokens and NaN for the environment's (up to the GPU boundary)."""
+    import math
+
+    from crossgym.adapters.trl.backend import TRLBackend
+
+    tasks = add_tasks(2)
+    backend = TRLBackend()
+    trainer = backend.build_trainer(_run(tiny_model_dir, tmp_path, grpo={
+        "num_generations": 2, "per_device_train_batch_size": 2, "max_completion_length": 200, "max_steps": 1}),
+        tasks=tasks)
+    trainer.use_vllm = True
+    trainer.vllm_generation = TransformersAsVLLM(trainer, 20)
+    prompts = [row["prompt"] for row in task_rows(tasks, episodes=True)]
+    out = backend.rollout_func(prompts, trainer)
+    assert trainer.vllm_generation.calls  # every turn went through TRL's vLLM generation
+    for ids, mask, lps in zip(out["completion_ids"], out["env_mask"], out["logprobs"], strict=True):
+        assert len(ids) == len(mask) == len(lps) <= 200
+        assert all(math.isnan(lp) for lp, m in zip(lps, mask, strict=True) if not m)
+        assert all(not math.isnan(lp) and lp <= 0.0 for lp, m in zip(lps, mask, strict=True) if m)
+    # each turn's context is the prompt plus the trace so far: the second turn starts where the first left off
+    first, *later = trainer.vllm_generation.calls
+    assert later and later[0][0][:len(first[0])] == first[0]

@@ -11,6 +11,7 @@ Only TRL's public surface is used: ``rollout_func(prompts, trainer)``, ``trainer
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -71,14 +72,22 @@ class EpisodeRollout:
         started = [self._start(p, tokenizer, budget) for p in prompts]
         episodes = [ep for ep, _ in started]
         self._prompt_ids = {id(ep): ids for ep, ids in started}
+        vllm = bool(getattr(trainer, "use_vllm", False))
+        #: per episode, the sampling logprob of each trace token (vLLM only; NaN for environment tokens)
+        logps: dict[int, list[float]] = {id(ep): [] for ep in episodes}
         try:
             while True:
                 active = [e for e in episodes if not e.done]
                 if not active:
                     break
-                texts_ids = self._generate(trainer, tokenizer, active, budget)
-                for ep, new_ids in zip(active, texts_ids, strict=True):
+                generated: list[tuple[list[int], list[float]]] = (
+                    self._generate_vllm(trainer, active, budget) if vllm
+                    else [(ids, []) for ids in self._generate(trainer, tokenizer, active, budget)])
+                for ep, (new_ids, new_logps) in zip(active, generated, strict=True):
+                    before = len(ep.trace_ids)
                     self._advance(ep, new_ids, tokenizer)
+                    if vllm:
+                        _align_logprobs(logps[id(ep)], before, len(ep.trace_ids), new_ids, new_logps)
         finally:
             for ep in episodes:
                 ep.close()
@@ -89,7 +98,9 @@ class EpisodeRollout:
         return {
             "prompt_ids": [ids for _, ids in started],
             "completion_ids": [e.trace_ids for e in episodes],
-            "logprobs": None,
+            # vLLM: TRL's importance-sampling correction needs the sampling logprobs; NaN (environment tokens,
+            # masked anyway) gives a ratio of exactly 1 there. transformers generation: None (no correction)
+            "logprobs": [_padded(logps[id(e)], len(e.trace_ids)) for e in episodes] if vllm else None,
             "env_mask": [e.trace_mask for e in episodes],
             COMPLETION_COLUMN: [e.to_json() for e in episodes],
             "crossgym_turns": [e.turns for e in episodes],
@@ -115,6 +126,23 @@ class EpisodeRollout:
     def context_ids(self, ep: Episode) -> list[int]:
         """What the next turn of ``ep`` is generated from (and trained on): the prompt's ids and the trace."""
         return self._prompt_ids[id(ep)] + ep.trace_ids
+
+    def _generate_vllm(self, trainer: Any, active: list[Episode], budget: int
+                       ) -> list[tuple[list[int], list[float]]]:
+        """The next assistant turn of every active episode through TRL's own vLLM generation (colocate or server,
+        weights synced by the trainer before rollout_func is called): token ids in, token ids and their sampling
+        logprobs out, cut at a stop token and at each episode's remaining budget."""
+        seqs = [self.context_ids(e) for e in active]
+        _, completion_ids, logprobs, _ = trainer.vllm_generation.generate(prompts=seqs, images=None,
+                                                                          num_generations=1)
+        out = []
+        for ep, ids, lps in zip(active, completion_ids, logprobs, strict=True):
+            cap = budget - len(ep.trace_ids)
+            cut = next((k + 1 for k, t in enumerate(ids) if t in self._stops), len(ids))
+            keep = min(cut, cap)
+            out.append((list(ids[:keep]), [float(lp[0]) if isinstance(lp, (list, tuple)) else float(lp)
+                                           for lp in lps[:keep]]))
+        return out
 
     def _generate(self, trainer: Any, tokenizer: Any, active: list[Episode], budget: int) -> list[list[int]]:
         """One batched, left-padded generate() for the next assistant turn of every active episode."""
@@ -148,3 +176,18 @@ class EpisodeRollout:
                 ids.pop()
             result.append(ids)
         return result
+
+
+def _align_logprobs(out: list[float], before: int, after: int, new_ids: list[int], new_logps: list[float]) -> None:
+    """Extend ``out`` (one logprob per trace token) over what one turn added to the trace: the action's tokens
+    take their sampling logprobs, the environment's reply that follows them NaN."""
+    del out[before:]
+    out.extend([math.nan] * (before - len(out)))
+    added = after - before
+    model = min(added, len(new_ids), len(new_logps))
+    out.extend(new_logps[:model])
+    out.extend([math.nan] * (added - model))
+
+
+def _padded(values: list[float], n: int) -> list[float]:
+    return values[:n] + [math.nan] * (n - len(values))
