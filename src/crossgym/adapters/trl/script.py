@@ -14,19 +14,20 @@ if TYPE_CHECKING:
 
 
 def _tasks_code(run: RunConfig) -> str:
-    from crossgym.rollout.blend import is_blend
+    from crossgym.config.run import BlendConfig
 
-    if is_blend(run.tasks):
+    section = run.tasks
+    if isinstance(section, BlendConfig):
         # a blend: crossgym samples each part's rows from the seed (crossgym.rollout.blend), ids <part>/<id>
-        blend = run.tasks.model_dump(mode="json", exclude_unset=True)  # unset stays unset (environment fields)
+        blend = section.model_dump(mode="json", exclude_unset=True)  # unset stays unset (environment fields)
         return ("from crossgym.config.run import BlendConfig\n"
                 "from crossgym.rollout.tasks import load_run_tasks\n"
                 f"BLEND = BlendConfig.model_validate({_fmt(blend)})\n"
                 f"tasks = load_run_tasks(BLEND, seed={run.seed!r})")
     lines = ["tasks = []"]
-    if run.tasks.source:
-        lines.append(f"tasks += crossgym.load_tasks({run.tasks.source!r}, **{run.tasks.params!r})")
-    for f in run.tasks.files:
+    if section.source:
+        lines.append(f"tasks += crossgym.load_tasks({section.source!r}, **{section.params!r})")
+    for f in section.files:
         lines.append(f"tasks += [Task.from_json(line) for line in open({f!r}) if line.strip()]")
     return "\n".join(lines)
 
