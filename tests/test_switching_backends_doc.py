@@ -14,7 +14,7 @@ from crossgym.train import plan_documents
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs/guides/switching-backends.md"
-COLUMNS = ["trl", "unsloth", "verl", "openrlhf"]
+COLUMNS = ["trl", "unsloth", "verl", "openrlhf", "skyrl"]
 CELL = re.compile(r"`([^`=]+?) = ([^`]+)`")
 
 
@@ -27,13 +27,14 @@ def _table_rows() -> list[list[str]]:
 
 
 def _lookup(native: dict[str, Any], key: str) -> Any:
-    """Resolve ``Section.key`` (TRL, Unsloth, OpenRLHF reward_config) or a flat veRL/OpenRLHF key."""
+    """Resolve ``Section.key`` (TRL, Unsloth, OpenRLHF reward_config, SkyRL env_config) or a flat veRL/OpenRLHF/SkyRL
+    key."""
     for section in sorted(native, key=len, reverse=True):
         if key.startswith(section + ".") and isinstance(native[section], dict):
             rest = key[len(section) + 1:]
             if rest in native[section]:
                 return native[section][rest]
-    for flat in ("hydra_overrides", "flags"):
+    for flat in ("hydra_overrides", "flags", "overrides"):
         if key in native.get(flat, {}):
             return native[flat][key]
     raise KeyError(key)
