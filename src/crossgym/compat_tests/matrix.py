@@ -48,7 +48,8 @@ JSON_SCHEMA: dict[str, Any] = {
                 "capabilities": {"type": "object"}, "driver": {"type": ["object", "null"]},
                 "plans": {"type": "object", "additionalProperties": _CHECK},
                 "tokens": {"oneOf": [_CHECK, {"type": "null"}]}, "run": {"type": "integer"},
-                "advantages": {"type": "object", "additionalProperties": _CHECK}}}},
+                "advantages": {"type": "object", "additionalProperties": _CHECK},
+                "blend": {"type": "object", "additionalProperties": _CHECK}}}},
         "verifiers": {"type": "object", "additionalProperties": {
             "type": "object", "required": ["conformance"], "properties": {
                 "version": {"type": ["string", "null"]}, "dist": {"type": "string"},
@@ -101,6 +102,8 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
                    if r["status"] in ("fail", "error")]
         failed += [f"backend {name}: advantages {c}" for c, r in (b.get("advantages") or {}).items()
                    if r["status"] in ("fail", "error")]
+        failed += [f"backend {name}: blend {c}" for c, r in (b.get("blend") or {}).items()
+                   if r["status"] in ("fail", "error")]
     failed += [f"consistency {c}" for c, r in (doc.get("consistency") or {}).items() if r["status"] in ("fail", "error")]
     bad_cells = cells.get("mismatch", 0) + cells.get("error", 0)
     return {"cells": cells, "failed_checks": failed, "ok": not bad_cells and not failed}
@@ -148,6 +151,7 @@ def merge(docs: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 old["plans"] = _merge_checks(old.get("plans") or {}, b.get("plans") or {})
                 old["consistency"] = _merge_measured(old.get("consistency") or {}, b.get("consistency") or {})
                 old["advantages"] = _merge_measured(old.get("advantages") or {}, b.get("advantages") or {})
+                old["blend"] = _merge_measured(old.get("blend") or {}, b.get("blend") or {})
                 if b.get("tokens") and (not old.get("tokens") or _worse_check(old["tokens"], b["tokens"]) is b["tokens"]):
                     old["tokens"] = b["tokens"]
         for name, v in doc["verifiers"].items():

@@ -33,6 +33,22 @@ def _tasks_file(folder: Path) -> Path:
     return path
 
 
+def blend_parts(folder: Path) -> list[dict[str, Any]]:
+    """A five-part blend for the plans: single-turn files and sources, multi-turn parts with their own environments
+    and max_turns, a part-only verifier, weights and counts."""
+    return [
+        {"name": "sums", "files": [str(_tasks_file(folder))], "weight": 2},
+        {"name": "json", "source": "json_extraction", "params": {"n": 2}, "weight": 1,
+         "verifiers": [{"name": "json_valid", "weight": 0.25}]},
+        {"name": "tools", "source": "tool_choice", "params": {"n": 2, "mode": "env"}, "count": 3,
+         "environment": {"name": "tool_use", "max_turns": 3}},
+        {"name": "sql", "source": "sql", "params": {"n": 2, "env": "sql"}, "count": 2,
+         "environment": {"name": "sql", "max_turns": 4}},
+        {"name": "code", "source": "python_functions", "params": {"n": 2, "env": "code"}, "count": 2,
+         "environment": {"name": "code", "max_turns": 2}},
+    ]
+
+
 def representative_configs(folder: Path, model: str = "tiny-model") -> dict[str, tuple[dict[str, Any], str | None]]:
     """Named RunConfig dicts, each with the capability it needs (None: every backend must plan it)."""
     base: dict[str, Any] = {"model": model, "tasks": {"files": [str(_tasks_file(folder))]},
@@ -45,6 +61,7 @@ def representative_configs(folder: Path, model: str = "tiny-model") -> dict[str,
     out["lora"] = ({**base, "grpo": {**base["grpo"], "lora": {"r": 8, "alpha": 16}}}, "lora")
     out["multi_turn"] = ({**base, "environment": {"name": "tool_use", "max_turns": 3}}, "multi_turn")
     out["extra_verifier"] = ({**base, "verifiers": [{"name": "json_valid", "weight": 0.5}]}, None)
+    out["blend"] = ({**base, "tasks": blend_parts(folder)}, "multi_turn")
     return out
 
 

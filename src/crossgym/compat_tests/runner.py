@@ -141,6 +141,9 @@ def build_matrix(backends: Sequence[str] | None = None, verifiers: Sequence[str]
         elif info.status == INSTALLED and "tokens" in chosen:
             entry["tokens"] = CheckResult("token_consistency", "skip",
                                           "n/a: the backend declares no multi-turn capability").to_dict()
+        if info.status == INSTALLED and info.driver is not None and {"parity", "tokens"} & set(chosen):
+            say(f"backend {b}: blend (per-part parity, mixed-batch tokens)")
+            entry["blend"] = {k: r.to_dict() for k, r in _blend(info, chosen).items()}
         if info.status == INSTALLED and "consistency" in chosen and info.driver is not None:
             say(f"backend {b}: consistency (recorded rollouts, serve routes)")
             entry["consistency"] = {k: r.to_dict() for k, r in
@@ -182,6 +185,18 @@ def _consistency(info: BackendInfo) -> dict[str, CheckResult]:
 
     out = _guard(lambda: {"records": check_records(info.driver, info.name)}, "records")
     out.update(_guard(lambda: {"route": check_route(info.driver)}, "route"))
+    return out
+
+
+def _blend(info: BackendInfo, chosen: Sequence[str]) -> dict[str, CheckResult]:
+    """The blend corpus (compat_tests.blend): parity per part under parity, a mixed batch's ids under tokens."""
+    from crossgym.compat_tests.blend import check_blend_parity, check_blend_tokens
+
+    out: dict[str, CheckResult] = {}
+    if "parity" in chosen:
+        out.update(_guard(functools.partial(check_blend_parity, info.driver, info.name), "parity_blend"))
+    if "tokens" in chosen and info.capabilities.get("multi_turn"):
+        out.update(_guard(lambda: {"tokens_blend": check_blend_tokens(info.driver)}, "tokens_blend"))
     return out
 
 

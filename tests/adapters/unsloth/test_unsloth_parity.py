@@ -28,7 +28,8 @@ def test_compat_matrix_parity_and_plans_pass_for_unsloth():
         assert cell["status"] == "pass", (name, cell["detail"], cell["first_mismatch"])
         assert all(m["status"] == "pass" and m["compared"] > 0 for m in cell["modes"].values()), name
     assert {k: v["status"] for k, v in info["plans"].items()} == dict.fromkeys(
-        ("default", "variant_dapo", "variant_dr_grpo", "variant_gspo", "lora", "multi_turn", "extra_verifier"), "pass")
+        ("default", "variant_dapo", "variant_dr_grpo", "variant_gspo", "lora", "multi_turn", "extra_verifier",
+         "blend"), "pass")
     assert doc["summary"]["ok"], doc["summary"]
 
 
