@@ -8,7 +8,8 @@
 # The GPU machine needs python3 with torch and transformers; the few wheels it lacks travel in scripts/wheels/
 # (override with WHEELS=DIR) and are installed with --no-index into a private folder put on PYTHONPATH. crossgym
 # itself runs from this checkout's src/. Prints step times and rewards: single-turn GRPO (engine hf), a multi-turn
-# tool_use run through crossgym's rollout_func, and vLLM colocate when vllm is installed.
+# tool_use run through crossgym's rollout_func, and vLLM colocate (single-turn and multi-turn) when vllm is
+# installed.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -153,6 +154,22 @@ else:
         t = time.perf_counter()
         report("single-turn vllm", TRLBackend().train(run, tasks=tasks, progress=printer("vllm")),
                time.perf_counter() - t)
+        # multi-turn tool_use through crossgym's rollout_func and TRL's vLLM generation (vLLM's logit_bias
+        # stands in for transformers' sequence_bias: it cannot bias a pair, so only <tool_call> is pushed)
+        run = parse_run_config({"model": str(model), "tasks": {"source": "unused"},
+                                "output_dir": str(out / "vllm-multi"), "engine": "vllm",
+                                "environment": {"max_turns": 3},
+                                "backend_args": {"vllm_gpu_memory_utilization": 0.2, "generation_kwargs": {
+                                    "logit_bias": {SPECIAL_TOKENS.index("<tool_call>"): 5.0}}},
+                                "grpo": {"num_generations": 4, "per_device_train_batch_size": 16,
+                                         "max_completion_length": 300, "max_steps": 4, "learning_rate": 1e-4}})
+        t = time.perf_counter()
+        report("multi-turn tool_use vllm", TRLBackend().train(run, tasks=add, progress=printer("vllm-multi")),
+               time.perf_counter() - t)
+        turns = [json.loads(line)["turns"]
+                 for line in (out / "vllm-multi" / "rollouts.jsonl").read_text().splitlines()]
+        print(f"  episodes {len(turns)}, assistant turns per episode: max {max(turns)}, "
+              f"mean {statistics.fmean(turns):.2f}")
 
 (out / "gpu_check.json").write_text(json.dumps(summary, indent=2))
 print(f"ok: {out / 'gpu_check.json'}")
