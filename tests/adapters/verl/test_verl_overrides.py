@@ -176,3 +176,14 @@ def test_normalize_then_sum_is_gdpo_over_crossgyms_reward_keys(run_factory) -> N
     assert "algorithm.gdpo_reward_keys" not in o and "+algorithm.gdpo_reward_keys" in " ".join(ov.hydra_args(o))
     with pytest.raises(ConfigError, match="normalize_then_sum"):
         settings(run_factory(grpo={"reward_aggregation": "normalize_then_sum", "variant": "rloo"}))
+
+
+def test_eval_steps_is_verl_s_test_freq(run_factory) -> None:  # type: ignore[no-untyped-def]
+    with_val = ov.Paths(train_files="/d/train.parquet", val_files="/d/val.parquet", reward_module="/d/r.py",
+                        checkpoints="/d/checkpoints")
+    watched, _ = ov.overrides(run_factory(grpo={"max_steps": 20, "save_steps": 10, "eval_steps": 4}), with_val, gpus=1)
+    assert (watched["trainer.test_freq"], watched["trainer.val_before_train"]) == (4, True)  # a baseline, then every 4
+    unset, _ = ov.overrides(run_factory(grpo={"max_steps": 20, "save_steps": 10}), with_val, gpus=1)
+    assert unset["trainer.test_freq"] == 10  # as before: with each checkpoint
+    no_val, _ = settings(run_factory(grpo={"max_steps": 20, "eval_steps": 4}))
+    assert no_val["trainer.test_freq"] == -1

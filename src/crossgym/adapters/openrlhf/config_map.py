@@ -85,6 +85,8 @@ MAPPING: list[tuple[str, str, str]] = [
      "equal partial scores (all 0.5) is kept, unlike veRL's and TRL's zero-variance rule"),
     ("grpo.lora", "--ds.lora.rank/alpha/dropout/target_modules", ""),
     ("grpo.logging_steps / save_steps", "--logger.logging_steps / --ckpt.save_steps", "unset save_steps: -1"),
+    ("grpo.eval_steps / eval_limit", "(none)", "no held-out watch here (crossgym gives OpenRLHF no eval dataset); "
+     "run `crossgym eval` on the saved checkpoints, or watch on TRL or veRL"),
     ("task verifiers + verifiers[] (weights)", "--reward.remote_url reward.py (reward_func)",
      "reward = task_weight x task verdict + sum(weight x extra verdict)"),
     ("environment / multi-turn / tools", "--train.agent_func_path agent.py (AgentExecutor)",

@@ -91,6 +91,8 @@ MAPPING: list[tuple[str, str, str]] = [
      "DAPO dynamic sampling in veRL's v1 trainer: groups whose rewards are all equal are dropped and refilled"),
     ("grpo.lora", "actor_rollout_ref.model.lora_rank / lora_alpha / target_modules", "dropout is not a veRL knob"),
     ("grpo.save_steps", "trainer.save_freq", "unset: max_steps (one checkpoint at the end)"),
+    ("grpo.eval_steps / eval_limit", "trainer.test_freq", "veRL validates on every eval_task (eval_limit is TRL's); unset: "
+     "save_steps, else max_steps; -1 without eval_tasks"),
     ("grpo.logging_steps", "(none)", "veRL logs every step"),
     ("seed", "data.seed, " + R + "seed", ""),
     ("output_dir", "trainer.default_local_dir = <output_dir>/checkpoints", "plus trainer.experiment_name"),
@@ -317,7 +319,7 @@ def overrides(run: RunConfig, paths: Paths, *, n_tasks: int | None = None, episo
         "trainer.experiment_name": _experiment(run.output_dir),
         "trainer.default_local_dir": paths.checkpoints,
         "trainer.save_freq": g.save_steps or max_steps,
-        "trainer.test_freq": (g.save_steps or max_steps) if has_eval else -1,
+        "trainer.test_freq": (g.eval_steps or g.save_steps or max_steps) if has_eval else -1,
         "trainer.val_before_train": has_eval,
         "trainer.resume_mode": "disable",
     })
