@@ -124,3 +124,19 @@ def test_skyrl_gym_builds_the_registered_env_with_the_baked_config(tmp_path):
     env.init([{"role": "user", "content": "q"}])
     assert env.step(str(task.answer))["reward"] == 1.0
     assert json.loads(json.dumps(env.get_metrics()))  # SkyRL aggregates these per env class
+
+
+def test_skyrls_own_advantages_equal_crossgyms_reference_per_variant():
+    """The driver's advantages hook runs SkyRL's compute_advantages_and_returns; the compat suite's check_variant
+    compares it with crossgym's reference under SkyRL's semantics (torch.std unbiased, eps 1e-6; no None mask). The
+    shared SEMANTICS table has no skyrl row yet, so the matrix shows n/a; here the same comparison runs."""
+    from crossgym.adapters.skyrl import parity
+    from crossgym.compat_tests.advantages import Semantics, cases, check_variant
+
+    sem = Semantics(parity.advantage_source(), eps=parity.GRPO_EPS)
+    for variant in parity.ADVANTAGE_VARIANTS:
+        res = check_variant(parity.advantages, "skyrl", variant, sem, cases())
+        assert res.status == "pass" and res.checked > 40, (variant, res.detail, res.failure)
+    assert parity.advantages([[0.75]], "grpo") == [[pytest.approx(0.75 / (1 + 1e-6))]]  # SkyRL: a group of one
+    with pytest.raises(ValueError, match="no mask"):
+        parity.advantages([[1.0, None]], "grpo")

@@ -143,3 +143,59 @@ def validate_plan(plan: Any) -> None:
     from crossgym.adapters.skyrl.native import parse_overrides
 
     parse_overrides(list(plan.argv[2:]))
+
+
+#: the variants SkyRL runs (config_map.VARIANTS); the advantages hook takes each
+ADVANTAGE_VARIANTS = ("grpo", "dapo", "dr_grpo", "gspo", "rloo", "cispo", "sapo")
+#: how SkyRL 0.3.0 normalises a group (read from ppo_utils.compute_grpo_outcome_advantage: torch.std, unbiased,
+#: epsilon 1e-6; a group of ONE gets mean 0 and std 1, so its advantage is r / (1 + 1e-6), not 0)
+GRPO_EPS = 1e-6
+
+
+def advantage_source() -> str:
+    return "skyrl 0.3.0 ppo_utils.compute_advantages_and_returns (AdvantageEstimatorRegistry: grpo / rloo)"
+
+
+def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[list[float]]:
+    """The advantages SkyRL's trainer computes for ``groups`` of rewards under ``grpo.variant`` ``variant``.
+
+    Calls ``ppo_utils.compute_advantages_and_returns`` as the trainer does, with the estimator and
+    ``grpo_norm_by_std`` crossgym's mapping sets for the variant (``config_map.variant_settings``), on
+    ``token_level_rewards`` holding each reward at the last response token (as the generator places it), responses
+    of different lengths under ``response_mask`` (the k-th has ``compat_tests.advantages.response_length(k)``
+    tokens) and one index per group. Every response token must carry the same advantage; that value is returned per
+    sequence. SkyRL has no mask for a missing reward: None is an error."""
+    import numpy as np
+    import torch
+
+    from crossgym.adapters.skyrl.config_map import variant_settings
+    from crossgym.adapters.skyrl.native import import_skyrl
+    from crossgym.compat_tests.advantages import WIDTH, response_length
+    from crossgym.config import RunConfig
+
+    import_skyrl()
+    from skyrl.backends.skyrl_train.utils.ppo_utils import compute_advantages_and_returns
+    from skyrl.train.config import AlgorithmConfig
+
+    if any(r is None for g in groups for r in g):
+        raise ValueError("SkyRL has no mask for a missing (None) reward")
+    run = RunConfig.model_validate({"model": "m", "tasks": {"files": ["-"]}, "grpo": {"variant": variant}})
+    knobs = variant_settings(run)
+    rows = [(gi, float(r)) for gi, g in enumerate(groups) for r in g]  # type: ignore[arg-type]
+    lengths = [response_length(k) for k in range(len(rows))]
+    mask = torch.zeros(len(rows), WIDTH, dtype=torch.float32)
+    rewards = torch.zeros(len(rows), WIDTH, dtype=torch.float32)
+    for k, ((_, r), n) in enumerate(zip(rows, lengths, strict=True)):
+        mask[k, :n] = 1.0
+        rewards[k, n - 1] = r
+    adv, _ = compute_advantages_and_returns(
+        token_level_rewards=rewards, response_mask=mask, index=np.array([str(gi) for gi, _ in rows], dtype=object),
+        adv_estimator=knobs["trainer.algorithm.advantage_estimator"], config=AlgorithmConfig(),
+        grpo_norm_by_std=knobs["trainer.algorithm.grpo_norm_by_std"])
+    out: list[list[float]] = [[] for _ in groups]
+    for k, ((gi, _), n) in enumerate(zip(rows, lengths, strict=True)):
+        row = adv[k, :n]
+        if not bool((row == row[0]).all()) or bool((adv[k, n:] != 0).any()):
+            raise RuntimeError(f"SkyRL gave sequence {k} different advantages across its tokens: {adv[k].tolist()}")
+        out[gi].append(float(row[0]))
+    return out
