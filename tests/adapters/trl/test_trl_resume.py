@@ -290,3 +290,27 @@ def test_a_changed_learning_rate_and_max_steps_take_effect_and_are_recorded(tiny
     segments = _rows(tmp_path / "out" / "crossgym_segments.jsonl")
     assert segments[-1]["changed"] == changed
     assert segments[-1]["from_step"] == 2
+
+
+def test_a_run_stopped_with_ctrl_c_saves_a_checkpoint_and_resumes(tiny_model_dir, tmp_path):
+    """The first Ctrl-C (the stop signal) ends the run after the step in progress and saves checkpoint-N of it,
+    with no grpo.save_steps set: the run can be resumed from exactly there."""
+    import threading
+
+    from crossgym.adapters.trl.backend import TRLBackend
+    from crossgym.config import load_run_config
+
+    run = load_run_config(_config(tmp_path, str(tiny_model_dir), "out", grpo={"save_steps": None, "max_steps": 4}))
+    stop = threading.Event()
+
+    def progress(step, max_steps, logs):
+        if step >= 2:
+            stop.set()
+
+    first = TRLBackend().train(run, progress=progress, stop=stop)
+    assert first.metrics["stopped_early"] and first.steps == 2
+    assert (tmp_path / "out" / "checkpoint-2" / "trainer_state.json").is_file()
+    second = TRLBackend().train(run.with_overrides(resume="auto"))
+    assert second.steps == 4 and second.metrics["resumed_from"]["step"] == 2
+    rows = [r for r in _rows(tmp_path / "out" / "metrics.jsonl") if "reward" in r]
+    assert [(r["step"], r["segment"]) for r in rows] == [(1, 1), (2, 1), (3, 2), (4, 2)]

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 def make_run_logger(output_dir: str | Path, *, progress: ProgressFn | None = None,
                     stop: StopSignal | None = None, segment: int = 1, resumed: bool = False) -> Any:
     """A TrainerCallback writing metrics.jsonl and step times, reporting progress, and stopping when ``stop`` is
-    set (at the end of the current step, so the checkpoint saved afterwards is consistent). Each row says which run
+    set (at the end of the current step, saving a checkpoint-N of it, so a stopped run can be resumed). Each row says which run
     ``segment`` wrote it; a ``resumed`` run appends to metrics.jsonl (cut back to its checkpoint) instead of
     starting it over."""
     from transformers import TrainerCallback
@@ -48,6 +48,7 @@ def make_run_logger(output_dir: str | Path, *, progress: ProgressFn | None = Non
             if stop is not None and stop.is_set():
                 self.stopped_early = True
                 control.should_training_stop = True
+                control.should_save = True  # a checkpoint-N of this step: `crossgym train --resume` continues it
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                    **kw: Any) -> None:
