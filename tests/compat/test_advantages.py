@@ -290,3 +290,44 @@ def test_the_matrix_renders_an_advantages_row_per_variant_with_the_tolerance(cap
     page = render_html(doc)
     assert "<h2>Advantages" in page and f"rtol {RTOL:g}" in page
     assert "<th>normalize_then_sum</th>" in page and "pass (156)" in page and "title=\"verl does not support" in page
+
+
+def test_loss_weight_reference_is_each_aggregations_token_weight():
+    from crossgym.compat_tests.advantages import LOSS_AGG, LOSS_HORIZON, LOSS_LENGTHS, loss_weight_reference
+
+    b, total = len(LOSS_LENGTHS), sum(LOSS_LENGTHS)
+    grpo, dapo, dr = (loss_weight_reference(v) for v in ("grpo", "dapo", "dr_grpo"))
+    assert grpo[0][0] == pytest.approx(1 / (b * LOSS_LENGTHS[0])) and grpo[2][0] == pytest.approx(1 / (b * 5))
+    assert {x for row in dapo for x in row} == {0.0, 1 / total}
+    assert dr[0][0] == pytest.approx(1 / (b * LOSS_HORIZON))
+    for w in (grpo, dapo):  # a mean: the weights of the response tokens sum to 1
+        assert sum(map(sum, w)) == pytest.approx(1.0)
+    assert all(row[n:] == [0.0] * (LOSS_HORIZON - n) for row, n in zip(grpo, LOSS_LENGTHS, strict=True))
+    assert set(LOSS_AGG) == set(VARIANTS)
+
+
+def test_a_wrong_loss_aggregation_fails_the_variant_and_names_the_token():
+    from crossgym.compat_tests.advantages import loss_weight_reference
+
+    def hook(variant, lengths, horizon):
+        return loss_weight_reference("dapo", lengths, horizon)  # token-mean for every variant
+
+    drv = types.SimpleNamespace(advantages=lambda g, v: reference(g, v, VERL), advantage_variants=("grpo", "dapo"),
+                                loss_weights=hook)
+    res = check_advantages(drv, "verl")
+    assert res["dapo"].status == "pass" and "per-token loss weights (token-mean" in res["dapo"].detail
+    assert res["grpo"].status == "fail" and "loss weights (seq-mean-token-mean)" in res["grpo"].detail
+    assert res["grpo"].failure["horizon"] == 8
+
+
+def test_trls_own_loss_weights_each_token_as_the_variant_says(tiny_model_dir, monkeypatch):
+    """GRPOTrainer._compute_loss on fixed log-probs: grpo averages per sequence, dapo per token of the batch,
+    dr_grpo divides by B x max_completion_length."""
+    pytest.importorskip("trl")
+    from crossgym.adapters.trl import parity
+    from crossgym.compat_tests.advantages import LOSS_HORIZON, LOSS_LENGTHS, loss_weight_reference
+
+    monkeypatch.setenv(parity.MODEL_ENV, str(tiny_model_dir))
+    for v in ("grpo", "dapo", "dr_grpo"):
+        got = parity.loss_weights(v, list(LOSS_LENGTHS), LOSS_HORIZON)
+        assert got == [pytest.approx(row, rel=1e-6, abs=1e-12) for row in loss_weight_reference(v)], v

@@ -56,6 +56,51 @@ ROWS = VARIANTS + AGGREGATIONS
 WIDTH = 5
 
 
+#: each variant's loss aggregation: how much each response token's loss counts (``loss_weights``)
+LOSS_AGG = {"grpo": "seq-mean-token-mean", "gspo": "seq-mean-token-mean", "sapo": "seq-mean-token-mean",
+            "rloo": "seq-mean-token-mean", "dapo": "token-mean", "cispo": "token-mean",
+            "reinforce_pp_baseline": "token-mean", "dr_grpo": "seq-mean-token-sum-norm"}
+#: the fixed batch of the loss-weight comparison: response lengths, padded to LOSS_HORIZON (max_completion_length)
+LOSS_LENGTHS = (1, 3, 5, 2, 4, 5)
+LOSS_HORIZON = 8
+
+
+def loss_weight_reference(variant: str, lengths: Sequence[int] = LOSS_LENGTHS, horizon: int = LOSS_HORIZON
+                          ) -> list[list[float]]:
+    """d loss / d (token loss) for each response token of a batch of ``lengths`` padded to ``horizon`` (0 on padding),
+    under the variant's LOSS_AGG: seq-mean-token-mean 1/(B·L_i), token-mean 1/ΣL, seq-mean-token-sum-norm 1/(B·H)."""
+    mode = LOSS_AGG[variant]
+    b, total = len(lengths), sum(lengths)
+
+    def weight(n: int) -> float:
+        if mode == "seq-mean-token-mean":
+            return 1.0 / (b * n)
+        if mode == "token-mean":
+            return 1.0 / total
+        return 1.0 / (b * horizon)  # seq-mean-token-sum-norm
+
+    return [[weight(n) if t < n else 0.0 for t in range(horizon)] for n in lengths]
+
+
+def check_loss_weights(hook: Any, backend: str, variant: str, res: CheckResult) -> CheckResult:
+    """The framework's own loss for the variant, on a fixed batch (ratio 1, advantage 1 on every token), must weight
+    each token as LOSS_AGG says: ``hook(variant, lengths, horizon)`` returns -d loss / d log-prob per token."""
+    want = loss_weight_reference(variant)
+    got = [list(map(float, row)) for row in hook(variant, list(LOSS_LENGTHS), LOSS_HORIZON)]
+    n = 0
+    for i, (w_row, g_row) in enumerate(zip(want, got, strict=True)):
+        for t, (w, g) in enumerate(zip(w_row, g_row, strict=True)):
+            n += 1
+            if not (math.isfinite(g) and abs(g - w) <= max(RTOL * abs(w), 1e-12)):
+                return res.fail(f"loss weights ({LOSS_AGG[variant]}): sequence {i} token {t}: reference {w!r}, "
+                                f"{backend} {g!r}", {"lengths": list(LOSS_LENGTHS), "horizon": LOSS_HORIZON,
+                                                     "reference": w_row, "backend": g_row})
+    res.detail += (f"; per-token loss weights ({LOSS_AGG[variant]}, {n} tokens of lengths "
+                   f"{'/'.join(map(str, LOSS_LENGTHS))} padded to {LOSS_HORIZON}) equal within rtol {RTOL:g}")
+    res.extra["loss_agg"] = LOSS_AGG[variant]
+    return res
+
+
 def response_length(k: int) -> int:
     """Response tokens of the k-th completion of one framework call (token-weighted whitening depends on them)."""
     return 1 + k % WIDTH
@@ -398,6 +443,9 @@ def check_advantages(driver: Any, backend: str, corpus_dir: str | os.PathLike[st
             continue
         try:
             out[v] = check_variant(hook, backend, v, sem, inputs)
+            lw = getattr(driver, "loss_weights", None)
+            if lw is not None and out[v].status == "pass":
+                check_loss_weights(lw, backend, v, out[v])
             if source:
                 out[v].detail += f" [{source}]"
                 out[v].extra["source"] = source

@@ -71,6 +71,9 @@ class Driver:
     #: ``aggregated_advantages(groups, weights) -> list[list[float]]``: reward aggregation normalize_then_sum, each
     #: completion's reward one value per term (compat_tests.advantages); None: the backend lacks it
     aggregated_advantages: Callable[..., list[list[float]]] | None = None
+    #: ``loss_weights(variant, lengths, horizon) -> list[list[float]]``: -d loss / d log-prob of each response token
+    #: through the framework's own loss (ratio 1, advantage 1), to compare the loss aggregation
+    loss_weights: Callable[..., list[list[float]]] | None = None
     #: the precision the framework stores rewards in ("float64" or "float32")
     reward_dtype: str = "float64"
 
@@ -95,6 +98,7 @@ class Driver:
                    advantage_variants=tuple(getattr(mod, "ADVANTAGE_VARIANTS", ()) or ()),
                    advantage_source=getattr(mod, "advantage_source", None),
                    aggregated_advantages=getattr(mod, "aggregated_advantages", None),
+                   loss_weights=getattr(mod, "loss_weights", None),
                    reward_dtype=str(getattr(mod, "REWARD_DTYPE", "float64")))
 
     def rewards(self, tasks: list[Any], completions: list[Any], mode: str) -> list[Any]:

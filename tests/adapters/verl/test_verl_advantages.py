@@ -33,6 +33,7 @@ def test_every_variant_passes_the_check_through_the_registered_driver():
     for v, r in res.items():
         assert r.status == "pass", (v, r.to_dict())
         assert r.checked > 0 and "none_masked" in r.detail  # veRL has no mask: that case is named as not run
+        assert "per-token loss weights" in r.detail and r.extra["loss_agg"]
 
 
 def test_grpo_divides_by_bessels_std_plus_1e6_and_dr_grpo_does_not():
@@ -98,3 +99,11 @@ def test_veRLs_config_accepts_gdpo_with_the_reward_keys(run_factory, verl_compos
     assert cfg.algorithm.adv_estimator == "gdpo"
     assert list(cfg.algorithm.gdpo_reward_keys) == ["crossgym/task_reward", "crossgym/extra/length"]
     assert list(cfg.algorithm.gdpo_reward_weights) == [1.0, 0.5]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_veRLs_policy_loss_weights_each_token_as_the_variant_says(variant):
+    from crossgym.compat_tests.advantages import LOSS_HORIZON, LOSS_LENGTHS, loss_weight_reference
+
+    got = parity.loss_weights(variant, list(LOSS_LENGTHS), LOSS_HORIZON)
+    assert got == [pytest.approx(row, rel=1e-6, abs=1e-12) for row in loss_weight_reference(variant)]

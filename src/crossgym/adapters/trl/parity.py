@@ -271,3 +271,44 @@ def _trainer_advantages(groups: Sequence[Sequence[Sequence[float | None]]], chan
                 out[i] = [float(x) for x in a]
     return [a if a is not None else [] for a in out]
 
+
+
+def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[list[float]]:
+    """-d loss / d log-prob of each completion token through TRL's own ``GRPOTrainer._compute_loss`` for
+    ``variant`` (the trainer the TRL backend builds, ``max_completion_length`` = ``horizon``).
+
+    The model's per-token log-probs are fixed (``_get_per_token_logps_and_entropies`` returns a leaf tensor; the old
+    log-probs are the same, so the ratio is 1), every advantage is 1, the completions have ``lengths`` tokens under
+    ``completion_mask``, and ``num_items_in_batch`` is their token count (one process, one accumulation step: the
+    trainer is in eval mode, where TRL divides by neither the accumulation steps nor steps_per_generation).
+    """
+    import torch
+
+    from crossgym.api import get_backend
+    from crossgym.config import RunConfig
+    from crossgym.protocol.messages import user
+    from crossgym.protocol.task import VerifierSpec
+
+    probe = Task(id="loss-weights", prompt=(user("1+1?"),), answer="2", verifier=VerifierSpec("exact_match"))
+    b = len(lengths)
+    with tempfile.TemporaryDirectory(prefix="crossgym-compat-trl-") as tmp:
+        data = run_config("single_turn", tmp).model_dump(mode="json", exclude_unset=True)
+        data["grpo"].update({"variant": variant, "max_completion_length": horizon})
+        run = RunConfig.model_validate(data).with_overrides(backend="trl")
+        trainer = get_backend("trl").build_trainer(run, tasks=[probe], record_rollouts=False)  # type: ignore[attr-defined]
+        if trainer.max_completion_length != horizon:
+            raise RuntimeError(f"the trainer's max_completion_length is {trainer.max_completion_length}, not {horizon}")
+        mask = torch.zeros(b, horizon, dtype=torch.long)
+        for i, n in enumerate(lengths):
+            mask[i, :n] = 1
+        logps = torch.zeros(b, horizon, requires_grad=True)
+        trainer._get_per_token_logps_and_entropies = lambda *a, **k: (logps, torch.zeros(b, horizon), None)
+        inputs = {"prompt_ids": torch.ones(b, 1, dtype=torch.long), "prompt_mask": torch.ones(b, 1, dtype=torch.long),
+                  "completion_ids": torch.zeros(b, horizon, dtype=torch.long), "completion_mask": mask,
+                  "advantages": torch.ones(b), "num_items_in_batch": mask.sum(),
+                  "ref_per_token_logps": torch.zeros(b, horizon)}
+        trainer.model.eval()
+        loss = trainer._compute_loss(trainer.model, inputs)
+        loss.backward()
+        assert logps.grad is not None
+        return [[float(-g) for g in row] for row in logps.grad]

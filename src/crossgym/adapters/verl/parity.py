@@ -373,3 +373,47 @@ def aggregated_advantages(groups: Sequence[Sequence[Sequence[float]]], weights: 
         for j, i in enumerate(picked):
             out[i] = per_seq[j * size:(j + 1) * size]
     return out
+
+
+def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[list[float]]:
+    """-d loss / d log-prob of each response token through veRL's own policy loss for ``variant``.
+
+    The actor config is the one veRL's worker builds from crossgym's overrides for the variant (composed through
+    Hydra, ``omega_conf_to_dataclass`` of ``actor_rollout_ref.actor``, ``data.max_response_length`` = ``horizon``);
+    its registered policy loss (``core_algos.get_policy_loss_fn(policy_loss.loss_mode)``: vanilla, gspo, cispo,
+    sapo) runs with ``loss_agg_mode`` and ``global_batch_info`` as ``workers.utils.losses`` sets them (one
+    data-parallel rank, the batch's tokens and sequences), on log-probs equal to the old ones (ratio 1) and
+    advantage 1 on every token, responses of ``lengths`` padded to ``horizon``.
+    """
+    import tempfile
+
+    import torch
+    from verl.trainer.ppo.core_algos import get_policy_loss_fn
+    from verl.utils.config import omega_conf_to_dataclass
+
+    from crossgym.adapters.verl import overrides as ov
+    from crossgym.config import RunConfig
+
+    with tempfile.TemporaryDirectory(prefix="crossgym-compat-verl-") as tmp:
+        run = RunConfig.model_validate({
+            "model": tmp, "tasks": {"files": ["(given in-process)"]}, "backend": "verl", "output_dir": tmp,
+            "grpo": {"variant": variant, "num_generations": 2, "per_device_train_batch_size": 2,
+                     "max_completion_length": horizon}})
+        paths = ov.Paths(train_files=f"{tmp}/t.parquet", val_files=None, reward_module=f"{tmp}/r.py")
+        settings, _ = ov.overrides(run, paths, gpus=1)
+        with quiet():
+            cfg = compose_config(ov.hydra_args(settings))
+            actor = omega_conf_to_dataclass(cfg.actor_rollout_ref.actor)
+    b = len(lengths)
+    mask = torch.zeros(b, horizon)
+    for i, n in enumerate(lengths):
+        mask[i, :n] = 1.0
+    actor.global_batch_info.update({"dp_size": 1, "batch_num_tokens": int(mask.sum()), "global_batch_size": b,
+                                    "loss_scale_factor": actor.loss_scale_factor})
+    log_prob = torch.zeros(b, horizon, requires_grad=True)
+    loss_fn = get_policy_loss_fn(actor.policy_loss.loss_mode)
+    loss, _ = loss_fn(old_log_prob=torch.zeros(b, horizon), log_prob=log_prob, advantages=torch.ones(b, horizon),
+                      response_mask=mask, loss_agg_mode=actor.loss_agg_mode, config=actor)
+    loss.backward()
+    assert log_prob.grad is not None
+    return [[float(-g) for g in row] for row in log_prob.grad]
