@@ -80,7 +80,7 @@ class BatchScores:
         episodes = kwargs.get(COMPLETION_COLUMN)
         tasks: list[Task] = []
         comps: list[Completion] = []
-        scored: list[Scored] = []
+        failures: list[str | None] = []
         for i, tj in enumerate(tasks_json):
             task = task_from_json(tj)
             failed: str | None = None
@@ -90,8 +90,13 @@ class BatchScores:
                 completion = completion_from_trl(completions[i])
             tasks.append(task)
             comps.append(completion)
-            # an environment that failed: the episode driver's exception Verdict, every term on_error
-            scored.append(self.rule.score(task, completion) if failed is None else self.rule.score_error(failed, task=task))
+            failures.append(failed)
+        # the batch at once (a GRPO group of code judged in one sandbox call, process pools for the rest); an
+        # environment that failed: the episode driver's exception Verdict, every term on_error
+        ok = [i for i, f in enumerate(failures) if f is None]
+        judged = iter(self.rule.score_many([tasks[i] for i in ok], [comps[i] for i in ok]) if ok else [])
+        scored: list[Scored] = [next(judged) if f is None else self.rule.score_error(f, task=t)
+                                for t, f in zip(tasks, failures, strict=True)]
         log_metric = kwargs.get("log_metric")
         if log_metric is not None:
             ids = kwargs.get("completion_ids")
