@@ -218,3 +218,20 @@ def test_crossgym_list_shows_skyrl_with_its_install_command():
     entry = next(r for r in json.loads(result.output)["backends"] if r["name"] == "skyrl")
     assert entry["install"].startswith("pip install 'skyrl[fsdp]==0.3.0' skyrl-gym==0.4.0")
     assert entry["capabilities"]["variants"] == list(config_map.VARIANTS)
+
+
+def test_one_shared_tool_list_is_rendered_by_the_chat_template(tmp_path):
+    """SkyRL renders one tool list per run (generator.chat_template_kwargs): set from the tasks' tools when they all
+    share one, and a note (not a silent drop) when they differ."""
+    def plan(n):
+        run = make_run(tmp_path, tasks={"source": "tool_choice", "params": {"n": n, "seed": 5, "mode": "env"}},
+                       environment={"name": "tool_use", "max_turns": 4})
+        return SkyRLBackend().plan(run)
+
+    one = plan(1)
+    tools = one.native_config["overrides"]["generator.chat_template_kwargs"]["tools"]
+    assert tools and all(t["type"] == "function" for t in tools)
+    assert any("chat_template_kwargs.tools" in n for n in one.notes)
+    many = plan(4)
+    assert "generator.chat_template_kwargs" not in many.native_config["overrides"]
+    assert any("different tool lists" in n for n in many.notes)
