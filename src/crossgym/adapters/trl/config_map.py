@@ -64,6 +64,8 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.lora", "GRPOTrainer(peft_config=LoraConfig(...))", "r, lora_alpha, lora_dropout, target_modules"),
     ("grpo.logging_steps", "logging_steps", ""),
     ("grpo.save_steps", "save_strategy='steps', save_steps", "unset: save_strategy='no' (final checkpoint only)"),
+    ("grpo.eval_steps / eval_limit", "TrainerCallback HeldOutWatch", "crossgym's held-out watch: greedy on the first "
+     "eval_limit eval_tasks at step 0 and every N steps; heldout/* rows in metrics.jsonl"),
     ("tasks", "train_dataset", "columns prompt + task (the Task JSON); eval_tasks is for `crossgym eval`"),
     ("task verifiers", "reward_funcs (one per verifier name)", "weight task_weight; logs rewards/<name>/mean"),
     ("verifiers[]", "reward_funcs + reward_weights", "each applied to every task, with its weight"),
