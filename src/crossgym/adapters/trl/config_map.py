@@ -64,6 +64,8 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.lora", "GRPOTrainer(peft_config=LoraConfig(...))", "r, lora_alpha, lora_dropout, target_modules"),
     ("grpo.logging_steps", "logging_steps", ""),
     ("grpo.save_steps", "save_strategy='steps', save_steps", "unset: save_strategy='no' (final checkpoint only)"),
+    ("resume", "trainer.train(resume_from_checkpoint=<output_dir>/checkpoint-N)", "auto: the latest complete one; "
+     "never: starts over (old checkpoint-N removed); a Ctrl-C stop saves one too"),
     ("grpo.eval_steps / eval_limit", "TrainerCallback HeldOutWatch", "crossgym's held-out watch: greedy on the first "
      "eval_limit eval_tasks at step 0 and every N steps; heldout/* rows in metrics.jsonl"),
     ("tasks", "train_dataset", "columns prompt + task (the Task JSON); eval_tasks is for `crossgym eval`"),
