@@ -314,3 +314,25 @@ def test_a_run_stopped_with_ctrl_c_saves_a_checkpoint_and_resumes(tiny_model_dir
     assert second.steps == 4 and second.metrics["resumed_from"]["step"] == 2
     rows = [r for r in _rows(tmp_path / "out" / "metrics.jsonl") if "reward" in r]
     assert [(r["step"], r["segment"]) for r in rows] == [(1, 1), (2, 1), (3, 2), (4, 2)]
+
+
+def test_a_backend_that_cannot_resume_says_so(tmp_path, capsys):
+    """A backend written only against the protocol (capabilities.resume False) is never asked to resume."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
+    import third_party_backend
+
+    from crossgym.plugins import register_plugin, unregister_plugin
+
+    plugin = third_party_backend.Plugin()
+    register_plugin(plugin)
+    try:
+        cfg = _config(tmp_path, "some/model", "out", resume="auto")
+        line = _one_line_exit_2(["train", str(cfg), "--backend", "third_party_step", "--skip-gate"], capsys)
+        assert "the third_party_step backend cannot resume a run" in line and "resume" in line
+        third_party_backend.EVENTS.clear()
+        cfg = _config(tmp_path, "some/model", "out")  # resume: never trains as before
+        code, out, err = _cli(["train", str(cfg), "--backend", "third_party_step", "--skip-gate"], capsys)
+        assert code == 0, err
+        assert [e for e, _ in third_party_backend.EVENTS] == ["check", "preload", "train"]
+    finally:
+        unregister_plugin(plugin)
