@@ -9,6 +9,8 @@ calls ``score``. veRL cannot mask a missing reward, so on_error must be a number
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -64,9 +66,24 @@ def score(solution_str: str, extra_info: Mapping[str, Any] | None, *, rule: Mapp
           = None, **settings: Any) -> dict[str, Any]:
     """veRL's reward dict for one sample under ``rule`` (a RewardRule or its dict; settings of the 0.1 generated
     module, on_error/task_weight/extra, are read too)."""
-    if not isinstance(rule, RewardRule):
-        rule = RewardRule.from_dict({**settings, **(rule or {})})
-    return score_row(rule.numeric("veRL"), solution_str, extra_info).info(rule.metric_keys())
+    if isinstance(rule, RewardRule):
+        keys: tuple[str, ...] = tuple(rule.metric_keys())
+    else:
+        rule, keys = _rule_of(json.dumps({**settings, **dict(rule or {})}, sort_keys=True, default=_plain))
+    return score_row(rule.numeric("veRL"), solution_str, extra_info).info(keys)
+
+
+@functools.lru_cache(maxsize=64)
+def _rule_of(text: str) -> tuple[RewardRule, tuple[str, ...]]:
+    """The rule of a reward_kwargs dict and its metric keys, built once per distinct rule (veRL calls
+    compute_score once per sample)."""
+    rule = RewardRule.from_dict(json.loads(text))
+    return rule, tuple(rule.metric_keys())
+
+
+def _plain(value: Any) -> Any:
+    """OmegaConf containers (veRL's reward_kwargs) as plain JSON values."""
+    return dict(value) if hasattr(value, "keys") else list(value)
 
 
 def compute_score(data_source: str | None = None, solution_str: str = "", ground_truth: Any = None,
@@ -82,6 +99,7 @@ class SpecReward:
     def __init__(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> None:
         self.spec = spec
         self.rule = RewardRule(on_error=on_error, override=spec).numeric("veRL")
+        self.keys = tuple(self.rule.metric_keys())
         self.__name__ = "compute_score"
 
     def __repr__(self) -> str:
@@ -89,7 +107,7 @@ class SpecReward:
 
     def __call__(self, data_source: str | None = None, solution_str: str = "", ground_truth: Any = None,
                  extra_info: Mapping[str, Any] | None = None, **_: Any) -> dict[str, Any]:
-        return score_row(self.rule, solution_str, extra_info).info(self.rule.metric_keys())
+        return score_row(self.rule, solution_str, extra_info).info(self.keys)
 
 
 def reward_settings(run: Any) -> dict[str, Any]:
