@@ -6,6 +6,8 @@ Run: python scripts/gen_reference.py [--check]   (--check exits 1 when the commi
 from __future__ import annotations
 
 import sys
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +48,37 @@ def cli_reference() -> str:
     return "\n".join(lines)
 
 
+def _type_text(annotation: Any) -> str:
+    """An annotation as a reader writes it: unions with |, Annotated metadata (tags, discriminators) left out."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_text(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join("None" if a is type(None) else _type_text(a) for a in args)
+    if origin is not None and args:
+        name = getattr(origin, "__name__", str(origin))
+        return f"{name}[{', '.join(_type_text(a) for a in args)}]"
+    if annotation is type(None):
+        return "None"
+    text = getattr(annotation, "__name__", None) or str(annotation)
+    return text.replace("typing.", "").replace("crossgym.config.run.", "")
+
+
 def _type_name(annotation: Any) -> str:
-    text = str(annotation) if getattr(annotation, "__args__", None) else getattr(annotation, "__name__", None)
-    text = text or str(annotation)
-    return text.replace("typing.", "").replace("crossgym.config.run.", "").replace("|", "\\|")
+    return _type_text(annotation).replace("|", "\\|")
+
+
+def _models_in(annotation: Any, path: str) -> list[tuple[Any, str]]:
+    """(model, path) for every pydantic model an annotation can hold; a list's items get ``[]``."""
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [(annotation, path)]
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _models_in(args[0], path)
+    sub = f"{path}[]" if origin in (list, tuple) else path
+    return [m for a in args for m in _models_in(a, sub)]
 
 
 def config_reference() -> str:
@@ -75,18 +104,14 @@ def config_reference() -> str:
                        "(see below)" if isinstance(value, BaseModel) else repr(value))
             doc = (field.description or "").replace("\n", " ")
             lines.append(f"| `{name}` | {_type_name(field.annotation)} | `{default}` | {doc} |")
-            for arg in (*getattr(field.annotation, "__args__", ()), field.annotation):
-                if isinstance(arg, type) and issubclass(arg, BaseModel):
-                    nested.append((arg, f"{prefix}.{name}" if prefix else name))
-                inner = getattr(arg, "__args__", ())
-                for a in inner:
-                    if isinstance(a, type) and issubclass(a, BaseModel):
-                        nested.append((a, f"{prefix}.{name}[]" if prefix else f"{name}[]"))
+            nested.extend(_models_in(field.annotation, f"{prefix}.{name}" if prefix else name))
         lines.append("")
-        for sub, path in nested:
-            model_section(sub, path)
+        queue.extend(nested)
 
-    model_section(RunConfig, "")
+    # breadth first: a section shared by several fields (environment, verifiers[]) is named by its top-level use
+    queue: list[tuple[type[BaseModel], str]] = [(RunConfig, "")]
+    while queue:
+        model_section(*queue.pop(0))
     return "\n".join(lines)
 
 
