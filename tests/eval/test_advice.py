@@ -61,3 +61,15 @@ def test_the_report_says_what_to_do_first(tmp_path) -> None:
     assert "infrastructure: masked in training" in text and "<b>1 the infrastructure's</b>" in text
     png = (tmp_path / PLOTS["source_panels"]).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and f'src="{PLOTS["source_panels"]}"' in text
+
+
+def test_metrics_json_and_the_cli_summary_carry_the_next_steps() -> None:
+    from crossgym.eval.command import summary_lines
+
+    rollouts = [_r(f"t{i}", "a", Verdict.malformed("no <answer> tag")) for i in range(4)]
+    metrics = compute_metrics(rollouts)
+    # every completion malformed: the format first, and nothing solved (in the order to deal with them)
+    assert [s["pattern"] for s in metrics["next_steps"]] == ["format_never_produced", "none_solved"]
+    metrics["run"] = {"model": "tiny", "engine": "hf"}
+    nexts = [line for line in summary_lines(metrics) if line.startswith("  next: ")]
+    assert nexts and "answer format is rarely produced" in nexts[0]

@@ -189,6 +189,10 @@ def summary_lines(metrics: dict[str, Any]) -> list[str]:
                                                          for c in comps))
     for warning in (metrics.get("health") or {}).get("warnings", []):
         lines.append(f"  warning: {warning}")
+    for step in metrics.get("next_steps") or []:
+        if step["pattern"] != "none":
+            scope = "" if step["scope"] == "all" else f"[{step['scope']}] "
+            lines.append(f"  next: {scope}{step['line']}")
     kci = ci.get("pass@k") or {}
     lines += ["  " + "  ".join(f"pass@{k} {f(v)}{_ci(kci.get(k) if k != '1' else ci.get('pass@1'))}"
                                for k, v in metrics["pass@k"].items()),

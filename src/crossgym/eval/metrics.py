@@ -133,6 +133,9 @@ def compute_metrics(rollouts: Sequence[Rollout], *, ks: Sequence[int] | None = N
         "health": health_checks(rollouts),
     }
     doc["intervals"]["methods"] = dict(stats.METHODS)
+    from crossgym.eval.advice import next_steps
+
+    doc["next_steps"] = next_steps(doc)  # "what to do next": the report's first box, the summary's "next:" lines
     return doc
 
 

@@ -204,7 +204,7 @@ def _next_steps(metrics: dict[str, Any]) -> str:
     from crossgym.eval.advice import next_steps
 
     items = []
-    for step in next_steps(metrics):
+    for step in metrics.get("next_steps") or next_steps(metrics):  # an older metrics.json: computed here
         scope = "" if step["scope"] == "all" else f"<b>{html.escape(step['scope'])}</b>: "
         line = _CODE.sub(r"<code>\1</code>", html.escape(step["line"], quote=False))
         items.append(f"<li>{scope}{line}</li>")
