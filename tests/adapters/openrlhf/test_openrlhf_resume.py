@@ -74,3 +74,26 @@ def test_openrlhf_parses_the_resume_flag(tmp_path, tokenizer_dir):
     a = parse_native(list(plan.argv[3:])).args
     assert a.ckpt.load_enable is True and a.ckpt.path == str((tmp_path / "out" / "checkpoints").resolve())
     assert a.ckpt.save_steps == 5
+
+
+def test_the_reward_files_record_the_run_segment(tmp_path):
+    """Rollouts OpenRLHF's reward file and agent record say which segment wrote them (2 after one resume)."""
+    from crossgym.adapters.openrlhf.scoring import ScoreConfig, record_many
+    from crossgym.protocol import Completion, Message
+    from crossgym.scoring import RewardRule
+    from crossgym.scoring.records import read_rollouts
+
+    run = _run(tmp_path, resume="auto")
+    assert OpenRLHFBackend()._configs(run)[0].segment == 1
+    begin_segment(run.output_dir, run, None, backend="openrlhf")
+    _deepspeed_checkpoint(tmp_path / "out", 5)
+    cfg = OpenRLHFBackend()._configs(run)[0]
+    assert cfg.segment == 2 and ScoreConfig.from_dict(cfg.to_dict()) == cfg  # as the generated file reads it
+    from crossgym.api import load_tasks
+
+    task = load_tasks("arithmetic", n=1)[0]
+    rule = RewardRule()
+    scored = rule.score(task, Completion([Message("assistant", "7")]))
+    record_many(ScoreConfig(rule=rule, rollouts=str(tmp_path / "r.jsonl"), segment=cfg.segment),
+                [(task, Completion([Message("assistant", "7")]), scored)])
+    assert read_rollouts(tmp_path / "r.jsonl")[0].provenance["segment"] == 2

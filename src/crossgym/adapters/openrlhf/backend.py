@@ -96,9 +96,10 @@ class OpenRLHFBackend(BackendBase):
     # ------------------------------------------------------------ plan
     def _configs(self, run: RunConfig) -> tuple[ScoreConfig, AgentConfig]:
         out = Path(run.output_dir).resolve()
+        point = self.resume_point(run)
         score = ScoreConfig(rule=RewardRule.from_run(run).numeric("OpenRLHF"),
                             strip_tokens=special_tail_tokens(run.model), model=run.model,
-                            rollouts=str(out / "rollouts.jsonl"))
+                            rollouts=str(out / "rollouts.jsonl"), segment=point.segment if point else 1)
         env_fields = run.environment.model_fields_set
         agent = AgentConfig(score=score, env=run.environment.name if "name" in env_fields else None,
                             env_params=dict(run.environment.params),

@@ -87,6 +87,8 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.logging_steps / save_steps", "--logger.logging_steps / --ckpt.save_steps", "unset save_steps: -1"),
     ("grpo.eval_steps / eval_limit", "(none)", "no held-out watch here (crossgym gives OpenRLHF no eval dataset); "
      "run `crossgym eval` on the saved checkpoints, or watch on TRL or veRL"),
+    ("resume", "--ckpt.load_enable", "auto (or the latest checkpoint's folder): loads the latest "
+     "<output_dir>/checkpoints/_actor/global_stepN; never: not set"),
     ("task verifiers + verifiers[] (weights)", "--reward.remote_url reward.py (reward_func)",
      "reward = task_weight x task verdict + sum(weight x extra verdict)"),
     ("environment / multi-turn / tools", "--train.agent_func_path agent.py (AgentExecutor)",
@@ -227,6 +229,7 @@ def flags(run: RunConfig, *, files: dict[str, str], agent: bool, tasks: int) -> 
         "ckpt.path": str(out / "checkpoints"),
         "ckpt.save_hf": True,
     })
+    f.update(resume_flags(run, out / "checkpoints"))
     if g.filter_groups:  # DAPO dynamic sampling: groups whose mean task score is 0 or 1 (all alike) are dropped
         f.update({"algo.dynamic_filtering_enable": True, "algo.dynamic_filtering_range": [0.0, 1.0]})
     for key, value in run.backend_args.items():
@@ -236,6 +239,42 @@ def flags(run: RunConfig, *, files: dict[str, str], agent: bool, tasks: int) -> 
                               fix="write flags dotted without dashes, e.g. vllm.num_engines: 2")
         f[name] = value  # replaces crossgym's value in place, or appends
     return f
+
+
+def latest_checkpoint(ckpt_path: Path) -> tuple[int, Path] | None:
+    """The checkpoint ``--ckpt.load_enable`` loads: DeepSpeed's ``latest`` tag under <ckpt.path>/_actor (written
+    after a save completes), when its global_stepN folder is there."""
+    actor = ckpt_path / "_actor"
+    try:
+        tag = (actor / "latest").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    step = checkpoint_step(actor / tag)
+    return None if step is None else (step, actor / tag)
+
+
+def checkpoint_step(folder: Path) -> int | None:
+    """The step of an OpenRLHF actor checkpoint folder (_actor/global_stepN), else None."""
+    name = folder.name
+    if not name.startswith("global_step") or not name[len("global_step"):].isdigit() or not folder.is_dir():
+        return None
+    return int(name[len("global_step"):])
+
+
+def resume_flags(run: RunConfig, ckpt_path: Path) -> dict[str, Any]:
+    """RunConfig.resume as OpenRLHF's ``--ckpt.load_enable``: it loads the latest checkpoint in --ckpt.path
+    (actor weights, optimizer and scheduler through DeepSpeed, global_step and the dataloader's position)."""
+    if run.resume == "never":
+        return {}
+    if run.resume == "auto":
+        return {"ckpt.load_enable": True}
+    folder = Path(run.resume).expanduser()
+    found = latest_checkpoint(ckpt_path)
+    if found is None or folder.resolve() not in (found[1].resolve(), ckpt_path.resolve()):
+        latest = f"the latest is {found[1]}" if found else f"there is none in {ckpt_path} yet"
+        raise ConfigError(f"OpenRLHF resumes only from the latest checkpoint in its --ckpt.path, not {run.resume} "
+                          f"({latest})", where="resume", fix="set resume: auto")
+    return {"ckpt.load_enable": True}
 
 
 def argv_from_flags(f: dict[str, Any]) -> list[str]:

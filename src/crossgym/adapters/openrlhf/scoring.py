@@ -41,11 +41,13 @@ class ScoreConfig:
     model: str | None = None
     #: append scored rollouts here (JSONL, for `crossgym reverify`); None: do not record
     rollouts: str | None = None
+    #: the run segment (1 for a fresh run, +1 per resume) every recorded rollout says wrote it
+    segment: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule.to_dict(),
                 "strip_tokens": None if self.strip_tokens is None else list(self.strip_tokens),
-                "model": self.model, "rollouts": self.rollouts}
+                "model": self.model, "rollouts": self.rollouts, "segment": self.segment}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ScoreConfig:
@@ -54,7 +56,7 @@ class ScoreConfig:
         rule = d.get("rule")
         return cls(rule=RewardRule.from_dict(rule if rule is not None else d),
                    strip_tokens=None if strip is None else tuple(strip), model=d.get("model"),
-                   rollouts=d.get("rollouts"))
+                   rollouts=d.get("rollouts"), segment=d.get("segment"))
 
     def error_reward(self) -> float:
         return float(self.rule.numeric("OpenRLHF").on_error)  # type: ignore[arg-type]
@@ -88,7 +90,8 @@ def record_many(cfg: ScoreConfig, rollouts: Sequence[tuple[Task, Completion, Sco
                 turns: int | None = None) -> None:
     """Append a batch of rollouts to ``cfg.rollouts`` in one write; nothing when not recording."""
     if cfg.rollouts and rollouts:
-        writer = RecordWriter(cfg.rollouts, backend="openrlhf", model=cfg.model or "")
+        writer = RecordWriter(cfg.rollouts, backend="openrlhf", model=cfg.model or "",
+                              fields=None if cfg.segment is None else {"segment": cfg.segment})
         writer.write([writer.record(t, c, s, turns=turns) for t, c, s in rollouts])
 
 

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crossgym.adapters.kit.gpu import visible_gpus
@@ -103,7 +104,9 @@ MAPPING: list[tuple[str, str, str]] = [
      "agent_name column picks crossgym's agent loop; it drives reset/step; environment tokens masked"),
     ("environment.max_turns", R + "multi_turn.max_assistant_turns", ""),
     ("(GPUs)", "trainer.n_gpus_per_node, trainer.nnodes", "GPUs seen here, else 1; override in backend_args"),
-    ("(fixed)", R + "tensor_model_parallel_size=1, trainer.logger=[console], trainer.resume_mode=disable",
+    ("resume", "trainer.resume_mode, trainer.resume_from_path", "never: disable; auto: auto (the latest "
+     "global_step_N in <output_dir>/checkpoints); a folder: resume_path + its absolute path (must name global_step_N)"),
+    ("(fixed)", R + "tensor_model_parallel_size=1, trainer.logger=[console]",
      "override in backend_args"),
     ("backend_args", "(any key)", "dotted Hydra keys (nested mappings are flattened), applied last, untouched"),
 ]
@@ -321,13 +324,29 @@ def overrides(run: RunConfig, paths: Paths, *, n_tasks: int | None = None, episo
         "trainer.save_freq": g.save_steps or max_steps,
         "trainer.test_freq": (g.eval_steps or g.save_steps or max_steps) if has_eval else -1,
         "trainer.val_before_train": has_eval,
-        "trainer.resume_mode": "disable",
+        **resume_settings(run, paths),
     })
     if g.logging_steps != 1:
         notes.append("grpo.logging_steps has no veRL knob: veRL logs every step")
     for key, value in extra.items():  # untouched, last; replacing ours in place keeps one value per key
         o[key] = value
     return o, notes
+
+
+def resume_settings(run: RunConfig, paths: Paths) -> dict[str, Any]:
+    """RunConfig.resume as veRL's trainer.resume_mode (and resume_from_path): veRL loads the checkpoint itself
+    (actor weights and optimizer, the dataloader state, global_steps)."""
+    if run.resume == "never":
+        return {"trainer.resume_mode": "disable"}
+    if run.resume == "auto":
+        return {"trainer.resume_mode": "auto"}
+    folder = Path(run.resume).expanduser()
+    if not folder.is_absolute() and not folder.exists():
+        folder = Path(paths.checkpoints) / folder
+    if not folder.name.startswith("global_step_"):
+        raise ConfigError(f"veRL resumes from a global_step_N folder, not {run.resume}", where="resume",
+                          fix=f"name one under {paths.checkpoints}, or set resume: auto")
+    return {"trainer.resume_mode": "resume_path", "trainer.resume_from_path": str(folder.resolve())}
 
 
 def _experiment(output_dir: str) -> str:
