@@ -157,11 +157,15 @@ class Verdict:
     def __post_init__(self) -> None:
         # reasons quote what untrusted code printed or raised: a lone surrogate ('\ud800') in them would make
         # every JSON writer that encodes UTF-8 fail (serve, the rollout store, --json), so it becomes '\\ud800'
-        for name in ("reason", "error"):
-            value = getattr(self, name)
-            if type(value) is str and not _utf8_safe(value):
-                object.__setattr__(self, name, safe_text(value))
-        if not all(type(k) is str and _utf8_safe(k) for k in self.components):
+        # (ASCII text, nearly all of it, is UTF-8 safe without encoding it: one C-level scan per string)
+        reason, error = self.reason, self.error
+        if type(reason) is str and not reason.isascii() and not _utf8_safe(reason):
+            object.__setattr__(self, "reason", safe_text(reason))
+        if type(error) is str and not error.isascii() and not _utf8_safe(error):
+            object.__setattr__(self, "error", safe_text(error))
+        comps = self.components
+        if (type(comps) is not dict or comps) and not all(type(k) is str and (k.isascii() or _utf8_safe(k))
+                                                          for k in comps):
             object.__setattr__(self, "components", {safe_text(str(k)): v for k, v in self.components.items()})
 
     @classmethod
@@ -169,8 +173,15 @@ class Verdict:
            components: dict[str, float] | None = None, threshold: float = 1.0) -> Verdict:
         """A normal judgement; ``passed`` defaults to reward >= threshold."""
         reward = float(reward)
-        return cls(reward=reward, passed=reward >= threshold if passed is None else passed,
-                   components=dict(components or {}), reason=reason)
+        passed = reward >= threshold if passed is None else passed
+        components = dict(components) if components else {}
+        if cls is Verdict and type(reason) is str and reason.isascii() and not components:
+            # the hot path of every verifier: the fields the dataclass __init__ would set, and nothing for
+            # __post_init__ to scrub (ASCII reason, no components, no error); frozen still holds afterwards
+            v = object.__new__(Verdict)
+            v.__dict__.update(reward=reward, passed=passed, components=components, reason=reason, error=None)
+            return v
+        return cls(reward, passed, components, reason)
 
     @classmethod
     def malformed(cls, detail: str) -> Verdict:

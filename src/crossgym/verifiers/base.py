@@ -86,6 +86,7 @@ class BadTask(Exception):
 
 
 _deadline = threading.local()
+_isfinite = math.isfinite
 
 
 def time_left(default: float = 30.0) -> float:
@@ -219,9 +220,12 @@ class BaseVerifier:
             bad = check_inputs(task, completion, self.max_chars)
             if bad is not None:
                 return bad
-            if self.isolation == "process":
+            isolation = self.isolation
+            if isolation == "inline":
+                return self.run_score(task, completion, self.timeout)
+            if isolation == "process":
                 return self._verify_in_pool(task, completion)
-            if self.isolation == "thread":
+            if isolation == "thread":
                 return self._verify_in_thread(task, completion)
             return self.run_score(task, completion, self.timeout)
         except Exception as exc:  # the guarantee: a bug here still gives a Verdict
@@ -230,11 +234,15 @@ class BaseVerifier:
 
     def run_score(self, task: Task, completion: Completion, timeout: float | None = None) -> Verdict:
         """``score`` in this thread with errors mapped to Verdicts (the deadline is only advisory here)."""
-        outer = getattr(_deadline, "end", None)  # a composite's own deadline, restored afterwards
+        local = _deadline
+        outer = getattr(local, "end", None)  # a composite's own deadline, restored afterwards
         end = time.monotonic() + (self.timeout if timeout is None else timeout)
-        _deadline.end = end if outer is None else min(end, outer)
+        local.end = end if outer is None or end < outer else outer
         try:
-            return _finite(self.score(task, completion))
+            v = self.score(task, completion)
+            if type(v) is Verdict and _isfinite(v.reward) and len(v.reason) <= MAX_REASON:
+                return v  # what _finite returns for it, without the call
+            return _finite(v)
         except Malformed as exc:
             return Verdict.malformed(clip(str(exc) or "unusable completion", MAX_REASON))
         except BadTask as exc:
@@ -245,7 +253,7 @@ class BaseVerifier:
             log.debug("verifier %s raised", self.name, exc_info=True)
             return Verdict.exception(clip(f"{type(exc).__name__}: {exc}", MAX_REASON))
         finally:
-            _deadline.end = outer
+            local.end = outer
 
     def _verify_in_thread(self, task: Task, completion: Completion) -> Verdict:
         box: list[Verdict] = []
