@@ -72,3 +72,15 @@ def test_a_watch_without_eval_tasks_is_one_config_error(tiny_model_dir, tmp_path
         TRLBackend().train(_run(tiny_model_dir, tmp_path / "out", None, eval_steps=1), tasks=digit_tasks(8))
     assert exc.value.where == "grpo.eval_steps"
     assert not (tmp_path / "out" / "final").exists()
+
+
+def test_plan_says_what_the_watch_does(tiny_model_dir, tmp_path, test_plugin):
+    from crossgym.adapters.trl.backend import TRLBackend
+
+    eval_file = tmp_path / "eval.jsonl"
+    eval_file.write_text("".join(json.dumps(t.to_dict()) + "\n" for t in digit_tasks(3)))
+    notes = TRLBackend().plan(_run(tiny_model_dir, tmp_path / "o", eval_file, eval_steps=5, eval_limit=2)).notes
+    assert any("first 2 eval_tasks at step 0 and every 5 steps" in n for n in notes)
+    bare = TRLBackend().plan(_run(tiny_model_dir, tmp_path / "o", None, eval_steps=5)).notes
+    assert any("no eval_tasks: training refuses to start" in n for n in bare)
+    assert not any("held-out" in n for n in TRLBackend().plan(_run(tiny_model_dir, tmp_path / "o", None)).notes)

@@ -113,6 +113,10 @@ class TRLBackend(BackendBase):
         script = plain_trl_script(run, kwargs, rule, episodes=episodes, lora=lora)
         point = self.resume_point(run)
         notes.append(_resume_note(run, point))
+        from crossgym.adapters.trl.watch import plan_note
+
+        if (watch_note := plan_note(run)) is not None:
+            notes.append(watch_note)
         return Plan(backend=self.name, native_config={"GRPOConfig": kwargs, "GRPOTrainer": trainer_args,
                                                       "GRPOTrainer.train": {"resume_from_checkpoint": point and
                                                                             point.checkpoint}},

@@ -46,6 +46,17 @@ def held_out_tasks(run: RunConfig) -> list[Task]:
     return list(tasks[: run.grpo.eval_limit])
 
 
+def plan_note(run: RunConfig) -> str | None:
+    """What `crossgym plan` says about the watch (None when grpo.eval_steps is unset)."""
+    g = run.grpo
+    if not g.eval_steps:
+        return None
+    if run.eval_tasks is None:
+        return "held-out watch: grpo.eval_steps is set but the run has no eval_tasks: training refuses to start"
+    return (f"held-out watch: greedy on the first {g.eval_limit} eval_tasks at step 0 and every {g.eval_steps} "
+            "steps (heldout/pass_rate in metrics.jsonl, beside the reward on reward_curve.png)")
+
+
 def score_held_out(model: Any, tokenizer: Any, tasks: Sequence[Task], run: RunConfig) -> dict[str, Any]:
     """One greedy pass over ``tasks`` with ``model`` as it is now: pass rate, mean task reward, infra count."""
     from crossgym.inference.hf import HFEngine
