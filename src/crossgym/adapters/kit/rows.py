@@ -4,17 +4,49 @@ env_extras); the column names and the file format stay the backend's own."""
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from crossgym.protocol.task import Task
+
+T = TypeVar("T")
+
+#: Rows per chunk when a backend's dataset file is written (parquet row groups, JSONL writes, Arrow batches):
+#: memory stays bounded by a chunk, whatever the number of rows.
+CHUNK_ROWS = 10_000
 
 
 def prompt_messages(task: Task) -> list[dict[str, Any]]:
     """The task's prompt as role/content pairs (one Arrow schema for every row, as dataset loaders need). Prompts
     with tool calls or tools are rendered from the Task itself by the backend's episode shim."""
     return [{"role": m.role, "content": m.content} for m in task.prompt]
+
+
+class TaskJSON:
+    """Each task's JSON, serialised once per Task object. A blend's rows repeat its parts' pooled Task objects
+    (epochs; crossgym.rollout.blend), so a row builder over a million rows asks for the same few tasks' JSON again
+    and again. Entries hold their Task, so an object's id is not reused while it is cached; one instance per build
+    (its memory is one JSON per distinct task)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[Task, str]] = {}
+
+    def __call__(self, task: Task) -> str:
+        hit = self._by_id.get(id(task))
+        if hit is not None and hit[0] is task:
+            return hit[1]
+        text = task.to_json()
+        self._by_id[id(task)] = (task, text)
+        return text
+
+
+def chunked(items: Iterable[T], size: int = CHUNK_ROWS) -> Iterator[list[T]]:
+    """``items`` in lists of at most ``size`` (the last one shorter)."""
+    it = iter(items)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
 
 
 def cycled(tasks: Sequence[Task], rows: int, *, seed: int) -> list[Task]:

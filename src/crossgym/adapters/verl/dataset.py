@@ -11,10 +11,12 @@ of every task's keys would hand verifiers params they never had.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crossgym.adapters.kit.rows import CHUNK_ROWS, TaskJSON, chunked
 from crossgym.adapters.verl.reward import TASK_KEY
 from crossgym.protocol.task import Task
 from crossgym.rollout.driver import episode_seed
@@ -36,13 +38,14 @@ def _prompt(task: Task) -> list[dict[str, Any]]:
 
 
 def task_row(task: Task, index: int, run: RunConfig, *, split: str = "train", episodes: bool = False,
-             tool_names: Sequence[str] = ()) -> dict[str, Any]:
-    """One veRL row for ``task`` (see the module docstring)."""
+             tool_names: Sequence[str] = (), task_json: str | None = None) -> dict[str, Any]:
+    """One veRL row for ``task`` (see the module docstring); ``task_json``: its JSON when the caller has it."""
     from crossgym.rollout.tasks import task_env, task_env_params, task_max_turns
     from crossgym.scoring.parts import part_of
 
     env = task_env(task, run)
-    task_json = task.to_json()
+    if task_json is None:
+        task_json = task.to_json()
     extra: dict[str, Any] = {
         "index": index,
         "split": split,
@@ -79,28 +82,105 @@ def tool_names(tasks: Sequence[Task]) -> list[str]:
     return list(seen)
 
 
+def iter_task_rows(tasks: Sequence[Task], run: RunConfig, *, split: str = "train", episodes: bool = False,
+                   tools: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+    """veRL rows for ``tasks`` one at a time, indexed in order. A blend repeats its pooled Task objects, so each
+    object's row is built once and every repeat is a copy of it with its own index (nested values are shared
+    between a task's rows: treat rows as read-only)."""
+    names = tool_names(tasks) if tools is None else tools
+    as_json = TaskJSON()
+    built: dict[int, tuple[Task, dict[str, Any]]] = {}
+    for i, t in enumerate(tasks):
+        hit = built.get(id(t))
+        if hit is None or hit[0] is not t:
+            hit = built[id(t)] = (t, task_row(t, 0, run, split=split, episodes=episodes, tool_names=names,
+                                              task_json=as_json(t)))
+        row = dict(hit[1])
+        row["extra_info"] = {**row["extra_info"], "index": i}
+        yield row
+
+
 def task_rows(tasks: Sequence[Task], run: RunConfig, *, split: str = "train", episodes: bool = False
               ) -> list[dict[str, Any]]:
     """veRL rows for ``tasks``, indexed in order."""
-    names = tool_names(tasks)
-    return [task_row(t, i, run, split=split, episodes=episodes, tool_names=names) for i, t in enumerate(tasks)]
+    return list(iter_task_rows(tasks, run, split=split, episodes=episodes))
 
 
-def write_parquet(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
-    """Write rows as a parquet file (pyarrow, which veRL installs); returns the path."""
+@dataclass(frozen=True)
+class Rows:
+    """A parquet file's rows, built when iterated (write_parquet streams them in row groups; describe reads the
+    first): a run's million rows are never held as dicts at once."""
+
+    tasks: Sequence[Task]
+    run: RunConfig
+    split: str = "train"
+    episodes: bool = False
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter_task_rows(self.tasks, self.run, split=self.split, episodes=self.episodes)
+
+
+def row_schema(tools: Sequence[str] = (), *, episodes: bool = False) -> Any:
+    """The rows' Arrow schema, fixed so every row group of a large file has the same one (a chunk whose rows all
+    lack a value would otherwise infer a null column)."""
+    import pyarrow as pa
+
+    string, int64 = pa.string(), pa.int64()
+    extra = [("index", int64), ("split", string), ("task_id", string), (TASK_KEY, string), ("verifier", string),
+             ("env", string), ("env_params", string), ("env_seed", int64), ("max_turns", int64)]
+    if tools:
+        kwargs = pa.struct([("create_kwargs", pa.struct([(TASK_KEY, string)]))])
+        extra.append(("tools_kwargs", pa.struct([(name, kwargs) for name in tools])))
+    fields = [("data_source", string),
+              ("prompt", pa.list_(pa.struct([("role", string), ("content", string)]))),
+              ("ability", string),
+              ("reward_model", pa.struct([("style", string), ("ground_truth", string)])),
+              ("extra_info", pa.struct(extra))]
+    if episodes:
+        fields.append(("agent_name", string))
+    return pa.schema(fields)
+
+
+def write_parquet(rows: Iterable[dict[str, Any]], path: str | Path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
+    """Write rows as a parquet file (pyarrow, which veRL installs), ``chunk_rows`` rows per row group, streamed:
+    memory stays bounded by a row group whatever the number of rows. Returns the path."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(list(rows)), out)
+    chunks = chunked(rows, chunk_rows)
+    first = next(chunks, [])
+    if not first:
+        pq.write_table(pa.Table.from_pylist([]), out)
+        return out
+    tools = list(first[0]["extra_info"].get("tools_kwargs") or ())
+    schema = row_schema(tools, episodes="agent_name" in first[0])
+    extra_names = [f.name for f in schema.field("extra_info").type]
+    if list(first[0]) != schema.names or list(first[0]["extra_info"]) != extra_names:  # a column added to task_row
+        raise ValueError(f"veRL rows do not match row_schema: {list(first[0])} / {list(first[0]['extra_info'])}")
+    partial = out.with_name(out.name + ".partial")
+    with pq.ParquetWriter(partial, schema) as writer:
+        for chunk in _with_first(first, chunks):
+            writer.write_table(pa.Table.from_pylist(chunk, schema=schema), row_group_size=chunk_rows)
+    partial.replace(out)
     return out
 
 
-def describe(rows: Sequence[dict[str, Any]]) -> str:
-    """A short text standing for a parquet file in a Plan (which holds text): its size, columns and first row."""
-    if not rows:
+def _with_first(first: list[dict[str, Any]], rest: Iterator[list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+    yield first
+    yield from rest
+
+
+def describe(rows: Sequence[dict[str, Any]] | Rows) -> str:
+    """A short text standing for a parquet file in a Plan (which holds text): its size, columns and first row
+    (only the first row is built)."""
+    head = next(iter(rows), None)
+    if head is None:
         return "(parquet) 0 rows\n"
-    cols = ", ".join(rows[0])
-    first = json.dumps(rows[0], ensure_ascii=False, indent=2)
+    cols = ", ".join(head)
+    first = json.dumps(head, ensure_ascii=False, indent=2)
     return f"(parquet) {len(rows)} rows; columns: {cols}\n# first row:\n{first}\n"

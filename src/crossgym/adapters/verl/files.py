@@ -36,8 +36,8 @@ class RunFiles:
     notes: list[str]
     text_files: dict[str, str] = field(default_factory=dict)
     """Absolute path -> content."""
-    parquet: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Absolute path -> rows."""
+    parquet: dict[str, dataset.Rows] = field(default_factory=dict)
+    """Absolute path -> rows (built when written or described, streamed in row groups)."""
 
     @property
     def args(self) -> list[str]:
@@ -105,9 +105,9 @@ def build(run: RunConfig, tasks: Sequence[Task], eval_tasks: Sequence[Task] | No
         checkpoints=str(root.parent / "checkpoints"))
     hydra, notes = overrides.overrides(run, paths, n_tasks=len(tasks), episodes=episodes, gpus=gpus)
     rf = RunFiles(root=root, settings=hydra, notes=notes)
-    rf.parquet[train_path] = dataset.task_rows(tasks, run, split="train", episodes=episodes)
+    rf.parquet[train_path] = dataset.Rows(tasks, run, split="train", episodes=episodes)
     if val_path:
-        rf.parquet[val_path] = dataset.task_rows(eval_tasks or (), run, split="test", episodes=episodes)
+        rf.parquet[val_path] = dataset.Rows(eval_tasks or (), run, split="test", episodes=episodes)
     rf.text_files[reward_path] = reward_module_source(settings, what=f"{run.model} -> {run.output_dir}")
     if paths.agent_loops:
         rf.text_files[paths.agent_loops] = agent_loops_yaml()
