@@ -60,16 +60,20 @@ WIDTH = 5
 LOSS_AGG = {"grpo": "seq-mean-token-mean", "gspo": "seq-mean-token-mean", "sapo": "seq-mean-token-mean",
             "rloo": "seq-mean-token-mean", "dapo": "token-mean", "cispo": "token-mean",
             "reinforce_pp_baseline": "token-mean", "dr_grpo": "seq-mean-token-sum-norm"}
+#: (backend, variant) -> (the aggregation the backend uses instead, why): differences by design, named in the result
+LOSS_BY_DESIGN = {("openrlhf", "dr_grpo"): ("token-mean", "OpenRLHF 0.11.2 has no constant-normaliser aggregation "
+                                                          "(--actor.loss_agg_mode is token-mean or seq-mean-token-mean)")}
 #: the fixed batch of the loss-weight comparison: response lengths, padded to LOSS_HORIZON (max_completion_length)
 LOSS_LENGTHS = (1, 3, 5, 2, 4, 5)
 LOSS_HORIZON = 8
 
 
-def loss_weight_reference(variant: str, lengths: Sequence[int] = LOSS_LENGTHS, horizon: int = LOSS_HORIZON
-                          ) -> list[list[float]]:
+def loss_weight_reference(variant: str, lengths: Sequence[int] = LOSS_LENGTHS, horizon: int = LOSS_HORIZON,
+                          mode: str | None = None) -> list[list[float]]:
     """d loss / d (token loss) for each response token of a batch of ``lengths`` padded to ``horizon`` (0 on padding),
-    under the variant's LOSS_AGG: seq-mean-token-mean 1/(B·L_i), token-mean 1/ΣL, seq-mean-token-sum-norm 1/(B·H)."""
-    mode = LOSS_AGG[variant]
+    under the variant's LOSS_AGG (or ``mode``): seq-mean-token-mean 1/(B·L_i), token-mean 1/ΣL,
+    seq-mean-token-sum-norm 1/(B·H)."""
+    mode = mode or LOSS_AGG[variant]
     b, total = len(lengths), sum(lengths)
 
     def weight(n: int) -> float:
@@ -85,19 +89,23 @@ def loss_weight_reference(variant: str, lengths: Sequence[int] = LOSS_LENGTHS, h
 def check_loss_weights(hook: Any, backend: str, variant: str, res: CheckResult) -> CheckResult:
     """The framework's own loss for the variant, on a fixed batch (ratio 1, advantage 1 on every token), must weight
     each token as LOSS_AGG says: ``hook(variant, lengths, horizon)`` returns -d loss / d log-prob per token."""
-    want = loss_weight_reference(variant)
+    mode, why = LOSS_BY_DESIGN.get((backend, variant), (LOSS_AGG[variant], ""))
+    want = loss_weight_reference(variant, mode=mode)
     got = [list(map(float, row)) for row in hook(variant, list(LOSS_LENGTHS), LOSS_HORIZON)]
     n = 0
     for i, (w_row, g_row) in enumerate(zip(want, got, strict=True)):
         for t, (w, g) in enumerate(zip(w_row, g_row, strict=True)):
             n += 1
             if not (math.isfinite(g) and abs(g - w) <= max(RTOL * abs(w), 1e-12)):
-                return res.fail(f"loss weights ({LOSS_AGG[variant]}): sequence {i} token {t}: reference {w!r}, "
+                return res.fail(f"loss weights ({mode}): sequence {i} token {t}: reference {w!r}, "
                                 f"{backend} {g!r}", {"lengths": list(LOSS_LENGTHS), "horizon": LOSS_HORIZON,
                                                      "reference": w_row, "backend": g_row})
-    res.detail += (f"; per-token loss weights ({LOSS_AGG[variant]}, {n} tokens of lengths "
+    res.detail += (f"; per-token loss weights ({mode}, {n} tokens of lengths "
                    f"{'/'.join(map(str, LOSS_LENGTHS))} padded to {LOSS_HORIZON}) equal within rtol {RTOL:g}")
-    res.extra["loss_agg"] = LOSS_AGG[variant]
+    if why:
+        res.detail += f" (differs by design from {LOSS_AGG[variant]}: {why})"
+        res.extra["loss_differs_by_design"] = why
+    res.extra["loss_agg"] = mode
     return res
 
 
@@ -162,6 +170,9 @@ SEMANTICS: dict[str, Semantics] = {
                           "dr_grpo / rloo / reinforce_baseline; torch.std)", eps=1e-9,
                           batch=BatchNorm("compute_advantages_and_returns whitening (token-weighted, var over "
                                           "num_actions, clamp 1e-8)", "token", 0, 1e-8, "max(var,eps)")),
+    # a group of ONE gets mean 0 and std 1 in SkyRL (advantage r / (1 + eps)); no case here has one
+    "skyrl": Semantics("skyrl 0.3.0 ppo_utils.compute_advantages_and_returns (grpo: compute_grpo_outcome_advantage, "
+                       "grpo_norm_by_std, torch.std; rloo)", eps=1e-6),
 }
 
 

@@ -69,3 +69,29 @@ def test_rloo_and_reinforce_baseline_are_openrlhfs_estimators():
     assert all(close(w, x) for rw, rx in zip(want, rpp, strict=True) for w, x in zip(rw, rx, strict=True))
     other = reference(g, "reinforce_pp_baseline", SEMANTICS["verl"])  # Bessel over the tokens: not OpenRLHF's
     assert not all(close(w, x) for rw, rx in zip(other, rpp, strict=True) for w, x in zip(rw, rx, strict=True))
+
+
+
+@pytest.mark.parametrize("variant", parity.ADVANTAGE_VARIANTS)
+def test_openrlhfs_policy_loss_weights_each_token_as_its_aggregation_says(variant):
+    """PolicyLoss (built as PPOActor builds it from crossgym's flags): dr_grpo is token-mean by design."""
+    from crossgym.compat_tests.advantages import (
+        LOSS_AGG,
+        LOSS_BY_DESIGN,
+        LOSS_HORIZON,
+        LOSS_LENGTHS,
+        loss_weight_reference,
+    )
+
+    mode = LOSS_BY_DESIGN.get(("openrlhf", variant), (LOSS_AGG[variant], ""))[0]
+    got = parity.loss_weights(variant, list(LOSS_LENGTHS), LOSS_HORIZON)
+    assert got == [pytest.approx(row, rel=1e-6, abs=1e-12) for row in loss_weight_reference(variant, mode=mode)]
+    cls = parity.policy_loss_class()
+    assert cls.crossgym_source == "imported" or cls.crossgym_source.startswith("compiled from")
+    assert cls.crossgym_source.endswith("loss.py") or cls.crossgym_source == "imported"
+
+
+def test_the_check_names_dr_grpos_loss_difference_instead_of_hiding_it():
+    res = check_advantages(find_driver("openrlhf"), "openrlhf")["dr_grpo"]
+    assert res.status == "pass" and res.extra["loss_agg"] == "token-mean"
+    assert "differs by design from seq-mean-token-sum-norm" in res.detail

@@ -292,7 +292,11 @@ def experience_maker_class() -> Any:
 
 def advantage_source() -> str:
     """How the advantages hook runs OpenRLHF's code here: "imported", or compiled from the installed file."""
-    return str(experience_maker_class().crossgym_source)
+    try:
+        loss = str(policy_loss_class().crossgym_source)
+    except Exception as exc:  # the loss-weight hook reports the same failure
+        loss = f"unavailable ({type(exc).__name__}: {exc})"
+    return f"{experience_maker_class().crossgym_source}; PolicyLoss {loss}"
 
 
 #: grpo.variant values whose advantages OpenRLHF computes (compat_tests.advantages)
@@ -362,3 +366,66 @@ def advantages(groups: Sequence[Sequence[float | None]], variant: str) -> list[l
         for gi, i in enumerate(picked):
             out[i] = per[gi * size:(gi + 1) * size]
     return out
+
+
+def policy_loss_class() -> Any:
+    """OpenRLHF's ``PolicyLoss`` (``openrlhf/models/loss.py``): imported where ``openrlhf.models`` imports, else the
+    installed file compiled with its one relative import (``masked_mean`` of ``models/utils.py``, loaded by path)
+    bound; ``openrlhf.models`` imports flash_attn and deepspeed's GPU parts at package level."""
+    try:
+        from openrlhf.models.loss import PolicyLoss
+
+        PolicyLoss.crossgym_source = "imported"
+        return PolicyLoss
+    except ImportError:
+        pass
+    import openrlhf
+
+    root = Path(openrlhf.__file__).parent
+    spec = importlib.util.spec_from_file_location("crossgym_openrlhf_models_utils", root / "models" / "utils.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {root / 'models' / 'utils.py'}")
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    path = root / "models" / "loss.py"
+    source = path.read_text(encoding="utf-8")
+    if source.count("from .utils import masked_mean\n") != 1:
+        raise ImportError(f"{path} does not import masked_mean as 0.11.2 does")
+    scope: dict[str, Any] = {"__name__": "crossgym_openrlhf_models_loss", "masked_mean": utils.masked_mean}
+    exec(compile(source.replace("from .utils import masked_mean\n", "\n"), str(path), "exec"), scope)  # noqa: S102
+    made = scope["PolicyLoss"]
+    made.crossgym_source = f"compiled from {path}"
+    return made
+
+
+def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[list[float]]:
+    """-d loss / d log-prob of each response token through OpenRLHF's own ``PolicyLoss`` for ``variant``.
+
+    Built as ``PPOActor`` builds it (``eps_clip_low_high``, ``token_level_loss = loss_agg_mode == "token-mean"``,
+    ``policy_loss_type``, from crossgym's flags for the variant), called with ``get_loss_batch_info``'s totals for
+    one process, log-probs equal to the old ones (ratio 1) and advantage 1 on every token, responses of ``lengths``
+    padded to ``horizon`` under ``action_mask``.
+    """
+    import torch
+    from openrlhf.utils.loss_utils import get_loss_batch_info
+
+    from crossgym.adapters.openrlhf.config_map import variant_settings
+    from crossgym.config import RunConfig
+
+    run = RunConfig.model_validate({"model": "m", "tasks": {"files": ["(given in-process)"]}, "backend": "openrlhf",
+                                    "grpo": {"variant": variant, "max_completion_length": horizon}})
+    f = variant_settings(run)
+    low, high = f["actor.eps_clip_low_high"]
+    loss_fn = policy_loss_class()(clip_eps_low=low, clip_eps_high=high, dual_clip=None,
+                                  token_level_loss=f["actor.loss_agg_mode"] == "token-mean",
+                                  policy_loss_type=f["actor.policy_loss_type"])
+    b = len(lengths)
+    mask = torch.zeros(b, horizon, dtype=torch.bool)
+    for i, n in enumerate(lengths):
+        mask[i, :n] = True
+    log_probs = torch.zeros(b, horizon, requires_grad=True)
+    loss = loss_fn(log_probs, torch.zeros(b, horizon), torch.ones(b, horizon), action_mask=mask,
+                   **get_loss_batch_info(None, mask))[0]
+    loss.backward()
+    assert log_probs.grad is not None
+    return [[float(-g) for g in row] for row in log_probs.grad]
