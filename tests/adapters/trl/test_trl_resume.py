@@ -273,9 +273,11 @@ def test_a_changed_learning_rate_and_max_steps_take_effect_and_are_recorded(tiny
     code, _, err = _cli(["train", str(cfg), "--skip-gate"], capsys)
     assert code == 0, err
     cfg = _config(tmp_path, str(tiny_model_dir), "out", grpo={"max_steps": 4, "learning_rate": lr})
-    code, _, err = _cli(["train", str(cfg), "--resume"], capsys)
+    rerun = lr == 1e-3  # and the gate, asked to, runs again on a resumed run
+    code, _, err = _cli(["train", str(cfg), "--resume", *(["--rerun-gate"] if rerun else [])], capsys)
     assert code == 0, err
     err = " ".join(err.split())
+    assert ("gate passed" in err) is rerun and ("eval gate not run again" in err) is not rerun
     changed = {"grpo.learning_rate": [1e-3, lr]} if lr != 1e-3 else {}
     changed["grpo.max_steps"] = [2, 4]
     assert "changed since the checkpoint: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items()) in err
