@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crossgym.adapters.kit import variants as kit_variants
-from crossgym.adapters.kit.files import describe_lines, write_files
+from crossgym.adapters.kit.files import LineFile, describe_lines, write_files
 from crossgym.adapters.kit.gpu import visible_gpus
 from crossgym.adapters.kit.launch import STOP_NOTE, Launched, child_env, launch
 from crossgym.adapters.openrlhf import config_map, files
 from crossgym.adapters.openrlhf.agent import AgentConfig
-from crossgym.adapters.openrlhf.convert import dataset_jsonl
+from crossgym.adapters.openrlhf.convert import dataset_file
 from crossgym.adapters.openrlhf.scoring import QueryScorer, ScoreConfig, special_tail_tokens
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
 from crossgym.protocol.interfaces import (
@@ -110,10 +110,13 @@ class OpenRLHFBackend(BackendBase):
     def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
         """Flags, argv and the generated files (absolute paths; the prompt dataset described, not inlined), checked
         by OpenRLHF's own parser when it is installed. Writes nothing."""
-        return self.prepare(run, tasks=tasks)[0]
+        return self.prepare(run, tasks=tasks, stream=True)[0]
 
-    def prepare(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> tuple[Plan, dict[str, str]]:
-        """The Plan and every file's full text by absolute path (what ``write`` puts on disk). Writes nothing."""
+    def prepare(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, stream: bool = False
+                ) -> tuple[Plan, dict[str, str | LineFile]]:
+        """The Plan and every file's full text by absolute path (what ``write`` puts on disk). Writes nothing.
+        ``stream``: the prompt dataset is a LineFile, built line by line as it is written (a run of a million rows
+        never holds it whole); else its text."""
 
         notes: list[str] = []
         config_map.check_run(run)
@@ -131,7 +134,8 @@ class OpenRLHFBackend(BackendBase):
         lay = config_map.layout(run, tasks=len(tasks))
         argv = [*config_map.ENTRY, *config_map.argv_from_flags(flags)]
         score, agent_cfg = self._configs(run)
-        full = {paths["prompts"]: dataset_jsonl(tasks, rows=lay["rows"], seed=run.seed)}
+        prompts = dataset_file(tasks, rows=lay["rows"], seed=run.seed)
+        full: dict[str, str | LineFile] = {paths["prompts"]: prompts if stream else prompts.text()}
         if agent:
             full[paths["agent"]] = files.agent_file(agent_cfg.to_dict())
         else:
@@ -154,8 +158,7 @@ class OpenRLHFBackend(BackendBase):
             notes.append("a launch on this machine would lack: " + "; ".join(lacking))
         native = {"flags": flags, "layout": lay, "agent": agent,
                   "reward_config": (agent_cfg.to_dict() if agent else score.to_dict())}
-        shown = dict(full)
-        shown[paths["prompts"]] = describe_lines(full[paths["prompts"]])
+        shown = {path: describe_lines(text) if path == paths["prompts"] else str(text) for path, text in full.items()}
         plan = Plan(backend=self.name, native_config=native, argv=tuple(argv), files=shown, notes=tuple(notes))
         return plan, full
 
@@ -189,7 +192,7 @@ class OpenRLHFBackend(BackendBase):
                             at=config_map.checkpoint_step,
                             where=f"{run.output_dir}/checkpoints/_actor/global_stepN")
 
-    def write(self, full: dict[str, str]) -> Path:
+    def write(self, full: dict[str, str | LineFile]) -> Path:
         """Write ``prepare``'s files; returns the folder holding them."""
         return write_files(full)[-1].parent
 
@@ -201,7 +204,7 @@ class OpenRLHFBackend(BackendBase):
 
         tasks = list(tasks) if tasks is not None else run_tasks(run)
         check_builds(RewardRule.from_run(run), tasks)
-        plan, full = self.prepare(run, tasks=tasks)
+        plan, full = self.prepare(run, tasks=tasks, stream=True)
         work = self.write(full)
         missing = self.missing()
         if missing:
