@@ -120,9 +120,14 @@ class RecordWriter:
 # ---------------------------------------------------------------------- reading
 def iter_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """The JSON object on each complete line; a torn last line (an interrupted write) and lines that are not JSON
-    objects are skipped with a warning."""
+    objects are skipped with a warning. A .parquet file gives its rows (crossgym.scoring.parquet)."""
     p = Path(path)
     if not p.is_file():
+        return
+    from crossgym.scoring.parquet import is_parquet, iter_parquet_records
+
+    if is_parquet(p):
+        yield from iter_parquet_records(p)
         return
     with p.open("rb") as f:
         for lineno, raw in enumerate(f, 1):

@@ -25,13 +25,16 @@ CHUNK = 2048
 
 
 def input_files(path: Path) -> list[Path]:
-    """The JSONL files an input names: a file, a directory (its ``*.jsonl``, sorted) or a glob (sorted)."""
+    """The files an input names: a JSONL or Parquet file, a directory (its ``*.jsonl`` and ``*.parquet``, sorted)
+    or a glob (sorted)."""
+    from crossgym.scoring.parquet import is_parquet
+
     text = str(path)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix == ".jsonl")
+        files = sorted(p for p in path.iterdir() if p.is_file() and (p.suffix == ".jsonl" or is_parquet(p)))
         if not files:
-            raise ConfigError("no .jsonl files in this directory", where=text, fix="pass a JSONL file or a folder "
-                                                                                  "of them")
+            raise ConfigError("no .jsonl or .parquet files in this directory", where=text,
+                              fix="pass a JSONL or Parquet file or a folder of them")
         return files
     if not path.exists() and any(c in text for c in "*?["):
         import glob
@@ -41,19 +44,22 @@ def input_files(path: Path) -> list[Path]:
             raise ConfigError("no file matches this pattern", where=text, fix="quote the pattern and check it")
         return files
     if not path.is_file():
-        raise ConfigError("file not found", where=text, fix="pass a JSONL of rollouts (e.g. an eval's "
+        raise ConfigError("file not found", where=text, fix="pass a JSONL (or Parquet) of rollouts (e.g. an eval's "
                                                            "rollouts.jsonl), a folder of them or a glob")
     return [path]
 
 
-def _parse(raw: bytes, where: str) -> tuple[dict[str, Any], tuple[Task, Completion]]:
+def _parse(raw: bytes | dict[str, Any], where: str) -> tuple[dict[str, Any], tuple[Task, Completion]]:
     from crossgym.config.files import decode_user_line
 
-    line = decode_user_line(raw, where)
-    try:
-        doc = json.loads(line)
-    except ValueError as exc:
-        raise ConfigError(f"not JSON ({exc})", where=where, fix="one JSON object per line") from None
+    if isinstance(raw, dict):  # a Parquet row, already a record
+        doc: Any = raw
+    else:
+        line = decode_user_line(raw, where)
+        try:
+            doc = json.loads(line)
+        except ValueError as exc:
+            raise ConfigError(f"not JSON ({exc})", where=where, fix="one JSON object per line") from None
     if not isinstance(doc, dict) or "task" not in doc or "completion" not in doc:
         raise ConfigError("a record needs 'task' and 'completion'", where=where,
                           fix="write rollouts (crossgym eval) or {\"task\": ..., \"completion\": ...} lines")
@@ -73,27 +79,21 @@ def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_don
     first ``skip`` records (counted, not parsed: already scored by an interrupted run; ``last_done``, the last
     record that run wrote, must hold the task and completion of the last one skipped). A bad line is one
     ConfigError naming file:line."""
-    from crossgym.config.files import check_user_encoding
-
     records: list[dict[str, Any]] = []
     pairs: list[tuple[Task, Completion]] = []
     for path in paths:
-        check_user_encoding(path)
-        with path.open("rb") as f:
-            for n, raw in enumerate(f, 1):
-                if not raw.strip():
-                    continue
-                if skip:
-                    skip -= 1
-                    if not skip and last_done is not None:
-                        _check_continues(raw, last_done, f"{path}:{n}")
-                    continue
-                doc, pair = _parse(raw, f"{path}:{n}")
-                records.append(doc)
-                pairs.append(pair)
-                if len(records) >= size:
-                    yield records, pairs
-                    records, pairs = [], []
+        for where, raw in _raw_records(path, size):
+            if skip:
+                skip -= 1
+                if not skip and last_done is not None:
+                    _check_continues(raw, last_done, where)
+                continue
+            doc, pair = _parse(raw, where)
+            records.append(doc)
+            pairs.append(pair)
+            if len(records) >= size:
+                yield records, pairs
+                records, pairs = [], []
     if skip:
         raise ConfigError(f"--out holds {skip} more records than the input has", where="--out",
                           fix="remove it (or pass another --out) to score afresh")
@@ -101,9 +101,25 @@ def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_don
         yield records, pairs
 
 
-def _check_continues(raw: bytes, last_done: dict[str, Any], where: str) -> None:
+def _raw_records(path: Path, size: int) -> Iterator[tuple[str, bytes | dict[str, Any]]]:
+    """(where, the record's raw line or Parquet row) for each record of one input file; blank lines skipped."""
+    from crossgym.scoring.parquet import is_parquet, iter_parquet_rows
+
+    if is_parquet(path):
+        yield from iter_parquet_rows(path, batch_size=size)
+        return
+    from crossgym.config.files import check_user_encoding
+
+    check_user_encoding(path)
+    with path.open("rb") as f:
+        for n, raw in enumerate(f, 1):
+            if raw.strip():
+                yield f"{path}:{n}", raw
+
+
+def _check_continues(raw: bytes | dict[str, Any], last_done: dict[str, Any], where: str) -> None:
     try:
-        doc = json.loads(raw)
+        doc = raw if isinstance(raw, dict) else json.loads(raw)
         same = doc["task"] == last_done.get("task") and doc["completion"] == last_done.get("completion")
     except (ValueError, KeyError, TypeError):
         same = False
@@ -187,8 +203,12 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
     the next. An ``out`` left by an interrupted run is resumed: its records are skipped in the input, not scored
     again. The summary document."""
     from crossgym.rollout.store import RolloutStore
+    from crossgym.scoring.parquet import is_parquet
 
     files = input_files(path)
+    if out is not None and is_parquet(out):
+        raise ConfigError("--out is written as JSONL (one record a line, appended as chunks finish)", where="--out",
+                          fix="name it .jsonl")
     tally = _Tally()
     store, skip, last_done = None, 0, None
     if out is not None and any(out.resolve() == f.resolve() for f in files):
