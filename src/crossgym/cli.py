@@ -234,11 +234,14 @@ def train_cmd(
 @app.command("plan")
 def plan_cmd(
     config: Path = typer.Argument(..., help="A RunConfig YAML."),
-    backend: list[str] | None = typer.Option(None, "--backend", help="Backends to plan (default: all)."),
+    backend: list[str] | None = typer.Option(None, "--backend", help="Backends to plan: a comma list (trl,verl) "
+                                             "or the option again (default: all)."),
     as_json: bool = typer.Option(False, "--json", help="Print the plans as JSON."),
 ) -> None:
-    """Show what each backend would run for this config, side by side (no side effects)."""
-    _call("crossgym.train:run_plan_command", config=config, backends=backend or None, as_json=as_json)
+    """Show what each backend would run for this config: side by side when the terminal is wide enough, else one
+    backend per block (no side effects)."""
+    names = [name.strip() for value in backend or () for name in value.split(",") if name.strip()]
+    _call("crossgym.train:run_plan_command", config=config, backends=names or None, as_json=as_json)
 
 
 # ---------------------------------------------------------------- compat / serve / reverify

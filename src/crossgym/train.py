@@ -91,8 +91,8 @@ def plan_documents(run: RunConfig, backends: Sequence[str]) -> list[dict[str, An
         except CrossgymError as exc:  # this backend cannot run this config: say so in its column, plan the others
             if len(backends) == 1:
                 raise
-            docs.append({"backend": name, "available": False, "reason": f"cannot plan this config: {exc}",
-                         "install": None})
+            docs.append({"backend": name, "available": False, "fits": False,
+                         "reason": f"this config does not fit {backend_label(name)}: {exc}", "install": None})
             continue
         if missing is None:
             docs.append({"available": True, **plan.to_dict()})
@@ -152,34 +152,59 @@ def _short(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, default=str)
 
 
-def _render_plans(docs: list[dict[str, Any]]) -> None:
+#: how backends are written in sentences ("this config does not fit TRL")
+BACKEND_LABELS = {"trl": "TRL", "verl": "veRL", "openrlhf": "OpenRLHF", "unsloth": "Unsloth", "skyrl": "SkyRL"}
+#: the narrowest readable column: a plan's config lines ("  per_device_train_batch_size: 8"), a one-line note
+PLAN_COLUMN, NOTE_COLUMN = 40, 24
+
+
+def backend_label(name: str) -> str:
+    return BACKEND_LABELS.get(name, name)
+
+
+def _plan_text(d: dict[str, Any]) -> str:
+    """One backend's plan as text: why it cannot run here (or does not fit), its native config, its notes."""
+    text = ""
+    if not d["available"]:
+        text = d["reason"] if d.get("fits") is False else f"not available here: {d['reason']}"
+        if d.get("install"):
+            text += f"\ninstall: {d['install']}"
+    if "native_config" in d:
+        body = _config_lines(d["native_config"])
+        if d["notes"]:
+            body += "\n\nnotes:\n" + "\n".join(f"- {n}" for n in d["notes"])
+        text = f"{text}\n\n{body}" if text else body
+    return text
+
+
+def _render_plans(docs: list[dict[str, Any]], width: int | None = None) -> None:
+    """The plans side by side when the terminal is wide enough for every column (``COLUMNS`` or the terminal's
+    size), else one backend per block, each as wide as the terminal: nothing is cropped, no backend dropped."""
+    import shutil
+
     from rich.console import Console
     from rich.markup import escape
     from rich.syntax import Syntax
     from rich.table import Table
 
-    console = Console()
-    table = Table(show_lines=True, title="crossgym plan", title_justify="left")
-    for d in docs:
-        if "native_config" in d:
-            table.add_column(d["backend"], overflow="fold", ratio=3, min_width=30)
-        else:
-            table.add_column(d["backend"], overflow="fold", ratio=1, max_width=22)
-    cells = []
-    for d in docs:
-        text = ""
-        if not d["available"]:
-            text = f"not available here: {d['reason']}"
-            if d.get("install"):
-                text += f"\ninstall: {d['install']}"
-        if "native_config" in d:
-            body = _config_lines(d["native_config"])
-            if d["notes"]:
-                body += "\n\nnotes:\n" + "\n".join(f"- {n}" for n in d["notes"])
-            text = f"{text}\n\n{body}" if text else body
-        cells.append(escape(text))
-    table.add_row(*cells)
-    console.print(table)
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    console = Console(width=max(width, 20))
+    # rich shares a narrow table's width about evenly, so every column must have room for a plan's config lines
+    least = PLAN_COLUMN if any("native_config" in d for d in docs) else NOTE_COLUMN
+    need = len(docs) * (least + 3) + 1
+    if len(docs) > 1 and need > console.width:
+        console.print("crossgym plan (one backend per block; a terminal of "
+                      f"{need}+ columns shows them side by side)", markup=False)
+        for d in docs:
+            console.rule(f"[bold]{escape(d['backend'])}[/]", align="left")
+            console.print(escape(_plan_text(d)), overflow="fold")
+    else:
+        table = Table(show_lines=True, title="crossgym plan", title_justify="left")
+        for d in docs:
+            # no min_width: rich crops a table whose min_widths add up past the console (the old lost verl column)
+            table.add_column(d["backend"], overflow="fold")
+        table.add_row(*(escape(_plan_text(d)) for d in docs))
+        console.print(table)
     for d in docs:
         if "files" not in d:
             continue
