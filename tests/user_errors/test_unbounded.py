@@ -173,3 +173,14 @@ def test_the_runner_streams_tasks_times_n(hf_engine, test_plugin, tmp_path: Path
     assert time.monotonic() - t < 60 and peak < 64 * 2**20
     samples = [r.provenance["sample"] for r in read_rollouts(tmp_path / "r.jsonl")]
     assert samples == list(range(len(samples))) and 4 <= len(samples) <= 12  # the batches in flight are kept too
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["-n", str(HUGE)], ["-n: must be in 1..1000000 (tasks to keep)"]),
+    (["-n", "2", "--source-params", json.dumps({"n": HUGE})], ["task source 'arithmetic': n must be at most"]),
+])
+def test_synth_with_a_huge_n_is_refused_before_any_engine(work: Path, argv: list[str], words: list[str]) -> None:
+    line = _one_line(_crossgym(["synth", "arithmetic", *argv, "--out", "o.jsonl", "--endpoint",
+                                "http://127.0.0.1:9/v1", "--model", "m"], work))
+    assert all(w in line for w in words), line
+    assert not list(work.glob("o*"))
