@@ -97,10 +97,9 @@ def _kill_after_a_checkpoint(cfg: Path, out: Path) -> int:
 
 
 def test_a_sigkilled_run_resumes_to_the_same_weights(tiny_model_dir, tmp_path, capsys):
-    """Within one data epoch, TRL restores everything that decides the next step (weights, optimizer, scheduler,
-    the Python/NumPy/torch RNG, the step, the sampler's position), so the resumed run's weights are the
-    uninterrupted run's. (Across an epoch boundary the prompt order differs: TRL's RepeatSampler draws each epoch's
-    permutation from a generator that is not checkpointed. Said in docs/guides/reliability.md.)"""
+    """TRL restores what decides the next step (weights, optimizer, scheduler, the Python/NumPy/torch RNG, the
+    step, the position in the data epoch), so the resumed run's weights are the uninterrupted run's (bitwise, on
+    CPU). A resume in a later epoch: test_a_resume_in_a_later_data_epoch_keeps_the_prompt_order."""
     killed, ref = tmp_path / "killed", tmp_path / "ref"
     cfg = _config(tmp_path, str(tiny_model_dir), "killed")
     ckpt_step = _kill_after_a_checkpoint(cfg, killed)
@@ -338,3 +337,31 @@ def test_a_backend_that_cannot_resume_says_so(tmp_path, capsys):
         assert [e for e, _ in third_party_backend.EVENTS] == ["check", "preload", "train"]
     finally:
         unregister_plugin(plugin)
+
+
+def test_a_resume_in_a_later_data_epoch_keeps_the_prompt_order(tiny_model_dir, tmp_path):
+    """8 tasks are 4 steps an epoch: resumed from checkpoint-5 (epoch 2), the run sees the prompts the
+    uninterrupted one saw and ends with its weights. TRL's RepeatSampler draws each epoch's order from a generator
+    the checkpoint does not hold; crossgym moves it on by the epochs already trained."""
+    import shutil
+
+    import torch
+
+    from crossgym.adapters.trl.backend import TRLBackend
+    from crossgym.config import load_run_config
+
+    cfg = _config(tmp_path, str(tiny_model_dir), "out", grpo={"save_steps": 5, "max_steps": 6})
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(tasks.read_text().splitlines(keepends=True)[:8]))
+    run = load_run_config(cfg)
+    TRLBackend().train(run)
+    want = _weights(tmp_path / "out" / "final")
+    prompts = [d["task"]["id"] for d in map(json.loads, (tmp_path / "out" / "rollouts.jsonl").open())]
+    shutil.rmtree(tmp_path / "out" / "checkpoint-6")  # as a kill after checkpoint-5 leaves it
+    done = TRLBackend().train(run.with_overrides(resume="auto"))
+    assert done.steps == 6 and done.metrics["resumed_from"]["step"] == 5
+    again = [d["task"]["id"] for d in map(json.loads, (tmp_path / "out" / "rollouts.jsonl").open())]
+    assert again == prompts  # step 6 (epoch 2) saw the same prompts
+    got = _weights(tmp_path / "out" / "final")
+    for k in got:
+        assert torch.allclose(got[k], want[k], rtol=1e-5, atol=1e-6), k

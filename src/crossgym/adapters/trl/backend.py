@@ -173,8 +173,8 @@ class TRLBackend(BackendBase):
                 if record_rollouts else None)
         if sink is not None and sink.path.exists() and resume is None:
             sink.path.unlink()
-        if resume is not None:  # the checkpoint's optimizer holds the rate of its own schedule's step
-            callbacks = [*callbacks, _new_learning_rate(run.grpo.learning_rate)]
+        if resume is not None:  # what TRL's checkpoint does not restore as this run needs it
+            callbacks = [*callbacks, _on_resume(run.grpo.learning_rate)]
         funcs, weights = reward_functions(rule, tasks, sink=sink)
         kwargs.setdefault("reward_weights", weights)
         args = GRPOConfig(**kwargs)
@@ -268,21 +268,24 @@ def _resume_note(run: RunConfig, point: ResumePoint | None) -> str:
     return f"resume: never (starts from the model, removing old checkpoint-N folders); saves {saves}"
 
 
-def _new_learning_rate(lr: float) -> Any:
-    """A callback putting the run's learning rate, at the scheduler's step, into the optimizer and scheduler loaded
-    from a checkpoint: without it the first step after a resume trains at the rate the checkpoint's optimizer
-    holds, which is wrong when grpo.learning_rate or grpo.max_steps changed (the same value when neither did)."""
+def _on_resume(lr: float) -> Any:
+    """A callback run once a checkpoint is loaded. It puts the run's learning rate, at the scheduler's step, into
+    the restored optimizer and scheduler: without it the first resumed step trains at the rate the checkpoint's
+    optimizer holds, wrong when grpo.learning_rate or grpo.max_steps changed (the same value when neither did). And
+    it moves TRL's sampler to the data epoch the run is in (its generator is not in the checkpoint)."""
     from transformers import TrainerCallback
 
-    from crossgym.adapters.trl.checkpoints import apply_learning_rate
+    from crossgym.adapters.trl.checkpoints import advance_sampler, apply_learning_rate
 
-    class NewLearningRate(TrainerCallback):
+    class OnResume(TrainerCallback):
         def on_train_begin(self, args: Any, state: Any, control: Any, optimizer: Any = None,
-                           lr_scheduler: Any = None, **kw: Any) -> None:
+                           lr_scheduler: Any = None, train_dataloader: Any = None, **kw: Any) -> None:
             if optimizer is not None:
                 apply_learning_rate(optimizer, lr_scheduler, lr)
+            if train_dataloader is not None:
+                advance_sampler(train_dataloader, int(state.global_step), int(args.gradient_accumulation_steps))
 
-    return NewLearningRate()
+    return OnResume()
 
 
 def _seed_everything(seed: int) -> None:

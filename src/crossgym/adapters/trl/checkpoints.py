@@ -87,3 +87,35 @@ def apply_learning_rate(optimizer: Any, scheduler: Any, lr: float) -> None:
         current.append(group["lr"])
     if hasattr(inner, "_last_lr"):
         inner._last_lr = current
+
+
+def advance_sampler(train_dataloader: Any, global_step: int, gradient_accumulation_steps: int) -> int:
+    """A resumed run in a later data epoch: TRL's RepeatSampler draws each epoch's prompt order from its own
+    generator, which the checkpoint does not hold, so the resumed run would replay the first epoch's order. Draw the
+    permutations of the epochs already trained (as the uninterrupted run did, one per epoch) so the next epoch's
+    order is the one it would have had. Returns how many were drawn (0 in the first epoch)."""
+    import torch
+
+    sampler = _repeat_sampler(train_dataloader)
+    if sampler is None or not getattr(sampler, "shuffle", False):
+        return 0
+    n = len(train_dataloader)
+    ga = max(1, gradient_accumulation_steps)
+    per_epoch = max(n // ga + int(n % ga > 0), 1)  # transformers' num_update_steps_per_epoch
+    epochs = global_step // per_epoch
+    for _ in range(epochs):
+        torch.randperm(sampler.num_samples, generator=sampler.generator)
+    return epochs
+
+
+def _repeat_sampler(obj: Any, depth: int = 0) -> Any:
+    """The RepeatSampler under an (accelerate-wrapped) DataLoader, or None."""
+    if obj is None or depth > 4:
+        return None
+    if hasattr(obj, "mini_repeat_count") and hasattr(obj, "generator") and hasattr(obj, "num_samples"):
+        return obj
+    for name in ("batch_sampler", "sampler", "base_dataloader"):
+        found = _repeat_sampler(getattr(obj, name, None), depth + 1)
+        if found is not None:
+            return found
+    return None
