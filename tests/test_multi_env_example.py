@@ -41,7 +41,7 @@ def test_the_example_is_a_blend_across_the_environment_families() -> None:
     assert [t.id for t in tasks] == [t.id for t in run_tasks(load_run_config(EXAMPLE))]  # seeded: the same rows
 
 
-@pytest.mark.parametrize("backend", ["trl", "verl", "openrlhf"])
+@pytest.mark.parametrize("backend", ["trl", "verl", "openrlhf", "skyrl"])
 def test_the_example_plans_on_each_backend(backend, capsys) -> None:  # type: ignore[no-untyped-def]
     code, out, err = _cli(["plan", str(EXAMPLE), "--backend", backend, "--json"], capsys)
     assert code == 0, err

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("skyrl")
-pytest.importorskip("skyrl_gym")
+pytest.importorskip("skyrl.train")  # the package, not a folder of that name on sys.path
+pytest.importorskip("skyrl_gym.envs")
 
 from crossgym.adapters.skyrl.backend import SkyRLBackend  # noqa: E402
 from crossgym.api import load_tasks, verify  # noqa: E402
