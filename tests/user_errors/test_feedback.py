@@ -103,3 +103,21 @@ def test_the_train_summary_says_which_steps_it_compares(steps: int, want: str) -
     rows = [{"step": s, "reward": s / 10} for s in range(1, steps + 1)] + [{"step": steps, "train_runtime": 1.0}]
     assert reward_line(summarize(rows, [])) == want
     assert reward_line(summarize([], [])) is None
+
+
+def test_a_rerun_with_other_settings_says_nothing_is_reused(tmp_path: Path, tiny_model_dir: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from crossgym.api import load_tasks
+    from crossgym.cli import main
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(t.to_json() + "\n" for t in load_tasks("arithmetic", n=2)), encoding="utf-8")
+    argv = ["eval", "--tasks", str(tasks), "--model", str(tiny_model_dir), "--output-dir", str(tmp_path / "out"),
+            "--json", "--max-tokens"]
+    for tokens, want in (("3", None), ("3", "resuming: 2 of 2 rollouts reused"), ("4", "none is reused")):
+        with pytest.raises(SystemExit) as exc:
+            main([*argv, tokens])
+        err = capsys.readouterr().err
+        assert exc.value.code in (0, None), err
+        said = [x for x in err.splitlines() if x.startswith(("resuming:", "note:"))]
+        assert (said == []) if want is None else (len(said) == 1 and want in said[0]), err

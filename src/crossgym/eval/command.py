@@ -89,6 +89,9 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     if reused:  # said before the work starts: what is there, and what is left
         sys.stderr.write(f"resuming: {reused} of {total} rollouts reused from {store} (same model and settings); "
                          f"{total - reused} to generate\n")
+    elif store.is_file() and store.stat().st_size:
+        sys.stderr.write(f"note: {store} holds rollouts of other tasks or settings (model, engine, sampling, "
+                         f"environment): none is reused; the {total} new ones are added beside them\n")
     try:
         with _progress_bar(total=total) as progress:
             result = run_eval(eng, task_list, rc, output_dir=output_dir, progress=progress)
