@@ -244,6 +244,14 @@ def test_plan_shows_the_native_resume_setting(tiny_model_dir, tmp_path, capsys):
     assert plan["native_config"]["GRPOTrainer.train"] == {"resume_from_checkpoint": str(out / "checkpoint-2")}
     assert plan["native_config"]["GRPOConfig"]["save_steps"] == SAVE_STEPS
     assert any(n.startswith("resume: resuming from") and "at step 2" in n for n in plan["notes"])
+    script = plan["files"]["train_trl.py"]  # the plain TRL script resumes the TRL way
+    compile(script, "train_trl.py", "exec")
+    assert "trainer.train(resume_from_checkpoint=last)" in script and "get_last_checkpoint(args.output_dir)" in script
+    cfg = _config(tmp_path, str(tiny_model_dir), "out", resume="checkpoint-2")
+    code, text, err = _cli(["plan", str(cfg), "--backend", "trl", "--json"], capsys)
+    assert code == 0, err
+    script = json.loads(text)["plans"][0]["files"]["train_trl.py"]
+    assert f"trainer.train(resume_from_checkpoint={str(out / 'checkpoint-2')!r})" in script
 
 
 def test_cutting_records_back_to_a_checkpoint(tmp_path):

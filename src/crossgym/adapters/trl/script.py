@@ -73,6 +73,22 @@ reward_funcs, reward_weights = reward_functions(RULE, tasks)
 args = GRPOConfig(**{_fmt(grpo_kwargs)})
 trainer = GRPOTrainer(model={run.model!r}, reward_funcs=reward_funcs, args=args,
                       train_dataset=Dataset.from_list(task_rows(tasks, episodes={episodes!r})){peft_arg}{rollout_arg})
-trainer.train()
+{_train_call(run)}
 trainer.save_model({str(run.output_dir) + "/final"!r})
 '''
+
+
+def _train_call(run: RunConfig) -> str:
+    """trainer.train(), with TRL's own resume for RunConfig.resume (auto: its latest checkpoint-N, if any)."""
+    if run.resume == "never":
+        return "trainer.train()"
+    if run.resume == "auto":
+        return ("import os\n\nfrom transformers.trainer_utils import get_last_checkpoint\n\n"
+                "last = get_last_checkpoint(args.output_dir) if os.path.isdir(args.output_dir) else None\n"
+                "trainer.train(resume_from_checkpoint=last)")
+    from pathlib import Path
+
+    folder, out = Path(run.resume).expanduser(), Path(run.output_dir)
+    if not folder.is_absolute() and not folder.exists() and (out / folder).exists():
+        folder = out / folder  # as crossgym reads it: relative to output_dir
+    return f"trainer.train(resume_from_checkpoint={str(folder)!r})"
