@@ -287,6 +287,11 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
     b = _backend(name)
     if name != run.backend:
         run = run.with_overrides(backend=name)
+    if run.grpo.eval_steps is not None and run.eval_tasks is None:  # before the gate, not when training starts
+        from crossgym.protocol.errors import ConfigError
+
+        raise ConfigError("the held-out watch has no eval_tasks to score", where="grpo.eval_steps",
+                          fix="name held-out tasks under eval_tasks, or remove grpo.eval_steps")
     tasks = run_tasks(run)
     check_builds(RewardRule.from_run(run), tasks)
     if dry_run:

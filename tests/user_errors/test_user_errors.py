@@ -79,6 +79,11 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("synth-out-dir", ["synth", "arithmetic", "-n", "1", "--out", "adir"], ["--out", "adir is a directory"]),
     ("train-output-dir-file", ["train", "config_output_dir_is_a_file.yaml", "--skip-gate"],
      ["config_output_dir_is_a_file.yaml: output_dir", "afile is a file"]),
+    ("train-blend-typo", ["train", "config_blend_typo.yaml", "--dry-run"],
+     ["config_blend_typo.yaml: tasks.parts.1.sorce", "did you mean 'source'"]),
+    ("plan-blend-size", ["plan", "config_blend_size.yaml"], ["tasks.size", "size 3", "weight"]),
+    ("train-watch-no-eval-tasks", ["train", "config_watch_no_eval.yaml", "--skip-gate"],
+     ["grpo.eval_steps", "eval_tasks"]),
     ("eval-config-output-dir-file", ["eval", "config_output_dir_is_a_file.yaml", "--limit", "1"],
      ["config_output_dir_is_a_file.yaml: output_dir", "afile is a file"]),
     # 2. tracebacks: sampling numbers out of range, refused before any model loads
