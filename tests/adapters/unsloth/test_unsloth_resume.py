@@ -38,3 +38,20 @@ def test_a_run_continued_from_a_checkpoint_ends_with_the_uninterrupted_adapter(t
     assert got.keys() == want.keys() and len(got) > 0
     for k in got:
         assert torch.allclose(got[k], want[k], rtol=1e-5, atol=1e-6), k
+
+
+def test_plan_shows_the_resume_setting(tmp_path):
+    """Planned without Unsloth: the TRL resume setting, and the plain script resumes the TRL way."""
+    from crossgym.adapters.kit.resume import begin_segment
+
+    out = tmp_path / "out"
+    run = make_run(tmp_path / "model", out, resume="auto")
+    begin_segment(out, run, None, backend="unsloth")
+    ckpt = out / "checkpoint-3"
+    ckpt.mkdir()
+    for name in ("adapter_model.safetensors", "optimizer.pt"):
+        (ckpt / name).write_bytes(b"x")
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 3}))
+    plan = get_backend("unsloth").plan(run)
+    assert plan.native_config["GRPOTrainer.train"] == {"resume_from_checkpoint": str(ckpt)}
+    assert "trainer.train(resume_from_checkpoint=last)" in plan.files["train_unsloth.py"]

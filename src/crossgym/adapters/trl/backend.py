@@ -69,8 +69,11 @@ class TRLBackend(BackendBase):
                                      f"found {version}", "pip install 'trl>=1.16,<1.17'")
 
     # ------------------------------------------------------------ plan
-    def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
-        """The GRPOConfig, the trainer's other arguments and the equivalent plain TRL script; no side effects."""
+    def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, resume_of: RunConfig | None = None
+             ) -> Plan:
+        """The GRPOConfig, the trainer's other arguments and the equivalent plain TRL script; no side effects.
+        ``resume_of``: the run whose checkpoint compatibility is checked, when ``run`` is a derived one (Unsloth
+        plans TRL's part without its LoRA, which it adds itself)."""
         from crossgym.adapters.trl.script import plain_trl_script
 
         notes: list[str] = []
@@ -111,7 +114,7 @@ class TRLBackend(BackendBase):
         trainer_args = {"model": run.model, "reward_funcs": [f.name for f in funcs],
                         "peft_config": lora, "rollout_func": "crossgym EpisodeRollout" if episodes else None}
         script = plain_trl_script(run, kwargs, rule, episodes=episodes, lora=lora)
-        point = self.resume_point(run)
+        point = self.resume_point(resume_of or run)
         notes.append(_resume_note(run, point))
         from crossgym.adapters.trl.watch import plan_note
 

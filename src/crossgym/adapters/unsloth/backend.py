@@ -69,13 +69,14 @@ class UnslothBackend(TRLBackend):
                                      f"{trl_version}", "pip install 'trl==1.15.0'")
 
     # ------------------------------------------------------------ plan
-    def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None) -> Plan:
+    def plan(self, run: RunConfig, *, tasks: Sequence[Task] | None = None, resume_of: RunConfig | None = None
+             ) -> Plan:
         """The Unsloth loader and LoRA arguments, then the GRPOConfig and trainer the TRL backend would build."""
         # engine: vllm is planned for a CUDA machine even here (the TRL backend's plan says so in its notes)
         device = "cuda" if run.engine == "vllm" else config_map.detect_device()
         settings = unsloth_settings(run, device=device)
         # the TRL backend's plan without a peft_config: the adapters come from get_peft_model
-        base = super().plan(without_lora(trl_run(run)), tasks=tasks)
+        base = super().plan(without_lora(trl_run(run)), tasks=tasks, resume_of=resume_of or run)
         trainer = dict(base.native_config["GRPOTrainer"], model="FastLanguageModel.from_pretrained(...) + "
                        "get_peft_model(...)", processing_class="its tokenizer")
         native = {"FastLanguageModel.from_pretrained": settings.from_pretrained,
