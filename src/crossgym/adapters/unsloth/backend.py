@@ -81,7 +81,7 @@ class UnslothBackend(TRLBackend):
                        "get_peft_model(...)", processing_class="its tokenizer")
         native = {"FastLanguageModel.from_pretrained": settings.from_pretrained,
                   "FastLanguageModel.get_peft_model": settings.peft, "GRPOConfig": base.native_config["GRPOConfig"],
-                  "GRPOTrainer": trainer}
+                  "GRPOTrainer": trainer, "GRPOTrainer.train": base.native_config["GRPOTrainer.train"]}
         script = unsloth_script(settings, base.files.get("train_trl.py", ""))
         return Plan(backend=self.name, native_config=native, argv=("python", "train_unsloth.py"),
                     files={"train_unsloth.py": script}, notes=(*settings.notes, *base.notes))
