@@ -307,9 +307,11 @@ def test_loss_weight_reference_is_each_aggregations_token_weight():
 
 
 def test_a_wrong_loss_aggregation_fails_the_variant_and_names_the_token():
-    from crossgym.compat_tests.advantages import loss_weight_reference
+    from crossgym.compat_tests.advantages import loss_gradient_reference, loss_weight_reference
 
-    def hook(variant, lengths, horizon):
+    def hook(variant, lengths, horizon, log_ratio=None, advantages=None):
+        if log_ratio is not None:
+            return loss_gradient_reference("dapo", "verl", lengths, horizon)
         return loss_weight_reference("dapo", lengths, horizon)  # token-mean for every variant
 
     drv = types.SimpleNamespace(advantages=lambda g, v: reference(g, v, VERL), advantage_variants=("grpo", "dapo"),
@@ -331,3 +333,45 @@ def test_trls_own_loss_weights_each_token_as_the_variant_says(tiny_model_dir, mo
     for v in ("grpo", "dapo", "dr_grpo"):
         got = parity.loss_weights(v, list(LOSS_LENGTHS), LOSS_HORIZON)
         assert got == [pytest.approx(row, rel=1e-6, abs=1e-12) for row in loss_weight_reference(v)], v
+
+
+def test_off_policy_gradients_model_each_clip_and_gate_and_the_dual_clip_is_named():
+    from crossgym.compat_tests.advantages import (
+        LOSS_ADVANTAGES,
+        LOSS_LENGTHS,
+        loss_gradient_reference,
+        loss_log_ratio,
+        loss_weight_reference,
+    )
+
+    rho = loss_log_ratio()
+    trl, verl = loss_gradient_reference("grpo", "trl"), loss_gradient_reference("grpo", "verl")
+    # a token with A < 0 and ratio above 3: veRL's dual clip zeroes its gradient, TRL's PPO keeps it
+    i, t = next((i, t) for i, n in enumerate(LOSS_LENGTHS) for t in range(n)
+                if LOSS_ADVANTAGES[i] < 0 and math.exp(rho[i][t]) > 3)
+    assert verl[i][t] == 0.0 and trl[i][t] != 0.0
+    # PPO clip: a positive advantage above 1 + 0.2 gets no gradient; inside the band it is A * r * weight
+    w = loss_weight_reference("grpo")
+    for i, n in enumerate(LOSS_LENGTHS):
+        for t in range(n):
+            r, a = math.exp(rho[i][t]), LOSS_ADVANTAGES[i]
+            if a > 0 and r > 1.2:
+                assert trl[i][t] == 0.0
+            if 0.8 < r < 1.2:
+                assert trl[i][t] == pytest.approx(a * r * w[i][t], rel=1e-6)
+    # CISPO caps the detached ratio at 1 + 4: the ratio-5.5 tokens count 5 times their advantage
+    cispo = loss_gradient_reference("cispo", "trl")
+    cw = loss_weight_reference("cispo")
+    capped = [(i, t) for i, n in enumerate(LOSS_LENGTHS) for t in range(n) if math.exp(rho[i][t]) > 5]
+    assert capped and all(cispo[i][t] == pytest.approx(5.0 * LOSS_ADVANTAGES[i] * cw[i][t]) for i, t in capped)
+    # GSPO clips the sequence ratio (3e-4 / 4e-4): a sequence whose ratio left the band on its advantage's side gets
+    # no gradient on any token; the on-policy sequence 0 keeps one
+    gspo = loss_gradient_reference("gspo", "trl")
+    for i, n in enumerate(LOSS_LENGTHS):
+        seq, a = math.exp(sum(rho[i][:n]) / n), LOSS_ADVANTAGES[i]
+        clipped = seq > 1 + 4e-4 if a > 0 else seq < 1 - 3e-4
+        assert (gspo[i][:n] == [0.0] * n) == clipped, i
+    assert gspo[0][0] != 0.0 and any(row == [0.0] * len(row) for row in gspo)
+    # SAPO's gate is smooth: every response token keeps a gradient
+    sapo = loss_gradient_reference("sapo", "trl")
+    assert all(sapo[i][t] != 0.0 for i, n in enumerate(LOSS_LENGTHS) for t in range(n))

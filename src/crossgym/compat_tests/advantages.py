@@ -86,6 +86,66 @@ def loss_weight_reference(variant: str, lengths: Sequence[int] = LOSS_LENGTHS, h
     return [[weight(n) if t < n else 0.0 for t in range(horizon)] for n in lengths]
 
 
+#: the clip of each variant under crossgym's mapping with grpo.epsilon 0.2 (low, high); cispo: (None, ε_high), the
+#: ratio capped at 1 + ε_high only; sapo: no clip (a gate with τ+ 1.0 / τ- 1.05)
+CLIP = {"grpo": (0.2, 0.2), "dr_grpo": (0.2, 0.2), "rloo": (0.2, 0.2), "reinforce_pp_baseline": (0.2, 0.2),
+        "dapo": (0.2, 0.28), "gspo": (3e-4, 4e-4), "cispo": (None, 4.0), "sapo": (None, None)}
+SAPO_TAU = (1.0, 1.05)
+#: dual-clip PPO (a token with A < 0 and ratio above c gets no gradient): veRL's clip_ratio_c 3.0 in its vanilla loss
+DUAL_CLIP = {"verl": 3.0}
+#: the fixed off-policy batch: per-token log-ratios log(pi/pi_old) (cycled; sequence 0 on-policy, so GSPO's tiny clip
+#: leaves it a gradient) and one advantage per sequence
+LOSS_LOG_RATIOS = (-0.5, -0.1, 0.0, 0.1, 0.5, 1.2, 1.7, -0.05)
+LOSS_ADVANTAGES = (1.0, -1.0, 0.5, -2.0, 1.5, -0.5)
+#: the off-policy gradients' relative tolerance: float32 gates are ill-conditioned far from ratio 1 (SAPO's
+#: 4·σ·(1-σ) at ratio 5.5 loses ~2 digits), still far below any clip or gate difference (those zero or rescale a
+#: token's gradient)
+GRAD_RTOL = 1e-5
+
+
+def loss_log_ratio(lengths: Sequence[int] = LOSS_LENGTHS, horizon: int = LOSS_HORIZON) -> list[list[float]]:
+    """The off-policy batch's log-ratios (0 on padding)."""
+    return [[0.0 if i == 0 or t >= n else LOSS_LOG_RATIOS[(3 * i + t) % len(LOSS_LOG_RATIOS)] for t in range(horizon)]
+            for i, n in enumerate(lengths)]
+
+
+def loss_gradient_reference(variant: str, backend: str, lengths: Sequence[int] = LOSS_LENGTHS,
+                            horizon: int = LOSS_HORIZON) -> list[list[float]]:
+    """-d loss / d log-prob of each token on the off-policy batch: the variant's surrogate (PPO clip, GSPO's sequence
+    ratio, CISPO's capped detached ratio, SAPO's gate) times the aggregation weight, with ``backend``'s dual clip."""
+    mode = LOSS_BY_DESIGN.get((backend, variant), (LOSS_AGG[variant], ""))[0]
+    w = loss_weight_reference(variant, lengths, horizon, mode=mode)
+    rho = loss_log_ratio(lengths, horizon)
+    low, high = CLIP[variant]
+    dual = DUAL_CLIP.get(backend) if variant not in ("gspo", "cispo", "sapo") else None
+    out = []
+    for i, n in enumerate(lengths):
+        a = as_float32(LOSS_ADVANTAGES[i])
+        seq = math.exp(sum(rho[i][:n]) / n)
+        row = []
+        for t in range(horizon):
+            if t >= n:
+                row.append(0.0)
+                continue
+            r = math.exp(as_float32(rho[i][t]))
+            if variant == "cispo":
+                g = min(r, 1.0 + float(high or 0.0)) * a
+            elif variant == "sapo":
+                tau = SAPO_TAU[0] if a > 0 else SAPO_TAU[1]
+                x = 1.0 / (1.0 + math.exp(-tau * (r - 1.0)))
+                g = 4.0 * x * (1.0 - x) * r * a
+            else:
+                rr = seq if variant == "gspo" else r
+                assert low is not None and high is not None
+                active = rr < 1.0 + high if a > 0 else rr > 1.0 - low
+                if dual is not None and a < 0 and rr > dual:
+                    active = False
+                g = a * rr if active else 0.0
+            row.append(w[i][t] * g)
+        out.append(row)
+    return out
+
+
 def check_loss_weights(hook: Any, backend: str, variant: str, res: CheckResult) -> CheckResult:
     """The framework's own loss for the variant, on a fixed batch (ratio 1, advantage 1 on every token), must weight
     each token as LOSS_AGG says: ``hook(variant, lengths, horizon)`` returns -d loss / d log-prob per token."""
@@ -106,6 +166,19 @@ def check_loss_weights(hook: Any, backend: str, variant: str, res: CheckResult) 
         res.detail += f" (differs by design from {LOSS_AGG[variant]}: {why})"
         res.extra["loss_differs_by_design"] = why
     res.extra["loss_agg"] = mode
+    # off policy: the clip / gate of the variant on a fixed batch of log-ratios and signed advantages
+    want = loss_gradient_reference(variant, backend)
+    got = [list(map(float, row)) for row in hook(variant, list(LOSS_LENGTHS), LOSS_HORIZON,
+                                                 log_ratio=loss_log_ratio(), advantages=list(LOSS_ADVANTAGES))]
+    for i, (w_row, g_row) in enumerate(zip(want, got, strict=True)):
+        for t, (w, g) in enumerate(zip(w_row, g_row, strict=True)):
+            if not (math.isfinite(g) and abs(g - w) <= max(GRAD_RTOL * abs(w), 1e-9)):
+                return res.fail(f"loss gradient off policy: sequence {i} token {t} (log-ratio "
+                                f"{loss_log_ratio()[i][t]:g}, advantage {LOSS_ADVANTAGES[i]:g}): reference {w!r}, "
+                                f"{backend} {g!r}", {"reference": w_row, "backend": g_row})
+    res.detail += f"; off-policy gradients (clip/gate) within rtol {GRAD_RTOL:g}"
+    if DUAL_CLIP.get(backend) and variant not in ("gspo", "cispo", "sapo"):
+        res.detail += f" (dual clip c={DUAL_CLIP[backend]:g} by design)"
     return res
 
 

@@ -398,13 +398,15 @@ def policy_loss_class() -> Any:
     return made
 
 
-def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[list[float]]:
+def loss_weights(variant: str, lengths: Sequence[int], horizon: int, *, log_ratio: Sequence[Sequence[float]] | None
+                 = None, advantages: Sequence[float] | None = None) -> list[list[float]]:
     """-d loss / d log-prob of each response token through OpenRLHF's own ``PolicyLoss`` for ``variant``.
 
     Built as ``PPOActor`` builds it (``eps_clip_low_high``, ``token_level_loss = loss_agg_mode == "token-mean"``,
     ``policy_loss_type``, from crossgym's flags for the variant), called with ``get_loss_batch_info``'s totals for
     one process, log-probs equal to the old ones (ratio 1) and advantage 1 on every token, responses of ``lengths``
-    padded to ``horizon`` under ``action_mask``.
+    padded to ``horizon`` under ``action_mask``; ``log_ratio`` (per token) and ``advantages`` (per sequence) make
+    the batch off-policy.
     """
     import torch
     from openrlhf.utils.loss_utils import get_loss_batch_info
@@ -424,8 +426,10 @@ def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[lis
     for i, n in enumerate(lengths):
         mask[i, :n] = True
     log_probs = torch.zeros(b, horizon, requires_grad=True)
-    loss = loss_fn(log_probs, torch.zeros(b, horizon), torch.ones(b, horizon), action_mask=mask,
-                   **get_loss_batch_info(None, mask))[0]
+    old = -torch.tensor(log_ratio, dtype=torch.float32) if log_ratio is not None else torch.zeros(b, horizon)
+    adv = (torch.tensor(advantages, dtype=torch.float32).unsqueeze(1).expand(b, horizon).contiguous()
+           if advantages is not None else torch.ones(b, horizon))
+    loss = loss_fn(log_probs, old, adv, action_mask=mask, **get_loss_batch_info(None, mask))[0]
     loss.backward()
     assert log_probs.grad is not None
     return [[float(-g) for g in row] for row in log_probs.grad]

@@ -273,7 +273,8 @@ def _trainer_advantages(groups: Sequence[Sequence[Sequence[float | None]]], chan
 
 
 
-def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[list[float]]:
+def loss_weights(variant: str, lengths: Sequence[int], horizon: int, *, log_ratio: Sequence[Sequence[float]] | None
+                 = None, advantages: Sequence[float] | None = None) -> list[list[float]]:
     """-d loss / d log-prob of each completion token through TRL's own ``GRPOTrainer._compute_loss`` for
     ``variant`` (the trainer the TRL backend builds, ``max_completion_length`` = ``horizon``).
 
@@ -281,6 +282,8 @@ def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[lis
     log-probs are the same, so the ratio is 1), every advantage is 1, the completions have ``lengths`` tokens under
     ``completion_mask``, and ``num_items_in_batch`` is their token count (one process, one accumulation step: the
     trainer is in eval mode, where TRL divides by neither the accumulation steps nor steps_per_generation).
+    ``log_ratio`` (per token: the old log-probs are the fixed ones minus it) and ``advantages`` (per sequence) make
+    the batch off-policy.
     """
     import torch
 
@@ -305,8 +308,11 @@ def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[lis
         trainer._get_per_token_logps_and_entropies = lambda *a, **k: (logps, torch.zeros(b, horizon), None)
         inputs = {"prompt_ids": torch.ones(b, 1, dtype=torch.long), "prompt_mask": torch.ones(b, 1, dtype=torch.long),
                   "completion_ids": torch.zeros(b, horizon, dtype=torch.long), "completion_mask": mask,
-                  "advantages": torch.ones(b), "num_items_in_batch": mask.sum(),
-                  "ref_per_token_logps": torch.zeros(b, horizon)}
+                  "advantages": (torch.tensor(advantages, dtype=torch.float32) if advantages is not None
+                                 else torch.ones(b)),
+                  "num_items_in_batch": mask.sum(), "ref_per_token_logps": torch.zeros(b, horizon)}
+        if log_ratio is not None:
+            inputs["old_per_token_logps"] = -torch.tensor(log_ratio, dtype=torch.float32)
         trainer.model.eval()
         loss = trainer._compute_loss(trainer.model, inputs)
         loss.backward()

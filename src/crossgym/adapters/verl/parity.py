@@ -375,7 +375,8 @@ def aggregated_advantages(groups: Sequence[Sequence[Sequence[float]]], weights: 
     return out
 
 
-def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[list[float]]:
+def loss_weights(variant: str, lengths: Sequence[int], horizon: int, *, log_ratio: Sequence[Sequence[float]] | None
+                 = None, advantages: Sequence[float] | None = None) -> list[list[float]]:
     """-d loss / d log-prob of each response token through veRL's own policy loss for ``variant``.
 
     The actor config is the one veRL's worker builds from crossgym's overrides for the variant (composed through
@@ -383,7 +384,8 @@ def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[lis
     its registered policy loss (``core_algos.get_policy_loss_fn(policy_loss.loss_mode)``: vanilla, gspo, cispo,
     sapo) runs with ``loss_agg_mode`` and ``global_batch_info`` as ``workers.utils.losses`` sets them (one
     data-parallel rank, the batch's tokens and sequences), on log-probs equal to the old ones (ratio 1) and
-    advantage 1 on every token, responses of ``lengths`` padded to ``horizon``.
+    advantage 1 on every token, responses of ``lengths`` padded to ``horizon``; ``log_ratio`` (per token) and
+    ``advantages`` (per sequence) make the batch off-policy.
     """
     import tempfile
 
@@ -411,9 +413,12 @@ def loss_weights(variant: str, lengths: Sequence[int], horizon: int) -> list[lis
     actor.global_batch_info.update({"dp_size": 1, "batch_num_tokens": int(mask.sum()), "global_batch_size": b,
                                     "loss_scale_factor": actor.loss_scale_factor})
     log_prob = torch.zeros(b, horizon, requires_grad=True)
+    old = -torch.tensor(log_ratio, dtype=torch.float32) if log_ratio is not None else torch.zeros(b, horizon)
+    adv = (torch.tensor(advantages, dtype=torch.float32).unsqueeze(1).expand(b, horizon).contiguous()
+           if advantages is not None else torch.ones(b, horizon))
     loss_fn = get_policy_loss_fn(actor.policy_loss.loss_mode)
-    loss, _ = loss_fn(old_log_prob=torch.zeros(b, horizon), log_prob=log_prob, advantages=torch.ones(b, horizon),
-                      response_mask=mask, loss_agg_mode=actor.loss_agg_mode, config=actor)
+    loss, _ = loss_fn(old_log_prob=old, log_prob=log_prob, advantages=adv, response_mask=mask,
+                      loss_agg_mode=actor.loss_agg_mode, config=actor)
     loss.backward()
     assert log_prob.grad is not None
     return [[float(-g) for g in row] for row in log_prob.grad]
