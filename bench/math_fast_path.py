@@ -66,7 +66,7 @@ def gen(kind: str, n: int, rng: random.Random) -> list[tuple[str, str]]:
             v = rng.randint(-10**4, 10**9)
             w = v if right else v + rng.randint(1, 9)
             gold = str(v)
-            text = forms(str(w), rng) if rng.random() < 0.7 else plain_forms(f"{w:,}", rng)
+            text = forms(rng.choice([str(w), f"{w:,}"]), rng) if rng.random() < 0.7 else plain_forms(f"{w:,}", rng)
         elif kind == "decimals":
             places = rng.randint(1, 6)
             v = round(rng.uniform(-1000, 10**5), places)

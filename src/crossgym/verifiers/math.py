@@ -68,6 +68,7 @@ FAST_VERSIONS = {"math-verify": ("0.9",), "latex2sympy2_extended": ("1.11",)}
 #: plain numbers longer than this go to math-verify (no int() digit limits, no precision questions)
 _MAX_DIGITS = 30
 _LATEX_INT = re.compile(r"-?[0-9]+")
+_LATEX_THOUSANDS = re.compile(r"-?[1-9][0-9]{0,2}(?:,[0-9]{3})+")  # "1,234": latex2sympy drops the commas
 _LATEX_DEC = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
 _LATEX_FRAC = re.compile(r"(-?)\\frac\{(0|[1-9][0-9]*)\}\{([1-9][0-9]*)\}")
 _LATEX_PCT = re.compile(r"(0|[1-9][0-9]*)\\%")
@@ -159,6 +160,8 @@ def _latex_number(s: str) -> Any:
         return None
     if _LATEX_INT.fullmatch(s):
         return sympy.Integer(int(s))
+    if _LATEX_THOUSANDS.fullmatch(s):
+        return sympy.Integer(int(s.replace(",", "")))
     if _LATEX_DEC.fullmatch(s):
         return sympy.Float(s)
     m = _LATEX_FRAC.fullmatch(s)
