@@ -91,7 +91,7 @@ def test_a_driver_that_cannot_take_the_blend_is_a_skip_not_a_pass() -> None:
     assert check_blend_tokens(types.SimpleNamespace(episode_tokens=None)).status == "skip"
 
 
-BACKENDS = ("trl", "unsloth", "verl", "openrlhf")
+BACKENDS = ("trl", "unsloth", "verl", "openrlhf", "skyrl")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -112,3 +112,19 @@ def test_blend_parity_and_tokens_through_each_installed_backend(backend, tiny_mo
     tokens = check_blend_tokens(info.driver)
     assert tokens.status == "pass", tokens.to_dict()
     assert tokens.extra["single_turn_episodes"] >= 1
+
+
+def test_a_blend_failure_fails_the_matrix_and_merging_keeps_the_measured_result() -> None:
+    from crossgym.compat_tests.matrix import merge, summarize
+
+    def doc(status: str) -> dict:
+        return {"schema": "crossgym-compat/1", "crossgym_version": "0", "runs": [{}], "verifiers": {},
+                "environments": {}, "matrix": {},
+                "backends": {"verl": {"status": "installed", "blend": {
+                    "parity_blend:multi_turn": {"status": status, "detail": "", "checked": 14}}}}}
+
+    failed = summarize(doc("fail"))
+    assert not failed["ok"] and failed["failed_checks"] == ["backend verl: blend parity_blend:multi_turn"]
+    assert summarize(doc("pass"))["ok"]
+    merged = merge([doc("skip"), doc("pass")])
+    assert merged["backends"]["verl"]["blend"]["parity_blend:multi_turn"]["status"] == "pass"

@@ -120,6 +120,10 @@ def render_text(doc: dict[str, Any]) -> None:
             state = "n/a" if tok["status"] == "skip" else tok["status"]
             detail = str(tok.get("detail", "")).removeprefix("n/a: ")
             console.print(f"{b}: token consistency {state} {detail}".rstrip(), markup=False)
+        for name, r in (info.get("blend") or {}).items():  # compat_tests.blend: per-part parity, mixed-batch ids
+            parts = (r.get("extra") or {}).get("parts") or {}
+            over = f" ({r.get('checked', 0)} samples over {len(parts)} parts)" if parts else ""
+            console.print(f"{b}: blend {name} {r['status']}{over} {r.get('detail', '')}".rstrip(), markup=False)
         plans = info.get("plans") or {}
         if plans:
             bad = [k for k, r in plans.items() if r["status"] in ("fail", "error")]
