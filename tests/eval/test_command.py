@@ -97,3 +97,22 @@ def test_user_errors_are_one_line_and_exit_2(tiny_model_dir, tmp_path, capsys):
         code, out, err = _run(argv, capsys)
         assert code == 2, argv
         assert needle in err and err.count("\n") == 1 and out == ""
+
+
+def test_eval_of_a_blend_scores_each_task_once_and_reports_each_part(tiny_model_dir, tmp_path, capsys):
+    cfg = tmp_path / "blend.yaml"
+    cfg.write_text(f"model: {tiny_model_dir}\noutput_dir: {tmp_path / 'run'}\nseed: 1\n"
+                   "tasks:\n"
+                   "  - {name: math, source: arithmetic, params: {n: 3, seed: 2}, count: 7}\n"
+                   "  - {name: words, source: word_problems, params: {n: 2, seed: 2}}\n"
+                   "grpo: {num_generations: 2, per_device_train_batch_size: 2, max_completion_length: 4,"
+                   " temperature: 0.0}\n")
+    code, out, _ = _run(["eval", str(cfg), "--n", "1", "--json"], capsys)
+    assert code == 0
+    metrics = json.loads(out)
+    rollouts = [json.loads(line) for line in (tmp_path / "run" / "eval" / "rollouts.jsonl").read_text().splitlines()]
+    ids = [r["task"]["id"] for r in rollouts]
+    assert len(ids) == len(set(ids)) == 5  # the blend's 9 rows repeat math's 3 tasks: each is evaluated once
+    assert {i.split("/")[0] for i in ids} == {"math", "words"}
+    assert set(metrics["by_source"]) == {"math", "words"}  # each part is a group of the report
+    assert metrics["by_source"]["math"]["n_tasks"] == 3

@@ -44,7 +44,8 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     env_params: dict[str, Any] = {}
     if config is not None:
         from crossgym.config import load_run_config
-        from crossgym.rollout.blend import distinct_tasks, is_blend
+        from crossgym.config.run import BlendConfig
+        from crossgym.rollout.blend import distinct_tasks
         from crossgym.rollout.tasks import load_run_tasks
 
         run = load_run_config(config)
@@ -55,7 +56,7 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
         environment, env_params = environment_from_run(run)
         if tasks is None:
             section = run.eval_tasks or run.tasks
-            if is_blend(section):  # a blend evaluates each of its tasks once (its rows repeat them)
+            if isinstance(section, BlendConfig):  # a blend evaluates each task once (its rows repeat them)
                 task_list = distinct_tasks(load_run_tasks(section, where="eval_tasks" if run.eval_tasks else "tasks",
                                                           seed=run.seed))[:limit]
             else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Task
@@ -58,7 +58,8 @@ class Blend:
     parts: list[PartPlan]
 
 
-def is_blend(section: Any) -> bool:
+def is_blend(section: Any) -> TypeGuard[BlendConfig]:
+    """Whether a tasks section is a blend of parts (else a single source/files section)."""
     return hasattr(section, "parts")
 
 

@@ -29,11 +29,16 @@ def load_run_tasks(section: TasksConfig | BlendConfig, *, where: str = "tasks", 
     from crossgym.rollout.blend import is_blend, resolve_blend
 
     if is_blend(section):
-        return resolve_blend(section, seed=seed, where=where).tasks  # type: ignore[arg-type]
+        return resolve_blend(section, seed=seed, where=where).tasks
     section = typing.cast("TasksConfig", section)
     tasks: list[Task] = []
     if section.source:
-        tasks.extend(load_tasks(section.source, **section.params))
+        try:
+            tasks.extend(load_tasks(section.source, **section.params))
+        except ConfigError as exc:  # the source's own one line, placed in the config (tasks.params / a part's)
+            if exc.where is not None:
+                raise
+            raise ConfigError(exc.message, where=f"{where}.params", fix=exc.fix) from None
     for f in section.files:
         tasks.extend(read_task_file(f))
     if not tasks:
