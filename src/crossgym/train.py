@@ -397,6 +397,10 @@ def _print_result(result: TrainResult, *, stop_mode: str = "step") -> None:
         out.write(f"stopped at step {result.steps} (Ctrl-C); {kept}\n")
     else:
         out.write(f"trained {result.steps} steps\n")
+    resumed = m.get("resumed_from")
+    if isinstance(resumed, dict):
+        out.write(f"resumed from step {resumed.get('step')} ({resumed.get('checkpoint')}); this was run segment "
+                  f"{resumed.get('segment')}\n")
     line = reward_line(m)
     if line:
         out.write(line + "\n")

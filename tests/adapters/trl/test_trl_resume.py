@@ -116,6 +116,7 @@ def test_a_sigkilled_run_resumes_to_the_same_weights(tiny_model_dir, tmp_path, c
     assert f"resuming from {killed / f'checkpoint-{ckpt_step}'} at step {ckpt_step} of {MAX_STEPS}" in err
     assert "run segment 2" in err and "eval gate not run again" in err and "gate passed" not in err
     assert f"trained {MAX_STEPS} steps" in out
+    assert f"resumed from step {ckpt_step} ({killed / f'checkpoint-{ckpt_step}'}); this was run segment 2" in out
 
     code, _, err = _cli(["train", str(_config(tmp_path, str(tiny_model_dir), "ref")), "--skip-gate"], capsys)
     assert code == 0, err
