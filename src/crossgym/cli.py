@@ -286,13 +286,15 @@ def serve_cmd(
 
 @app.command("verify-batch")
 def verify_batch_cmd(
-    rollouts: Path = typer.Argument(..., help="JSONL of rollouts (or {task, completion} records), a folder of "
-                                              "*.jsonl or a quoted glob; read in order, in chunks."),
+    rollouts: Path = typer.Argument(..., help="JSONL or Parquet of rollouts (or {task, completion} records), a "
+                                              "folder of *.jsonl/*.parquet or a quoted glob; read in order, in "
+                                              "chunks."),
     use_ray: bool = typer.Option(False, "--ray", help="Spread verification over Ray actors."),
     address: str | None = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray)."),
     workers: int | None = typer.Option(None, "--workers", help="Ray actors, or local workers without --ray."),
     out: Path | None = typer.Option(None, "--out", help="Append the re-scored records (JSONL) here, chunk by "
-                                    "chunk; an --out left by an interrupted run is resumed."),
+                                    "chunk; an --out left by an interrupted run is resumed. An existing folder: "
+                                    "one FOLDER/<input name>.jsonl per input file."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Score many rollouts at once, locally or spread over a Ray cluster (--ray)."""

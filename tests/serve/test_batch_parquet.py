@@ -133,3 +133,38 @@ def test_unreadable_parquet_is_one_line_and_exit_2(tmp_path: Path) -> None:
         proc = _cli(*args)
         assert proc.returncode == 2 and proc.stdout == "", proc.stdout
         assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
+
+
+def test_out_folder_shards_the_output_like_the_input_and_resumes_each(tmp_path: Path) -> None:
+    recs = records()
+    third = len(recs) // 3
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    write_jsonl(shards / "a.jsonl", recs[:third])
+    write_parquet(shards / "b.parquet", recs[third: 2 * third], as_json=True)
+    write_jsonl(shards / "c.jsonl", recs[2 * third:])
+    one = verify_batch(write_jsonl(tmp_path / "one.jsonl", recs), out=tmp_path / "one.out.jsonl")
+    outdir = tmp_path / "rescored"
+    outdir.mkdir()
+    doc = verify_batch(shards, out=outdir, chunk=3)
+    assert sorted(p.name for p in outdir.iterdir()) == ["a.jsonl", "b.jsonl", "c.jsonl"]
+    for key in ("n", "mean_reward", "passed", "errors", "compared", "changed"):
+        assert doc[key] == one[key], key
+    joined = b"".join((outdir / n).read_bytes() for n in ("a.jsonl", "b.jsonl", "c.jsonl"))
+    split = [json.loads(x) for x in joined.splitlines()]  # the same records, split where the input was
+    assert [x["verdict"] for x in split] == verdicts(tmp_path / "one.out.jsonl")
+    assert [len((outdir / n).read_bytes().splitlines()) for n in ("a.jsonl", "b.jsonl", "c.jsonl")] == \
+        [third, third, len(recs) - 2 * third]
+    # killed while b was half written and c not begun: a is skipped whole, b resumed, c scored
+    b_lines = (outdir / "b.jsonl").read_bytes().splitlines(keepends=True)
+    (outdir / "b.jsonl").write_bytes(b"".join(b_lines[:2]) + b_lines[2][:7])
+    (outdir / "c.jsonl").unlink()
+    again = verify_batch(shards, out=outdir, chunk=3)
+    assert again["resumed"] == third + 2 and again["n"] == one["n"]
+    assert b"".join((outdir / n).read_bytes() for n in ("a.jsonl", "b.jsonl", "c.jsonl")) == joined
+    proc = _cli(str(shards), "--out", str(outdir), "--json")  # the CLI takes the folder too; all done already
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["resumed"] == len(recs) and "nothing left to score" in proc.stderr
+    write_jsonl(shards / "a.parquet", recs[:1])  # a.jsonl and a.parquet would share a.jsonl: refused
+    proc = _cli(str(shards), "--out", str(outdir))
+    assert proc.returncode == 2 and "would both be written to" in proc.stderr, proc.stderr

@@ -197,27 +197,45 @@ def _resume(out: Path, tally: _Tally) -> tuple[Any, int, dict[str, Any]]:
     return store, done, last
 
 
+def output_groups(files: list[Path], out: Path | None) -> list[tuple[list[Path], Path | None]]:
+    """Which input files go to which output: all to ``out`` (a file, or None), or, when ``out`` is an existing
+    directory, each input file to its own ``out/<name>.jsonl`` (the output sharded like the input)."""
+    from crossgym.scoring.parquet import is_parquet
+
+    if out is not None and out.is_dir():
+        outs = [out / (f.stem + ".jsonl") for f in files]
+        seen: dict[Path, Path] = {}
+        for f, o in zip(files, outs, strict=True):
+            if o in seen:
+                raise ConfigError(f"{seen[o].name} and {f.name} would both be written to {o}", where="--out",
+                                  fix="give the input files distinct names (before their suffix)")
+            seen[o] = f
+        groups: list[tuple[list[Path], Path | None]] = [([f], o) for f, o in zip(files, outs, strict=True)]
+    else:
+        if out is not None and is_parquet(out):
+            raise ConfigError("--out is written as JSONL (one record a line, appended as chunks finish)",
+                              where="--out", fix="name it .jsonl, or an existing folder for one file per input")
+        groups = [(files, out)]
+    inputs = {f.resolve() for f in files}
+    for _, target in groups:
+        if target is not None and target.resolve() in inputs:
+            raise ConfigError(f"{target} is also an input file", where="--out",
+                              fix="write the re-scored records elsewhere")
+    return groups
+
+
 def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = None, workers: int | None = None,
                  out: Path | None = None, chunk: int = CHUNK) -> dict[str, Any]:
     """Score every record, ``chunk`` at a time; append each chunk's records to ``out`` (fsync'd) before reading
     the next. An ``out`` left by an interrupted run is resumed: its records are skipped in the input, not scored
-    again. The summary document."""
+    again. ``out`` an existing directory: one output file per input file (``output_groups``), each resumed on its
+    own. The summary document."""
     from crossgym.rollout.store import RolloutStore
-    from crossgym.scoring.parquet import is_parquet
 
     files = input_files(path)
-    if out is not None and is_parquet(out):
-        raise ConfigError("--out is written as JSONL (one record a line, appended as chunks finish)", where="--out",
-                          fix="name it .jsonl")
+    groups = output_groups(files, out)
     tally = _Tally()
-    store, skip, last_done = None, 0, None
-    if out is not None and any(out.resolve() == f.resolve() for f in files):
-        raise ConfigError(f"{out} is also an input file", where="--out", fix="write the re-scored records elsewhere")
-    if out is not None and out.exists() and out.stat().st_size:
-        store, skip, last_done = _resume(out, tally)
-        sys.stderr.write(f"resumed: {skip} records already in {out}\n")
-    elif out is not None and out.exists():
-        out.unlink()  # an empty file: nothing to resume
+    skip = 0
     startup = 0.0
     elapsed = 0.0
     built: dict[str, Any] = {}
@@ -246,19 +264,29 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
                 return verify_many(pairs, workers=workers)
 
             mode = "local"
-        for records, pairs in iter_chunks(files, size=max(1, chunk), skip=skip, last_done=last_done):
-            started = time.perf_counter()
-            verdicts = score(pairs)
-            elapsed += time.perf_counter() - started
-            for doc, v in zip(records, verdicts, strict=True):
-                tally.add(doc.get("verdict"), v)
-            if out is not None:
-                if store is None:
-                    store = RolloutStore(out).open()
-                store.append_docs(_rescored(records, pairs, verdicts, built))
+        for group_files, group_out in groups:
+            store, done, last_done = None, 0, None
+            if group_out is not None and group_out.exists() and group_out.stat().st_size:
+                store, done, last_done = _resume(group_out, tally)
+                sys.stderr.write(f"resumed: {done} records already in {group_out}\n")
+            elif group_out is not None and group_out.exists():
+                group_out.unlink()  # an empty file: nothing to resume
+            skip += done
+            try:
+                for records, pairs in iter_chunks(group_files, size=max(1, chunk), skip=done, last_done=last_done):
+                    started = time.perf_counter()
+                    verdicts = score(pairs)
+                    elapsed += time.perf_counter() - started
+                    for doc, v in zip(records, verdicts, strict=True):
+                        tally.add(doc.get("verdict"), v)
+                    if group_out is not None:
+                        if store is None:
+                            store = RolloutStore(group_out).open()
+                        store.append_docs(_rescored(records, pairs, verdicts, built))
+            finally:
+                if store is not None:
+                    store.close()
     finally:
-        if store is not None:
-            store.close()
         if ray is not None:
             shutdown_workers()
             if ours:
@@ -313,7 +341,8 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
         raise ConfigError(f"must be at least 1, got {workers}", where="--workers", fix="pass --workers N, N >= 1")
     from crossgym.config.files import check_output_file
 
-    check_output_file(out, "--out")
+    if out is None or not out.is_dir():  # an existing folder: one output file per input file
+        check_output_file(out, "--out")
     doc = verify_batch(rollouts, use_ray=use_ray, address=address, workers=workers, out=out)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
