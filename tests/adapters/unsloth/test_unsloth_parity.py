@@ -27,9 +27,9 @@ def test_compat_matrix_parity_and_plans_pass_for_unsloth():
         cell = doc["matrix"][name]["unsloth"]
         assert cell["status"] == "pass", (name, cell["detail"], cell["first_mismatch"])
         assert all(m["status"] == "pass" and m["compared"] > 0 for m in cell["modes"].values()), name
-    assert {k: v["status"] for k, v in info["plans"].items()} == dict.fromkeys(
-        ("default", "variant_dapo", "variant_dr_grpo", "variant_gspo", "lora", "multi_turn", "extra_verifier",
-         "blend"), "pass")
+    # every representative config (each variant: planned, or refused as declared; LoRA, multi-turn, a blend)
+    assert {"default", "variant_dapo", "lora", "multi_turn", "extra_verifier", "blend"} <= set(info["plans"])
+    assert {k: v["status"] for k, v in info["plans"].items()} == dict.fromkeys(info["plans"], "pass")
     assert doc["summary"]["ok"], doc["summary"]
 
 
