@@ -374,3 +374,18 @@ def test_a_resume_in_a_later_data_epoch_keeps_the_prompt_order(tiny_model_dir, t
     got = _weights(tmp_path / "out" / "final")
     for k in got:
         assert torch.allclose(got[k], want[k], rtol=1e-5, atol=1e-6), k
+
+
+def test_which_checkpoints_fall_on_a_generation_boundary():
+    """GRPO generates every steps_per_generation x num_iterations micro-steps; a checkpoint between two
+    generations cannot resume exactly (the buffer is not saved), and crossgym says which save_steps would."""
+    from types import SimpleNamespace
+
+    from crossgym.adapters.trl.checkpoints import generation_misalignment
+
+    def args(ga=1, spg=None, mu=1):
+        return SimpleNamespace(gradient_accumulation_steps=ga, steps_per_generation=spg, num_iterations=mu)
+
+    assert generation_misalignment(3, args()) is None  # the default: a generation every step
+    assert generation_misalignment(3, args(mu=2)) == 2 and generation_misalignment(4, args(mu=2)) is None
+    assert generation_misalignment(1, args(ga=2, spg=4)) == 2 and generation_misalignment(2, args(ga=2, spg=4)) is None

@@ -230,6 +230,10 @@ class TRLBackend(BackendBase):
         from transformers.trainer_callback import PrinterCallback
 
         trainer.remove_callback(PrinterCallback)  # metrics.jsonl (and the CLI's bar) replace raw dict printing
+        if point is not None and (every := checkpoints.generation_misalignment(point.step, trainer.args)):
+            log.warning("checkpoint-%d falls inside a generation batch (num_iterations / steps_per_generation): the "
+                        "first resumed step generates new completions where an uninterrupted run reuses the ones "
+                        "it generated before; a grpo.save_steps multiple of %d resumes exactly", point.step, every)
         interrupted = False
         try:
             trainer.train(resume_from_checkpoint=point.checkpoint if point is not None else None)

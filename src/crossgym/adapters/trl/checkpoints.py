@@ -119,3 +119,16 @@ def _repeat_sampler(obj: Any, depth: int = 0) -> Any:
         if found is not None:
             return found
     return None
+
+
+def generation_misalignment(step: int, args: Any) -> int | None:
+    """None when a checkpoint at ``step`` falls on a generation boundary (GRPO generates every steps_per_generation
+    x num_iterations micro-steps, so a resume there regenerates exactly as the uninterrupted run does); else the
+    multiple of steps that save_steps should be for that."""
+    import math
+
+    ga = max(1, int(args.gradient_accumulation_steps))
+    every = int(args.steps_per_generation or ga) * max(1, int(args.num_iterations))
+    if (step * ga) % every == 0:
+        return None
+    return every // math.gcd(every, ga)
