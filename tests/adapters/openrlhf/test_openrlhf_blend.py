@@ -78,3 +78,22 @@ def test_a_blend_runs_through_openrlhfs_dataset_and_agent_executor(tmp_path: Pat
         assert got == want, (s.id, got, want)
         checked[part_of(s.task) or ""] += 1
     assert set(checked) == set(parts) and sum(checked.values()) == 14
+
+
+def test_validate_plan_runs_openrlhfs_own_parser_on_the_blend_plan(tmp_path: Path) -> None:
+    """The compat plans check on OpenRLHF: the driver's validate_plan parses a blend plan's argv with OpenRLHF's
+    own parser and checks, and an argv it refuses is one ConfigError."""
+    import types
+
+    from crossgym.adapters.openrlhf.parity import validate_plan
+    from crossgym.protocol.errors import ConfigError
+
+    model_dir = tmp_path / "policy"
+    byte_tokenizer().save_pretrained(str(model_dir))
+    run = blend_run(model=str(model_dir), backend="openrlhf", output_dir=str(tmp_path / "out"),
+                    grpo={"num_generations": 2, "per_device_train_batch_size": 4, "max_steps": 3})
+    plan = OpenRLHFBackend().plan(run)
+    validate_plan(plan)
+    bad = types.SimpleNamespace(argv=(*plan.argv, "--no.such_flag", "1"))
+    with pytest.raises(ConfigError, match="OpenRLHF"):
+        validate_plan(bad)

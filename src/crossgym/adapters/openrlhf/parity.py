@@ -162,6 +162,16 @@ def route_rewards(tasks: Sequence[Task], completions: Sequence[Completion | str]
     return native_rewards(tasks, completions, rule=rule, remote_url=f"{url.rstrip('/')}/openrlhf/reward")
 
 
+def validate_plan(plan: Any) -> None:
+    """OpenRLHF's own argument parser and checks (train_ppo_ray's main block, ``native_cli.parse_native``) must accept
+    the plan's command line; a refusal raises ConfigError with OpenRLHF's message (the compat suite's plans check)."""
+    from crossgym.adapters.openrlhf import config_map
+    from crossgym.adapters.openrlhf.native_cli import parse_native
+
+    argv = list(plan.argv)
+    parse_native(argv[len(config_map.ENTRY):] if tuple(argv[:len(config_map.ENTRY)]) == config_map.ENTRY else argv)
+
+
 # ---------------------------------------------------------------- token consistency (compat check 5)
 #: like the TRL driver: the untrained tiny model ends its turns after a few tokens, so episodes reach several turns
 EARLY_EOS = (4, 1.6)
