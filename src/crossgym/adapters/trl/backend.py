@@ -14,7 +14,7 @@ from crossgym.adapters.kit import variants as kit_variants
 from crossgym.adapters.trl import config_map
 from crossgym.adapters.trl.outputs import make_run_logger, plot_reward_curve, read_metrics, summarize
 from crossgym.adapters.trl.rewards import TermReward, reward_functions, spec_reward
-from crossgym.adapters.trl.rows import task_rows
+from crossgym.adapters.trl.rows import DATASET_DIR, task_dataset
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
 from crossgym.protocol.interfaces import (
     BackendBase,
@@ -156,7 +156,6 @@ class TRLBackend(BackendBase):
         and the learning rate of a changed config replaces the checkpoint's when training begins."""
         self.check()
         config_map.check_backend_args(run)
-        from datasets import Dataset
         from trl import GRPOConfig, GRPOTrainer
 
         tasks = list(tasks) if tasks is not None else run_tasks(run)
@@ -167,9 +166,8 @@ class TRLBackend(BackendBase):
         kwargs = config_map.grpo_kwargs(run, device=device)
         tasks = _drop_long_prompts(run, tasks)
         episodes = needs_episodes(tasks, run)
-        if episodes and run.engine != "hf":
-            raise ConfigError("multi-turn and tool tasks run through crossgym's rollout_func, which generates "
-                              "with hf only", where="engine", fix="set engine: hf for this config")
+        # multi-turn episodes generate through crossgym's rollout_func: with transformers (hf), or with TRL's own
+        # vLLM generation (engine: vllm, GPU), which TRL keeps in sync with the policy before each rollout
         out = Path(run.output_dir)
         segment = {"segment": resume.segment if resume is not None else 1}
         sink = (RecordWriter(out / "rollouts.jsonl", backend=self.name, model=run.model, fields=segment)
@@ -187,7 +185,8 @@ class TRLBackend(BackendBase):
             from crossgym.adapters.trl.episodes import EpisodeRollout
 
             rollout_func = EpisodeRollout(tasks, run)
-        dataset = Dataset.from_list(task_rows(tasks, episodes=episodes))
+        # written in bounded batches and memory-mapped: a blend of a million rows never sits in memory as dicts
+        dataset = task_dataset(tasks, episodes=episodes, cache_dir=out / DATASET_DIR)
         try:
             trainer = GRPOTrainer(model=model, processing_class=processing_class, reward_funcs=list(funcs), args=args,
                                   train_dataset=dataset, peft_config=peft_config, rollout_func=rollout_func,
@@ -312,10 +311,14 @@ def _drop_long_prompts(run: RunConfig, tasks: list[Task]) -> list[Task]:
     from crossgym.rollout.driver import render_text
 
     tok = AutoTokenizer.from_pretrained(run.model)
+    fits: dict[int, bool] = {}  # per Task object: a blend's rows repeat its pooled tasks, each is rendered once
     kept = []
     for t in tasks:
-        text = render_text(tok, t.prompt, t.tools)  # the prompt exactly as training renders it
-        if len(tok(text, add_special_tokens=False)["input_ids"]) <= limit:
+        ok = fits.get(id(t))
+        if ok is None:
+            text = render_text(tok, t.prompt, t.tools)  # the prompt exactly as training renders it
+            ok = fits[id(t)] = len(tok(text, add_special_tokens=False)["input_ids"]) <= limit
+        if ok:
             kept.append(t)
     if len(kept) < len(tasks):
         log.warning("dropped %d of %d tasks whose prompt exceeds max_prompt_length=%d", len(tasks) - len(kept),
