@@ -1,11 +1,13 @@
 """`crossgym verify-batch --out` at two sizes: records/s and peak RSS side by side (memory should stay flat as the
 file grows: records are streamed in chunks), then a SIGKILL at ~50% of --out and a resume (0 lost, 0 duplicated).
 
-    OMP_NUM_THREADS=1 python bench/verify_batch.py [--sizes 5000,20000] [--json]
+    OMP_NUM_THREADS=1 python bench/verify_batch.py [--sizes 5000,20000] [--format jsonl|parquet] [--json]
 
 The mix: math with distinct integer answers (45%), json_answer (25%), exact_match (25%), code_tests in GRPO groups
 of 4 (5%); every completion carries ~300 tokens of reasoning text, as a real rollout does. Peak RSS is the
 verify-batch process's (getrusage of the child); "+workers" is the sampled peak of it and its worker pool together.
+``--format parquet`` writes the same records as Parquet (JSON-string task/verdict/provenance columns, row groups of
+2048) and runs the same checks on it.
 """
 
 from __future__ import annotations
@@ -55,6 +57,30 @@ def generate(path: Path, n: int) -> None:
                                     "provenance": {"key": f"r{i}", "verifier": {"name": task["verifier"]["name"]}}})
                         + "\n")
                 i += 1
+
+
+def to_parquet(src: Path, dst: Path) -> None:
+    """The JSONL's records as Parquet, written a row group at a time (object columns as JSON strings)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    rows: list[dict[str, Any]] = []
+    with src.open(encoding="utf-8") as f:
+        for line in f:
+            doc = json.loads(line)
+            rows.append({k: v if isinstance(v, str) else json.dumps(v) for k, v in doc.items()})
+            if len(rows) == 2048:
+                table = pa.Table.from_pylist(rows)
+                writer = writer or pq.ParquetWriter(dst, table.schema)
+                writer.write_table(table)
+                rows = []
+    if rows:
+        table = pa.Table.from_pylist(rows)
+        writer = writer or pq.ParquetWriter(dst, table.schema)
+        writer.write_table(table)
+    if writer is not None:
+        writer.close()
 
 
 def _cmd(src: Path, out: Path) -> list[str]:
@@ -123,6 +149,7 @@ def _tree_rss(pid: int) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="5000,20000")
+    ap.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl", help="the input's format")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -132,6 +159,9 @@ def main() -> None:
         for n in sizes:
             src, out = d / f"in-{n}.jsonl", d / f"out-{n}.jsonl"
             generate(src, n)
+            if args.format == "parquet":
+                to_parquet(src, d / f"in-{n}.parquet")
+                src = d / f"in-{n}.parquet"
             res = run_once(src, out)
             assert res["rc"] == 0, res["stderr"][-2000:]
             assert _lines(out) == n, (n, _lines(out), res["stderr"][-2000:])
@@ -139,13 +169,13 @@ def main() -> None:
                          "peak_rss_mib": round(res["peak_mib"], 1), "tree_rss_mib": round(res["tree_mib"], 1),
                          "input_mib": round(src.stat().st_size / 2**20, 1)})
         n = sizes[-1]
-        src, full, out = d / f"in-{n}.jsonl", d / f"out-{n}.jsonl", d / "resumed.jsonl"
+        src, full, out = d / f"in-{n}.{args.format}", d / f"out-{n}.jsonl", d / "resumed.jsonl"
         first = run_once(src, out, kill_at=n // 2)
         at_kill = _lines(out)
         second = run_once(src, out)
         assert second["rc"] == 0, second["stderr"][-2000:]
         keys = [json.loads(x)["previous_provenance"]["key"] for x in out.read_text().splitlines()]
-        want = [json.loads(x)["provenance"]["key"] for x in src.read_text().splitlines()]
+        want = [json.loads(x)["provenance"]["key"] for x in (d / f"in-{n}.jsonl").read_text().splitlines()]
         lost, dup = len(set(want) - set(keys)), len(keys) - len(set(keys))
         resume = {"n": n, "killed": first["killed"], "lines_at_kill": at_kill, "lost": lost, "duplicated": dup,
                   "same_order": keys == want, "identical_to_uninterrupted": out.read_bytes() == full.read_bytes(),
