@@ -57,6 +57,19 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _complete_rows(path: Path) -> list[dict]:
+    """The rows of a file another process is writing: whole lines only."""
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_bytes().split(b"\n")[:-1]:
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return rows
+
+
 def _weights(folder: Path) -> dict:
     from safetensors.torch import load_file
 
@@ -79,7 +92,7 @@ def _kill_after_a_checkpoint(cfg: Path, out: Path) -> int:
             assert time.monotonic() < deadline, "no checkpoint within 240 s"
             assert proc.poll() is None, (out.parent / "killed.log").read_text()[-3000:]
             found = latest(out)
-            steps = [r["step"] for r in _rows(metrics) if "reward" in r] if metrics.is_file() else []
+            steps = [r["step"] for r in _complete_rows(metrics) if "reward" in r]
             if found is not None and steps and found[0] < max(steps) < MAX_STEPS:
                 os.killpg(proc.pid, signal.SIGKILL)  # only the child's own group
                 break
