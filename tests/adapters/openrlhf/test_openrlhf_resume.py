@@ -44,6 +44,7 @@ def test_resume_maps_to_ckpt_load_enable(tmp_path):
     assert f["ckpt.save_steps"] == 5
     actor = _deepspeed_checkpoint(tmp_path / "out", 5, 10)
     assert flags(_run(tmp_path, resume=str(actor / "global_step10")))["ckpt.load_enable"] is True
+    assert flags(_run(tmp_path, resume="global_step10"))["ckpt.load_enable"] is True  # under checkpoints/_actor
     with pytest.raises(ConfigError, match="only from the latest checkpoint") as exc:
         flags(_run(tmp_path, resume=str(actor / "global_step5")))
     assert exc.value.where == "resume"
@@ -57,6 +58,8 @@ def test_the_checkpoint_openrlhf_loads_is_the_resume_point(tmp_path):
     point = OpenRLHFBackend().resume_point(run)
     assert point is not None and point.step == 10 and point.checkpoint == str(actor.resolve() / "global_step10")
     assert point.segment == 2 and point.changed == {}
+    named = OpenRLHFBackend().resume_point(run.with_overrides(resume="global_step10"))  # under checkpoints/_actor
+    assert named is not None and named.step == 10
     with pytest.raises(ConfigError, match="cannot resume: model changed") as exc:
         OpenRLHFBackend().resume_point(run.with_overrides(model="/models/other"))
     assert exc.value.where == "model"

@@ -50,6 +50,10 @@ def test_the_checkpoint_verl_loads_is_the_resume_point(run_factory, tmp_path):
     assert point is not None and point.step == 4 and point.checkpoint == str(root / "global_step_4")
     changed = run.with_overrides(grpo={**run.grpo.model_dump(), "learning_rate": 1e-5})
     assert VerlBackend().resume_point(changed).changed == {"grpo.learning_rate": [1e-6, 1e-5]}
+    named = VerlBackend().resume_point(run.with_overrides(resume="global_step_2"))  # under <output_dir>/checkpoints
+    assert named is not None and named.step == 2 and named.checkpoint == str(root / "global_step_2")
+    with pytest.raises(ConfigError, match="global_step_6 is not a complete checkpoint"):
+        VerlBackend().resume_point(run.with_overrides(resume="global_step_6"))
     with pytest.raises(ConfigError, match="the LoRA shape changed") as exc:
         VerlBackend().resume_point(run.with_overrides(grpo={**run.grpo.model_dump(), "lora": {"r": 4}}))
     assert exc.value.where == "grpo.lora"

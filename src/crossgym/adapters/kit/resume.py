@@ -105,9 +105,11 @@ def begin_segment(output_dir: str | Path, run: RunConfig, point: ResumePoint | N
 
 # ---------------------------------------------------------------------- where to resume
 def resume_point(run: RunConfig, *, latest: Callable[[Path], Found | None], at: Callable[[Path], int | None],
-                 where: str = "checkpoints") -> ResumePoint | None:
+                 where: str = "checkpoints", folders: tuple[str, ...] = ()) -> ResumePoint | None:
     """RunConfig.resume -> where to continue. ``latest(output_dir)`` finds the newest complete checkpoint,
-    ``at(folder)`` is the step of a complete checkpoint folder (None when it is not one); both are the backend's."""
+    ``at(folder)`` is the step of a complete checkpoint folder (None when it is not one); both are the backend's.
+    A relative ``resume:`` folder that is not there is looked for in output_dir, then in its ``folders``
+    (where the backend keeps checkpoints, e.g. "checkpoints")."""
     mode = run.resume
     out = Path(run.output_dir)
     if mode == "never":
@@ -119,8 +121,9 @@ def resume_point(run: RunConfig, *, latest: Callable[[Path], Found | None], at: 
         step, ckpt = found
     else:
         ckpt = Path(mode).expanduser()
-        if not ckpt.is_absolute() and not ckpt.exists() and (out / ckpt).exists():
-            ckpt = out / ckpt
+        if not ckpt.is_absolute() and not ckpt.exists():
+            ckpt = next((base / ckpt for base in (out, *(out / f for f in folders)) if (base / ckpt).exists()),
+                        ckpt)
         got = at(ckpt)
         if got is None:
             raise ConfigError(f"cannot resume: {mode} is not a complete checkpoint", where="resume",

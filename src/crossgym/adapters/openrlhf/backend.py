@@ -190,7 +190,8 @@ class OpenRLHFBackend(BackendBase):
 
         return resume_point(run, latest=lambda out: config_map.latest_checkpoint(out.resolve() / "checkpoints"),
                             at=config_map.checkpoint_step,
-                            where=f"{run.output_dir}/checkpoints/_actor/global_stepN")
+                            where=f"{run.output_dir}/checkpoints/_actor/global_stepN",
+                            folders=("checkpoints/_actor",))
 
     def write(self, full: dict[str, str | LineFile]) -> Path:
         """Write ``prepare``'s files; returns the folder holding them."""

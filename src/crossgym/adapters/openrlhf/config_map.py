@@ -269,6 +269,9 @@ def resume_flags(run: RunConfig, ckpt_path: Path) -> dict[str, Any]:
     if run.resume == "auto":
         return {"ckpt.load_enable": True}
     folder = Path(run.resume).expanduser()
+    if not folder.is_absolute() and not folder.exists():  # as resume_point reads it
+        folder = next((base / folder for base in (ckpt_path.parent, ckpt_path / "_actor")
+                       if (base / folder).exists()), folder)
     found = latest_checkpoint(ckpt_path)
     if found is None or folder.resolve() not in (found[1].resolve(), ckpt_path.resolve()):
         latest = f"the latest is {found[1]}" if found else f"there is none in {ckpt_path} yet"

@@ -93,7 +93,7 @@ class VerlBackend(BackendBase):
         from crossgym.adapters.kit.resume import resume_point
 
         return resume_point(run, latest=lambda out: latest_complete(out / "checkpoints"), at=checkpoint_step,
-                            where=f"{run.output_dir}/checkpoints/global_step_N")
+                            where=f"{run.output_dir}/checkpoints/global_step_N", folders=("checkpoints",))
 
     def reward_function(self, spec: VerifierSpec, *, on_error: OnError = 0.0) -> Any:
         """veRL's native reward object for one verifier: a compute_score applying ``spec`` to every row."""
