@@ -128,8 +128,7 @@ def blend_documents(run: RunConfig) -> dict[str, dict[str, Any]]:
     from crossgym.rollout.blend import blend_lines, is_blend, resolve_blend
 
     out: dict[str, dict[str, Any]] = {}
-    for name in ("tasks", "eval_tasks"):
-        section = getattr(run, name)
+    for name, section in (("tasks", run.tasks), ("eval_tasks", run.eval_tasks)):
         if section is not None and is_blend(section):
             blend = resolve_blend(section, seed=run.seed, where=name, run=run)
             out[name] = {"rows": len(blend.tasks), "parts": [asdict(p) for p in blend.parts],
