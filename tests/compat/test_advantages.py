@@ -235,7 +235,10 @@ def test_the_aggregation_check_runs_a_hook_and_names_a_wrong_whitening():
                                   aggregated_advantages=lambda g, w: reference_aggregated(g, w, VERL))
     res = check_advantages(right, "verl")
     assert res["normalize_then_sum"].status == "pass"
-    assert res["normalize_then_sum"].checked == sum(len(g) for c in MULTI_CASES for g in c.groups)
+    unmasked = [c for c in MULTI_CASES if not any(r is None for g in c.groups for x in g for r in x)]
+    assert len(unmasked) == len(MULTI_CASES) - 1  # veRL cannot mask: the None case is named as not run
+    assert res["normalize_then_sum"].checked == sum(len(g) for c in unmasked for g in c.groups)
+    assert "not run: none_masked_terms" in res["normalize_then_sum"].detail
     wrong = Semantics("trl-like", eps=1e-6, batch=SEMANTICS["trl"].batch)
     bad = types.SimpleNamespace(advantages=right.advantages, advantage_variants=("grpo",),
                                 aggregated_advantages=lambda g, w: reference_aggregated(g, w, wrong))
@@ -375,3 +378,22 @@ def test_off_policy_gradients_model_each_clip_and_gate_and_the_dual_clip_is_name
     # SAPO's gate is smooth: every response token keeps a gradient
     sapo = loss_gradient_reference("sapo", "trl")
     assert all(sapo[i][t] != 0.0 for i, n in enumerate(LOSS_LENGTHS) for t in range(n))
+
+
+def test_masked_terms_follow_trls_nan_semantics():
+    """A None term is left out of its group's statistics and of the sum; one valid value: the term adds nothing in
+    that group; every term None: unscorable, left out of the batch's whitening, advantage 0."""
+    groups = [[(1.0, 0.2), (0.0, None), (1.0, 0.5), (0.0, 0.1)], [(0.5, None), (None, None), (0.0, 1.0), (1.0, 0.0)]]
+    got = reference_aggregated(groups, (1.0, 0.5), TRL)
+    assert got[1][1] == 0.0
+    z = lambda vals: [(v - statistics.fmean(vals)) / (statistics.stdev(vals) + 1e-4) for v in vals]  # noqa: E731
+    t0a, t1a = z([1.0, 0.0, 1.0, 0.0]), z([0.2, 0.5, 0.1])
+    t0b, t1b = z([0.5, 0.0, 1.0]), z([1.0, 0.0])
+    sums = [t0a[0] + 0.5 * t1a[0], t0a[1], t0a[2] + 0.5 * t1a[1], t0a[3] + 0.5 * t1a[2],
+            t0b[0], t0b[1] + 0.5 * t1b[0], t0b[2] + 0.5 * t1b[1]]
+    m, sd = statistics.fmean(sums), statistics.stdev(sums)
+    want = [(x - m) / (sd + 1e-4) for x in sums]
+    assert got[0] == pytest.approx(want[:4], rel=1e-6)
+    assert [got[1][0], got[1][2], got[1][3]] == pytest.approx(want[4:], rel=1e-6)
+    with pytest.raises(ValueError, match="mask"):
+        reference_aggregated(groups, (1.0, 0.5), VERL)

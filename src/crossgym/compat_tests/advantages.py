@@ -325,19 +325,37 @@ def reference(groups: Groups, variant: str, sem: Semantics) -> list[list[float]]
     return out
 
 
-MultiGroups = Sequence[Sequence[Sequence[float]]]
+MultiGroups = Sequence[Sequence[Sequence[float | None]]]
+
+
+def _masked_z(vals: Sequence[float | None], sem: Semantics) -> list[float | None]:
+    """A term's group z-scores with None left out (TRL's nanmean/nanstd): None where the value or the std is
+    undefined (one valid value or fewer)."""
+    valid = [as_float32(float(v)) for v in vals if v is not None]
+    n = len(valid)
+    if n <= sem.ddof:
+        return [None] * len(vals)
+    mean = sum(valid) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in valid) / (n - sem.ddof))
+    return [None if v is None else (as_float32(float(v)) - mean) / (std + sem.eps) for v in vals]
 
 
 def reference_aggregated(groups: MultiGroups, weights: Sequence[float], sem: Semantics) -> list[list[float]]:
     """crossgym's advantages under reward aggregation normalize_then_sum: ``groups`` of completions whose reward is
     one value per term (``weights``, in order); each term is group-normalised as grpo (``sem.eps``), the weighted sum
-    is whitened over the batch as ``sem.batch``."""
+    is whitened over the batch as ``sem.batch``. A None term (only where ``sem.masks_none``: TRL) is left out of its
+    term's group statistics and of the sum; a completion with every term None is unscorable: left out of the batch's
+    statistics, advantage 0."""
     bn = _batch_of(sem, "normalize_then_sum")
+    if any(r is None for g in groups for c in g for r in c):
+        if not sem.masks_none:
+            raise ValueError(f"{sem.source} cannot mask a None reward")
+        return _aggregated_masked(groups, weights, sem, bn)
     summed: list[list[float]] = []
     for g in groups:
         if any(len(c) != len(weights) for c in g):
             raise ValueError(f"every completion needs {len(weights)} term rewards")
-        zs = [_group_z([as_float32(float(c[k])) for c in g], sem) for k in range(len(weights))]
+        zs = [_group_z([as_float32(float(c[k])) for c in g], sem) for k in range(len(weights))]  # type: ignore[arg-type]
         summed.append([sum(as_float32(float(w)) * zs[k][i] for k, w in enumerate(weights)) for i in range(len(g))])
     out = [list(r) for r in summed]
     for batch in _by_size(groups):
@@ -345,6 +363,33 @@ def reference_aggregated(groups: MultiGroups, weights: Sequence[float], sem: Sem
         for j, i in enumerate(batch):
             n = len(groups[i])
             out[i] = flat[j * n:(j + 1) * n]
+    return out
+
+
+def _aggregated_masked(groups: MultiGroups, weights: Sequence[float], sem: Semantics, bn: BatchNorm
+                       ) -> list[list[float]]:
+    if bn.weight != "sequence" or bn.form != "std+eps":
+        raise ValueError(f"crossgym's masked normalize_then_sum reference is TRL's (sequence whitening), not {bn}")
+    out: list[list[float]] = [[] for _ in groups]
+    for batch in _by_size(groups):
+        sums: list[float | None] = []
+        for i in batch:
+            g = groups[i]
+            zs = [_masked_z([c[k] for c in g], sem) for k in range(len(weights))]
+            for j, c in enumerate(g):
+                if all(r is None for r in c):
+                    sums.append(None)  # unscorable
+                    continue
+                sums.append(sum(as_float32(float(w)) * z for w, z in ((w, zs[k][j]) for k, w in enumerate(weights))
+                                if z is not None))
+        valid = [v for v in sums if v is not None]
+        n = len(valid)
+        mean = sum(valid) / n if n else 0.0
+        std = math.sqrt(sum((v - mean) ** 2 for v in valid) / (n - bn.ddof)) if n > bn.ddof else math.nan
+        flat = [0.0 if v is None or math.isnan(std) else (v - mean) / (std + bn.eps) for v in sums]
+        size = len(groups[batch[0]])
+        for j, i in enumerate(batch):
+            out[i] = flat[j * size:(j + 1) * size]
     return out
 
 
@@ -376,7 +421,7 @@ class MultiCase:
 
     name: str
     weights: tuple[float, ...]
-    groups: tuple[tuple[tuple[float, ...], ...], ...]
+    groups: tuple[tuple[tuple[float | None, ...], ...], ...]
 
 
 #: the fixed inputs of reward aggregation normalize_then_sum (no None: only TRL could mask one)
@@ -389,6 +434,11 @@ MULTI_CASES = (
     MultiCase("three_terms_groups_of_2", (1.0, 0.25, 2.0), (((1.0, 0.0, 0.5), (0.0, 1.0, 0.5)),
                                                             ((0.5, 0.5, 1.0), (0.5, 0.25, 0.0)),
                                                             ((1.0, 1.0, 1.0), (0.0, 0.0, 0.0)))),
+    # None terms (TRL masks them; the other backends do not run it): one missing term, a term with one valid value
+    # in its group (its std is undefined: the term adds nothing there), an unscorable completion (every term None)
+    MultiCase("none_masked_terms", (1.0, 0.5), (((1.0, 0.2), (0.0, None), (1.0, 0.5), (0.0, 0.1)),
+                                                ((None, 1.0), (1.0, 0.0), (None, 1.0), (None, 0.5)),
+                                                ((0.5, 0.25), (None, None), (0.0, 0.75), (1.0, 0.0)))),
 )
 
 
@@ -469,7 +519,11 @@ def check_aggregated(hook: Any, backend: str, sem: Semantics,
                      inputs: Sequence[MultiCase] = MULTI_CASES) -> CheckResult:
     """Every multi-term case through the backend's own normalize_then_sum code, against the reference."""
     res = CheckResult("normalize_then_sum")
+    skipped = []
     for case in inputs:
+        if any(r is None for g in case.groups for c in g for r in c) and not sem.masks_none:
+            skipped.append(case.name)
+            continue
         want = reference_aggregated(case.groups, case.weights, sem)
         got = [list(map(float, row)) for row in hook([[list(c) for c in g] for g in case.groups], list(case.weights))]
         if [len(r) for r in got] != [len(g) for g in case.groups]:
@@ -487,6 +541,8 @@ def check_aggregated(hook: Any, backend: str, sem: Semantics,
     assert bn is not None
     res.detail = (f"{res.checked} advantages (each term group-normalised, eps {sem.eps:g}; the weighted sum whitened "
                   f"over the batch: {bn.source}) equal the reference within rtol {RTOL:g}")
+    if skipped:
+        res.detail += f"; not run: {', '.join(skipped)} (the backend has no mask for a None reward)"
     res.extra = {"eps": sem.eps, "batch": {"weight": bn.weight, "ddof": bn.ddof, "eps": bn.eps, "form": bn.form},
                  "rtol": RTOL, "atol": ATOL}
     return res
