@@ -42,10 +42,16 @@ def dumps_record(record: Mapping[str, Any]) -> str:
     """One JSON line (with its newline) that always encodes to UTF-8: NaN becomes null; a string that is not
     valid Unicode (a lone surrogate) is written as JSON escapes, which json.loads reads back unchanged. The
     verdict gains its ``fault`` (infra / model / none)."""
-    doc = _nan_to_none(dict(record))
+    doc = dict(record)
     if isinstance(doc.get("verdict"), dict):
         doc["verdict"] = with_fault(doc["verdict"])
-    text = json.dumps(doc, ensure_ascii=False, default=str)
+    try:  # nearly every record holds no NaN: one pass, without first copying every value to look for one
+        text = json.dumps(doc, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError:  # NaN or an infinity somewhere (or a cycle): the walk, exactly as before
+        doc = _nan_to_none(dict(record))
+        if isinstance(doc.get("verdict"), dict):
+            doc["verdict"] = with_fault(doc["verdict"])
+        text = json.dumps(doc, ensure_ascii=False, default=str)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
