@@ -111,7 +111,9 @@ def test_blend_parity_and_tokens_through_each_installed_backend(backend, tiny_mo
     assert widest.extra["multi_turn_samples"] == 8
     tokens = check_blend_tokens(info.driver)
     assert tokens.status == "pass", tokens.to_dict()
-    assert tokens.extra["single_turn_episodes"] >= 1
+    assert tokens.extra["parts"] == 5 and tokens.extra["single_turn_episodes"] >= 2  # both single-turn parts
+    assert set(tokens.extra["turns_by_part"]) == {"short", "mid", "long"}
+    assert max(tokens.extra["turns_by_part"]["short"]) <= 2  # its part's max_turns, not the run's 3
 
 
 def test_a_blend_failure_fails_the_matrix_and_merging_keeps_the_measured_result() -> None:

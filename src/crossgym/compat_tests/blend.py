@@ -16,10 +16,11 @@ such a batch exactly as the scoring core does on its own, part by part:
   every sample in one batch (the mixed step); otherwise once with everything, routed by the driver. Exact float
   equality; for a float32 driver (TRL) the reference is the same sum done in float32 (each term rounded, then
   weighted and added in order, as the trainer's reward_weights and nansum do).
-* **tokens** (``tokens_blend``): the token-consistency check's scripted environment split over two parts with
-  different ``max_turns`` (2 and 3) plus a single-turn part, all in one ``episode_tokens`` call: every multi-turn
-  episode decodes to what the environment saw and trains on exactly the model's turns, none runs past its part's
-  max_turns, and the single-turn part's episode is its prompt and one trained-on reply.
+* **tokens** (``tokens_blend``): a five-part batch in one ``episode_tokens`` call: the token-consistency check's
+  scripted environment under three parts with different ``max_turns`` (2, 3 and 4) and two single-turn parts
+  (arithmetic, json extraction): every multi-turn episode decodes to what the environment saw and trains on exactly
+  the model's turns, none runs past its part's max_turns, and each single-turn part's episode is its prompt and one
+  trained-on reply.
 
 Results land under ``backends.<name>.blend`` of the matrix; a failure fails the run like any other check.
 """
@@ -58,7 +59,7 @@ BLEND_PARTS: list[dict[str, Any]] = [
 #: each multi-turn part's scripted case (crossgym.environments.cases)
 PART_CASES = {"tools": "tool_use", "sql": "sql", "shell": "shell", "code": "code"}
 #: the token check's parts: the scripted environment under two turn limits, and a single-turn part
-TOKEN_TURNS = {"short": 2, "long": 3}
+TOKEN_TURNS = {"short": 2, "mid": 3, "long": 4}
 
 
 def blend_run(parts: Sequence[dict[str, Any]] | None = None, **extra: Any) -> Any:
@@ -212,27 +213,39 @@ def check_blend_parity(driver: Any, backend: str = "") -> dict[str, CheckResult]
     return out
 
 
+#: the token check's single-turn parts: (source, params) of their one task each
+TOKEN_SINGLE = {"math": ("arithmetic", {"n": 1, "seed": 3, "difficulty": 1}),
+                "json": ("json_extraction", {"n": 1, "seed": 2, "difficulty": 1})}
+
+
 def token_blend_run() -> Any:
-    """The token check's blend: the scripted environment under two parts' turn limits, and a single-turn part."""
+    """The token check's blend: the scripted environment under three parts' turn limits, and two single-turn parts."""
     from crossgym.compat_tests.fakes import ENV_NAME
 
-    return blend_run([{"name": "math", "source": "arithmetic", "params": {"n": 1, "seed": 3, "difficulty": 1},
-                       "count": 1, "environment": {"name": "single_turn"}},
-                      *({"name": name, "files": ["(scripted)"], "count": 1,
-                         "environment": {"name": ENV_NAME, "max_turns": turns}} for name, turns in TOKEN_TURNS.items())])
+    single = [{"name": name, "source": src, "params": params, "count": 1, "environment": {"name": "single_turn"}}
+              for name, (src, params) in TOKEN_SINGLE.items()]
+    scripted = [{"name": name, "files": ["(scripted)"], "count": 1,
+                 "environment": {"name": ENV_NAME, "max_turns": turns}} for name, turns in TOKEN_TURNS.items()]
+    return blend_run([*single, *scripted])
 
 
 def token_blend_tasks() -> list[Task]:
-    """The stamped tasks of ``token_blend_run`` (the scripted parts' tasks are the token check's own)."""
+    """The stamped tasks of ``token_blend_run``: each single-turn part's task, and for each scripted part the token
+    check's scripted task with a prompt of its own (the check tells the parts apart by it)."""
+    from dataclasses import replace
+
     from crossgym.api import load_tasks
     from crossgym.compat_tests.tokens import scripted_tasks
+    from crossgym.protocol.messages import user
     from crossgym.rollout.blend import stamp
 
     run = token_blend_run()
     parts = {p.name: p for p in run.tasks.parts}
+    tasks = [stamp(load_tasks(src, **params)[0], parts[name]) for name, (src, params) in TOKEN_SINGLE.items()]
     scripted = scripted_tasks(len(TOKEN_TURNS))
-    tasks = [stamp(load_tasks("arithmetic", n=1, seed=3, difficulty=1)[0], parts["math"])]
-    tasks += [stamp(t, parts[name]) for t, name in zip(scripted, TOKEN_TURNS, strict=True)]
+    for t, name in zip(scripted, TOKEN_TURNS, strict=True):
+        own = replace(t, id=f"tok-{name}", prompt=(user(f"{t.prompt[-1].content} ({name})"),))
+        tasks.append(stamp(own, parts[name]))
     return tasks
 
 
@@ -247,26 +260,27 @@ def check_blend_tokens(driver: Any, max_turns: int = 3) -> CheckResult:
         res.status, res.detail = "skip", "the parity driver has no episode_tokens()"
         return res
     tasks = token_blend_tasks()
-    single = tasks[0]
     with registered() as seen:
         got = driver.episode_tokens(tasks, env=ENV_NAME, max_turns=max_turns)
         records = dict(seen)
     tokenizer, eps = got["tokenizer"], got["episodes"]
-    by_prompt = {t.prompt[-1].content: part_of(t) for t in tasks[1:]}
+    singles = {_render(tokenizer, list(t.prompt), t.tools, gen=True): part_of(t) or "" for t in tasks
+               if part_of(t) in TOKEN_SINGLE}
+    by_prompt = {t.prompt[-1].content: part_of(t) for t in tasks if part_of(t) in TOKEN_TURNS}
     turns: dict[str, list[int]] = {}
-    singles = 0
+    single_parts: list[str] = []
     for ep in eps:
         res.checked += 1
         prompt = tokenizer.decode(list(ep["prompt_ids"]), skip_special_tokens=False)
         m = _NONCE.search(prompt)
-        if m is None:  # the single-turn part: its prompt, then one trained-on reply
-            singles += 1
-            want = _render(tokenizer, list(single.prompt), single.tools, gen=True)
-            if prompt != want:
+        if m is None:  # a single-turn part: its prompt, then one trained-on reply
+            if prompt not in singles:
                 res.fail("a single-turn part's prompt ids are not its prompt", {"prompt": prompt[-200:]})
+                continue
+            single_parts.append(singles[prompt])
             mask = ep.get("mask")
             if mask is not None and len(_spans(ep["completion_ids"], mask)) > 1:
-                res.fail("a single-turn part's episode trains on more than one span")
+                res.fail(f"single-turn part {singles[prompt]}: its episode trains on more than one span")
             continue
         rec = records.get(int(m.group(1)))
         if rec is None:
@@ -282,9 +296,12 @@ def check_blend_tokens(driver: Any, max_turns: int = 3) -> CheckResult:
         problem = check_episode(tokenizer, ep, rec)
         if problem:
             res.fail(f"part {part}: {problem}", {"episode": int(m.group(1)), "turns": len(rec.actions)})
-    res.extra = {"episodes": len(eps), "single_turn_episodes": singles, "turns_by_part": turns}
-    if res.status == "pass" and not singles:
-        res.fail("no single-turn episode came back for the single-turn part")
+    res.extra = {"episodes": len(eps), "single_turn_episodes": len(single_parts), "turns_by_part": turns,
+                 "parts": len(TOKEN_SINGLE) + len(TOKEN_TURNS)}
+    if res.status == "pass" and set(single_parts) != set(TOKEN_SINGLE):
+        res.fail(f"single-turn episodes came back for {sorted(set(single_parts))}, not for every single-turn part")
+    if res.status == "pass" and set(turns) != set(TOKEN_TURNS):
+        res.fail(f"multi-turn episodes came back for {sorted(turns)}, not for every scripted part")
     if res.status == "pass" and not any(t > 1 for ts in turns.values() for t in ts):
         res.status, res.detail = "skip", "no episode reached a second turn, so nothing multi-turn was compared"
     return res
