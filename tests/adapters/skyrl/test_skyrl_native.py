@@ -140,3 +140,12 @@ def test_skyrls_own_advantages_equal_crossgyms_reference_per_variant():
     assert parity.advantages([[0.75]], "grpo") == [[pytest.approx(0.75 / (1 + 1e-6))]]  # SkyRL: a group of one
     with pytest.raises(ValueError, match="no mask"):
         parity.advantages([[1.0, None]], "grpo")
+
+
+def test_filter_groups_is_skyrls_dynamic_sampling_and_its_config_accepts_it(tmp_path):
+    """grpo.filter_groups -> trainer.algorithm.dynamic_sampling (type filter), through SkyRL's own config check."""
+    plan = SkyRLBackend().plan(make_run(tmp_path, grpo={"num_generations": 4, "per_device_train_batch_size": 8,
+                                                        "max_steps": 3, "filter_groups": True}))
+    text = " ".join(plan.argv)
+    assert "trainer.algorithm.dynamic_sampling.type=filter" in text
+    assert "trainer.algorithm.dynamic_sampling.max_sample_batches=10" in text

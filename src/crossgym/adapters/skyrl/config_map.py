@@ -90,6 +90,8 @@ MAPPING: list[tuple[str, str, str]] = [
     ("grpo.variant reinforce_pp_baseline", "(none)", f"refused: {MISSING['reinforce_pp_baseline']}"),
     ("grpo.reward_aggregation normalize_then_sum", "(none)", "refused: SkyRL gets one summed reward per sample"),
     ("grpo.loss_type", "trainer.algorithm.loss_reduction", f"one of {', '.join(LOSS_REDUCTIONS)}"),
+    ("grpo.filter_groups", "trainer.algorithm.dynamic_sampling.type filter, .max_sample_batches 10",
+     "DAPO dynamic sampling: groups whose rewards are all equal are dropped and more batches sampled"),
     ("grpo.lora", "trainer.policy.model.lora.rank / alpha / dropout / target_modules", ""),
     ("grpo.save_steps", "trainer.ckpt_interval, trainer.hf_save_interval", "unset: max_steps (a final save)"),
     ("grpo.logging_steps", "(none)", "SkyRL logs every step (trainer.logger console)"),
@@ -181,6 +183,9 @@ def variant_settings(run: RunConfig) -> dict[str, Any]:
         v["trainer.algorithm.loss_reduction"] = g.loss_type
     if v["trainer.algorithm.loss_reduction"] == "seq_mean_token_sum_norm":
         v["trainer.algorithm.max_seq_len"] = g.max_completion_length
+    if g.filter_groups:  # DAPO dynamic sampling: groups whose rewards are all equal are dropped, batches resampled
+        v["trainer.algorithm.dynamic_sampling.type"] = "filter"
+        v["trainer.algorithm.dynamic_sampling.max_sample_batches"] = 10
     return v
 
 
