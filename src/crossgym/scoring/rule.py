@@ -277,8 +277,11 @@ def check_builds(rule: RewardRule, tasks: Sequence[Task]) -> None:
             raise ConfigError(str(exc), where=where) from None
     specs = {} if rule.override is None else {rule.override.key(): rule.override}
     if rule.override is None:
+        seen: set[int] = set()  # a blend's rows share their pooled tasks' spec objects: key each object once
         for t in tasks:
-            specs.setdefault(t.verifier.key(), t.verifier)
+            if id(t.verifier) not in seen:
+                seen.add(id(t.verifier))
+                specs.setdefault(t.verifier.key(), t.verifier)
     for spec in specs.values():
         load_verifier(spec)
 
