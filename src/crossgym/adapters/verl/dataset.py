@@ -85,18 +85,20 @@ def tool_names(tasks: Sequence[Task]) -> list[str]:
 def iter_task_rows(tasks: Sequence[Task], run: RunConfig, *, split: str = "train", episodes: bool = False,
                    tools: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
     """veRL rows for ``tasks`` one at a time, indexed in order. A blend repeats its pooled Task objects, so each
-    object's row is built once and every repeat is a copy of it with its own index (nested values are shared
-    between a task's rows: treat rows as read-only)."""
+    object's row (less its index and tools_kwargs) is built once and every repeat is a copy of it with its own index
+    and tools_kwargs, made per row: that struct lists every tool, too big to keep per task (the prompt and
+    reward_model values are shared between a task's rows: treat rows as read-only)."""
     names = tool_names(tasks) if tools is None else tools
     as_json = TaskJSON()
     built: dict[int, tuple[Task, dict[str, Any]]] = {}
     for i, t in enumerate(tasks):
         hit = built.get(id(t))
         if hit is None or hit[0] is not t:
-            hit = built[id(t)] = (t, task_row(t, 0, run, split=split, episodes=episodes, tool_names=names,
-                                              task_json=as_json(t)))
+            hit = built[id(t)] = (t, task_row(t, 0, run, split=split, episodes=episodes, task_json=as_json(t)))
         row = dict(hit[1])
-        row["extra_info"] = {**row["extra_info"], "index": i}
+        extra = row["extra_info"] = {**row["extra_info"], "index": i}
+        if names:  # as task_row adds it: last in extra_info
+            extra["tools_kwargs"] = {name: {"create_kwargs": {TASK_KEY: extra[TASK_KEY]}} for name in names}
         yield row
 
 
