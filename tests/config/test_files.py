@@ -83,7 +83,7 @@ def test_output_paths(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("kw", "words"), [
     ({"temperature": -1.0}, "--temperature: must be >= 0"), ({"temperature": float("inf")}, "--temperature"),
     ({"top_p": 0.0}, "--top-p: must be in (0, 1]"), ({"top_p": 1.5}, "--top-p"),
-    ({"max_tokens": 0}, "--max-tokens: must be >= 1"), ({"n": 0}, "--n: must be >= 1"),
+    ({"max_tokens": 0}, "--max-tokens: must be >= 1"), ({"n": 0}, "--n: must be in 1..10000"),
 ])
 def test_sampling_out_of_range(kw: dict[str, float], words: str) -> None:
     with pytest.raises(ConfigError) as exc:

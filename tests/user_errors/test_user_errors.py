@@ -75,7 +75,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["--html", "adir is a directory"]),
     ("compat-corpus-missing", ["compat", "--corpus", "no-such-corpus"], ["--corpus", "no-such-corpus"]),
     ("compat-corpus-a-file", ["compat", "--corpus", "afile"], ["--corpus", "afile"]),
-    ("verify-batch-out-dir", ["verify-batch", "tasks_two.jsonl", "--out", "adir"], ["--out", "adir is a directory"]),
+    # (an existing folder is verify-batch's sharded output: one <input>.jsonl per input file)
+    ("verify-batch-out-parquet", ["verify-batch", "tasks_two.jsonl", "--out", "x.parquet"], ["--out", "JSONL"]),
     ("synth-out-dir", ["synth", "arithmetic", "-n", "1", "--out", "adir"], ["--out", "adir is a directory"]),
     ("train-output-dir-file", ["train", "config_output_dir_is_a_file.yaml", "--skip-gate"],
      ["config_output_dir_is_a_file.yaml: output_dir", "afile is a file"]),
