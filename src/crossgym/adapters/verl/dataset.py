@@ -10,6 +10,7 @@ of every task's keys would hand verifiers params they never had.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -146,35 +147,32 @@ def row_schema(tools: Sequence[str] = (), *, episodes: bool = False) -> Any:
     return pa.schema(fields)
 
 
-def write_parquet(rows: Iterable[dict[str, Any]], path: str | Path, *, chunk_rows: int = CHUNK_ROWS) -> Path:
-    """Write rows as a parquet file (pyarrow, which veRL installs), ``chunk_rows`` rows per row group, streamed:
-    memory stays bounded by a row group whatever the number of rows. Returns the path."""
+def write_parquet(rows: Iterable[dict[str, Any]], path: str | Path, *, chunk_rows: int | None = None) -> Path:
+    """Write rows as a parquet file (pyarrow, which veRL installs), streamed in row groups of ``chunk_rows`` rows:
+    memory stays bounded by a row group whatever the number of rows. Default: CHUNK_ROWS, divided by the number
+    of tools when rows carry tools_kwargs (each row holds its Task JSON once per tool). Returns the path."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    chunks = chunked(rows, chunk_rows)
-    first = next(chunks, [])
-    if not first:
+    it = iter(rows)
+    head = next(it, None)
+    if head is None:
         pq.write_table(pa.Table.from_pylist([]), out)
         return out
-    tools = list(first[0]["extra_info"].get("tools_kwargs") or ())
-    schema = row_schema(tools, episodes="agent_name" in first[0])
+    tools = list(head["extra_info"].get("tools_kwargs") or ())
+    schema = row_schema(tools, episodes="agent_name" in head)
     extra_names = [f.name for f in schema.field("extra_info").type]
-    if list(first[0]) != schema.names or list(first[0]["extra_info"]) != extra_names:  # a column added to task_row
-        raise ValueError(f"veRL rows do not match row_schema: {list(first[0])} / {list(first[0]['extra_info'])}")
+    if list(head) != schema.names or list(head["extra_info"]) != extra_names:  # a column added to task_row
+        raise ValueError(f"veRL rows do not match row_schema: {list(head)} / {list(head['extra_info'])}")
+    size = chunk_rows or max(500, CHUNK_ROWS // (1 + len(tools)))
     partial = out.with_name(out.name + ".partial")
     with pq.ParquetWriter(partial, schema) as writer:
-        for chunk in _with_first(first, chunks):
-            writer.write_table(pa.Table.from_pylist(chunk, schema=schema), row_group_size=chunk_rows)
+        for chunk in chunked(itertools.chain([head], it), size):
+            writer.write_table(pa.Table.from_pylist(chunk, schema=schema), row_group_size=size)
     partial.replace(out)
     return out
-
-
-def _with_first(first: list[dict[str, Any]], rest: Iterator[list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
-    yield first
-    yield from rest
 
 
 def describe(rows: Sequence[dict[str, Any]] | Rows) -> str:
