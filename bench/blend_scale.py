@@ -106,7 +106,7 @@ def write_config(d: Path, size: int) -> Path:
         if not path.exists():
             write_task_file(path, verifier, n)
         parts.append({"name": name, "files": [str(path)], **_share(share)})
-    parts[0]["verifiers"] = [{"name": "length", "params": {"max_tokens": 512}, "weight": 0.1}]
+    parts[0]["verifiers"] = [{"name": "length", "params": {"max": 400}, "weight": 0.1}]
     prompts = 128  # 64 x 16 completions per step / 8 generations; max_steps * prompts = OpenRLHF's rows
     steps = -(-size // prompts)
     run = {"model": "Qwen/Qwen2.5-0.5B-Instruct", "seed": 0, "output_dir": str(d / f"out-{size}"),
