@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
@@ -96,8 +97,8 @@ class BlendConfig(_Model):
 
     @model_validator(mode="after")
     def _distinct(self) -> BlendConfig:
-        names = [p.name for p in self.parts]
-        dup = sorted({n for n in names if names.count(n) > 1})
+        counts = Counter(p.name for p in self.parts)
+        dup = sorted(n for n, k in counts.items() if k > 1)
         if dup:
             raise ValueError(f"part names must be distinct: {', '.join(dup)} given twice")
         return self

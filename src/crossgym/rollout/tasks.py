@@ -130,7 +130,11 @@ def needs_episodes(tasks: Sequence[Task], run: RunConfig) -> bool:
     env = run.environment
     if env.max_turns > 1 or ("name" in env.model_fields_set and env.name != "single_turn"):
         return True
+    seen: set[int] = set()
     for t in tasks:
+        if id(t) in seen:  # a blend's rows repeat its pooled Task objects
+            continue
+        seen.add(id(t))
         if task_env(t, run) != "single_turn" or t.tools or (task_max_turns(t, run) or 1) > 1:
             return True
         if any(m.tool_calls or m.role == "tool" for m in t.prompt):
