@@ -59,6 +59,7 @@ def test_same_tasks_in_a_fresh_process() -> None:
 @pytest.mark.parametrize("name, params", [
     ("arithmetic", {"difficulty": 0}), ("arithmetic", {"difficulty": 6}), ("arithmetic", {"n": -1}),
     ("word_problems", {"verifier": "exact_match"}), ("json_extraction", {"verifier": "regex"}),
+    ("json_extraction", {"split": "test"}), ("json_extraction", {"ask": "yaml"}),
     ("tool_choice", {"mode": "both"}), ("shell_tasks", {"env": "tool_use"}), ("python_functions", {"visible": 0}),
     ("sql", {"difficulty": 4}), ("instructions", {"difficulty": "hard"}), ("multiple_choice", {"seed": -2}),
     ("json_addition", {"split": "test"}), ("json_addition", {"digits": 3}),
@@ -170,6 +171,32 @@ def test_json_addition_splits_never_overlap_and_match_the_demo_rules() -> None:
     # heldout ignores seed: the same pool, in the same order
     assert [x.to_dict()["prompt"] for x in crossgym.load_tasks("json_addition", split="heldout", seed=5)] == \
         [x.to_dict()["prompt"] for x in crossgym.load_tasks("json_addition", split="heldout", seed=0)]
+
+
+def test_json_extraction_splits_share_no_name_or_city_and_pay_fields_right() -> None:
+    kw = {"ask": "keys", "reward": "fraction", "allow_surrounding": True}
+    train = crossgym.load_tasks("json_extraction", n=400, split="train", **kw)
+    held = crossgym.load_tasks("json_extraction", n=30, split="heldout", **kw)
+    assert len(train) == 400 and len(held) == 30 and len({t.id for t in train + held}) == 430
+    names = lambda ts: {t.answer["name"].split()[0] for t in ts}  # noqa: E731
+    cities = lambda ts: {t.answer["city"] for t in ts}  # noqa: E731
+    assert not names(train) & names(held) and not cities(train) & cities(held)
+    assert names(held) <= {"Greta", "Hiro", "Isla", "Jamal"} and cities(held) <= {"Bergen", "Osaka", "Dundee", "Dakar"}
+    t = held[0]
+    assert t.prompt[-1].content.endswith('What are the name, age and city of this person? Reply with only a JSON '
+                                         'object like {"name": <string>, "age": <integer>, "city": <string>}.')
+    assert "Schema" not in t.prompt[-1].content and t.answer["name"] in t.prompt[-1].content
+    v = load_verifier(t.verifier.name, **t.verifier.params)
+    rec = dict(t.answer)
+    assert v.score(t, _say(f"JSON:\n{json.dumps(rec)}")).passed  # text around the object is allowed
+    wrong = v.score(t, _say(json.dumps({**rec, "age": rec["age"] + 1})))
+    assert not wrong.passed and wrong.reward == pytest.approx(2 / 3)  # the share of fields right, nothing for form
+    assert v.score(t, _say(json.dumps({k: "x" for k in rec}))).reward == 0.0
+    # the defaults are the schema prompt, all-or-nothing, and no split
+    d = crossgym.load_tasks("json_extraction", n=1)[0]
+    assert "JSON Schema" in d.prompt[-1].content and d.verifier.params == {"list_order": False}
+    with pytest.raises(ConfigError):
+        crossgym.load_tasks("json_extraction", ask="keys", difficulty=3)
 
 
 def test_env_modes_point_at_the_multi_turn_environments() -> None:
