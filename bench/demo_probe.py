@@ -6,9 +6,11 @@ content (names and cities, or argument values, never seen in training).
     .venv/bin/python bench/demo_probe.py tools --before-only
 
 Candidates:
-  extraction: json_extraction difficulty 1 (name, age, city from one paragraph), json_match with reward
-    "fraction" (the share of the three fields right: all of it is content, nothing is paid for the format alone);
-    held out: the people whose first name and city are both in a held-out set, trained on: neither in it.
+  extraction: json_extraction difficulty 1 (name, age, city from one paragraph, the fields named instead of the
+    source's JSON Schema), json_match with reward "fraction" (the share of the three fields right: all of it is
+    content, nothing is paid for the format alone); held out: the people whose first name and city are both in a
+    held-out set, trained on: neither in it. The held-out tasks equal the source's own `split: heldout, ask: keys`
+    (what `make demo` uses); the training pool is the first 1,699 of its `split: train`.
   tools: tool_choice mode "call" difficulty 1 (three tools offered), tool_call verifier (right tool and arguments,
     nothing for the format alone); held out: tasks whose argument values (countries, cities, words, numbers)
     never appear in a training task's arguments.
