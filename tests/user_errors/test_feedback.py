@@ -45,6 +45,11 @@ def test_synth_against_a_dead_endpoint_says_so_once(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("o*"))
 
 
+#: rollouts of the Ctrl-C eval (tasks x --n 2): enough that the tiny model is still generating when the first 32 are
+#: stored and the signal goes, on a quiet machine too
+TOTAL = 1200
+
+
 def _eval_argv(model: Path, tasks: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "crossgym.cli", "eval", "--tasks", str(tasks), "--model", str(model), "--n", "2",
             "--max-tokens", "4", "--output-dir", str(out)]
@@ -57,7 +62,7 @@ def test_eval_ctrl_c_says_what_was_saved_and_the_rerun_says_what_it_reused(tmp_p
     from crossgym.api import load_tasks
 
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(t.to_json() + "\n" for t in load_tasks("arithmetic", n=150)), encoding="utf-8")
+    tasks.write_text("".join(t.to_json() + "\n" for t in load_tasks("arithmetic", n=TOTAL // 2)), encoding="utf-8")
     out = tmp_path / "out"
     rollouts = out / "rollouts.jsonl"
     proc = subprocess.Popen(_eval_argv(tiny_model_dir, tasks, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -72,10 +77,10 @@ def test_eval_ctrl_c_says_what_was_saved_and_the_rerun_says_what_it_reused(tmp_p
     stdout, stderr = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 130, stderr
     saved = len(rollouts.read_bytes().splitlines())
-    assert 32 <= saved < 300
+    assert 32 <= saved < TOTAL
     lines = [x for x in stderr.splitlines() if x.strip() and not x.startswith("Loading weights")]  # not ours
     assert "Traceback" not in stderr and len(lines) == 1, stderr
-    assert lines[0].startswith(f"crossgym eval: interrupted: {saved} of 300 rollouts are saved in {rollouts}")
+    assert lines[0].startswith(f"crossgym eval: interrupted: {saved} of {TOTAL} rollouts are saved in {rollouts}")
     assert "run the same command again to resume (it generates only the" in lines[0]
     assert lines[0].endswith(f": crossgym eval --model {tiny_model_dir} --tasks {tasks} --n 2 --output-dir {out} "
                              "--max-tokens 4")
@@ -83,10 +88,10 @@ def test_eval_ctrl_c_says_what_was_saved_and_the_rerun_says_what_it_reused(tmp_p
     again = subprocess.run([*_eval_argv(tiny_model_dir, tasks, out), "--json"], capture_output=True, text=True,
                            timeout=TIMEOUT * 3, env=_env(), cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert (f"resuming: {saved} of 300 rollouts reused from {rollouts} (same model and settings); {300 - saved} to "
+    assert (f"resuming: {saved} of {TOTAL} rollouts reused from {rollouts} (same model and settings); {TOTAL - saved} to "
             "generate") in again.stderr
-    assert json.loads(again.stdout)["n_rollouts"] == 300
-    assert len(rollouts.read_bytes().splitlines()) == 300
+    assert json.loads(again.stdout)["n_rollouts"] == TOTAL
+    assert len(rollouts.read_bytes().splitlines()) == TOTAL
 
 
 @pytest.mark.parametrize(("steps", "want"), [
