@@ -65,8 +65,11 @@ def test_eval_ctrl_c_says_what_was_saved_and_the_rerun_says_what_it_reused(tmp_p
     tasks.write_text("".join(t.to_json() + "\n" for t in load_tasks("arithmetic", n=TOTAL // 2)), encoding="utf-8")
     out = tmp_path / "out"
     rollouts = out / "rollouts.jsonl"
+    # SIGINT at its default in the child: a test run started in the background (`make test &`) has it ignored, and
+    # the eval would then never see the Ctrl-C this test sends
     proc = subprocess.Popen(_eval_argv(tiny_model_dir, tasks, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=_env(), cwd=tmp_path)
+                            text=True, env=_env(), cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline and proc.poll() is None:  # wait for the first batches to be stored
         if rollouts.is_file() and len(rollouts.read_bytes().splitlines()) >= 32:

@@ -110,7 +110,8 @@ def launch(argv: Sequence[str], *, cwd: str | Path, log_path: str | Path, env: M
     log_path.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(list(argv), cwd=str(cwd), env=dict(env) if env is not None else None,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                            errors="replace", bufsize=1, start_new_session=True)
+                            errors="replace", bufsize=1, start_new_session=True,
+                            preexec_fn=_sigint_default)
     group = _Group(proc)
     done = threading.Event()
     stopped = threading.Event()
@@ -161,3 +162,10 @@ def child_env(**extra: str) -> dict[str, str]:
     """This process's environment with telemetry off and unbuffered Python output, plus ``extra``."""
     return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "DO_NOT_TRACK": "1", "VLLM_NO_USAGE_STATS": "1",
             "WANDB_MODE": os.environ.get("WANDB_MODE", "disabled"), "PYTHONUNBUFFERED": "1", **extra}
+
+
+def _sigint_default() -> None:
+    """In the child, before exec: SIGINT back to its default. A process started in the background (``cmd &``,
+    nohup, some CI runners) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the
+    framework would never see the "save and stop" signal the stop protocol sends first."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
