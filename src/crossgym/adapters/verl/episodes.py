@@ -9,9 +9,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import json
 import os
 import shutil
 import tempfile
+import threading
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -67,6 +70,11 @@ class LocalServer:
         self.max_new_tokens = max_new_tokens
         self.generator = torch.Generator().manual_seed(seed)
         torch.manual_seed(seed)
+        self.seed = seed
+        # veRL's worker sends requests concurrently (an executor thread each): one at a time, each seeded from its
+        # prompt and how often that prompt came before, so what is sampled does not depend on thread timing
+        self._lock = threading.Lock()
+        self._seen: dict[int, int] = {}
 
     async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any],
                        **_: Any) -> Any:
@@ -76,7 +84,11 @@ class LocalServer:
         import torch
         from verl.workers.rollout.replica import TokenOutput
 
-        with torch.no_grad():
+        key = zlib.crc32(json.dumps(prompt_ids).encode())
+        with self._lock, torch.no_grad():
+            k = self._seen.get(key, 0)
+            self._seen[key] = k + 1
+            torch.manual_seed((self.seed * 1_000_003 + key + 7919 * k) % 2**31)
             out = self.model.generate(torch.tensor([prompt_ids]), attention_mask=torch.ones(1, len(prompt_ids),
                                       dtype=torch.long), do_sample=True, max_new_tokens=self.max_new_tokens,
                                       output_scores=True, return_dict_in_generate=True, **EARLY_EOS)
