@@ -122,7 +122,8 @@ def render_text(doc: dict[str, Any]) -> None:
             console.print(f"{b}: token consistency {state} {detail}".rstrip(), markup=False)
         for name, r in (info.get("blend") or {}).items():  # compat_tests.blend: per-part parity, mixed-batch ids
             parts = (r.get("extra") or {}).get("parts") or {}
-            over = f" ({r.get('checked', 0)} samples over {len(parts)} parts)" if parts else ""
+            n_parts = parts if isinstance(parts, int) else len(parts)  # the token check counts, parity names them
+            over = f" ({r.get('checked', 0)} samples over {n_parts} parts)" if parts else ""
             console.print(f"{b}: blend {name} {r['status']}{over} {r.get('detail', '')}".rstrip(), markup=False)
         plans = info.get("plans") or {}
         if plans:
