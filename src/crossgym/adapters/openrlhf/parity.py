@@ -12,18 +12,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.util
-import json
 import tempfile
 import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crossgym.adapters.kit.replay import action_text, qwen_byte_tokenizer
 from crossgym.adapters.openrlhf import files
 from crossgym.adapters.openrlhf.agent import AgentConfig
 from crossgym.adapters.openrlhf.convert import INPUT_KEY, LABEL_KEY, task_row
 from crossgym.adapters.openrlhf.scoring import ScoreConfig
-from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Task
 from crossgym.scoring import RewardRule
 
@@ -33,12 +32,8 @@ SPECIAL_TOKENS = [PAD, "<|im_start|>", EOS, "<tool_call>", "</tool_call>", "<too
                   "<think>", "</think>"]
 
 
-def byte_tokenizer() -> Any:
-    """The kit's lossless byte-level tokenizer with Qwen2.5's special tokens and chat template."""
-    from crossgym.adapters.kit.replay import byte_tokenizer as kit_tokenizer
-    from crossgym.inference.tiny import qwen_chat_template
-
-    return kit_tokenizer(tuple(SPECIAL_TOKENS), eos=EOS, pad=PAD, chat_template=qwen_chat_template())
+#: the kit's lossless byte-level tokenizer with Qwen2.5's special tokens and chat template
+byte_tokenizer = qwen_byte_tokenizer
 
 
 class ReplayEngine:
@@ -73,14 +68,6 @@ class SamplingParams:
 def needs_agent(task: Task) -> bool:
     return task.env != "single_turn" or bool(task.tools) or any(m.tool_calls or m.role == "tool"
                                                                   for m in task.prompt)
-
-
-def action_text(message: Message) -> str:
-    """An assistant turn as the policy writes it: its text, then Hermes <tool_call> blocks for its tool calls."""
-    parts = [message.content] if message.content else []
-    for call in message.tool_calls:
-        parts.append("<tool_call>\n" + json.dumps({"name": call.name, "arguments": call.arguments}) + "\n</tool_call>")
-    return "\n".join(parts)
 
 
 def load_module(path: Path, name: str) -> Any:
