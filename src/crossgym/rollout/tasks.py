@@ -98,30 +98,29 @@ def episode_settings(task: Task, *, env: str | None = None, params: dict[str, An
     return name, kw, turns
 
 
+def _run_episode_settings(task: Task, run: RunConfig) -> tuple[str, dict[str, Any], int | None]:
+    """episode_settings with the run's explicit environment settings (name and max_turns only when set)."""
+    env = run.environment
+    fields = env.model_fields_set
+    return episode_settings(task, env=env.name if "name" in fields else None, params=dict(env.params),
+                            max_turns=int(env.max_turns) if "max_turns" in fields else None)
+
+
 def task_env(task: Task, run: RunConfig) -> str:
     """The environment a task runs in: its blend part's when the part names one, else the config's when set
     explicitly, else the task's own."""
-    if _part_env(task).get("explicit_name"):
-        return task.env
-    if "name" in run.environment.model_fields_set:
-        return run.environment.name
-    return task.env
+    return _run_episode_settings(task, run)[0]
 
 
 def task_env_params(task: Task, run: RunConfig) -> dict[str, Any]:
     """The environment's constructor params for a task: its blend part's when the part sets them, else the run's."""
-    part = _part_env(task)
-    return dict(part["params"]) if "params" in part else dict(run.environment.params)
+    return _run_episode_settings(task, run)[1]
 
 
 def task_max_turns(task: Task, run: RunConfig) -> int | None:
     """A task's explicit turn limit: its blend part's environment.max_turns, else the run's when set explicitly,
     else None (the environment decides)."""
-    part = _part_env(task)
-    if "max_turns" in part:
-        return int(part["max_turns"])
-    env = run.environment
-    return int(env.max_turns) if "max_turns" in env.model_fields_set else None
+    return _run_episode_settings(task, run)[2]
 
 
 def needs_episodes(tasks: Sequence[Task], run: RunConfig) -> bool:
