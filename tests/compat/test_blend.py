@@ -130,3 +130,26 @@ def test_a_blend_failure_fails_the_matrix_and_merging_keeps_the_measured_result(
     assert summarize(doc("pass"))["ok"]
     merged = merge([doc("skip"), doc("pass")])
     assert merged["backends"]["verl"]["blend"]["parity_blend:multi_turn"]["status"] == "pass"
+
+
+def test_the_html_matrix_has_a_blend_table_with_part_counts_per_backend() -> None:
+    """The page `make test` writes shows each backend's blend checks (a real check's results), a failure in red."""
+    from crossgym.compat_tests.matrix import summarize
+    from crossgym.compat_tests.render import blend_rows, render_html
+
+    def faithful(tasks, completions, *, mode, rule):  # type: ignore[no-untyped-def]
+        return [rule.score(t, c).reward for t, c in zip(tasks, completions, strict=True)]
+
+    def no_parts(tasks, completions, *, mode, rule):  # type: ignore[no-untyped-def]
+        plain = RewardRule(on_error=rule.on_error)
+        return [plain.score(t, c).reward for t, c in zip(tasks, completions, strict=True)]
+
+    doc = {"schema": "crossgym-compat/1", "crossgym_version": "0", "runs": [], "verifiers": {}, "environments": {},
+           "matrix": {}, "backends": {
+               b: {"status": "installed", "blend": {k: r.to_dict() for k, r in check_blend_parity(_driver(fn), b).items()}}
+               for b, fn in (("trl", faithful), ("verl", no_parts))}}
+    doc["summary"] = summarize(doc)
+    assert blend_rows(doc) == (["parity_blend:single_turn", "parity_blend:multi_turn"], ["trl", "verl"])
+    page = render_html(doc)
+    assert "<h2>Blends" in page and "<th>parity_blend:multi_turn</th>" in page
+    assert f"pass (14 samples over {len(BLEND_PARTS)} parts)" in page and "fail (14 samples" in page

@@ -61,6 +61,22 @@ def advantage_cell(r: dict[str, Any] | None) -> str:
     return {"fail": "FAIL", "error": "ERROR"}.get(status, "n/a")
 
 
+def blend_rows(doc: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The blend checks (``parity_blend:<mode>``, ``tokens_blend``) any backend ran, and the backends that ran one."""
+    backends = [b for b in _backend_names(doc) if doc["backends"][b].get("blend")]
+    rows: list[str] = []
+    for b in backends:
+        rows += [name for name in doc["backends"][b]["blend"] if name not in rows]
+    return rows, backends
+
+
+def blend_cell(r: dict[str, Any]) -> str:
+    """A blend check's status with its sample and part counts (the token check counts parts, parity names them)."""
+    parts = (r.get("extra") or {}).get("parts") or {}
+    n_parts = parts if isinstance(parts, int) else len(parts)
+    return f"{r['status']} ({r.get('checked', 0)} samples over {n_parts} parts)" if parts else str(r["status"])
+
+
 def render_text(doc: dict[str, Any]) -> None:
     """Print the matrix, then the first mismatch of each failing cell, install commands and failed checks."""
     from rich.console import Console
@@ -121,10 +137,7 @@ def render_text(doc: dict[str, Any]) -> None:
             detail = str(tok.get("detail", "")).removeprefix("n/a: ")
             console.print(f"{b}: token consistency {state} {detail}".rstrip(), markup=False)
         for name, r in (info.get("blend") or {}).items():  # compat_tests.blend: per-part parity, mixed-batch ids
-            parts = (r.get("extra") or {}).get("parts") or {}
-            n_parts = parts if isinstance(parts, int) else len(parts)  # the token check counts, parity names them
-            over = f" ({r.get('checked', 0)} samples over {n_parts} parts)" if parts else ""
-            console.print(f"{b}: blend {name} {r['status']}{over} {r.get('detail', '')}".rstrip(), markup=False)
+            console.print(f"{b}: blend {name} {blend_cell(r)} {r.get('detail', '')}".rstrip(), markup=False)
         plans = info.get("plans") or {}
         if plans:
             bad = [k for k, r in plans.items() if r["status"] in ("fail", "error")]
@@ -201,6 +214,19 @@ def render_html(doc: dict[str, Any]) -> str:
                 cells.append(f'<td style="background:{_COLOUR.get(r["status"], "#fff")}" '
                              f'title="{_e(r.get("detail") or "")}">{_e(advantage_cell(r))}</td>')
             out.append(f"<tr><th>{_e(v)}</th>{''.join(cells)}</tr>")
+        out.append("</table>")
+    rows, blend_backends = blend_rows(doc)
+    if rows:
+        out.append("<h2>Blends (per-part reward parity and mixed-batch tokens over a multi-environment blend)</h2>"
+                   "<table><tr><th>check</th>" + "".join(f"<th>{_e(b)}</th>" for b in blend_backends) + "</tr>")
+        for name in rows:
+            cells = []
+            for b in blend_backends:
+                r = doc["backends"][b]["blend"].get(name)
+                cells.append("<td>-</td>" if r is None else
+                             f'<td style="background:{_COLOUR.get(r["status"], "#fff")}" '
+                             f'title="{_e(r.get("detail") or "")}">{_e(blend_cell(r))}</td>')
+            out.append(f"<tr><th>{_e(name)}</th>{''.join(cells)}</tr>")
         out.append("</table>")
     out.append("<h2>Backends</h2><table><tr><th>backend</th><th>status</th><th>framework</th><th>driver</th>"
                "<th>token consistency</th><th>plans</th><th>install / reason</th></tr>")
