@@ -83,6 +83,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("train-blend-typo", ["train", "config_blend_typo.yaml", "--dry-run"],
      ["config_blend_typo.yaml: tasks.parts.1.sorce", "did you mean 'source'"]),
     ("plan-blend-size", ["plan", "config_blend_size.yaml"], ["tasks.size", "size 3", "weight"]),
+    ("plan-tasks-string", ["plan", "config_tasks_string.yaml"],
+     ["config_tasks_string.yaml: tasks", "'source: arithmetic'", "'files: [arithmetic]'"]),
     ("train-watch-no-eval-tasks", ["train", "config_watch_no_eval.yaml", "--skip-gate"],
      ["grpo.eval_steps", "eval_tasks"]),
     ("eval-config-output-dir-file", ["eval", "config_output_dir_is_a_file.yaml", "--limit", "1"],

@@ -80,9 +80,9 @@ def parse_run_config(data: Any, *, source: str = "<config>") -> RunConfig:
         # an unknown key first: a typo'd `modle:` also makes `model` missing, and the typo is the news
         err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
         loc, fix = _where_and_fix(dict(err), RunConfig)
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        if "input" in err and err["type"] not in ("missing", "extra_forbidden") and not isinstance(
-                err["input"], dict):
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        if "input" in err and err["type"] not in ("missing", "extra_forbidden", "value_error") and not isinstance(
+                err["input"], dict):  # a crossgym validator's own message names the value it refuses
             msg = f"{msg} (got {err['input']!r})"
         more = len(exc.errors()) - 1
         if more:

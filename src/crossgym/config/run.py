@@ -105,7 +105,11 @@ class BlendConfig(_Model):
 
 
 def _blend_from_list(v: Any) -> Any:
-    """``tasks: [part, ...]`` is ``tasks: {parts: [part, ...]}``."""
+    """``tasks: [part, ...]`` is ``tasks: {parts: [part, ...]}``; a bare string is refused with the two spellings
+    it could have meant."""
+    if isinstance(v, str):
+        raise ValueError(f"a section, not a string: write 'source: {v}' (a registered task source, see `crossgym "
+                         f"list`) or 'files: [{v}]' (a JSONL of Task objects) under it")
     return {"parts": v} if isinstance(v, list) else v
 
 
