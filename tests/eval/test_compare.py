@@ -137,3 +137,24 @@ def test_compare_two_real_evals_of_the_tiny_model(tiny_model_dir, test_plugin, t
     flipped = {f["task"] for f in doc["pass_to_fail"] + doc["fail_to_pass"]}
     assert flipped == {t["task"] for t in doc["per_task"]
                        if (t["pass_rate_a"] >= 0.5) != (t["pass_rate_b"] >= 0.5)}
+
+
+def test_a_run_is_streamed_and_summarised_per_task_not_held_per_sample(tmp_path):
+    """Many samples of few tasks: each task keeps counts and at most three rollouts (first, first pass, first
+    fail), and a flip shows the first passing and the first failing completion; the older settings' records in the
+    same file are skipped on the second pass."""
+    samples = {f"x-{t}": [(j + t) % 3 == 0 for j in range(300)] for t in range(4)}
+    a = tmp_path / "a"
+    _write_run(a, {tid: [False] * 5 for tid in samples}, config_hash="old")  # an earlier eval in the same dir
+    _write_run(a, samples, config_hash="h1")
+    run = load_run(a)
+    assert run.config_hash == "h1" and set(run.tasks) == set(samples)
+    for tid, oks in samples.items():
+        res = run.tasks[tid]
+        assert (res.n, res.passes) == (300, sum(oks)) and res.mean_reward == pytest.approx(sum(oks) / 300)
+        assert res.first_pass is not None and res.first_pass.verdict.passed
+        assert res.first_fail is not None and res.first_fail.completion.text.endswith(f" {oks.index(False)}")
+        assert not any(isinstance(v, list) for v in vars(res).values())
+    doc = compare_runs(run, load_run(_write_run(tmp_path / "b", {tid: [True] for tid in samples})))
+    assert doc["a"]["n_rollouts"] == 1200 and doc["flips"]["fail_to_pass"] == 4
+    assert doc["fail_to_pass"][0]["a"]["completion"] == "m says x-0 1"  # x-0 passes sample 0, fails sample 1

@@ -4,7 +4,9 @@ per source; the tasks that flipped (pass -> fail, fail -> pass) with both comple
 one run has.
 
 A run is an eval output directory (its rollouts.jsonl, and metrics.json naming the settings it reports) or a
-rollouts.jsonl an eval wrote. Records are read through crossgym.scoring (read_rollouts, provenance_of).
+rollouts.jsonl an eval wrote. Records are streamed through crossgym.scoring (iter_rollouts, provenance_of) in two
+passes (the settings it holds, then the chosen settings' rollouts summarised per task): memory grows with the
+number of tasks, not of samples.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from crossgym.eval import stats
 from crossgym.eval.metrics import task_source
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError
-from crossgym.scoring.records import provenance_of, read_rollouts
+from crossgym.scoring.records import iter_rollouts, provenance_of
 
 #: a task counts as solved in a run when at least this share of its samples passed
 SOLVED = 0.5
@@ -36,17 +38,35 @@ METHOD = (f"paired percentile bootstrap over the shared tasks ({stats.RESAMPLES}
 
 @dataclass
 class TaskResult:
-    """One task's samples in one run."""
+    """One task's samples in one run, summarised as they stream by: counts and reward sums, and of the rollouts
+    only the first, the first that passed and the first that failed (what a comparison shows), so memory is
+    per task, not per sample."""
 
-    rollouts: list[Rollout] = field(default_factory=list)
+    n: int = 0
+    passes: int = 0
+    reward_sum: float = 0.0
+    rewarded: int = 0
+    first: Rollout | None = None
+    first_pass: Rollout | None = None
+    first_fail: Rollout | None = None
+
+    def add(self, r: Rollout) -> None:
+        self.n += 1
+        passed = bool(r.verdict.passed)
+        self.passes += passed
+        if not math.isnan(r.verdict.reward):
+            self.reward_sum += r.verdict.reward
+            self.rewarded += 1
+        self.first = self.first or r
+        if passed and self.first_pass is None:
+            self.first_pass = r
+        elif not passed and self.first_fail is None:
+            self.first_fail = r
 
     @property
-    def n(self) -> int:
-        return len(self.rollouts)
-
-    @property
-    def passes(self) -> int:
-        return sum(1 for r in self.rollouts if r.verdict.passed)
+    def task_rollout(self) -> Rollout:
+        assert self.first is not None, "a TaskResult holds at least one rollout"
+        return self.first
 
     @property
     def pass_rate(self) -> float:
@@ -54,8 +74,7 @@ class TaskResult:
 
     @property
     def mean_reward(self) -> float | None:
-        vals = [r.verdict.reward for r in self.rollouts if not math.isnan(r.verdict.reward)]
-        return sum(vals) / len(vals) if vals else None
+        return self.reward_sum / self.rewarded if self.rewarded else None
 
     @property
     def solved(self) -> bool:
@@ -63,7 +82,7 @@ class TaskResult:
 
     def pick(self, passed: bool) -> Rollout:
         """The first sample that passed (or failed), else the first."""
-        return next((r for r in self.rollouts if r.verdict.passed == passed), self.rollouts[0])
+        return (self.first_pass if passed else self.first_fail) or self.task_rollout
 
 
 @dataclass
@@ -106,15 +125,14 @@ def load_run(path: str | Path) -> EvalRun:
 
     check_user_encoding(file)  # UTF-16 has no newline bytes to split on: one line naming the encoding
     try:
-        rollouts = read_rollouts(file)
+        hashes = _hashes(file)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read rollouts: {exc}", where=str(file)) from None
-    if not rollouts:
+    if not hashes:
         raise ConfigError("not an eval run: no rollout records in it", where=str(file),
                           fix="pass the rollouts.jsonl a `crossgym eval` wrote")
-    sources = {provenance_of(r).source for r in rollouts}
-    if sources != {"eval"}:
-        other = ", ".join(sorted(sources - {"eval"}))
+    if set(hashes.sources) != {"eval"}:
+        other = ", ".join(sorted(set(hashes.sources) - {"eval"}))
         raise ConfigError(f"not an eval run: it holds {other} rollouts", where=str(file),
                           fix="compare the output of two `crossgym eval` runs (evaluate a checkpoint first)")
     wanted: str | None = None
@@ -124,17 +142,39 @@ def load_run(path: str | Path) -> EvalRun:
             wanted = (json.loads(metrics_file.read_text(encoding="utf-8")).get("run") or {}).get("config_hash")
         except (OSError, ValueError, AttributeError):
             wanted = None
-    hashes = [_config_hash(r) for r in rollouts]
-    if wanted not in hashes:  # no metrics.json (or a stale one): the settings of the latest rollouts
-        wanted = hashes[-1]
+    if wanted not in hashes.seen:  # no metrics.json (or a stale one): the settings of the latest rollouts
+        wanted = hashes.last
     tasks: dict[str, TaskResult] = {}
     model = None
-    for r, h in zip(rollouts, hashes, strict=True):
-        if h != wanted:
+    for r in iter_rollouts(file):  # the second pass: only the wanted settings' rollouts, summarised per task
+        if _config_hash(r) != wanted:
             continue
-        tasks.setdefault(r.task.id, TaskResult()).rollouts.append(r)
+        tasks.setdefault(r.task.id, TaskResult()).add(r)
         model = model or provenance_of(r).model
     return EvalRun(path=p, file=file, tasks=tasks, model=model, config_hash=wanted)
+
+
+@dataclass
+class _Hashes:
+    """The first pass over a run's file: which settings (config hashes) and sources it holds, and the latest."""
+
+    seen: set[str | None] = field(default_factory=set)
+    sources: set[str] = field(default_factory=set)
+    last: str | None = None
+    count: int = 0
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+
+def _hashes(file: Path) -> _Hashes:
+    out = _Hashes()
+    for r in iter_rollouts(file):
+        out.last = _config_hash(r)
+        out.seen.add(out.last)
+        out.sources.add(provenance_of(r).source)
+        out.count += 1
+    return out
 
 
 def _same_task(a: Rollout, b: Rollout) -> bool:
@@ -168,12 +208,12 @@ def compare_runs(a: EvalRun, b: EvalRun) -> dict[str, Any]:
     differing: list[str] = []
     for tid in a.tasks:
         if tid in b.tasks:
-            (shared if _same_task(a.tasks[tid].rollouts[0], b.tasks[tid].rollouts[0]) else differing).append(tid)
+            (shared if _same_task(a.tasks[tid].task_rollout, b.tasks[tid].task_rollout) else differing).append(tid)
     if not shared:
         raise ConfigError("the two runs share no tasks" + (f" ({len(differing)} ids match but their prompts, "
                                                            "answers or verifiers differ)" if differing else ""),
                           where=f"{a.path} vs {b.path}", fix="compare two evals of the same task list")
-    source = {tid: task_source(b.tasks[tid].rollouts[0]) for tid in shared}
+    source = {tid: task_source(b.tasks[tid].task_rollout) for tid in shared}
 
     def block(ids: list[str]) -> dict[str, Any]:
         return {"n_tasks": len(ids),
