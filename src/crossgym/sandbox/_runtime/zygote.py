@@ -206,9 +206,12 @@ def _watch(sock: socket.socket, pid: int, asks: socket.socket | None = None,
             if pidfd in ready:
                 break
             if asks is not None and asks.fileno() in ready:
-                poller.unregister(asks.fileno())
-                on_ask()
-                asks = None
+                asked = _asked(asks)  # an ending task closes its end: no spawner round trip for that
+                if asked is not None:
+                    poller.unregister(asks.fileno())
+                    if asked:
+                        on_ask()
+                    asks = None
             if sock.fileno() in ready:
                 msg = sock.recv(64)
                 if not msg:  # the server is gone: end the task, then leave
@@ -220,6 +223,18 @@ def _watch(sock: socket.socket, pid: int, asks: socket.socket | None = None,
     _kill(pid)
     _, status, usage = os.wait4(pid, 0)
     return status, usage, gone
+
+
+def _asked(asks: socket.socket) -> bool | None:
+    """Whether a request waits on a task's socket to the spawner: True, False when the task closed its end without
+    asking (as every task that needs no spawner does when it ends, seen before its exit), None when nothing is there
+    yet. Requests are never empty."""
+    try:
+        return bool(asks.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return None
+    except OSError:
+        return True  # the spawner sees what it is, as before
 
 
 def _kill(pid: int) -> None:
