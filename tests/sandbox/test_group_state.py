@@ -118,7 +118,7 @@ def test_an_emptying_saboteur_leaves_its_siblings_verdicts(sandbox: Sandbox) -> 
 
 # ------------------------------------------------------------------------------------ the harness's own process
 STATE_TESTS = """
-import decimal, gc, io, math, os, random, signal, socket, sys, warnings
+import decimal, fractions, gc, io, math, os, random, signal, socket, sys, warnings
 import builtins
 FIRST_AFTER_SEED_0 = random.Random(0).random()
 
@@ -134,6 +134,7 @@ def guarded(x):
     random.seed(0)
     math.pi = 3
     builtins.CG_FLAG = 1
+    fractions.CG_FLAG = 1
     saved_out, sys.stdout = sys.stdout, io.StringIO()
     old_mask = os.umask(0o777)
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
@@ -147,6 +148,7 @@ def guarded(x):
     os.umask(old_mask)
     sys.stdout = saved_out
     del builtins.CG_FLAG
+    del fractions.CG_FLAG
     math.pi = 3.141592653589793
     random.seed()
     gc.enable()
@@ -167,7 +169,7 @@ assert not any(f[0] == 'error' for f in warnings.filters)
 assert gc.isenabled()
 assert random.random() != FIRST_AFTER_SEED_0
 assert math.pi > 3.14
-assert not hasattr(builtins, 'CG_FLAG')
+assert not hasattr(builtins, 'CG_FLAG') and not hasattr(fractions, 'CG_FLAG')
 assert not isinstance(sys.stdout, io.StringIO)
 mask = os.umask(0o22); os.umask(mask); assert mask != 0o777
 assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL
@@ -177,19 +179,57 @@ assert guarded(2) == 4
 assert guarded(5) == 10
 print('draws', random.random(), random.random())
 """
+STATE_FROM_TESTS = """
+from decimal import Decimal, getcontext
+from gc import disable, enable, isenabled
+from os import environ
+from random import Random, random as draw, seed
+from sys import getrecursionlimit, setrecursionlimit
+from warnings import filters, resetwarnings, simplefilter
+FIRST_AFTER_SEED_0 = Random(0).random()
+
+def guarded(x):
+    getcontext().prec = 5
+    environ['CG_MODE'] = 'test'
+    setrecursionlimit(150)
+    simplefilter('error')
+    disable()
+    seed(0)
+    out = double(x)
+    seed()
+    enable()
+    resetwarnings()
+    setrecursionlimit(1000)
+    del environ['CG_MODE']
+    getcontext().prec = 28
+    return out
+
+assert str(Decimal(1) / Decimal(3)) == '0.' + '3' * 28
+assert 'CG_MODE' not in environ
+assert getrecursionlimit() >= 1000
+assert not any(f[0] == 'error' for f in filters)
+assert isenabled()
+assert draw() != FIRST_AFTER_SEED_0
+assert guarded(2) == 4
+assert guarded(5) == 10
+"""
+SUITES = {"imports": (STATE_TESTS, 17), "from-imports": (STATE_FROM_TESTS, 8)}
 DOUBLES = "def double(x):\n    return 2 * x\n"
 STOPS = "def double(x):\n    raise ValueError('stop the helper half-way')\n"  # a saboteur: loses one unit
 HANGS = "def double(x):\n    while True:\n        pass\n"  # a saboteur whose call runs out of time
 
 
+@pytest.mark.parametrize("suite", sorted(SUITES))
 @pytest.mark.parametrize("saboteur", [STOPS, HANGS], ids=["raises", "hangs"])
-def test_what_the_tests_change_in_the_harness_reaches_no_sibling(sandbox: Sandbox, saboteur: str) -> None:
+def test_what_the_tests_change_in_the_harness_reaches_no_sibling(sandbox: Sandbox, saboteur: str, suite: str) -> None:
+    tests, units = SUITES[suite]
     kwargs: dict[str, Any] = {"timeout": 5.0, "test_timeout": 0.5}
-    solo = {name: outcome(run_python_tests(src, STATE_TESTS, sandbox=sandbox, **kwargs))
+    solo = {name: outcome(run_python_tests(src, tests, sandbox=sandbox, **kwargs))
             for name, src in (("honest", DOUBLES), ("saboteur", saboteur))}
-    assert solo["honest"][0] == solo["honest"][1] == 17, solo["honest"]
+    assert solo["honest"][0] == solo["honest"][1] == units, solo["honest"]
+    assert solo["saboteur"][0] == units - 2, solo["saboteur"]
     members = ["honest", "saboteur", "honest", "saboteur", "honest"]
-    group = run_python_tests_many([DOUBLES if m == "honest" else saboteur for m in members], STATE_TESTS,
+    group = run_python_tests_many([DOUBLES if m == "honest" else saboteur for m in members], tests,
                                   sandbox=sandbox, **kwargs)
     for name, result in zip(members, group, strict=True):
         assert outcome(result) == solo[name], (name, [(d.name, d.error) for d in result.details if not d.passed])
@@ -204,3 +244,19 @@ def test_every_member_draws_the_same_unseeded_random_numbers(sandbox: Sandbox) -
     draws = [line for line in group[0].exec.stdout.splitlines() if line.startswith("draw ")]
     assert len(draws) == 4 and len(set(draws)) == 1, draws
     assert [r.passed for r in group] == [1, 0, 1, 1]
+
+
+def test_tests_that_print_a_huge_result_end_nobodys_run(sandbox: Sandbox) -> None:
+    """The tests' own output has each member's share of the task's output limit: tests that print what a saboteur
+    returned (17 MiB, past the limit at which the caller ends the task) no longer end every member's run (the
+    members judged before it included), and the saboteur fares as alone."""
+    tests = ["r = f(1)\nprint(r)\nassert r == 2", "assert f(2) == 4"]
+    flood = "def f(x):\n    return 'x' * (17 << 20) if x == 1 else 2 * x\n"
+    solo = {name: outcome(run_python_tests(src, tests, sandbox=sandbox, timeout=10.0))
+            for name, src in (("good", DOUBLES.replace("double", "f")), ("flood", flood))}
+    assert solo["good"][0] == 2 and solo["flood"][0] == 1 and solo["flood"][2] is None, solo["flood"]
+    members = ["good", "flood", "good"]
+    group = run_python_tests_many([DOUBLES.replace("double", "f") if m == "good" else flood for m in members], tests,
+                                  sandbox=sandbox, timeout=10.0)
+    assert [outcome(r) for r in group] == [solo[m] for m in members]
+    assert len(group[0].exec.stdout) < 2 << 20  # (what the caller kept of the tests' output)

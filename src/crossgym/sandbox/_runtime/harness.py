@@ -23,7 +23,7 @@ if False:  # annotations only: the server does not import typing
     from .prefork import Prefork
 
 from . import codec, confine, fixtures, wire
-from .child import READY, RESULT_FD
+from .child import RESULT_FD
 
 _BUILTIN_EXC = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Exception)}
 # control flow, not errors: raised by the solution they would end the test's own loop (``all(map(f, xs))`` is True
@@ -452,90 +452,161 @@ class Globals:
     that sets something, calls the solution, and puts it back) would otherwise leave the next member's tests
     another process than the first one's.
 
-    The class: every module the tests or the prelude import (and every module those imports load), the modules
-    given to the tests because the solution imported them, and ``builtins``: their namespaces (a rebound or added
-    attribute: ``math.pi = 3``, ``sys.stdout = io.StringIO()``, ``builtins.print = ...``), the lists, dicts and
-    sets they hold (``sys.path``, ``sys.argv``, ``warnings.filters``, ``gc.callbacks``), and the state behind
-    their functions: ``random``'s generator, ``decimal``'s current context and its three templates, the recursion
-    limit, ``int`` digit limit, switch interval and trace and profile functions (``sys``), ``os.environ``
-    (``time.tzset`` when ``TZ`` changes) and the umask (``os``), signal handlers, the signal mask and the virtual
-    and profiling timers (``signal``), ``gc``'s switch and thresholds, the locale, the default socket timeout, soft
-    resource limits (as far as the hard limit the tests left allows) and ``faulthandler``. Each is taken as it was
-    before the first member's tests ran (a module first imported by them: as its import left it), and modules the
-    tests' run added to ``sys.modules`` without importing them are dropped. A module loaded before the group keeps
-    its generator state, so every member's tests draw the same unseeded random numbers (alone they are as random).
-    The harness's working directory is each member's own (see Remote.send_init). Not covered: threads and processes
-    the tests leave running, audit hooks, codec search functions and ABC registrations (none can be undone), and
-    in-place changes inside other objects (``sys.stdout.close()``)."""
+    Kept the first time anything imports a module while the group is judged (``__import__`` and
+    ``importlib.import_module`` are wrapped), and put back before each next member:
 
-    def __init__(self) -> None:
-        self.modules = dict(sys.modules)  # before the first member's tests
-        self.seen: dict[str, tuple[Any, dict[str, Any], list[tuple[Any, Any]], Any]] = {}
+    - the whole of a module the tests can reach as a module (``import x``, ``import x.y``, a submodule taken with
+      ``from``, a module given to them because the solution imported it, ``builtins`` when their code names
+      ``__builtins__``, ``globals``, ``vars``, ``eval`` or ``exec``) and of every module first loaded while the
+      group is judged: its namespace (``math.pi = 3``, ``sys.stdout = io.StringIO()``, an added builtin), the lists,
+      dicts and sets it holds (``sys.path``, ``sys.argv``, ``warnings.filters``), and for ``sys`` which modules
+      are loaded;
+    - for any module imported (``from random import seed`` too), the state behind its functions: ``random``'s
+      generator, ``decimal``'s current context and its three templates, ``sys``'s recursion limit, ``int`` digit
+      limit, switch interval, trace and profile functions, path and argv, ``os.environ`` (``time.tzset`` when
+      ``TZ`` changes) and the umask, ``warnings``'s filters, signal handlers, the signal mask and the virtual and
+      profiling timers, ``gc``'s switch, thresholds and callbacks, the locale, the default socket timeout, soft
+      resource limits (as far as the hard limit the tests left allows) and ``faulthandler``.
+
+    Each as it was before the first member's tests touched it (a module first loaded by them: as its import left
+    it, and it stays loaded), so every member's tests draw the same unseeded random numbers (alone they are as
+    random). Only what the tests import is copied: a preloaded module's pages stay shared with the zygote until
+    then. The working directory is each member's own (see Remote.send_init). Not covered: threads and processes
+    the tests leave running, audit hooks, codec search functions and ABC registrations (none can be undone),
+    in-place changes inside other objects (``sys.stdout.close()``), and a module global that a function imported
+    with ``from`` rebinds (rather than changes in place) in a module the tests never import whole."""
+
+    def __init__(self, codes: list[Any]) -> None:
+        self.seen: dict[str, tuple[Any, dict[str, Any] | None, list[tuple[Any, Any]], Any, Any]] = {}
+        self.loaded: dict[str, Any] | None = None  # sys.modules, once the tests can reach it
+        self.ns: dict[str, Any] | None = None  # the tests' namespace of the member being judged
         self._import = builtins.__import__
         builtins.__import__ = self.importing
-        self.record("builtins")
+        lib = sys.modules.get("importlib")
+        self._import_module = getattr(lib, "import_module", None)
+        if self._import_module is not None:
+            lib.import_module = self.import_module  # type: ignore[union-attr]
+        names: set[str] = set()
+        for code in codes:
+            _names(code, names)
+        if names & _REACHING:
+            self.note("builtins", True, False)
 
     def importing(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
                   level: int = 0) -> Any:
-        """``__import__`` while a group is judged: a module is recorded the first time anything imports it."""
+        """``__import__`` while a group is judged."""
+        if level or type(name) is not str:
+            return self._import(name, globals, locals, fromlist, level)
+        modules = sys.modules
+        fresh = {p for p in _prefixes(name) if p not in modules} if name not in modules else ()
+        subs = [f"{name}.{x}" for x in fromlist if type(x) is str and x != "*"] if fromlist else []
+        new_subs = {sub for sub in subs if sub not in modules}
         module = self._import(name, globals, locals, fromlist, level)
-        if level == 0:
-            if name not in self.seen:
-                self.record(name)
-            if fromlist and hasattr(module, "__path__"):  # ``from package import submodule``
-                for item in fromlist:
-                    if type(item) is str and f"{name}.{item}" not in self.seen:
-                        self.record(f"{name}.{item}")
+        tests = globals is not None and globals is self.ns
+        try:
+            self.note(name, tests and not fromlist, fresh)
+            if subs and hasattr(module, "__path__"):
+                for sub in subs:
+                    if sub in modules:  # ``from package import submodule``: the submodule is the tests'
+                        self.note(sub, False, {sub} if tests or sub in new_subs else ())
+        except Exception:
+            pass  # (never the import's failure)
         return module
 
-    def record(self, name: str) -> None:
-        """Keep what ``name`` (and each package above it) holds now, once."""
-        parts = name.split(".")
-        for n in range(1, len(parts) + 1):
-            full = ".".join(parts[:n])
-            if full in self.seen or parts[0] in ("_runtime", "__main__"):
-                continue
-            module = sys.modules.get(full)
-            space = getattr(module, "__dict__", None)
-            if type(space) is not dict:
-                continue
-            held = [(v, v.copy()) for k, v in space.items()
-                    if type(v) in _HELD and k != "__all__" and k != "__builtins__" and v is not sys.modules]
-            extra = _EXTRA.get(full)
+    def import_module(self, name: str, package: str | None = None) -> Any:
+        """``importlib.import_module`` while a group is judged (its module is the caller's, whole)."""
+        if type(name) is not str or name[:1] == ".":
+            return self._import_module(name, package)  # type: ignore[misc]
+        fresh = {p for p in _prefixes(name) if p not in sys.modules}
+        module = self._import_module(name, package)  # type: ignore[misc]
+        try:
+            self.note(name, True, fresh)
+        except Exception:
+            pass
+        return module
+
+    def note(self, name: str, whole: bool, fresh: Any) -> None:
+        """Keep ``name`` and each package above it: the whole module when ``whole`` or it is in ``fresh`` (loaded
+        just now), else the state behind its functions only; each once (whole may follow functions-only)."""
+        for part in _prefixes(name):
+            kept = self.seen.get(part)
+            full = whole or part in fresh
+            if kept is None or full and kept[1] is None:
+                self._keep(part, full, kept)
+
+    def _keep(self, name: str, whole: bool, kept: Any) -> None:
+        if name.split(".")[0] in ("_runtime", "__main__"):
+            return
+        module = sys.modules.get(name)
+        space = getattr(module, "__dict__", None)
+        if type(space) is not dict:
+            return
+        if kept is not None:
+            extra, saved = kept[3], kept[4]
+        else:
+            extra = _EXTRA.get(name)
             try:
                 saved = extra[0](module) if extra else None
             except Exception:
                 extra = saved = None
-            self.seen[full] = (module, space.copy(), held, (extra, saved))
+        snap, held = None, []
+        if whole:
+            snap = space.copy()
+            held = [(v, v.copy()) for k, v in space.items()
+                    if type(v) in _HELD and k != "__all__" and k != "__builtins__" and v is not sys.modules]
+            if name == "sys":
+                self.loaded = dict(sys.modules)
+        self.seen[name] = (module, snap, held, extra, saved)
 
     def restore(self) -> None:
-        """Put every recorded thing back as it was recorded (called between two members, no timer armed)."""
-        added = sys.modules.keys() - self.modules.keys() - self.seen.keys()
-        for name in added:
-            if name.split(".")[0] != "_runtime":
-                del sys.modules[name]
-        if not self.modules.items() <= sys.modules.items():
-            sys.modules.update(self.modules)
-        for name, (module, snap, held, (extra, saved)) in self.seen.items():
+        """Put every kept thing back as it was kept (called between two members, no timer armed)."""
+        modules = sys.modules
+        if self.loaded is not None and not modules.items() == self.loaded.items():
+            for name in modules.keys() - self.loaded.keys() - self.seen.keys():
+                if name.split(".")[0] != "_runtime":
+                    del modules[name]
+            modules.update(self.loaded)
+        for name, (module, snap, held, extra, saved) in self.seen.items():
             try:
-                if sys.modules.get(name) is not module:
-                    sys.modules[name] = module
-                space = module.__dict__
-                if space != snap:
-                    for key in space.keys() - snap.keys():
-                        del space[key]
-                    space.update(snap)
-                for obj, copy in held:
-                    if obj != copy:
-                        if type(obj) is list:
-                            obj[:] = copy
-                        else:
-                            obj.clear()
-                            obj.update(copy)
+                if modules.get(name) is not module:
+                    modules[name] = module
+                if snap is not None:
+                    space = module.__dict__
+                    if space != snap:
+                        for key in space.keys() - snap.keys():
+                            del space[key]
+                        space.update(snap)
+                    for obj, copy in held:
+                        if obj != copy:
+                            if type(obj) is list:
+                                obj[:] = copy
+                            else:
+                                obj.clear()
+                                obj.update(copy)
                 if extra:
                     extra[1](module, saved)
             except Exception:
                 pass  # one that cannot be put back is left as the tests left it; the others still are
+
+
+def _prefixes(name: str) -> list[str]:
+    """``a.b.c`` -> ``a``, ``a.b``, ``a.b.c``."""
+    if "." not in name:
+        return [name]
+    parts = name.split(".")
+    return [".".join(parts[:n]) for n in range(1, len(parts) + 1)]
+
+
+def _names(code: Any, into: set[str]) -> None:
+    """Every name a code object (and the code inside it) uses."""
+    if hasattr(code, "co_names"):
+        into.update(code.co_names)
+        for const in code.co_consts:
+            if hasattr(const, "co_names"):
+                _names(const, into)
+
+
+_REACHING = frozenset({"__builtins__", "globals", "vars", "eval", "exec"})  # names that reach builtins' namespace
 
 
 _HELD = (list, dict, set)
@@ -543,7 +614,7 @@ _HELD = (list, dict, set)
 
 def _sys_save(m: Any) -> Any:
     return (m.getrecursionlimit(), getattr(m, "get_int_max_str_digits", lambda: None)(), m.getswitchinterval(),
-            m.gettrace(), m.getprofile())
+            m.gettrace(), m.getprofile(), list(m.path), list(m.argv))
 
 
 def _sys_restore(m: Any, saved: Any) -> None:
@@ -554,6 +625,7 @@ def _sys_restore(m: Any, saved: Any) -> None:
         m.setswitchinterval(saved[2])
         m.settrace(saved[3])
         m.setprofile(saved[4])
+        m.path[:], m.argv[:] = saved[5], saved[6]
 
 
 def _os_save(m: Any) -> Any:
@@ -620,6 +692,8 @@ def _signal_restore(m: Any, saved: Any) -> None:
 def _gc_restore(m: Any, saved: Any) -> None:
     (m.enable if saved[0] else m.disable)()
     m.set_threshold(*saved[1])
+    if m.callbacks != saved[2]:
+        m.callbacks[:] = saved[2]
 
 
 def _locale_save(m: Any) -> Any:
@@ -652,7 +726,9 @@ def _faulthandler_restore(m: Any, saved: Any) -> None:
 
 
 def _warnings_restore(m: Any, saved: Any) -> None:
-    m._filters_mutated()  # its caches of filters.filters's old content
+    if m.filters != saved:
+        m.filters[:] = saved
+    m._filters_mutated()  # (what it cached of the filters)
 
 
 def _timeout_restore(m: Any, saved: Any) -> None:
@@ -666,11 +742,11 @@ _EXTRA: dict[str, tuple[Any, Any]] = {
     "decimal": (_decimal_save, _decimal_restore), "_decimal": (_decimal_save, _decimal_restore),
     "_pydecimal": (_decimal_save, _decimal_restore),
     "random": (lambda m: m._inst.getstate(), _random_restore), "signal": (_signal_save, _signal_restore),
-    "gc": (lambda m: (m.isenabled(), m.get_threshold()), _gc_restore),
+    "gc": (lambda m: (m.isenabled(), m.get_threshold(), list(m.callbacks)), _gc_restore),
     "locale": (_locale_save, _locale_restore), "_locale": (_locale_save, _locale_restore),
     "resource": (_rlimits_save, _rlimits_restore),
     "faulthandler": (lambda m: m.is_enabled(), _faulthandler_restore),
-    "warnings": (lambda m: None, _warnings_restore),
+    "warnings": (lambda m: list(m.filters), _warnings_restore),
     "socket": (lambda m: m.getdefaulttimeout(), _timeout_restore),
     "_socket": (lambda m: m.getdefaulttimeout(), _timeout_restore),
 }
@@ -687,13 +763,7 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     OUTPUT_CAP[0] = int(spec.get("output_cap") or OUTPUT_CAP[0])
     FIXTURES = fixtures.Fixtures(payload["seeded"]) if payload.get("seeded") else None
     sys.path[:] = confine.stdlib_path()
-    if READY.get("streams"):  # a slot's zygote made fresh, unused ones for fds 1 and 2 (stderr line-buffered)
-        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    else:
-        sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8",
-                                      line_buffering=True)
-        sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
-                                      errors="backslashreplace", line_buffering=True)
+    streams = _capped_streams()  # the tests' own output: each solution's share of what the task may write, no more
     signal.signal(signal.SIGALRM, _alarm)
     group = spec.get("solutions")
     sources = group if group is not None else [spec["solution"]]
@@ -716,7 +786,7 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
     global GLOBALS
     if len(sources) > 1:
-        GLOBALS = Globals()  # what the tests can change in this process, as it is before the first solution
+        GLOBALS = Globals([module, prelude])  # what the tests can change in this process, as it is before the first solution
     for index, source in enumerate(sources):
         if group is not None:
             emit({"solution": index})
@@ -725,7 +795,11 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
             if GLOBALS is not None:
                 GLOBALS.restore()  # nor anything its tests changed here
             remote = Remote(spawner, source)
+        for stream in streams:
+            stream.left = OUTPUT_CAP[0] // len(sources)
         _judge(remote, module, kinds, prelude, entry, spec)  # type: ignore[arg-type]
+        for stream in streams:
+            stream.flush_text()
     emit({"end": True}, flush=True)
     os._exit(0)
 
@@ -737,6 +811,8 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter, "__cg_flush": flush}
     _MIRROR.clear()
+    if GLOBALS is not None:
+        GLOBALS.ns = ns
     prelude_names = _prelude(ns, prelude)
     try:
         signal.setitimer(signal.ITIMER_REAL, max(0.001, min(reporter.unit_timeout, deadline - time.monotonic())))
@@ -758,6 +834,52 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     _MIRROR.clear()
     ns.clear()  # the tests' objects go now (their open files close), not at some later collection
     emit({"done": True}, flush=len(_pending) > 256)  # one write for a group, or every FLUSH_S
+
+
+class Capped(io.RawIOBase):
+    """fd 1 or 2 of the task as the tests write to it: up to ``left`` bytes a solution (the caller's output limit
+    over the group, as for a solution's own output), the rest dropped. The task's output has a limit, and past it
+    the caller ends the task: tests that print what a solution returned would otherwise let it end its siblings'
+    runs (and a run alone would end where a group's member would not)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd, self.left = fd, 0
+        self.text: io.TextIOWrapper | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        n = len(data)
+        keep = min(n, self.left)
+        if keep > 0:
+            self.left -= keep
+            try:
+                wire.write_all(self.fd, bytes(data[:keep]))
+            except OSError:
+                self.left = 0
+        return n
+
+    def flush_text(self) -> None:
+        """What the member's tests left buffered goes out (or is dropped) with the member's own share."""
+        try:
+            if self.text is not None:
+                self.text.flush()
+        except Exception:
+            pass
+
+
+def _capped_streams() -> list[Capped]:
+    streams = []
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        raw = Capped(fd)
+        raw.left = OUTPUT_CAP[0]  # (before the first solution: a failure's traceback)
+        raw.text = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", line_buffering=True,
+                                    errors="strict" if fd == 1 else "backslashreplace")
+        setattr(sys, name, raw.text)
+        streams.append(raw)
+    return streams
 
 
 def _unmarshal(text: str) -> Any:
@@ -829,7 +951,7 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             if module is not None:
                 ns[name] = module
                 if GLOBALS is not None:
-                    GLOBALS.record(str(kind[1]))
+                    GLOBALS.note(str(kind[1]), True, ())
         else:
             try:
                 ns[name] = remote.value(kind[1])
