@@ -146,22 +146,47 @@ def rlimit_plan(limits: dict[str, int], nproc_base: int, core: bool = True) -> l
         soft = int(limits["cpu"])
         hard = _capped(resource.RLIMIT_CPU, soft + 1)
         plan.append((resource.RLIMIT_CPU, (min(soft, hard), hard)))
-    if core:
+    if core and _limit(resource.RLIMIT_CORE) != (0, 0):
         plan.append((resource.RLIMIT_CORE, (0, 0)))
     # limits a task does not set are not the caller's either: a soft one it lowered (``ulimit -d``) is lifted
-    for res in (resource.RLIMIT_DATA, resource.RLIMIT_MEMLOCK, resource.RLIMIT_SIGPENDING, resource.RLIMIT_MSGQUEUE):
-        hard = resource.getrlimit(res)[1]
-        plan.append((res, (hard, hard)))
+    for res in LIFTED:
+        soft, hard = _limit(res)
+        if soft != hard:
+            plan.append((res, (hard, hard)))
     return plan
+
+
+LIFTED = (resource.RLIMIT_DATA, resource.RLIMIT_MEMLOCK, resource.RLIMIT_SIGPENDING, resource.RLIMIT_MSGQUEUE)
 
 
 def apply_rlimits(plan: list[tuple[int, tuple[int, int]]]) -> None:
     for res, pair in plan:
         resource.setrlimit(res, pair)
+    if plan:
+        _LIMITS.clear()  # read again when next needed
+
+
+def prepare_rlimits() -> None:
+    """In a slot's zygote, once: lift the limits every task lifts and turn its own core dumps off (every task turns
+    them off), and read its limits, so that a task it forks plans its own without a getrlimit call and applies only
+    the limits it sets (each system call costs more in a virtual machine than the Python around it)."""
+    apply_rlimits([(res, (_limit(res)[1],) * 2) for res in LIFTED] + [(resource.RLIMIT_CORE, (0, 0))])
+    rlimit_plan({"memory": 1, "file_size": 1, "open_files": 1, "stack": 1, "processes": 1, "cpu": 1}, 0)
+
+
+def _limit(res: int) -> tuple[int, int]:
+    """This process's (soft, hard) limit, read once (until it applies a plan)."""
+    got = _LIMITS.get(res)
+    if got is None:
+        got = _LIMITS[res] = resource.getrlimit(res)
+    return got
+
+
+_LIMITS: dict[int, tuple[int, int]] = {}
 
 
 def _capped(res: int, value: int) -> int:
-    hard = resource.getrlimit(res)[1]
+    hard = _limit(res)[1]
     return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
 

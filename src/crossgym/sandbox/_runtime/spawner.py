@@ -108,7 +108,7 @@ class Client:
     harness's clearing up must leave alone), else 0."""
 
     def __init__(self, fd: int, pid: int = 0) -> None:
-        self._sock = socket.socket(fileno=fd)
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fileno=fd)  # no asking the kernel
         self.pid = pid
         self._dirty = False
         self._left = 1
