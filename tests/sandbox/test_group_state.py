@@ -118,8 +118,9 @@ def test_an_emptying_saboteur_leaves_its_siblings_verdicts(sandbox: Sandbox) -> 
 
 # ------------------------------------------------------------------------------------ the harness's own process
 STATE_TESTS = """
-import decimal, fractions, gc, io, math, os, random, signal, socket, sys, warnings
+import decimal, fractions, gc, io, math, os, random, signal, socket, sys, tempfile, warnings
 import builtins
+MARK = os.path.join(tempfile.gettempdir(), 'cg_mark')
 FIRST_AFTER_SEED_0 = random.Random(0).random()
 
 def guarded(x):
@@ -136,12 +137,15 @@ def guarded(x):
     builtins.CG_FLAG = 1
     fractions.CG_FLAG = 1
     saved_out, sys.stdout = sys.stdout, io.StringIO()
+    with open(MARK, 'w') as fh:
+        fh.write('the tests were here')
     old_mask = os.umask(0o777)
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     socket.setdefaulttimeout(0.5)
     here = os.getcwd()
     os.chdir('/')
     out = double(x)
+    os.remove(MARK)
     os.chdir(here)
     socket.setdefaulttimeout(None)
     signal.signal(signal.SIGUSR1, signal.SIG_DFL)
@@ -174,7 +178,7 @@ assert not isinstance(sys.stdout, io.StringIO)
 mask = os.umask(0o22); os.umask(mask); assert mask != 0o777
 assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL
 assert socket.getdefaulttimeout() is None
-assert os.getcwd() != '/'
+assert os.getcwd() != '/' and not os.path.exists(MARK)
 assert guarded(2) == 4
 assert guarded(5) == 10
 print('draws', random.random(), random.random())

@@ -63,6 +63,8 @@ class Remote:
             self.pid, self.req, self.rep, out, err, self.where = self.spawner.spawn(self.where)
             self.output.attach(out, err)
             os.chdir(self.where)  # the tests see the files the solution writes (its directory: nobody else's)
+            if os.environ.get("TMPDIR") != self.where:  # and their own files (tempfile, ~) land there, not where
+                os.environ["HOME"] = os.environ["TMPDIR"] = self.where  # the next member's tests would find them
         except (EOFError, OSError):
             self.broken = "no process for the solution (the solution spawner is gone)"
             return
@@ -471,7 +473,7 @@ class Globals:
     Each as it was before the first member's tests touched it (a module first loaded by them: as its import left
     it, and it stays loaded), so every member's tests draw the same unseeded random numbers (alone they are as
     random). Only what the tests import is copied: a preloaded module's pages stay shared with the zygote until
-    then. The working directory is each member's own (see Remote.send_init). Not covered: threads and processes
+    then. The working directory, HOME and TMPDIR are each member's own (see Remote.send_init). Not covered: threads and processes
     the tests leave running, audit hooks, codec search functions and ABC registrations (none can be undone),
     in-place changes inside other objects (``sys.stdout.close()``), and a module global that a function imported
     with ``from`` rebinds (rather than changes in place) in a module the tests never import whole."""
