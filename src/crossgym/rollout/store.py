@@ -101,9 +101,14 @@ class RolloutStore:
         """Write JSON records (already in rollout-record form) as lines in one write, then flush and fsync."""
         if not docs:
             return
+        self.append_text("".join(dumps_record(d) for d in docs))
+
+    def append_text(self, data: str) -> None:
+        """Write lines already rendered by ``dumps_record`` (e.g. by a Ray actor) in one write, flush and fsync."""
+        if not data:
+            return
         self.open()
         assert self._fd is not None
-        data = "".join(dumps_record(d) for d in docs)
         buf = memoryview(data.encode("utf-8"))
         while buf:
             written = os.write(self._fd, buf)

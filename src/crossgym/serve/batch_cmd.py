@@ -81,6 +81,21 @@ def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_don
     ConfigError naming file:line."""
     records: list[dict[str, Any]] = []
     pairs: list[tuple[Task, Completion]] = []
+    for where, raw in iter_raw(paths, size=size, skip=skip, last_done=last_done):
+        doc, pair = _parse(raw, where)
+        records.append(doc)
+        pairs.append(pair)
+        if len(records) >= size:
+            yield records, pairs
+            records, pairs = [], []
+    if records:
+        yield records, pairs
+
+
+def iter_raw(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_done: dict[str, Any] | None = None,
+             ) -> Iterator[tuple[str, bytes | dict[str, Any]]]:
+    """(where, raw line or Parquet row) of every record of the files, in order, after the first ``skip`` (see
+    ``iter_chunks``; nothing is parsed but the last record skipped). ``--ray`` ships these to its actors."""
     for path in paths:
         for where, raw in _raw_records(path, size):
             if skip:
@@ -88,17 +103,10 @@ def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_don
                 if not skip and last_done is not None:
                     _check_continues(raw, last_done, where)
                 continue
-            doc, pair = _parse(raw, where)
-            records.append(doc)
-            pairs.append(pair)
-            if len(records) >= size:
-                yield records, pairs
-                records, pairs = [], []
+            yield where, raw
     if skip:
         raise ConfigError(f"--out holds {skip} more records than the input has", where="--out",
                           fix="remove it (or pass another --out) to score afresh")
-    if records:
-        yield records, pairs
 
 
 def _raw_records(path: Path, size: int) -> Iterator[tuple[str, bytes | dict[str, Any]]]:
@@ -176,6 +184,35 @@ class _Tally:
             except (ValueError, TypeError):
                 self.changed += 1
 
+    def merge(self, other: _Tally) -> None:
+        """Add the counts of ``other`` (a shard's tally, from a Ray actor)."""
+        for name in ("n", "passed", "compared", "changed", "finite", "reward_sum"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.errors.update(other.errors)
+        self.faults.update(other.faults)
+
+
+def score_raw(raws: list[tuple[str, bytes | dict[str, Any]]], *, write: bool, built: dict[str, Any],
+              workers: int | None = None) -> tuple[str, _Tally]:
+    """One shard of ``--ray``, scored where it lands (a Ray actor): the records parsed, scored with
+    ``verify_many``, counted, and (``write``) rendered as --out's lines, exactly as the local path writes them.
+    ``built``: verifiers by spec key, the actor's own across shards. A bad line is its ConfigError."""
+    from crossgym.scoring.records import dumps_record
+    from crossgym.verifiers.batch import verify_many
+
+    records: list[dict[str, Any]] = []
+    pairs: list[tuple[Task, Completion]] = []
+    for where, raw in raws:
+        doc, pair = _parse(raw, where)
+        records.append(doc)
+        pairs.append(pair)
+    verdicts = verify_many(pairs, workers=workers)
+    tally = _Tally()
+    for doc, v in zip(records, verdicts, strict=True):
+        tally.add(doc.get("verdict"), v)
+    text = "".join(dumps_record(d) for d in _rescored(records, pairs, verdicts, built)) if write else ""
+    return text, tally
+
 
 def _resume(out: Path, tally: _Tally) -> tuple[Any, int, dict[str, Any]]:
     """Open ``out`` for appending (a torn last line cut off); the records it already holds are counted into
@@ -225,11 +262,16 @@ def output_groups(files: list[Path], out: Path | None) -> list[tuple[list[Path],
 
 
 def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = None, workers: int | None = None,
-                 out: Path | None = None, chunk: int = CHUNK) -> dict[str, Any]:
+                 out: Path | None = None, chunk: int = CHUNK, shard: int | None = None,
+                 progress: bool | None = None, pin_cpus: bool = False) -> dict[str, Any]:
     """Score every record, ``chunk`` at a time; append each chunk's records to ``out`` (fsync'd) before reading
     the next. An ``out`` left by an interrupted run is resumed: its records are skipped in the input, not scored
     again. ``out`` an existing directory: one output file per input file (``output_groups``), each resumed on its
-    own. The summary document."""
+    own. With Ray, the raw records go out in shards of ``shard`` (``ray_scale.SHARD``) through a ``ShardStream``
+    (bounded in flight, a lost actor's shard redone on a fresh one) and come back as --out's text, in order.
+    ``progress``: one progress line on stderr (redrawn on a terminal, else printed every PROGRESS_EVERY_S;
+    False: none). ``pin_cpus``: each Ray actor pinned to its own core (``ray_scale.get_workers``; one-node
+    clusters, e.g. to simulate more workers than cores). The summary document."""
     from crossgym.rollout.store import RolloutStore
 
     files = input_files(path)
@@ -241,22 +283,23 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
     built: dict[str, Any] = {}
     ray = None
     ours = False
+    stream = None
+    bar = _Progress(progress)
     try:
         if use_ray or address:
-            from crossgym.serve.ray_scale import _ray, get_workers, init_ray, shutdown_workers, verify_many_ray
+            from crossgym.serve.ray_scale import SHARD, ShardStream, _ray, init_ray, shutdown_workers
 
             started = time.perf_counter()
             ray = _ray()
             ours = not ray.is_initialized()
             if ours:
                 init_ray(address)
-            get_workers(workers or max(1, int(ray.cluster_resources().get("CPU", 1))))
+            n_actors = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+            stream = ShardStream(n_actors, pin_cpus=pin_cpus)
             startup = time.perf_counter() - started  # Ray and its actors; scoring is timed apart
-
-            def score(pairs: list[tuple[Task, Completion]]) -> list[Verdict]:
-                return verify_many_ray(pairs, num_workers=workers, address=address)
-
+            shard_size = max(1, shard or SHARD)
             mode = "ray"
+            bar.mode = f"ray, {n_actors} actor{'s' if n_actors > 1 else ''}"
         else:
             from crossgym.verifiers.batch import verify_many
 
@@ -272,7 +315,16 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
             elif group_out is not None and group_out.exists():
                 group_out.unlink()  # an empty file: nothing to resume
             skip += done
+            bar.start(tally.n)
             try:
+                if stream is not None:
+                    if group_out is not None and store is None:
+                        store = RolloutStore(group_out).open()
+                    started = time.perf_counter()
+                    _stream_group(stream, iter_raw(group_files, size=max(1, chunk), skip=done, last_done=last_done),
+                                  shard_size, max(1, chunk), store, tally, bar)
+                    elapsed += time.perf_counter() - started
+                    continue
                 for records, pairs in iter_chunks(group_files, size=max(1, chunk), skip=done, last_done=last_done):
                     started = time.perf_counter()
                     verdicts = score(pairs)
@@ -283,9 +335,11 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
                         if store is None:
                             store = RolloutStore(group_out).open()
                         store.append_docs(_rescored(records, pairs, verdicts, built))
+                    bar.show(tally.n)
             finally:
                 if store is not None:
                     store.close()
+        bar.end(tally.n)
     finally:
         if ray is not None:
             shutdown_workers()
@@ -303,7 +357,90 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
             "compared": tally.compared, "changed": tally.changed, "seconds": round(elapsed, 3),
             "startup_seconds": round(startup, 3),
             "per_second": round(scored / elapsed, 1) if elapsed > 0 else None,
-            "resumed": skip, "files": len(files), "out": None if out is None else str(out)}
+            "resumed": skip, "files": len(files), "out": None if out is None else str(out),
+            **({"ray": {"actors": len(stream.actors), "shard": shard_size, **stream.stats}} if stream else {})}
+
+
+def _stream_group(stream: Any, raws: Iterator[tuple[str, bytes | dict[str, Any]]], shard: int, chunk: int,
+                  store: Any, tally: _Tally, bar: _Progress) -> None:
+    """One output's records through Ray: shards of ``shard`` raw records out, their text and counts back in input
+    order; the text appended to ``store`` (fsync'd) every ``chunk`` records, so --out is a prefix of the input's
+    output at every moment and resumes like the local path's."""
+    def shards() -> Iterator[list[tuple[str, bytes | dict[str, Any]]]]:
+        batch: list[tuple[str, bytes | dict[str, Any]]] = []
+        for item in raws:
+            batch.append(item)
+            if len(batch) >= shard:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    texts: list[str] = []
+    held = 0
+    try:
+        for text, part in stream.run(shards(), "score_shard", store is not None):
+            tally.merge(part)
+            if store is not None:
+                texts.append(text)
+                held += part.n
+                if held >= chunk:
+                    store.append_text("".join(texts))
+                    texts, held = [], 0
+            bar.show(tally.n, stream.stats)
+    finally:  # a failed shard (a bad line, a shard lost too often): the shards before it are kept, for a resume
+        if store is not None and texts:
+            store.append_text("".join(texts))
+
+
+#: seconds between progress lines when stderr is not a terminal (a terminal gets one line, redrawn)
+PROGRESS_EVERY_S = 30.0
+
+
+class _Progress:
+    """verify-batch's one progress line on stderr: records, rate, mode (and Ray's retries). On a terminal it is
+    redrawn in place (at most 4 times a second) and ended with a newline; elsewhere it is printed every
+    PROGRESS_EVERY_S; ``enabled=False``: nothing."""
+
+    def __init__(self, enabled: bool | None) -> None:
+        tty = sys.stderr.isatty()
+        self.enabled = True if enabled is None else enabled
+        self.tty = tty
+        self.every = 0.25 if tty else PROGRESS_EVERY_S
+        self.mode = "local"
+        self.t0 = time.monotonic()
+        self.last = self.t0
+        self.first = 0
+        self.shown = False
+
+    def start(self, n: int) -> None:
+        if not self.shown:
+            self.first, self.t0 = n, time.monotonic()
+            self.last = self.t0
+
+    def _line(self, n: int, stats: dict[str, Any] | None) -> str:
+        secs = time.monotonic() - self.t0
+        rate = (n - self.first) / secs if secs > 0 else 0.0
+        extra = f", {stats['retries']} shard(s) retried" if stats and stats.get("retries") else ""
+        return f"verify-batch: {n:,} records ({self.mode}), {rate:,.0f}/s, {secs:,.0f} s{extra}"
+
+    def show(self, n: int, stats: dict[str, Any] | None = None) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.last < self.every:
+            return
+        self.last = now
+        self.stats = stats
+        line = self._line(n, stats)
+        sys.stderr.write(f"\r{line}\x1b[K" if self.tty else line + "\n")
+        sys.stderr.flush()
+        self.shown = True
+
+    def end(self, n: int) -> None:
+        if not self.enabled or not self.shown:
+            return
+        if self.tty:
+            sys.stderr.write(f"\r{self._line(n, getattr(self, 'stats', None))}\x1b[K\n")
+        sys.stderr.flush()
 
 
 def _rescored(records: list[dict[str, Any]], pairs: list[tuple[Task, Completion]], verdicts: list[Verdict],

@@ -16,7 +16,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, CrossgymError
@@ -75,6 +75,15 @@ class _VerifyWorker:
         from crossgym.verifiers.batch import verify_many
 
         return verify_many(pairs, workers=self.slots)
+
+    def score_shard(self, raws: list[Any], write: bool) -> tuple[str, Any]:
+        """A shard of verify-batch --ray: its raw records parsed, scored, counted and (``write``) rendered as
+        --out lines here, so the driver only reads lines and writes text (``batch_cmd.score_raw``)."""
+        from crossgym.serve.batch_cmd import score_raw
+
+        if not hasattr(self, "built"):
+            self.built: dict[str, Any] = {}
+        return score_raw(raws, write=write, built=self.built, workers=self.slots)
 
     def warm(self, specs: list[Any]) -> int:
         """Build these verifiers now (a verifier's first build can import heavy modules)."""
@@ -251,3 +260,141 @@ def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_worke
     if dead:  # do not hand dead actors to the next call
         _forget([actors[i] for i in dead])
     return [v if v is not None else Verdict.exception("no verdict produced") for v in out]
+
+
+#: records per actor call of a stream (verify-batch --ray): ~0.1-0.5 s of scoring for the usual mixes
+SHARD = 64
+#: runs of one shard at most: a shard whose actor died (killed, OOM, node lost) is redone on a fresh actor
+ATTEMPTS = 3
+#: the Ray failures that mean "the worker is gone", not "the shard is bad": a shard they hit is retried
+_LOST = ("RayActorError", "WorkerCrashedError", "ObjectLostError", "OutOfMemoryError", "NodeDiedError")
+
+
+class ShardStream:
+    """Shards through Ray actors with back-pressure, retries and results in input order.
+
+    ``run(shards, method, *args)`` calls ``actor.<method>(shard, *args)`` for each shard of the iterable and yields
+    the results in the shards' order. At most ``in_flight`` shards per actor are submitted and at most ``window``
+    shards are held at once (submitted, or finished and waiting for an earlier one), so the driver's memory is
+    ``window`` shards whatever the input's size, and the input is read only as fast as the actors score it. A shard
+    whose actor is lost is redone on a fresh actor started in that one's place (up to ``attempts`` runs in all);
+    results are yielded once, in order, so nothing is lost or repeated. ``stats``: shards, retries, the most
+    shards in flight and held, actors replaced.
+    """
+
+    def __init__(self, num_workers: int, *, cpus_per_worker: float = 1.0, pin_cpus: bool = False,
+                 in_flight: int = IN_FLIGHT, window: int | None = None, attempts: int = ATTEMPTS) -> None:
+        if num_workers < 1:
+            raise ConfigError(f"must be at least 1, got {num_workers}", where="--workers", fix="pass --workers N >= 1")
+        self.actors = list(get_workers(num_workers, cpus_per_worker, pin_cpus))
+        self.cpus_per_worker, self.pin_cpus = cpus_per_worker, pin_cpus
+        self.in_flight = max(1, in_flight)
+        self.window = max(window or 2 * self.in_flight * num_workers, self.in_flight * num_workers)
+        self.attempts = max(1, attempts)
+        self.stats = {"shards": 0, "retries": 0, "replaced": 0, "max_in_flight": 0, "max_held": 0}
+
+    def run(self, shards: Iterable[Any], method: str, *args: Any) -> Iterator[Any]:
+        ray = _ray()
+        lost = tuple(getattr(ray.exceptions, n) for n in _LOST if hasattr(ray.exceptions, n))
+        it = iter(shards)
+        more = True
+        payload: dict[int, Any] = {}  # shard index -> its input, kept until its result is in (for a retry)
+        done: dict[int, Any] = {}  # finished, waiting for an earlier shard
+        pending: dict[Any, tuple[int, int, Any, int]] = {}  # ref -> (shard, slot, actor, attempt)
+        load = [0] * len(self.actors)
+        live = set(range(len(self.actors)))
+        submitted = emitted = 0
+
+        def submit(si: int, attempt: int) -> None:
+            if not live:
+                raise CrossgymError("every Ray verification actor was lost and none could be started in their "
+                                    "place (fix: check the cluster with `ray status`; rerun to resume --out)")
+            slot = min(live, key=lambda i: load[i])
+            load[slot] += 1
+            actor = self.actors[slot]
+            pending[getattr(actor, method).remote(payload[si], *args)] = (si, slot, actor, attempt)
+            self.stats["max_in_flight"] = max(self.stats["max_in_flight"], len(pending))
+
+        failed: tuple[int, BaseException] | None = None  # the first shard that cannot be scored, and why
+        while True:
+            while failed is None and more and len(pending) < self.in_flight * len(live) and \
+                    len(payload) + len(done) < self.window:
+                try:
+                    shard = next(it)
+                except StopIteration:
+                    more = False
+                    break
+                payload[submitted] = shard
+                submit(submitted, 1)
+                submitted += 1
+                self.stats["max_held"] = max(self.stats["max_held"], len(payload) + len(done))
+            if failed is not None and not any(si < failed[0] for si, *_ in pending.values()):
+                break  # every shard before the failed one is in: yield them, then raise
+            if not pending:
+                break
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                si, slot, actor, attempt = pending.pop(ref)
+                load[slot] -= 1
+                try:
+                    result = ray.get(ref)
+                except lost as exc:
+                    if attempt >= self.attempts:
+                        error: BaseException = CrossgymError(
+                            f"shard {si} was lost {attempt} times with its Ray actor ({type(exc).__name__}; see the "
+                            "Ray logs); --out holds every shard before it (fix: rerun to resume)")
+                        failed = (si, error) if failed is None or si < failed[0] else failed
+                        continue
+                    if slot in live and self.actors[slot] is actor:  # its first lost shard: a fresh actor instead
+                        self._replace(slot, live)
+                    log.warning("Ray actor %d was lost (%s); shard %d is redone (run %d of %d)", slot,
+                                type(exc).__name__, si, attempt + 1, self.attempts)
+                    self.stats["retries"] += 1
+                    submit(si, attempt + 1)
+                    continue
+                except ray.exceptions.RayTaskError as exc:  # the shard's own error (a bad line): not retried
+                    cause = getattr(exc, "cause", None)
+                    error = cause if isinstance(cause, CrossgymError) else exc
+                    failed = (si, error) if failed is None or si < failed[0] else failed
+                    continue
+                del payload[si]
+                done[si] = result
+            while emitted in done:
+                self.stats["shards"] += 1
+                yield done.pop(emitted)
+                emitted += 1
+        while emitted in done:
+            self.stats["shards"] += 1
+            yield done.pop(emitted)
+            emitted += 1
+        if failed is not None:
+            raise failed[1]
+
+    def _replace(self, slot: int, live: set[int]) -> None:
+        """A fresh actor in ``slot``'s place (its CPUs come back when Ray has reaped the dead one); a slot that
+        cannot be refilled in START_TIMEOUT_S is dropped."""
+        ray = _ray()
+        old = self.actors[slot]
+        _forget([old])
+        try:
+            ray.kill(old)
+        except Exception:  # already gone
+            pass
+        slots = max(1, int(math.ceil(self.cpus_per_worker)))
+        cls = ray.remote(num_cpus=self.cpus_per_worker, max_restarts=0)(_VerifyWorker)
+        new = cls.remote(slots, slot if self.pin_cpus else None)
+        try:
+            ray.get(new.ready.remote(), timeout=START_TIMEOUT_S)
+        except Exception as exc:  # no room for it (a lost node), or it died starting
+            log.warning("no Ray actor could replace actor %d (%s): going on with %d", slot, type(exc).__name__,
+                        len(live) - 1)
+            try:
+                ray.kill(new)
+            except Exception:
+                pass
+            live.discard(slot)
+            return
+        self.actors[slot] = new
+        self.stats["replaced"] += 1
+        with _lock:
+            _workers.setdefault((self.cpus_per_worker, self.pin_cpus), []).append(new)
