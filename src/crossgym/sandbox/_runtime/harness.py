@@ -270,12 +270,14 @@ def flush() -> None:
     ``assert xs == [...]``; ``assert pop_first(xs) == 1`` then ``assert xs == [2, 3]``). Changes are applied in
     the order the calls returned (the same object changed twice: the last call's change is the one kept)."""
     while _MIRROR:
-        original, new = _MIRROR.pop(0)
-        if type(original) is list or type(original) is bytearray:
-            original[:] = new
-        else:
-            original.clear()
-            original.update(new)
+        todo = _MIRROR[:]
+        _MIRROR.clear()
+        for original, new in todo:
+            if type(original) is list or type(original) is bytearray:
+                original[:] = new
+            else:
+                original.clear()
+                original.update(new)
 
 
 _MIRRORED = (list, dict, set, bytearray)
@@ -473,10 +475,11 @@ class Globals:
     Each as it was before the first member's tests touched it (a module first loaded by them: as its import left
     it, and it stays loaded), so every member's tests draw the same unseeded random numbers (alone they are as
     random). Only what the tests import is copied: a preloaded module's pages stay shared with the zygote until
-    then. The working directory, HOME and TMPDIR are each member's own (see Remote.send_init). Not covered: threads and processes
-    the tests leave running, audit hooks, codec search functions and ABC registrations (none can be undone),
-    in-place changes inside other objects (``sys.stdout.close()``), and a module global that a function imported
-    with ``from`` rebinds (rather than changes in place) in a module the tests never import whole."""
+    then. The working directory, HOME and TMPDIR are each member's own (see Remote.send_init). Not covered: threads
+    and processes the tests leave running, raw file descriptors they leave open, audit hooks, codec search
+    functions and ABC registrations (none can be undone), in-place changes inside other objects
+    (``sys.stdout.close()``), and a module global that a function imported with ``from`` rebinds (rather than
+    changes in place) in a module the tests never import whole."""
 
     def __init__(self, codes: list[Any]) -> None:
         self.seen: dict[str, tuple[Any, dict[str, Any] | None, list[tuple[Any, Any]], Any, Any]] = {}
@@ -492,7 +495,7 @@ class Globals:
         for code in codes:
             _names(code, names)
         if names & _REACHING:
-            self.note("builtins", True, False)
+            self.note("builtins", True, ())
 
     def importing(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
                   level: int = 0) -> Any:
