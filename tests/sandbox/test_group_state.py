@@ -118,15 +118,21 @@ def test_an_emptying_saboteur_leaves_its_siblings_verdicts(sandbox: Sandbox) -> 
 
 # ------------------------------------------------------------------------------------ the harness's own process
 STATE_TESTS = """
-import decimal, fractions, gc, io, math, os, random, signal, socket, sys, tempfile, warnings
+import decimal, fractions, gc, importlib, io, math, os, random, signal, socket, sys, tempfile, time, types, warnings
 import builtins
+codecs_module = importlib.import_module('codecs')
 MARK = os.path.join(tempfile.gettempdir(), 'cg_mark')
 FIRST_AFTER_SEED_0 = random.Random(0).random()
 
 def guarded(x):
     # the tests' helper: a setting for the call, put back after it (not when the call raises)
     decimal.getcontext().prec = 5
+    decimal.DefaultContext.prec = 7
     os.environ['CG_MODE'] = 'test'
+    os.environ['TZ'] = 'CGT+05:17'
+    time.tzset()
+    sys.modules['cg_fake'] = types.ModuleType('cg_fake')
+    codecs_module.CG_FLAG = 1
     sys.setrecursionlimit(150)
     sys.set_int_max_str_digits(640)
     sys.path.insert(0, '/nonexistent')
@@ -160,12 +166,20 @@ def guarded(x):
     sys.path.remove('/nonexistent')
     sys.set_int_max_str_digits(4300)
     sys.setrecursionlimit(1000)
+    del codecs_module.CG_FLAG
+    del sys.modules['cg_fake']
+    del os.environ['TZ']
+    time.tzset()
     del os.environ['CG_MODE']
+    decimal.DefaultContext.prec = 28
     decimal.getcontext().prec = 28
     return out
 
 assert str(decimal.Decimal(1) / decimal.Decimal(3)) == '0.' + '3' * 28
 assert 'CG_MODE' not in os.environ
+assert time.timezone != 5 * 3600 + 17 * 60
+assert decimal.DefaultContext.prec == 28
+assert 'cg_fake' not in sys.modules and not hasattr(codecs_module, 'CG_FLAG')
 assert sys.getrecursionlimit() >= 1000
 assert len(str(10 ** 1000)) == 1001
 assert '/nonexistent' not in sys.path
@@ -181,7 +195,6 @@ assert socket.getdefaulttimeout() is None
 assert os.getcwd() != '/' and not os.path.exists(MARK)
 assert guarded(2) == 4
 assert guarded(5) == 10
-print('draws', random.random(), random.random())
 """
 STATE_FROM_TESTS = """
 from decimal import Decimal, getcontext
@@ -217,7 +230,7 @@ assert draw() != FIRST_AFTER_SEED_0
 assert guarded(2) == 4
 assert guarded(5) == 10
 """
-SUITES = {"imports": (STATE_TESTS, 17), "from-imports": (STATE_FROM_TESTS, 8)}
+SUITES = {"imports": (STATE_TESTS, 20), "from-imports": (STATE_FROM_TESTS, 8)}
 DOUBLES = "def double(x):\n    return 2 * x\n"
 STOPS = "def double(x):\n    raise ValueError('stop the helper half-way')\n"  # a saboteur: loses one unit
 HANGS = "def double(x):\n    while True:\n        pass\n"  # a saboteur whose call runs out of time
