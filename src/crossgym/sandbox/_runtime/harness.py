@@ -855,6 +855,9 @@ class Capped(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
+    def fileno(self) -> int:
+        return self.fd  # (what is written to it directly, by a child process say, is not counted)
+
     def write(self, data: Any) -> int:
         n = len(data)
         keep = min(n, self.left)
