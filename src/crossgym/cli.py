@@ -289,17 +289,23 @@ def verify_batch_cmd(
     rollouts: Path = typer.Argument(..., help="JSONL or Parquet of rollouts (or {task, completion} records), a "
                                               "folder of *.jsonl/*.parquet or a quoted glob; read in order, in "
                                               "chunks."),
-    use_ray: bool = typer.Option(False, "--ray", help="Spread verification over Ray actors."),
-    address: str | None = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray)."),
-    workers: int | None = typer.Option(None, "--workers", help="Ray actors, or local workers without --ray."),
+    use_ray: bool = typer.Option(False, "--ray", help="Spread shards of records over Ray actors (warm verifiers "
+                                 "and sandbox pools; a few shards in flight each; a lost actor's shard is redone on "
+                                 "a fresh one)."),
+    address: str | None = typer.Option(None, "--address", help="Ray cluster address, e.g. HEAD:6379 or auto "
+                                       "(implies --ray; default: a local Ray)."),
+    workers: int | None = typer.Option(None, "--workers", help="Ray actors of 1 CPU in all (default: one per CPU "
+                                       "of the cluster), or local workers without --ray."),
     out: Path | None = typer.Option(None, "--out", help="Append the re-scored records (JSONL) here, chunk by "
                                     "chunk; an --out left by an interrupted run is resumed. An existing folder: "
                                     "one FOLDER/<input name>.jsonl per input file."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="One progress line on stderr (redrawn "
+                                  "on a terminal, else every 30 s)."),
 ) -> None:
     """Score many rollouts at once, locally or spread over a Ray cluster (--ray)."""
     _call("crossgym.serve.batch_cmd:run_verify_batch_command", rollouts=rollouts, use_ray=use_ray, address=address,
-          workers=workers, out=out, as_json=as_json)
+          workers=workers, out=out, as_json=as_json, progress=progress)
 
 
 @app.command("reverify")

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from crossgym.protocol.errors import ConfigError
+from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict
 
 #: records read, scored and appended to --out at a time: memory is bounded by this, not by the file's size
@@ -296,6 +296,7 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
                 init_ray(address)
             n_actors = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
             stream = ShardStream(n_actors, pin_cpus=pin_cpus)
+            stream.warm(_sample(files), "score_shard", False)
             startup = time.perf_counter() - started  # Ray and its actors; scoring is timed apart
             shard_size = max(1, shard or SHARD)
             mode = "ray"
@@ -359,6 +360,24 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
             "per_second": round(scored / elapsed, 1) if elapsed > 0 else None,
             "resumed": skip, "files": len(files), "out": None if out is None else str(out),
             **({"ray": {"actors": len(stream.actors), "shard": shard_size, **stream.stats}} if stream else {})}
+
+
+def _sample(files: list[Path], look: int = 512) -> list[tuple[str, bytes | dict[str, Any]]]:
+    """One raw record per verifier among the first ``look`` records: what a Ray actor scores once to warm up."""
+    seen: dict[str, tuple[str, bytes | dict[str, Any]]] = {}
+    try:
+        for k, (where, raw) in enumerate(iter_raw(files)):
+            if k >= look:
+                break
+            try:
+                doc = raw if isinstance(raw, dict) else json.loads(raw)
+                name = json.dumps(doc["task"]["verifier"], sort_keys=True)
+            except (ValueError, KeyError, TypeError):
+                continue
+            seen.setdefault(name, (where, raw))
+    except CrossgymError:  # an unreadable file: the stream says so, in order
+        pass
+    return list(seen.values())
 
 
 def _stream_group(stream: Any, raws: Iterator[tuple[str, bytes | dict[str, Any]]], shard: int, chunk: int,
@@ -472,7 +491,7 @@ def _rescored(records: list[dict[str, Any]], pairs: list[tuple[Task, Completion]
 
 
 def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None, workers: int | None,
-                             out: Path | None, as_json: bool) -> dict[str, Any]:
+                             out: Path | None, as_json: bool, progress: bool = True) -> dict[str, Any]:
     """Print the summary (JSON or one line each)."""
     if workers is not None and workers < 1:
         raise ConfigError(f"must be at least 1, got {workers}", where="--workers", fix="pass --workers N, N >= 1")
@@ -480,7 +499,7 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
 
     if out is None or not out.is_dir():  # an existing folder: one output file per input file
         check_output_file(out, "--out")
-    doc = verify_batch(rollouts, use_ray=use_ray, address=address, workers=workers, out=out)
+    doc = verify_batch(rollouts, use_ray=use_ray, address=address, workers=workers, out=out, progress=progress)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return doc
@@ -488,6 +507,10 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
     startup = f" (+{doc['startup_seconds']:.1f} s starting Ray)" if doc["startup_seconds"] else ""
     lines = [f"{doc['n']} records scored ({doc['mode']}) in {doc['seconds']:.2f} s{startup}: mean reward {mean}, "
              f"{doc['passed']} passed"]
+    if doc.get("ray"):
+        r = doc["ray"]
+        lines.append(f"{r['shards']} shards of up to {r['shard']} records on {r['actors']} Ray actors; "
+                     f"{r['retries']} redone after a lost actor ({r['replaced']} actors replaced)")
     if doc["errors"]:
         lines.append("errors: " + ", ".join(f"{k} {v}" for k, v in doc["errors"].items()))
     if doc["faults"]["infra"]:

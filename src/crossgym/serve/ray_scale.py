@@ -293,6 +293,15 @@ class ShardStream:
         self.attempts = max(1, attempts)
         self.stats = {"shards": 0, "retries": 0, "replaced": 0, "max_in_flight": 0, "max_held": 0}
 
+    def warm(self, shard: Any, method: str, *args: Any) -> None:
+        """Every actor runs ``shard`` once, its result dropped: the verifiers it names are built and their pools
+        (math workers, sandboxes) started before the timed stream. A failure here is left for the stream."""
+        ray = _ray()
+        try:
+            ray.get([getattr(a, method).remote(shard, *args) for a in self.actors], timeout=START_TIMEOUT_S)
+        except Exception as exc:  # a bad record or a lost actor: run() meets it in order and says so
+            log.debug("warming the Ray actors failed: %s", exc)
+
     def run(self, shards: Iterable[Any], method: str, *args: Any) -> Iterator[Any]:
         ray = _ray()
         lost = tuple(getattr(ray.exceptions, n) for n in _LOST if hasattr(ray.exceptions, n))
