@@ -114,6 +114,7 @@ def test_an_emptying_saboteur_leaves_its_siblings_verdicts(sandbox: Sandbox) -> 
     sources = {"cheat": EMPTIES + IN_PLACE, "honest": HONEST + IN_PLACE}
     group = run_python_tests_many([sources[m] for m in members], tests, sandbox=sandbox, timeout=5.0)
     assert [outcome(r) for r in group] == [solo[m] for m in members]
+    assert not any(d.passed for r in group[1::2] for d in r.details[:2])  # the hack itself earns nothing
 
 
 # ------------------------------------------------------------------------------------ the harness's own process
