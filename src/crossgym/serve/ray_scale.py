@@ -6,7 +6,9 @@ sandbox pool runs ``slots`` confined workers, and ``verify_many`` inside it uses
 worker is exactly that many cores. The caller splits the pairs into chunks of the same size whatever the number
 of actors (many more chunks than actors, so none idles at the end), keeps two chunks in flight per actor and puts
 the Verdicts back in order: the result is exactly what local ``verify_many`` gives. Actors stay up between calls
-(``shutdown_workers`` ends them); a chunk whose actor died is retried once on another.
+(``shutdown_workers`` ends them). Both ``verify_many_ray`` and ``crossgym verify-batch --ray`` run their chunks
+(shards) through a ``ShardStream``: a bounded number in flight, and a shard whose actor was lost redone on a fresh
+actor started in its place.
 """
 
 from __future__ import annotations
@@ -162,11 +164,20 @@ def _chunks(tasks: Sequence[Any], chunksize: int | None) -> list[list[int]]:
     n = len(tasks)
     if chunksize is not None:
         return [list(range(i, min(n, i + chunksize))) for i in range(0, n, chunksize)]
+    from crossgym.verifiers.batch import _content_key
+
     size = max(CHUNK_MIN, min(CHUNK_MAX, math.ceil(n / CHUNKS)))
     by_id: dict[Any, list[list[int]]] = {}
     groups: list[list[int]] = []
+    digests: dict[int, str] = {}  # per Task object: tasks sharing an id are bucketed by content (linear)
     for i, task in enumerate(tasks):
-        runs = by_id.setdefault(getattr(task, "id", None) if isinstance(task, Task) else ("object", id(task)), [])
+        if isinstance(task, Task):
+            if id(task) not in digests:
+                digests[id(task)] = _content_key(task)
+            key: Any = (task.id, digests[id(task)])
+        else:
+            key = ("object", id(task))
+        runs = by_id.setdefault(key, [])
         run = next((r for r in runs if len(r) < CHUNK_MAX and tasks[r[0]] == task), None)  # equal tasks, not ids
         if run is None:
             run = []
@@ -220,45 +231,13 @@ def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_worke
     if n_workers < 1:
         raise ConfigError(f"num_workers must be at least 1, got {n_workers}", where="num_workers",
                           fix="pass num_workers >= 1")
-    actors = get_workers(n_workers, cpus_per_worker, pin_cpus)
+    stream = ShardStream(n_workers, cpus_per_worker=cpus_per_worker, pin_cpus=pin_cpus)
     chunks = _chunks([t for t, _ in items], chunksize)
     out: list[Verdict | None] = [None] * len(items)
-    pending: dict[Any, tuple[int, int, int]] = {}  # ref -> (chunk index, actor index, attempt)
-    todo = list(range(len(chunks)))[::-1]
-    load = [0] * len(actors)
-    dead: set[int] = set()
-
-    def submit(ci: int, attempt: int) -> None:
-        live = [i for i in range(len(actors)) if i not in dead]
-        if not live:
-            raise CrossgymError("every Ray verification actor died (see the Ray logs)")
-        ai = min(live, key=lambda i: load[i])
-        load[ai] += 1
-        ref = actors[ai].verify.remote([items[i] for i in chunks[ci]])
-        pending[ref] = (ci, ai, attempt)
-
-    while todo and len(pending) < IN_FLIGHT * len(actors):
-        submit(todo.pop(), 0)
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        ref = done[0]
-        ci, ai, attempt = pending.pop(ref)
-        load[ai] -= 1
-        try:
-            verdicts: Sequence[Verdict] = ray.get(ref)
-        except ray.exceptions.RayActorError:
-            dead.add(ai)
-            if attempt >= 1:
-                raise CrossgymError(f"chunk {ci} failed on two Ray actors (see the Ray logs)") from None
-            log.warning("Ray actor %d died; retrying its chunk on another", ai)
-            submit(ci, attempt + 1)
-            continue
-        for i, v in zip(chunks[ci], verdicts, strict=True):
+    results = stream.run(([items[i] for i in chunk] for chunk in chunks), "verify")
+    for chunk, verdicts in zip(chunks, results, strict=True):
+        for i, v in zip(chunk, verdicts, strict=True):
             out[i] = v
-        if todo:
-            submit(todo.pop(), 0)
-    if dead:  # do not hand dead actors to the next call
-        _forget([actors[i] for i in dead])
     return [v if v is not None else Verdict.exception("no verdict produced") for v in out]
 
 
