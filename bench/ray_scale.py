@@ -14,9 +14,13 @@ file (new answers), so no verdict is served from a cache.
   math and sandbox pools inherit the pin), after an untimed warm-up file: records/s of wall time and records per
   CPU-second of the child's whole process tree (robust to a loaded machine), medians of repeats;
 * scaling: the mix through verify-batch locally (a warm child, 2 workers) and through verify_batch(use_ray=True) on a
-  Ray of this process (loopback only, 4 logical CPUs) with 1 and 2 actors, and 4 actors pinned two to a core (the
-  per-actor overhead: 4 pinned on 2 cores should score like 2); the driver's CPU seconds per 1k records (what one
-  driver can feed) are printed beside them.
+  Ray of this process (loopback only, 4 logical CPUs) with 1 and 2 actors, the same pinned to a core each (an
+  actor's math worker and sandbox run beside it, so an unpinned actor uses more than one core), and 4 actors pinned
+  two to a core (the per-actor overhead: 4 pinned on 2 cores should score like 2). Beside each: CPU seconds per 1k
+  records of the whole process tree (Ray's daemons included), of the actors and of the driver (what one driver can
+  feed), and the share of the machine the other processes took meanwhile. "Projected on a quiet machine": an
+  actor's rate on its own core (1 / its CPU per record) and the machine's (cores / everyone's CPU per record),
+  whichever is lower.
 
 The machine is shared: the 1-minute load average is printed before each repeat; figures are medians.
 """
@@ -32,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -179,11 +184,12 @@ def _child(path: str, warm: str, workers: str) -> None:
 
     with tempfile.TemporaryDirectory(prefix="cg_rs_") as tmp:
         verify_batch(Path(warm), workers=int(workers), out=Path(tmp) / "warm.jsonl", progress=False)
-        before, m0 = tree_cpu(os.getpid()), machine_busy()
+        before, m0, t0 = tree_cpu(os.getpid()), machine_busy(), time.monotonic()
         doc = verify_batch(Path(path), workers=int(workers), out=Path(tmp) / "out.jsonl", progress=False)
         doc["cpu_s"] = tree_cpu(os.getpid()) - before
-        m1 = machine_busy()
+        m1, t1 = machine_busy(), time.monotonic()
         doc["machine_busy"] = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+        doc["others"] = max(0.0, doc["machine_busy"] - doc["cpu_s"] / ((t1 - t0) * (os.cpu_count() or 1)))
     print(json.dumps(doc))
 
 
@@ -212,7 +218,9 @@ def ray_rate(path: Path, workers: int, pin: bool) -> dict[str, Any]:
     def timed(self: Any, *args: Any) -> Any:  # measurement only: the stream runs unchanged
         marks["start"] = (tree_cpu(os.getpid()), resource.getrusage(resource.RUSAGE_SELF), machine_busy(),
                           actors_cpu(self))
+        marks["t0"] = time.monotonic()
         yield from plain(self, *args)
+        marks["t1"] = time.monotonic()
         marks["end"] = (tree_cpu(os.getpid()), resource.getrusage(resource.RUSAGE_SELF), machine_busy(),
                         actors_cpu(self))
 
@@ -228,6 +236,8 @@ def ray_rate(path: Path, workers: int, pin: bool) -> dict[str, Any]:
     doc["actors_cpu_s"] = a1 - a0
     doc["driver_cpu_s"] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     doc["machine_busy"] = (m1[0] - m0[0]) / max(1, m1[1] - m0[1])
+    # the share of the machine the others (not this tree) took meanwhile
+    doc["others"] = max(0.0, doc["machine_busy"] - doc["cpu_s"] / ((marks["t1"] - marks["t0"]) * os.cpu_count()))
     return doc
 
 
@@ -237,6 +247,7 @@ def main() -> None:
     ap.add_argument("--per-core-n", type=int, default=400, help="records per kind for the per-core rates")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--skip-per-core", action="store_true", help="only the scaling runs")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -250,7 +261,7 @@ def main() -> None:
         # per-core rates, each kind alone and the mix, on the last core
         per: dict[str, list[float]] = {k: [] for k in (*KINDS, "mix")}
         per_cpu: dict[str, list[float]] = {k: [] for k in per}
-        for r in range(args.repeat):
+        for r in range(0 if args.skip_per_core else args.repeat):
             out["load1"].append(("per-core", r, load1()))
             for kind in per:
                 f, w = tmp / f"{kind}.{r}.jsonl", tmp / f"{kind}.{r}.warm.jsonl"
@@ -262,20 +273,22 @@ def main() -> None:
                 per_cpu[kind].append(round(doc["n"] / doc["cpu_s"], 1) if doc["cpu_s"] > 0 else float("nan"))
                 f.unlink()
                 w.unlink()
-        out["per_core"] = {k: {"median": statistics.median(v), "runs": v,
-                               "per_cpu_s": statistics.median(per_cpu[k]), "per_cpu_s_runs": per_cpu[k]}
-                           for k, v in per.items()}
-        # the mix's rate per CPU-second from the kinds' (harmonic: time per record adds up), and what dominates
-        t = sum(SHARES[k] / out["per_core"][k]["per_cpu_s"] for k in KINDS)
-        out["mix_from_kinds"] = round(1 / t, 1)
-        out["time_share"] = {k: round(SHARES[k] / out["per_core"][k]["per_cpu_s"] / t, 3) for k in KINDS}
+        if not args.skip_per_core:
+            out["per_core"] = {k: {"median": statistics.median(v), "runs": v,
+                                   "per_cpu_s": statistics.median(per_cpu[k]), "per_cpu_s_runs": per_cpu[k]}
+                               for k, v in per.items()}
+            # the mix's rate per CPU-second from the kinds' (harmonic: time per record adds up); what dominates
+            t = sum(SHARES[k] / out["per_core"][k]["per_cpu_s"] for k in KINDS)
+            out["mix_from_kinds"] = round(1 / t, 1)
+            out["time_share"] = {k: round(SHARES[k] / out["per_core"][k]["per_cpu_s"] / t, 3) for k in KINDS}
 
         import ray
 
         from crossgym.serve.ray_scale import init_ray
 
         init_ray(None, num_cpus=2 * len(cores))  # logical CPUs: room for 4 pinned actors on 2 cores
-        modes: dict[str, list[float]] = {"local": [], "ray_1": [], "ray_2": [], "ray_4_pinned": []}
+        modes: dict[str, list[float]] = {"local": [], "ray_1": [], "ray_2": [], "ray_1_pinned": [],
+                                         "ray_2_pinned": [], "ray_4_pinned": []}
         driver: dict[str, list[float]] = {m: [] for m in modes if m != "local"}
         cpu_per_k: dict[str, list[float]] = {m: [] for m in modes}
         actor_per_k: dict[str, list[float]] = {m: [] for m in modes if m != "local"}
@@ -289,21 +302,22 @@ def main() -> None:
             doc = child_rate(f, w, len(cores), None)
             modes["local"].append(doc["per_second"])
             cpu_per_k["local"].append(round(doc["cpu_s"] / n * 1000, 3))
-            busy["local"].append(round(doc["machine_busy"], 2))
+            busy["local"].append(round(doc["others"], 2))
             w.unlink()
-            for name, workers, pin in (("ray_1", 1, False), ("ray_2", 2, False), ("ray_4_pinned", 4, True)):
+            for name, workers, pin in (("ray_1", 1, False), ("ray_2", 2, False), ("ray_1_pinned", 1, True),
+                                       ("ray_2_pinned", 2, True), ("ray_4_pinned", 4, True)):
                 doc = ray_rate(f, workers, pin)
                 assert doc["n"] == n and doc["ray"]["retries"] == 0, doc
                 modes[name].append(doc["per_second"])
                 driver[name].append(round(doc["driver_cpu_s"] / n * 1000, 3))
                 cpu_per_k[name].append(round(doc["cpu_s"] / n * 1000, 3))
                 actor_per_k[name].append(round(doc["actors_cpu_s"] / n * 1000, 3))
-                busy[name].append(round(doc["machine_busy"], 2))
+                busy[name].append(round(doc["others"], 2))
             f.unlink()
         ray.shutdown()
         med = {m: statistics.median(v) for m, v in modes.items()}
         out["scaling"] = {m: {"median": med[m], "runs": v, "cpu_s_per_1k": statistics.median(cpu_per_k[m]),
-                              "machine_busy": busy[m]} for m, v in modes.items()}
+                              "others_share": busy[m]} for m, v in modes.items()}
         cpk = {m: out["scaling"][m]["cpu_s_per_1k"] for m in modes}
         apk = {m: statistics.median(v) for m, v in actor_per_k.items()}
         for m, v in apk.items():
@@ -311,13 +325,14 @@ def main() -> None:
         # on a quiet machine of these cores: an actor scores 1000/apk records/s on its own core, and the machine
         # as a whole cannot go past cores / (everything's CPU per record: actors, driver, Ray's daemons)
         quiet = {m: min(k * 1000 / apk[m], len(cores) * 1000 / cpk[m])
-                 for m, k in (("ray_1", 1), ("ray_2", 2))}
+                 for m, k in (("ray_1_pinned", 1), ("ray_2_pinned", 2))}
         out["quiet_projection"] = {m: round(v, 1) for m, v in quiet.items()}
         out["ratios"] = {"ray_2/ray_1": round(med["ray_2"] / med["ray_1"], 2),
-                         "ray_4_pinned/ray_2": round(med["ray_4_pinned"] / med["ray_2"], 2),
+                         "ray_2_pinned/ray_1_pinned": round(med["ray_2_pinned"] / med["ray_1_pinned"], 2),
+                         "ray_4_pinned/ray_2_pinned": round(med["ray_4_pinned"] / med["ray_2_pinned"], 2),
                          "ray_2/local": round(med["ray_2"] / med["local"], 2),
-                         "ray_1/per_core_mix": round(med["ray_1"] / out["per_core"]["mix"]["median"], 2),
-                         "quiet ray_2/ray_1 (projected from CPU time)": round(quiet["ray_2"] / quiet["ray_1"], 2)}
+                         "quiet ray_2_pinned/ray_1_pinned (projected from CPU time)":
+                             round(quiet["ray_2_pinned"] / quiet["ray_1_pinned"], 2)}
         out["driver_cpu_s_per_1k"] = {m: statistics.median(v) for m, v in driver.items()}
         out["load1"].append(("end", 0, load1()))
     finally:
@@ -329,26 +344,30 @@ def main() -> None:
         return
     print(f"{out['cpus']} cores; load average (1 min) per repeat: "
           + ", ".join(f"{a}{b}={c}" for a, b, c in out["load1"]))
-    print(f"\nper core (one pinned core, warm; median of {args.repeat}, {args.per_core_n} records per kind):")
-    print(f"  {'kind':<13} {'records/s':>9} {'per CPU-s':>10}  share of the mix's CPU time")
-    for k, v in out["per_core"].items():
-        share = f"{out['time_share'][k]:.0%}" if k in out["time_share"] else ""
-        print(f"  {k:<13} {v['median']:>9.1f} {v['per_cpu_s']:>10.1f}  {share:<5} runs {v['runs']} / {v['per_cpu_s_runs']}")
-    print(f"  the mix from the kinds' per-CPU-s rates: {out['mix_from_kinds']}/s")
+    if out["per_core"]:
+        print(f"\nper core (one pinned core, warm; median of {args.repeat}, {args.per_core_n} records per kind):")
+        print(f"  {'kind':<13} {'records/s':>9} {'per CPU-s':>10}  share of the mix's CPU time")
+        for k, v in out["per_core"].items():
+            share = f"{out['time_share'][k]:.0%}" if k in out["time_share"] else ""
+            print(f"  {k:<13} {v['median']:>9.1f} {v['per_cpu_s']:>10.1f}  {share:<5} runs {v['runs']} / "
+                  f"{v['per_cpu_s_runs']}")
+        print(f"  the mix from the kinds' per-CPU-s rates: {out['mix_from_kinds']}/s")
     print(f"\nscaling, the mix, {args.n} records (records/s, median of {args.repeat}):")
     for m, v in out["scaling"].items():
         extra = (f", actors {v['actors_cpu_s_per_1k']}, driver {out['driver_cpu_s_per_1k'][m]}"
                  if m in out["driver_cpu_s_per_1k"] else "")
         print(f"  {m:<13} {v['median']:>8.1f}   runs {v['runs']}   CPU s / 1k records: {v['cpu_s_per_1k']}{extra}"
-              f"   machine busy {v['machine_busy']}")
+              f"   others' share of the machine {v['others_share']}")
     print("ratios: " + ", ".join(f"{k} {v}x" for k, v in out["ratios"].items()))
     print("projected on a quiet machine of these cores (records/s): "
           + ", ".join(f"{k} {v}" for k, v in out["quiet_projection"].items()))
-    rate = out["per_core"]["mix"]["per_cpu_s"]
     need = 1_200_000 / 600
-    print(f"\n1.2M rollouts in 10 minutes = {need:.0f} records/s: {need / rate:.0f} cores at {rate:.0f} records per "
-          f"CPU-second (the mix on one core), before Ray's overhead (ray_1 vs one core: "
-          f"{out['ratios']['ray_1/per_core_mix']}x)")
+    if out["per_core"]:
+        rate = out["per_core"]["mix"]["per_cpu_s"]
+        print(f"\n1.2M rollouts in 10 minutes = {need:.0f} records/s: {need / rate:.1f} cores at {rate:.0f} records "
+              "per CPU-second (the mix alone on one core)")
+    ms = out["scaling"]["ray_2"]["cpu_s_per_1k"]
+    print(f"on Ray (actors, driver and Ray's daemons: {ms} CPU ms a record at 2 actors): {need * ms / 1000:.1f} cores")
 
 
 if __name__ == "__main__":
