@@ -4,9 +4,9 @@ per source; the tasks that flipped (pass -> fail, fail -> pass) with both comple
 one run has.
 
 A run is an eval output directory (its rollouts.jsonl, and metrics.json naming the settings it reports) or a
-rollouts.jsonl an eval wrote. Records are streamed through crossgym.scoring (iter_rollouts, provenance_of) in two
-passes (the settings it holds, then the chosen settings' rollouts summarised per task): memory grows with the
-number of tasks, not of samples.
+rollouts.jsonl an eval wrote. Records are streamed through crossgym.scoring (iter_rollouts, provenance_of) in one
+pass, summarised per task for each settings hash the file holds: memory grows with the number of tasks, not of
+samples.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import math
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -124,15 +124,24 @@ def load_run(path: str | Path) -> EvalRun:
     from crossgym.config.files import check_user_encoding
 
     check_user_encoding(file)  # UTF-16 has no newline bytes to split on: one line naming the encoding
+    by_hash: dict[str | None, dict[str, TaskResult]] = {}  # per settings: their rollouts summarised per task
+    models: dict[str | None, str | None] = {}
+    sources: set[str] = set()
+    last: str | None = None
     try:
-        hashes = _hashes(file)
+        for r in iter_rollouts(file):
+            prov = provenance_of(r)
+            last = _config_hash(r)
+            by_hash.setdefault(last, {}).setdefault(r.task.id, TaskResult()).add(r)
+            models[last] = models.get(last) or prov.model
+            sources.add(prov.source)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read rollouts: {exc}", where=str(file)) from None
-    if not hashes:
+    if not by_hash:
         raise ConfigError("not an eval run: no rollout records in it", where=str(file),
                           fix="pass the rollouts.jsonl a `crossgym eval` wrote")
-    if set(hashes.sources) != {"eval"}:
-        other = ", ".join(sorted(set(hashes.sources) - {"eval"}))
+    if sources != {"eval"}:
+        other = ", ".join(sorted(sources - {"eval"}))
         raise ConfigError(f"not an eval run: it holds {other} rollouts", where=str(file),
                           fix="compare the output of two `crossgym eval` runs (evaluate a checkpoint first)")
     wanted: str | None = None
@@ -142,39 +151,9 @@ def load_run(path: str | Path) -> EvalRun:
             wanted = (json.loads(metrics_file.read_text(encoding="utf-8")).get("run") or {}).get("config_hash")
         except (OSError, ValueError, AttributeError):
             wanted = None
-    if wanted not in hashes.seen:  # no metrics.json (or a stale one): the settings of the latest rollouts
-        wanted = hashes.last
-    tasks: dict[str, TaskResult] = {}
-    model = None
-    for r in iter_rollouts(file):  # the second pass: only the wanted settings' rollouts, summarised per task
-        if _config_hash(r) != wanted:
-            continue
-        tasks.setdefault(r.task.id, TaskResult()).add(r)
-        model = model or provenance_of(r).model
-    return EvalRun(path=p, file=file, tasks=tasks, model=model, config_hash=wanted)
-
-
-@dataclass
-class _Hashes:
-    """The first pass over a run's file: which settings (config hashes) and sources it holds, and the latest."""
-
-    seen: set[str | None] = field(default_factory=set)
-    sources: set[str] = field(default_factory=set)
-    last: str | None = None
-    count: int = 0
-
-    def __bool__(self) -> bool:
-        return self.count > 0
-
-
-def _hashes(file: Path) -> _Hashes:
-    out = _Hashes()
-    for r in iter_rollouts(file):
-        out.last = _config_hash(r)
-        out.seen.add(out.last)
-        out.sources.add(provenance_of(r).source)
-        out.count += 1
-    return out
+    if wanted not in by_hash:  # no metrics.json (or a stale one): the settings of the latest rollouts
+        wanted = last
+    return EvalRun(path=p, file=file, tasks=by_hash[wanted], model=models[wanted], config_hash=wanted)
 
 
 def _same_task(a: Rollout, b: Rollout) -> bool:

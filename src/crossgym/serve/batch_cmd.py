@@ -79,17 +79,22 @@ def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_don
     first ``skip`` records (counted, not parsed: already scored by an interrupted run; ``last_done``, the last
     record that run wrote, must hold the task and completion of the last one skipped). A bad line is one
     ConfigError naming file:line."""
+    from crossgym.adapters.kit.rows import chunked
+
+    for raws in chunked(iter_raw(paths, size=size, skip=skip, last_done=last_done), size):
+        yield _parse_all(raws)
+
+
+def _parse_all(raws: list[tuple[str, bytes | dict[str, Any]]],
+               ) -> tuple[list[dict[str, Any]], list[tuple[Task, Completion]]]:
+    """The records of ``raws`` and their (Task, Completion) pairs; a bad line is its ConfigError."""
     records: list[dict[str, Any]] = []
     pairs: list[tuple[Task, Completion]] = []
-    for where, raw in iter_raw(paths, size=size, skip=skip, last_done=last_done):
+    for where, raw in raws:
         doc, pair = _parse(raw, where)
         records.append(doc)
         pairs.append(pair)
-        if len(records) >= size:
-            yield records, pairs
-            records, pairs = [], []
-    if records:
-        yield records, pairs
+    return records, pairs
 
 
 def iter_raw(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_done: dict[str, Any] | None = None,
@@ -200,12 +205,7 @@ def score_raw(raws: list[tuple[str, bytes | dict[str, Any]]], *, write: bool, bu
     from crossgym.scoring.records import dumps_record
     from crossgym.verifiers.batch import verify_many
 
-    records: list[dict[str, Any]] = []
-    pairs: list[tuple[Task, Completion]] = []
-    for where, raw in raws:
-        doc, pair = _parse(raw, where)
-        records.append(doc)
-        pairs.append(pair)
+    records, pairs = _parse_all(raws)
     verdicts = verify_many(pairs, workers=workers)
     tally = _Tally()
     for doc, v in zip(records, verdicts, strict=True):
@@ -385,20 +385,12 @@ def _stream_group(stream: Any, raws: Iterator[tuple[str, bytes | dict[str, Any]]
     """One output's records through Ray: shards of ``shard`` raw records out, their text and counts back in input
     order; the text appended to ``store`` (fsync'd) every ``chunk`` records, so --out is a prefix of the input's
     output at every moment and resumes like the local path's."""
-    def shards() -> Iterator[list[tuple[str, bytes | dict[str, Any]]]]:
-        batch: list[tuple[str, bytes | dict[str, Any]]] = []
-        for item in raws:
-            batch.append(item)
-            if len(batch) >= shard:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+    from crossgym.adapters.kit.rows import chunked
 
     texts: list[str] = []
     held = 0
     try:
-        for text, part in stream.run(shards(), "score_shard", store is not None):
+        for text, part in stream.run(chunked(raws, shard), "score_shard", store is not None):
             tally.merge(part)
             if store is not None:
                 texts.append(text)
@@ -422,10 +414,10 @@ class _Progress:
     PROGRESS_EVERY_S; ``enabled=False``: nothing."""
 
     def __init__(self, enabled: bool | None) -> None:
-        tty = sys.stderr.isatty()
         self.enabled = True if enabled is None else enabled
-        self.tty = tty
-        self.every = 0.25 if tty else PROGRESS_EVERY_S
+        self.tty = sys.stderr.isatty()
+        self.every = 0.25 if self.tty else PROGRESS_EVERY_S
+        self.stats: dict[str, Any] | None = None
         self.mode = "local"
         self.t0 = time.monotonic()
         self.last = self.t0
@@ -458,7 +450,7 @@ class _Progress:
         if not self.enabled or not self.shown:
             return
         if self.tty:
-            sys.stderr.write(f"\r{self._line(n, getattr(self, 'stats', None))}\x1b[K\n")
+            sys.stderr.write(f"\r{self._line(n, self.stats)}\x1b[K\n")
         sys.stderr.flush()
 
 

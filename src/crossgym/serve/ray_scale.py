@@ -347,14 +347,10 @@ class ShardStream:
                     continue
                 del payload[si]
                 done[si] = result
-            while emitted in done:
+            while emitted in done:  # results arrive only just above: when the loop breaks, none is left to yield
                 self.stats["shards"] += 1
                 yield done.pop(emitted)
                 emitted += 1
-        while emitted in done:
-            self.stats["shards"] += 1
-            yield done.pop(emitted)
-            emitted += 1
         if failed is not None:
             raise failed[1]
 
