@@ -8,7 +8,6 @@ store, in order, each flushed and fsync'd. Rollouts already in the store under t
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 from collections import defaultdict, deque
@@ -25,6 +24,7 @@ from crossgym.rollout.config import RolloutConfig, provenance, rollout_key
 from crossgym.rollout.driver import Episode, episode_seed
 from crossgym.rollout.store import RolloutStore, iter_records
 from crossgym.rollout.tasks import episode_settings
+from crossgym.text.chunks import chunked
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class RolloutRunner:
         pending: deque[list[Future[Rollout]]] = deque()
         with ThreadPoolExecutor(self.verify_workers, thread_name_prefix="crossgym-verify") as pool:
             try:
-                while batch := list(itertools.islice(todo, self.batch_size)):
+                for batch in chunked(todo, self.batch_size):
                     episodes = self._play(batch)
                     pending.append([pool.submit(self._score, ep, verifiers) for ep in episodes])
                     # write every batch already verified; wait only when too many are queued

@@ -4,7 +4,6 @@ records check relies on). Reads every rollout file any crossgym command writes, 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from crossgym.protocol.task import Verdict, VerifierSpec
 from crossgym.scoring.provenance import Provenance
 from crossgym.scoring.records import iter_rollouts
 from crossgym.scoring.rule import safe_verify, same_verdict
+from crossgym.text.chunks import chunked
 
 #: changed rollouts listed one by one in the report
 MAX_LISTED = 20
@@ -65,7 +65,7 @@ def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[
     changes: list[dict[str, Any]] = []
     n = checked = 0
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="crossgym-reverify") as pool:
-        for rollouts in _chunks(iter_rollouts(p), max(1, chunk)):  # memory bounded by a chunk, not the file
+        for rollouts in chunked(iter_rollouts(p), max(1, chunk)):  # memory bounded by a chunk, not the file
             n += len(rollouts)
             for r in rollouts:
                 load(r)
@@ -83,17 +83,6 @@ def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[
     return {"path": str(p), "n": n, "checked": checked, "changed": changed,
             "unavailable": unavailable, "by_verifier": dict(sorted(by_verifier.items())), "changes": changes,
             "ok": changed == 0 and not unavailable}
-
-
-def _chunks(rollouts: Iterator[Rollout], size: int) -> Iterator[list[Rollout]]:
-    chunk: list[Rollout] = []
-    for r in rollouts:
-        chunk.append(r)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _tally(r: Rollout, new: Verdict, verifiers: dict[str, Any], by_verifier: dict[str, dict[str, Any]],

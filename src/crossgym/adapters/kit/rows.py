@@ -4,12 +4,12 @@ env_extras); the column names and the file format stay the backend's own."""
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from crossgym.protocol.task import Task
+from crossgym.text.chunks import chunked as _chunked
 
 T = TypeVar("T")
 
@@ -43,10 +43,9 @@ class TaskJSON:
 
 
 def chunked(items: Iterable[T], size: int = CHUNK_ROWS) -> Iterator[list[T]]:
-    """``items`` in lists of at most ``size`` (the last one shorter)."""
-    it = iter(items)
-    while chunk := list(itertools.islice(it, size)):
-        yield chunk
+    """``items`` in lists of at most ``size`` (the last one shorter): ``crossgym.text.chunks.chunked`` (the one
+    batching loop, at the bottom layer so scoring and rollout use it too) with kit's default of CHUNK_ROWS."""
+    return _chunked(items, size)
 
 
 def cycled(tasks: Sequence[Task], rows: int, *, seed: int) -> list[Task]:
