@@ -6,9 +6,10 @@ The completions are bench/verifiers.py's json_schema set (tool-call-like objects
 schema, 5% truncated JSON). Per call, CPU time of this process, best of --repeat:
 
 * baseline: json.loads + a reused jsonschema Draft202012Validator.is_valid (the issue's reference);
-* reference: json.loads + a reused jsonschema-rs validator (when installed; not used by crossgym);
-* crossgym end to end: JsonSchema.verify (input checks, deadline, strict JSON with the duplicate-key rule, the
-  compiled schema, the Verdict with the first error as its reason);
+* reference: json.loads + a reused jsonschema-rs validator (crossgym's first pass for schemas in the agreed subset);
+* crossgym end to end: JsonSchema.verify (input checks, deadline, strict JSON with the duplicate-key rule, by orjson
+  where it reads the text as json does, the compiled schema, jsonschema-rs first where it agrees with
+  fastjsonschema, the Verdict with the first error as its reason);
 * the pieces: score() alone, loads_strict, the validator alone, Verdict.ok, and the verify() wrapper around a
   verifier whose score does nothing but return a Verdict.
 """

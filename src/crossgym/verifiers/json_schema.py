@@ -48,8 +48,15 @@ def _fast(schema: dict[str, Any]) -> Check:
     import fastjsonschema
 
     fn = fastjsonschema.compile(schema, use_default=False, use_formats=True)
+    first = _rust_is_valid(schema)
 
     def check(value: Any) -> str | None:
+        if first is not None:
+            try:
+                if first(value):
+                    return None
+            except Exception:  # noqa: BLE001 - a value jsonschema-rs cannot take: fastjsonschema decides
+                pass
         try:
             fn(value)
             return None
@@ -57,6 +64,83 @@ def _fast(schema: dict[str, Any]) -> Check:
             return str(exc.message)
 
     return check
+
+
+# jsonschema-rs (Rust, ~7x fastjsonschema here) answers first for schemas written only with keywords on which the two
+# agree: it may only say "valid" where fastjsonschema says so too, and every "invalid" is fastjsonschema's to judge
+# and word. Left to fastjsonschema alone: format and pattern (different regex and format rules), multipleOf (float
+# arithmetic), uniqueItems (Python equality), $ref and $id (resolution), conditionals, tuple items, other drafts, and
+# numbers in the schema at or past 2**53 (jsonschema-rs may compare them as doubles).
+_DRAFT7 = ("http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema")
+_TYPES = frozenset(("string", "integer", "number", "object", "array", "boolean", "null"))
+_ANNOTATIONS = frozenset(("title", "description", "$comment", "default", "examples", "readOnly", "writeOnly",
+                          "definitions", "$defs"))  # no $ref may reach definitions: unused by both validators
+_SUBSCHEMA = frozenset(("additionalProperties", "items", "contains", "not", "propertyNames"))
+_SUBSCHEMAS = frozenset(("anyOf", "allOf", "oneOf"))
+_COUNTS = frozenset(("minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"))
+_BOUNDS = frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
+_EXACT = 2**53
+
+
+def _rust_is_valid(schema: Any) -> Callable[[Any], bool] | None:
+    """jsonschema-rs's ``is_valid`` for ``schema`` when installed and the schema is in the agreed subset, else None."""
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    if not isinstance(schema, dict) or schema.get("$schema", _DRAFT7[0]) not in _DRAFT7:
+        return None
+    if not _agreed({k: v for k, v in schema.items() if k != "$schema"}):
+        return None
+    try:
+        return jsonschema_rs.Draft7Validator(schema).is_valid
+    except Exception:  # noqa: BLE001 - a schema it refuses: fastjsonschema alone, as before
+        return None
+
+
+def _small(value: Any) -> bool:
+    """Every number in ``value`` (a JSON value from a schema) is below 2**53 in size: doubles hold it exactly."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return True
+    if isinstance(value, (int, float)):
+        return abs(value) < _EXACT
+    if isinstance(value, list):
+        return all(_small(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _small(v) for k, v in value.items())
+    return False
+
+
+def _agreed(schema: Any, depth: int = 0) -> bool:
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict) or depth > 32:
+        return False
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key == "type":
+            names = value if isinstance(value, list) else [value]
+            ok = bool(names) and all(isinstance(n, str) and n in _TYPES for n in names)
+        elif key == "properties":
+            ok = isinstance(value, dict) and all(_agreed(v, depth + 1) for v in value.values())
+        elif key == "required":
+            ok = isinstance(value, list) and all(isinstance(n, str) for n in value)
+        elif key in _SUBSCHEMA:
+            ok = _agreed(value, depth + 1)
+        elif key in _SUBSCHEMAS:
+            ok = isinstance(value, list) and bool(value) and all(_agreed(v, depth + 1) for v in value)
+        elif key in _COUNTS:
+            ok = type(value) is int and 0 <= value < _EXACT
+        elif key in _BOUNDS:
+            ok = type(value) in (int, float) and abs(value) < _EXACT
+        elif key in ("enum", "const"):
+            ok = (key == "const" or (isinstance(value, list) and bool(value))) and _small(value)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
 
 
 def _slow(schema: dict[str, Any]) -> Check:
