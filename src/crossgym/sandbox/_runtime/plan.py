@@ -7,10 +7,18 @@ unit still runs. A statement checks something (is a unit) when it asserts (``ass
 raises, or calls a function of the tests that does; a failure anywhere else is counted too (see testing.verdict).
 
 Every statement of the tests that calls something (at any depth: in loops, branches, ``check`` and the tests' own
-helpers) is followed by ``__cg_flush()``: what a call of the solution did to a list, dict, set or bytearray it was
+helpers) is followed by ``__cg_flush__()``: what a call of the solution did to a list, dict, set or bytearray it was
 given reaches the test's object there, at the end of the statement that made the call, so the rest of that
 statement still sees the argument as it passed it (``assert f(xs) == sorted(xs)`` compares with the sorted
 argument, whatever ``f`` did to it) and the next statement sees the change (``f(xs)`` then ``assert xs == [...]``).
+
+A function the tests define (a helper; not ``check`` nor a top-level ``test_*``) is a frame of its own: its
+statements flush with ``__cg_flush__(1)``, which logs what it applies, and what it returns or yields passes through
+``__cg_out__`` (``__cg_m__ = __cg_in__()`` marks its start, an exception leaving it passes there too). A change
+applied inside the helper that its result does not hold is undone there and waits for the end of the caller's
+statement: a helper ``r = f(xs); return r`` gives its caller ``r`` with ``xs`` as the caller passed it, while
+``f(xs); return xs`` hands the changed ``xs`` back (see harness.leave). The names end in ``__`` so that a method of
+a class of the tests does not mangle them.
 """
 
 from __future__ import annotations
@@ -48,6 +56,9 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
                 continue  # (its statements are flushed already)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
                 test_funcs.append(stmt.name)
+                stmt.body = _flushing(stmt.body)  # a unit's own frame, as check's: not a helper
+                body.append(_wrap([stmt], _register(kinds, names, "setup", _text(lines, stmt))))
+                continue
             body.append(_wrap(_flushing([stmt]), _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt))))
         last = body[-1] if body else None
         if entry and has_check:
@@ -63,27 +74,84 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
 _ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _flushing(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    """``stmts`` with ``__cg_flush()`` after each one that calls something, in every body they hold (a ``return``,
-    ``raise``, ``break`` or ``continue`` leaves its change pending for the statement it ends in)."""
+def _flushing(stmts: list[ast.stmt], helper: bool = False) -> list[ast.stmt]:
+    """``stmts`` with ``__cg_flush__()`` after each one that calls something, in every body they hold (a ``return``,
+    ``raise``, ``break`` or ``continue`` leaves its change pending for the statement it ends in); in a helper's
+    body (``helper``) the flush is ``__cg_flush__(1)``, and every function defined in them is made a helper."""
     out: list[ast.stmt] = []
     for stmt in stmts:
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, field, None)
-            if inner and isinstance(inner, list) and isinstance(inner[0], ast.stmt):
-                setattr(stmt, field, _flushing(inner))
-        for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:  # except clauses, match cases
-            part.body = _flushing(part.body)
+        if isinstance(stmt, ast.FunctionDef):
+            _helper(stmt)
+        elif isinstance(stmt, ast.AsyncFunctionDef):
+            stmt.body = _flushing(stmt.body, True)  # (a coroutine's changes are not undone at its return)
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if inner and isinstance(inner, list) and isinstance(inner[0], ast.stmt):
+                    setattr(stmt, field, _flushing(inner, helper))
+            for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:  # except clauses, cases
+                part.body = _flushing(part.body, helper)
         out.append(stmt)
         if not isinstance(stmt, _ENDS) and any(isinstance(node, ast.Call) for node in ast.walk(stmt)):
             line = getattr(stmt, "end_lineno", None) or stmt.lineno
-            call = ast.Call(ast.Name("__cg_flush", ast.Load()), [], [])
-            flush = ast.Expr(call)
-            for node in (flush, call, call.func):
-                node.lineno = node.end_lineno = line
-                node.col_offset = node.end_col_offset = 0
-            out.append(flush)
+            out.append(_placed(ast.Expr(_call("__cg_flush__", *([ast.Constant(1)] if helper else []))), line))
     return out
+
+
+def _helper(fn: ast.FunctionDef) -> None:
+    """Make a function of the tests a frame of its own (module doc): its flushes logged, its results and yields
+    passed through ``__cg_out__``, an exception leaving it too. One that calls nothing is left as it is."""
+    fn.body = _flushing(fn.body, True)
+    if not any(isinstance(node, ast.Call) for stmt in fn.body for node in ast.walk(stmt)):
+        return
+    doc = fn.body[:1] if (isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant)
+                          and isinstance(fn.body[0].value.value, str)) else []
+    rest = [_Results().visit(stmt) for stmt in fn.body[len(doc):]]
+    line = fn.body[0].lineno
+    mark = ast.Name("__cg_m__", ast.Load())
+    enter = ast.Assign([ast.Name("__cg_m__", ast.Store())], _call("__cg_in__"))
+    leave = ast.Return(_call("__cg_out__", mark, ast.Constant(None)))
+    failed = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), None,
+                               [ast.Expr(_call("__cg_out__", mark, ast.Constant(None))), ast.Raise()])
+    guarded = ast.Try(body=rest + [leave], handlers=[failed], orelse=[], finalbody=[])
+    fn.body = [*doc, _placed(enter, line), _placed(guarded, line)]
+
+
+class _Results(ast.NodeTransformer):
+    """``return X`` -> ``return __cg_out__(__cg_m__, X)``; ``yield X`` -> ``__cg_back__(__cg_m__, (yield
+    __cg_out__(__cg_m__, X)))`` (a generator's frame is left at each yield and entered again after it). Not inside
+    the functions, lambdas and classes it defines (each is its own frame, or none)."""
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    def visit_Return(self, node: ast.Return) -> ast.AST:
+        self.generic_visit(node)
+        value = node.value if node.value is not None else ast.Constant(None)
+        node.value = ast.copy_location(_call("__cg_out__", ast.Name("__cg_m__", ast.Load()), value), node)
+        return _placed(node, node.lineno)
+
+    def visit_Yield(self, node: ast.Yield) -> ast.AST:
+        self.generic_visit(node)
+        value = node.value if node.value is not None else ast.Constant(None)
+        node.value = _call("__cg_out__", ast.Name("__cg_m__", ast.Load()), value)
+        back = _call("__cg_back__", ast.Name("__cg_m__", ast.Load()), node)
+        return _placed(back, node.lineno)
+
+
+def _call(name: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(ast.Name(name, ast.Load()), list(args), [])
+
+
+def _placed(node: _Node, line: int) -> _Node:
+    """Give ``node`` and what it holds that has no location yet the line ``line``."""
+    for part in ast.walk(node):
+        if "lineno" in part._attributes and not hasattr(part, "lineno"):
+            part.lineno = part.end_lineno = line  # type: ignore[attr-defined]
+            part.col_offset = part.end_col_offset = 0  # type: ignore[attr-defined]
+    return node
 
 
 def _located(stmts: list[ast.stmt], like: ast.stmt | None) -> list[ast.stmt]:
