@@ -126,9 +126,10 @@ def filter_rows(rows: Sequence[Task], rates: dict[str, TaskRate], *, min_pass: f
 
 
 def measure(run: Any, tasks: Sequence[Task], *, engine: Any = None, output_dir: str | Path | None = None
-            ) -> list[Rollout]:
+            ) -> Sequence[Rollout]:
     """``difficulty.samples`` completions of the starting model for each distinct task (the run's sampling and
-    environments); with ``output_dir``, stored there and resumed like any eval."""
+    environments); with ``output_dir``, stored there and resumed like any eval (and read back lazily from there:
+    EvalResult.rollouts)."""
     from crossgym.eval.run import build_engine, engine_model_name, environment_from_run, run_eval, sampling_from_run
     from crossgym.rollout.blend import distinct_tasks
     from crossgym.rollout.config import RolloutConfig

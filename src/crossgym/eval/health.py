@@ -12,6 +12,8 @@ to do.
 - ``zero_variance_groups``: tasks with several samples all scored alike (GRPO learns nothing from such a group);
 - ``reward_without_pass``: the share of the total reward earned by rollouts that did not pass, and the components
   that earned it: reward coming mostly from partial credit (format) while the task itself stays unsolved.
+
+One streaming pass (Health), holding no Rollout: memory grows with tasks, not samples.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from crossgym.protocol.episode import Rollout
@@ -57,68 +59,94 @@ def _repetitive(text: str) -> bool:
     return len(zlib.compress(data, 6)) < REPETITIVE_RATIO * len(data)
 
 
-def health_checks(rollouts: Sequence[Rollout]) -> dict[str, Any]:
-    """The health document of metrics.json."""
-    n = len(rollouts)
-    known = truncated = env_truncated = empty = repetitive = verifier_errors = malformed = 0
-    caps: set[int] = set()
-    for r in rollouts:
+class Health:
+    """The health document in one streaming pass, holding no Rollout: ``add`` each rollout, then ``doc``. Per task it
+    keeps its samples, its first finite reward, whether another differed, and whether all/any passed."""
+
+    def __init__(self) -> None:
+        self.n = self.known = self.truncated = self.env_truncated = self.empty = self.repetitive = 0
+        self.verifier_errors = self.malformed = self.passed = self.failing = 0
+        self.caps: set[int] = set()
+        self.tasks: dict[str, list[Any]] = {}  # id -> [samples, first finite reward, varied, all passed, any passed]
+        self.total: float = 0
+        self.unearned: float = 0
+        self.comp_sum: dict[str, float] = defaultdict(float)
+
+    def add(self, r: Rollout) -> None:
+        self.n += 1
         prov = provenance_of(r)
         if prov.extra.get("env_truncated"):
-            env_truncated += 1
+            self.env_truncated += 1
         cap = _max_tokens(r)
         if cap is not None and r.completion.token_ids is not None and r.turns <= 1:
-            known += 1
-            caps.add(cap)
-            truncated += len(r.completion.token_ids) >= cap
+            self.known += 1
+            self.caps.add(cap)
+            self.truncated += len(r.completion.token_ids) >= cap
         text = r.completion.text
-        empty += not text.strip()
-        repetitive += _repetitive(text)
-        kind = r.verdict.error_kind
-        verifier_errors += kind in ("timeout", "exception")
-        malformed += kind == "malformed"
-    groups: dict[str, list[float]] = defaultdict(list)
-    for r in rollouts:
-        groups[r.task.id].append(r.verdict.reward)
-    multi = {t: rs for t, rs in groups.items() if len(rs) >= 2}
-    flat = {t: rs for t, rs in multi.items() if len({x for x in rs if not math.isnan(x)}) <= 1}
-    passed_by_task = defaultdict(list)
-    for r in rollouts:
-        passed_by_task[r.task.id].append(r.verdict.passed)
-    all_pass = sum(1 for t in flat if all(passed_by_task[t]))
-    all_fail = sum(1 for t in flat if not any(passed_by_task[t]))
-    doc: dict[str, Any] = {
-        "n_rollouts": n,
-        "truncated": {"count": truncated, "rate": _rate(truncated, known), "known": known,
-                      "max_tokens": sorted(caps)},
-        "env_truncated": {"count": env_truncated, "rate": _rate(env_truncated, n)},
-        "empty": {"count": empty, "rate": _rate(empty, n)},
-        "repetitive": {"count": repetitive, "rate": _rate(repetitive, n)},
-        "verifier_errors": {"count": verifier_errors, "rate": _rate(verifier_errors, n)},
-        "malformed": {"count": malformed, "rate": _rate(malformed, n)},
-        "zero_variance_groups": {"groups": len(multi), "count": len(flat), "rate": _rate(len(flat), len(multi)),
-                                 "all_pass": all_pass, "all_fail": all_fail,
-                                 "other": len(flat) - all_pass - all_fail},
-        "reward_without_pass": _reward_without_pass(rollouts),
-    }
-    doc["warnings"] = _warnings(doc)
-    return doc
+        self.empty += not text.strip()
+        self.repetitive += _repetitive(text)
+        v = r.verdict
+        kind = v.error_kind
+        self.verifier_errors += kind in ("timeout", "exception")
+        self.malformed += kind == "malformed"
+        reward, passed = v.reward, v.passed
+        self.passed += 1 if passed else 0
+        t = self.tasks.get(r.task.id)
+        if t is None:
+            t = self.tasks[r.task.id] = [0, None, False, True, False]
+        t[0] += 1
+        if not math.isnan(reward):
+            if t[1] is None:
+                t[1] = reward
+            elif reward != t[1]:
+                t[2] = True
+            self.total += max(0.0, reward)
+            if not passed:
+                self.unearned += max(0.0, reward)
+                self.failing += 1
+                for name, value in v.components.items():
+                    self.comp_sum[f"{r.task.verifier.name}.{name}"] += value
+        t[3] = t[3] and bool(passed)
+        t[4] = t[4] or bool(passed)
+
+    def doc(self) -> dict[str, Any]:
+        n = self.n
+        multi = [t for t in self.tasks.values() if t[0] >= 2]
+        flat = [t for t in multi if not t[2]]
+        all_pass = sum(1 for t in flat if t[3])
+        all_fail = sum(1 for t in flat if not t[4])
+        doc: dict[str, Any] = {
+            "n_rollouts": n,
+            "truncated": {"count": self.truncated, "rate": _rate(self.truncated, self.known), "known": self.known,
+                          "max_tokens": sorted(self.caps)},
+            "env_truncated": {"count": self.env_truncated, "rate": _rate(self.env_truncated, n)},
+            "empty": {"count": self.empty, "rate": _rate(self.empty, n)},
+            "repetitive": {"count": self.repetitive, "rate": _rate(self.repetitive, n)},
+            "verifier_errors": {"count": self.verifier_errors, "rate": _rate(self.verifier_errors, n)},
+            "malformed": {"count": self.malformed, "rate": _rate(self.malformed, n)},
+            "zero_variance_groups": {"groups": len(multi), "count": len(flat), "rate": _rate(len(flat), len(multi)),
+                                     "all_pass": all_pass, "all_fail": all_fail,
+                                     "other": len(flat) - all_pass - all_fail},
+            "reward_without_pass": self._reward_without_pass(),
+        }
+        doc["warnings"] = _warnings(doc)
+        return doc
+
+    def _reward_without_pass(self) -> dict[str, Any]:
+        total, failing = self.total, self.failing
+        share = self.unearned / total if total > 0 else 0.0
+        pass_rate = _rate(self.passed, self.n)
+        components = {k: v / failing for k, v in sorted(self.comp_sum.items(), key=lambda kv: -kv[1]) if v > 0}
+        return {"share": share, "pass_rate": pass_rate, "components": components,
+                "flag": total > 0 and share >= UNEARNED_WARN and pass_rate < LOW_PASS}
 
 
-def _reward_without_pass(rollouts: Sequence[Rollout]) -> dict[str, Any]:
-    rewards = [(r, r.verdict.reward) for r in rollouts if not math.isnan(r.verdict.reward)]
-    total = sum(max(0.0, x) for _, x in rewards)
-    unearned = sum(max(0.0, x) for r, x in rewards if not r.verdict.passed)
-    failing = [r for r, _ in rewards if not r.verdict.passed]
-    comp_sum: dict[str, float] = defaultdict(float)
-    for r in failing:
-        for name, value in r.verdict.components.items():
-            comp_sum[f"{r.task.verifier.name}.{name}"] += value
-    share = unearned / total if total > 0 else 0.0
-    pass_rate = _rate(sum(1 for r in rollouts if r.verdict.passed), len(rollouts))
-    components = {k: v / len(failing) for k, v in sorted(comp_sum.items(), key=lambda kv: -kv[1]) if v > 0}
-    return {"share": share, "pass_rate": pass_rate, "components": components,
-            "flag": total > 0 and share >= UNEARNED_WARN and pass_rate < LOW_PASS}
+def health_checks(rollouts: Iterable[Rollout]) -> dict[str, Any]:
+    """The health document of metrics.json: one pass over ``rollouts`` (see Health)."""
+    health = Health()
+    for r in rollouts:
+        health.add(r)
+    return health.doc()
 
 
 def _warnings(doc: dict[str, Any]) -> list[str]:

@@ -1,11 +1,18 @@
 """Eval metrics from rollouts: pass@1, unbiased pass@k, rewards and their distribution, errors by kind, 95%
 intervals (eval.stats), failure modes (eval.failures), and the same per task source (``task.metadata["source"]``,
-else ``["family"]``) and per verifier."""
+else ``["family"]``) and per verifier.
+
+Everything is computed in two streaming passes over the rollouts (``compute_metrics`` takes any re-iterable: a list,
+or an eval store read lazily, crossgym.eval.run.StoredRollouts): the first keeps running summaries per task, per
+source and per verifier (counts, sums, error kinds, the reward range), the second what needs the first's totals (the
+reward histogram and standard deviation, failed components, failure examples). No Rollout is held: memory grows
+with the number of tasks (the bootstrap resamples tasks), not with samples. Sums run in rollout order, exactly as
+``sum()`` over a list did, so the document is the same as one built from the list."""
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,33 +32,96 @@ def task_source(rollout: Rollout) -> str:
     return str(meta.get(PART_KEY) or meta.get("source") or meta.get("family") or "unknown")
 
 
-def _group_stats(rollouts: Sequence[Rollout], ks: Sequence[int]) -> dict[str, Any]:
-    """pass@1, pass@k, mean reward and errors of one group of rollouts."""
-    per_task: dict[str, list[Rollout]] = defaultdict(list)
-    for r in rollouts:
-        per_task[r.task.id].append(r)
-    counts = [(len(rs), sum(1 for r in rs if r.verdict.passed)) for rs in per_task.values()]
-    rewards = [r.verdict.reward for r in rollouts if not math.isnan(r.verdict.reward)]
-    pass_k = {str(k): v for k in ks if (v := mean_pass_at_k(counts, k)) is not None}
-    return {"n_tasks": len(per_task), "n_rollouts": len(rollouts),
-            "pass@1": pass_k.get("1"), "pass@k": pass_k,
-            "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-            "errors": error_counts(rollouts),
-            "intervals": intervals(list(per_task.values()), [int(k) for k in pass_k])}
+class _Errors:
+    """Verdict errors by kind, counted as rollouts stream by."""
+
+    __slots__ = ("kinds", "n")
+
+    def __init__(self) -> None:
+        self.kinds: Counter[str] = Counter()
+        self.n = 0
+
+    def add(self, r: Rollout) -> None:
+        self.n += 1
+        if r.verdict.error is not None:
+            self.kinds[r.verdict.error_kind or "exception"] += 1
+
+    def doc(self) -> dict[str, Any]:
+        kinds = self.kinds
+        doc: dict[str, Any] = {k: kinds.get(k, 0) for k in ERROR_KINDS}
+        doc.update({k: v for k, v in kinds.items() if k not in doc})
+        doc["total"] = sum(kinds.values())
+        doc["rate"] = doc["total"] / self.n if self.n else 0.0
+        return doc
+
+
+class _Group:
+    """One group's running summary (the whole run, a task source, a verifier): per task (first-seen order) its
+    samples, passes, reward sum and finite rewards; the group's reward sum; its error kinds; verifier versions."""
+
+    __slots__ = ("errors", "n", "reward_n", "reward_sum", "tasks", "versions")
+
+    def __init__(self, versions: bool = False) -> None:
+        self.tasks: dict[str, list[Any]] = {}  # id -> [samples, passed, reward sum, finite rewards]
+        self.n = 0
+        self.reward_sum: float = 0
+        self.reward_n = 0
+        self.errors = _Errors()
+        self.versions: set[str] | None = set() if versions else None
+
+    def add(self, r: Rollout) -> None:
+        self.n += 1
+        t = self.tasks.get(r.task.id)
+        if t is None:
+            t = self.tasks[r.task.id] = [0, 0, 0, 0.0]
+        t[0] += 1
+        t[1] += 1 if r.verdict.passed else 0
+        reward = r.verdict.reward
+        if not math.isnan(reward):
+            t[2] += reward
+            t[3] += 1.0
+            self.reward_sum += reward
+            self.reward_n += 1
+        self.errors.add(r)
+        if self.versions is not None:
+            from crossgym.scoring.provenance import Provenance
+
+            ref = Provenance.from_dict(r.provenance, default=r.task.verifier).verifier
+            if ref is not None and ref.version is not None:
+                self.versions.add(ref.version)
+
+    def stats(self, ks: Sequence[int]) -> dict[str, Any]:
+        """pass@1, pass@k, mean reward and errors of the group."""
+        counts = [(t[0], t[1]) for t in self.tasks.values()]
+        pass_k = {str(k): v for k in ks if (v := mean_pass_at_k(counts, k)) is not None}
+        doc: dict[str, Any] = {"n_tasks": len(self.tasks), "n_rollouts": self.n,
+               "pass@1": pass_k.get("1"), "pass@k": pass_k,
+               "mean_reward": self.reward_sum / self.reward_n if self.reward_n else None,
+               "errors": self.errors.doc(),
+               "intervals": _intervals(counts, [t[2] for t in self.tasks.values()],
+                                       [t[3] for t in self.tasks.values()], [int(k) for k in pass_k])}
+        if self.versions is not None:
+            doc["versions"] = sorted(self.versions)
+        return doc
 
 
 def intervals(tasks: Sequence[Sequence[Rollout]], ks: Sequence[int]) -> dict[str, Any]:
     """95% intervals: Wilson on pass@1 (over rollouts), a seeded bootstrap over tasks on mean reward and pass@k."""
+    return _intervals([(len(rs), sum(1 for r in rs if r.verdict.passed)) for rs in tasks],
+                      [sum(r.verdict.reward for r in rs if not math.isnan(r.verdict.reward)) for rs in tasks],
+                      [float(sum(1 for r in rs if not math.isnan(r.verdict.reward))) for rs in tasks], ks)
+
+
+def _intervals(counts: Sequence[tuple[int, int]], sums: Sequence[float], finite: Sequence[float],
+               ks: Sequence[int]) -> dict[str, Any]:
+    """The intervals document from per-task (samples, passes), reward sums and finite-reward counts."""
     from crossgym.eval import stats
 
-    counts = [(len(rs), sum(1 for r in rs if r.verdict.passed)) for rs in tasks]
-    sums = [sum(r.verdict.reward for r in rs if not math.isnan(r.verdict.reward)) for rs in tasks]
-    finite = [float(sum(1 for r in rs if not math.isnan(r.verdict.reward))) for rs in tasks]
     successes, trials = sum(c for _, c in counts), sum(n for n, _ in counts)
     statistics = {"mean_reward": stats.ratio_stat(sums, finite)}
     for k in ks:
         statistics[f"pass@{k}"] = stats.mean_stat([pass_at_k(n, c, k) if n >= k else None for n, c in counts])
-    boot = stats.bootstrap(len(tasks), statistics)
+    boot = stats.bootstrap(len(counts), statistics)
     return {"confidence": stats.CONFIDENCE,
             "pass@1": stats.interval(stats.wilson(successes, trials), stats.WILSON, successes=successes,
                                      trials=trials),
@@ -61,95 +131,147 @@ def intervals(tasks: Sequence[Sequence[Rollout]], ks: Sequence[int]) -> dict[str
 
 def error_counts(rollouts: Iterable[Rollout]) -> dict[str, Any]:
     """Verdict errors by kind (timeout, malformed, exception), with their total and rate."""
-    kinds: Counter[str] = Counter()
-    n = 0
+    errors = _Errors()
     for r in rollouts:
-        n += 1
-        if r.verdict.error is not None:
-            kinds[r.verdict.error_kind or "exception"] += 1
-    doc: dict[str, Any] = {k: kinds.get(k, 0) for k in ERROR_KINDS}
-    doc.update({k: v for k, v in kinds.items() if k not in doc})
-    doc["total"] = sum(kinds.values())
-    doc["rate"] = doc["total"] / n if n else 0.0
-    return doc
+        errors.add(r)
+    return errors.doc()
+
+
+class _Rewards:
+    """The reward distribution in two passes: count, range, sum and the distinct values (while few) first; the
+    histogram and the squared deviations from the mean second."""
+
+    def __init__(self, bins: int = HIST_BINS) -> None:
+        self.bins = bins
+        self.n = self.nan = 0
+        self.lo = self.hi = math.nan
+        self.total: float = 0
+        self.distinct: Counter[float] | None = Counter()
+        self.counts: list[int] = []
+        self.squares: float = 0
+
+    def add(self, x: float) -> None:
+        if math.isnan(x):
+            self.nan += 1
+            return
+        if self.n == 0:
+            self.lo = self.hi = x
+        else:
+            self.lo, self.hi = min(self.lo, x), max(self.hi, x)
+        self.n += 1
+        self.total += x
+        if self.distinct is not None:
+            self.distinct[x] += 1
+            if len(self.distinct) > MAX_DISTINCT:
+                self.distinct = None
+
+    @property
+    def distinct_count_at_most_one(self) -> bool:
+        return self.distinct is not None and len(self.distinct) <= 1
+
+    def start_second(self) -> None:
+        self.counts = [0] * self.bins
+        self.squares = 0
+        self._mean = self.total / self.n if self.n else 0.0
+        self._width = (self.hi - self.lo) / self.bins if self.n and self.hi != self.lo else 0.0
+
+    def add_second(self, x: float) -> None:
+        if math.isnan(x):
+            return
+        if self._width:
+            self.counts[min(self.bins - 1, int((x - self.lo) / self._width))] += 1
+        self.squares += (x - self._mean) ** 2
+
+    def doc(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"n": self.n, "nan": self.nan}
+        if not self.n:
+            return {**doc, "histogram": {"edges": [], "counts": []}, "values": {}}
+        lo, hi = self.lo, self.hi
+        if hi == lo:
+            edges, counts = [lo, hi], [self.n]
+        else:
+            edges = [lo + i * self._width for i in range(self.bins)] + [hi]
+            counts = self.counts
+        doc["histogram"] = {"edges": edges, "counts": counts}
+        distinct = self.distinct
+        doc["values"] = {f"{v:g}": c for v, c in sorted(distinct.items())} if distinct is not None else None
+        doc["min"], doc["max"] = lo, hi
+        doc["mean"] = self._mean
+        doc["std"] = math.sqrt(self.squares / self.n)
+        return doc
 
 
 def reward_distribution(rewards: Sequence[float], bins: int = HIST_BINS) -> dict[str, Any]:
     """A histogram over [min, max] (one bin when all are equal), and the distinct values when they are few."""
-    finite = [x for x in rewards if not math.isnan(x)]
-    doc: dict[str, Any] = {"n": len(finite), "nan": len(rewards) - len(finite)}
-    if not finite:
-        return {**doc, "histogram": {"edges": [], "counts": []}, "values": {}}
-    lo, hi = min(finite), max(finite)
-    if hi == lo:
-        edges, counts = [lo, hi], [len(finite)]
-    else:
-        width = (hi - lo) / bins
-        edges = [lo + i * width for i in range(bins)] + [hi]
-        counts = [0] * bins
-        for x in finite:
-            counts[min(bins - 1, int((x - lo) / width))] += 1
-    doc["histogram"] = {"edges": edges, "counts": counts}
-    distinct = Counter(finite)
-    doc["values"] = {f"{v:g}": c for v, c in sorted(distinct.items())} if len(distinct) <= MAX_DISTINCT else None
-    doc["min"], doc["max"] = lo, hi
-    mean = sum(finite) / len(finite)
-    doc["mean"] = mean
-    doc["std"] = math.sqrt(sum((x - mean) ** 2 for x in finite) / len(finite))
-    return doc
+    acc = _Rewards(bins)
+    for x in rewards:
+        acc.add(x)
+    acc.start_second()
+    for x in rewards:
+        acc.add_second(x)
+    return acc.doc()
 
 
-def compute_metrics(rollouts: Sequence[Rollout], *, ks: Sequence[int] | None = None) -> dict[str, Any]:
-    """The metrics document (metrics.json, `crossgym eval --json`) for a set of rollouts."""
+def compute_metrics(rollouts: Iterable[Rollout], *, ks: Sequence[int] | None = None) -> dict[str, Any]:
+    """The metrics document (metrics.json, `crossgym eval --json`) for a set of rollouts: two streaming passes over
+    ``rollouts`` (a list, or any re-iterable such as an eval store's StoredRollouts), holding no Rollout."""
     from crossgym.eval import stats
-    from crossgym.eval.failures import failure_modes
-    from crossgym.eval.health import health_checks
+    from crossgym.eval.failures import FailureModes
+    from crossgym.eval.health import Health
 
-    per_task = Counter(r.task.id for r in rollouts)
-    n_max = max(per_task.values(), default=0)
+    if iter(rollouts) is rollouts:  # a one-shot iterator cannot be read twice
+        rollouts = list(rollouts)
+    overall = _Group()
+    by_source: dict[str, _Group] = {}
+    by_verifier: dict[str, _Group] = {}
+    rewards = _Rewards()
+    fm = FailureModes(task_source)
+    health = Health()
+    n = turns = 0
+    tokens = tokens_n = 0
+    timing_keys = ("generate_s", "env_s", "verify_s")
+    timings: dict[str, float] = dict.fromkeys(timing_keys, 0)
+    for r in rollouts:  # the first pass: running summaries
+        n += 1
+        overall.add(r)
+        source = task_source(r)
+        (by_source.get(source) or by_source.setdefault(source, _Group())).add(r)
+        name = r.task.verifier.name
+        (by_verifier.get(name) or by_verifier.setdefault(name, _Group(versions=True))).add(r)
+        rewards.add(r.verdict.reward)
+        turns += r.turns
+        if r.completion.token_ids is not None:
+            tokens += len(r.completion.token_ids)
+            tokens_n += 1
+        for key in timing_keys:
+            timings[key] += r.timings.get(key, 0.0)
+        fm.add(r)
+        health.add(r)
+    rewards.start_second()
+    fm.start_second()
+    for r in rollouts:  # the second: what needs the first's totals
+        rewards.add_second(r.verdict.reward)
+        fm.add_second(r)
+    per_task = [t[0] for t in overall.tasks.values()]
+    n_max = max(per_task, default=0)
     ks = list(ks) if ks is not None else k_values(n_max)
-    overall = _group_stats(rollouts, ks)
-    by_source: dict[str, list[Rollout]] = defaultdict(list)
-    by_verifier: dict[str, list[Rollout]] = defaultdict(list)
-    for r in rollouts:
-        by_source[task_source(r)].append(r)
-        by_verifier[r.task.verifier.name].append(r)
-    rewards = [r.verdict.reward for r in rollouts]
-    dist = reward_distribution(rewards)
-    finite = [x for x in rewards if not math.isnan(x)]
+    dist = rewards.doc()
     doc: dict[str, Any] = {
-        **overall,
-        "samples_per_task": {"min": min(per_task.values(), default=0), "max": n_max},
+        **overall.stats(ks),
+        "samples_per_task": {"min": min(per_task, default=0), "max": n_max},
         "reward_std": dist.get("std"),
         "reward_distribution": dist,
-        "identical_rewards": len(set(finite)) <= 1,
-        "mean_turns": sum(r.turns for r in rollouts) / len(rollouts) if rollouts else None,
-        "mean_completion_tokens": _mean_tokens(rollouts),
-        "by_source": {k: _group_stats(v, ks) for k, v in sorted(by_source.items())},
-        "by_verifier": {k: {**_group_stats(v, ks), "versions": sorted(_versions(v))}
-                        for k, v in sorted(by_verifier.items())},
-        "timings": {key: sum(r.timings.get(key, 0.0) for r in rollouts) for key in ("generate_s", "env_s", "verify_s")},
-        "failure_modes": failure_modes(rollouts, task_source),
-        "health": health_checks(rollouts),
+        "identical_rewards": rewards.n == 0 or rewards.distinct_count_at_most_one,
+        "mean_turns": turns / n if n else None,
+        "mean_completion_tokens": tokens / tokens_n if tokens_n else None,
+        "by_source": {k: v.stats(ks) for k, v in sorted(by_source.items())},
+        "by_verifier": {k: v.stats(ks) for k, v in sorted(by_verifier.items())},
+        "timings": timings,
+        "failure_modes": fm.doc(),
+        "health": health.doc(),
     }
     doc["intervals"]["methods"] = dict(stats.METHODS)
     from crossgym.eval.advice import next_steps
 
     doc["next_steps"] = next_steps(doc)  # "what to do next": the report's first box, the summary's "next:" lines
     return doc
-
-
-def _mean_tokens(rollouts: Sequence[Rollout]) -> float | None:
-    lens = [len(r.completion.token_ids) for r in rollouts if r.completion.token_ids is not None]
-    return sum(lens) / len(lens) if lens else None
-
-
-def _versions(rollouts: Iterable[Rollout]) -> set[str]:
-    from crossgym.scoring.provenance import Provenance
-
-    out = set()
-    for r in rollouts:
-        ref = Provenance.from_dict(r.provenance, default=r.task.verifier).verifier
-        if ref is not None and ref.version is not None:
-            out.add(ref.version)
-    return out

@@ -10,7 +10,8 @@ import json
 import logging
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,19 +113,118 @@ def plot_by_source(metrics: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def _panel_groups(rollouts: Sequence[Rollout]) -> dict[str, dict[str, list[float]]]:
-    """Per task source, the finite rewards of its rollouts by outcome: passed, model (failed), infra (masked)."""
-    from crossgym.eval.metrics import task_source
-    from crossgym.scoring.failure import fault
+class _Panel:
+    """One task source's finite rewards by outcome, summarised as they stream by: per outcome a count per distinct
+    value while the source has at most PANEL_DISTINCT of them, else (drawn as 10 bins over its range) the bin
+    counts, from a second pass; each outcome's range either way."""
 
-    out: dict[str, dict[str, list[float]]] = {}
-    for r in rollouts:
-        if math.isnan(r.verdict.reward):
-            continue
+    __slots__ = ("bins", "counts", "distinct", "hi", "lo", "n")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.distinct: set[float] | None = set()
+        self.counts: dict[str, Counter[float]] | None = {o: Counter() for o in OUTCOMES}
+        self.lo: dict[str, float] = {}
+        self.hi: dict[str, float] = {}
+        self.bins: dict[str, list[int]] = {}
+
+    def add(self, outcome: str, x: float) -> None:
+        self.n += 1
+        lo, hi = self.lo.get(outcome), self.hi.get(outcome)
+        if lo is None or x < lo:
+            self.lo[outcome] = x
+        if hi is None or x > hi:
+            self.hi[outcome] = x
+        if self.distinct is not None and self.counts is not None:
+            self.distinct.add(x)
+            self.counts[outcome][x] += 1
+            if len(self.distinct) > PANEL_DISTINCT:
+                self.distinct = self.counts = None
+
+    def range(self) -> tuple[float, float]:
+        """(min, max) over outcomes in OUTCOMES order (on ties the earlier outcome's value, as a set built in that
+        order keeps)."""
+        lo = hi = None
+        for o in OUTCOMES:
+            if o in self.lo and (lo is None or self.lo[o] < lo):
+                lo = self.lo[o]
+            if o in self.hi and (hi is None or self.hi[o] > hi):
+                hi = self.hi[o]
+        assert lo is not None and hi is not None
+        return lo, hi
+
+    def values(self) -> list[float]:
+        """The sorted distinct rewards (few), built in OUTCOMES order as the plot always did."""
+        assert self.counts is not None
+        return sorted({x for o in OUTCOMES for x in self.counts[o]})
+
+    def layout(self) -> tuple[list[float], float, Callable[[float], int]]:
+        return _panel_bins(self.values()) if self.counts is not None else _range_bins(*self.range())
+
+    def outcome_counts(self, outcome: str, slot: Callable[[float], int], n: int) -> list[int]:
+        if self.counts is None:
+            return self.bins.get(outcome) or [0] * n
+        c = [0] * n
+        for v, k in self.counts[outcome].items():
+            c[slot(v)] += k
+        return c
+
+
+class _Panels:
+    """Every source's _Panel: ``add`` each rollout; when ``needs_second()``, ``add_second`` each again (bins of the
+    drawn sources with many distinct rewards). Holds no Rollout."""
+
+    def __init__(self) -> None:
+        self.by_source: dict[str, _Panel] = {}
+        self._slots: dict[str, Callable[[float], int]] = {}
+
+    @staticmethod
+    def _outcome(r: Rollout) -> str:
+        from crossgym.scoring.failure import fault
+
         kind = fault(r.verdict)
-        out.setdefault(task_source(r), {"passed": [], "model": [], "infra": []})[
-            "passed" if kind == "none" else kind].append(r.verdict.reward)
-    return dict(sorted(out.items()))
+        return "passed" if kind == "none" else kind
+
+    def add(self, r: Rollout) -> None:
+        from crossgym.eval.metrics import task_source
+
+        if math.isnan(r.verdict.reward):
+            return
+        source = task_source(r)
+        panel = self.by_source.get(source)
+        if panel is None:
+            panel = self.by_source[source] = _Panel()
+        panel.add(self._outcome(r), r.verdict.reward)
+
+    def names(self) -> list[str]:
+        return sorted(self.by_source)
+
+    def needs_second(self) -> bool:
+        self._slots = {name: self.by_source[name].layout()[2] for name in self.names()[:MAX_PANELS]
+                       if self.by_source[name].counts is None}
+        for name in self._slots:
+            self.by_source[name].bins = {o: [0] * 10 for o in OUTCOMES}
+        return bool(self._slots)
+
+    def add_second(self, r: Rollout) -> None:
+        from crossgym.eval.metrics import task_source
+
+        if math.isnan(r.verdict.reward):
+            return
+        source = task_source(r)
+        slot = self._slots.get(source)
+        if slot is not None:
+            self.by_source[source].bins[self._outcome(r)][slot(r.verdict.reward)] += 1
+
+
+def _panels(rollouts: Iterable[Rollout]) -> _Panels:
+    panels = _Panels()
+    for r in rollouts:
+        panels.add(r)
+    if panels.needs_second():
+        for r in rollouts:
+            panels.add_second(r)
+    return panels
 
 
 def _panel_bins(values: list[float]) -> tuple[list[float], float, Callable[[float], int]]:
@@ -134,28 +234,24 @@ def _panel_bins(values: list[float]) -> tuple[list[float], float, Callable[[floa
         step = min((b - a for a, b in zip(values, values[1:], strict=False)), default=1.0) or 1.0
         index = {v: i for i, v in enumerate(values)}
         return values, 0.8 * step, index.__getitem__
-    lo, bins = values[0], 10
-    span = (values[-1] - lo) / bins
+    return _range_bins(values[0], values[-1])
+
+
+def _range_bins(lo: float, hi: float) -> tuple[list[float], float, Callable[[float], int]]:
+    """10 bins over [lo, hi]: (bar positions, bar width, reward -> bin)."""
+    bins = 10
+    span = (hi - lo) / bins
     return [lo + (i + 0.5) * span for i in range(bins)], 0.9 * span, lambda v: min(bins - 1, int((v - lo) / span))
 
 
-def _panel_counter(slot: Callable[[float], int], n: int) -> Callable[[list[float]], list[int]]:
-    def counts(vals: list[float]) -> list[int]:
-        c = [0] * n
-        for v in vals:
-            c[slot(v)] += 1
-        return c
-
-    return counts
-
-
-def plot_source_panels(metrics: dict[str, Any], rollouts: Sequence[Rollout], path: Path) -> list[str]:
+def plot_source_panels(metrics: dict[str, Any], rollouts: Iterable[Rollout] | _Panels, path: Path) -> list[str]:
     """One panel per task source, each on its own reward scale (a 0-1 source next to a 0-2 one), bars stacked by
     outcome (passed, failed, verifier/infra error), titled with its pass@1 and 95% interval. Returns the sources
-    left out (past MAX_PANELS)."""
+    left out (past MAX_PANELS). ``rollouts`` is read in one or two streaming passes (or is their summary)."""
     plt = _pyplot()
-    groups = _panel_groups(rollouts)
-    names = list(groups)[:MAX_PANELS]
+    panels = rollouts if isinstance(rollouts, _Panels) else _panels(_reiterable(rollouts))
+    all_names = panels.names()
+    names = all_names[:MAX_PANELS]
     cols = max(1, min(3, len(names)))
     rows = max(1, math.ceil(len(names) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.6 * rows + 0.5), dpi=100, squeeze=False)
@@ -164,18 +260,17 @@ def plot_source_panels(metrics: dict[str, Any], rollouts: Sequence[Rollout], pat
     if not names:
         axes[0][0].text(0.5, 0.5, "no finite rewards", ha="center", va="center")
     for ax, name in zip(axes.flat, names, strict=False):
-        by = groups[name]
-        values = sorted({x for xs in by.values() for x in xs})
-        lo, hi = values[0], values[-1]
-        xs, width, slot = _panel_bins(values)
-        counts = _panel_counter(slot, len(xs))
+        panel = panels.by_source[name]
+        lo, hi = panel.range()
+        xs, width, slot = panel.layout()
+        few = panel.counts is not None
         bottom = [0] * len(xs)
         for outcome in OUTCOMES:
-            c = counts(by[outcome])
+            c = panel.outcome_counts(outcome, slot, len(xs))
             if any(c):
                 ax.bar(xs, c, width=width, bottom=bottom, color=COLORS[outcome])
                 bottom = [b + x for b, x in zip(bottom, c, strict=True)]
-        if len(values) <= PANEL_DISTINCT:
+        if few:
             ax.set_xticks(xs)
             ax.set_xticklabels([f"{v:g}" for v in xs])
         if lo == hi:
@@ -183,7 +278,7 @@ def plot_source_panels(metrics: dict[str, Any], rollouts: Sequence[Rollout], pat
         g = (metrics.get("by_source") or {}).get(name) or {}
         p1, ci = g.get("pass@1"), (g.get("intervals") or {}).get("pass@1")
         p1_text = ("n/a" if p1 is None else f"{p1:.2f}") + (f" [{ci['low']:.2f}, {ci['high']:.2f}]" if ci else "")
-        ax.set_title(f"{name}\npass@1 {p1_text} · n={sum(len(v) for v in by.values())}", fontsize=9)
+        ax.set_title(f"{name}\npass@1 {p1_text} · n={panel.n}", fontsize=9)
         ax.set_xlabel(f"reward (all {lo:g})" if lo == hi else f"reward ({lo:g} to {hi:g})", fontsize=8)
         ax.set_ylabel("rollouts", fontsize=8)
         ax.tick_params(labelsize=8)
@@ -194,7 +289,7 @@ def plot_source_panels(metrics: dict[str, Any], rollouts: Sequence[Rollout], pat
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
     fig.savefig(path)
     plt.close(fig)
-    return list(groups)[MAX_PANELS:]
+    return all_names[MAX_PANELS:]
 
 
 _CODE = re.compile(r"`([^`]+)`")
@@ -308,32 +403,74 @@ def _health(metrics: dict[str, Any]) -> str:
             f"<table>{table}</table>")
 
 
-def pick_samples(rollouts: Sequence[Rollout], k: int = SAMPLES) -> list[Rollout]:
-    """Passes, honest failures and errors, each spread over the task sources."""
-    from crossgym.eval.failures import _spread
-    from crossgym.eval.metrics import task_source
+class _Samples:
+    """What ``pick_samples`` needs, kept as rollouts stream by (bounded, whatever their number): per kind (errors,
+    passes, honest failures) the count and, for the first ``k`` sources seen, their first ``k`` rollouts; of all
+    rollouts, the first ``2k`` of the first ``2k`` sources (the fill-up draws from what the first picks left, at
+    most ``k`` of them). Round-robin picking only ever reaches those, so the picks are the same as over the list."""
 
-    def spread(rs: list[Rollout], n: int) -> list[Rollout]:
-        return [r for _, r in _spread([(task_source(r), r) for r in rs], n)]
+    KINDS = ("errors", "passes", "fails")
 
-    passes = [r for r in rollouts if r.verdict.passed]
-    fails = [r for r in rollouts if not r.verdict.passed and r.verdict.error is None]
-    errors = [r for r in rollouts if r.verdict.error is not None]
-    n_err = min(len(errors), max(1, k // 3)) if errors else 0
-    n_pass = min(len(passes), max(1, k // 3)) if passes else 0
-    picked = spread(errors, n_err) + spread(passes, n_pass)
-    picked += spread(fails, k - len(picked))
-    if len(picked) < k:  # too few of some kind: fill with what is left
-        chosen = {id(r) for r in picked}
-        picked += spread([r for r in rollouts if id(r) not in chosen], k - len(picked))
-    return picked
+    def __init__(self, k: int = SAMPLES) -> None:
+        self.k = k
+        self.i = 0
+        self.counts = dict.fromkeys(self.KINDS, 0)
+        self.kept: dict[str, dict[str, list[tuple[int, Rollout]]]] = {name: {} for name in (*self.KINDS, "all")}
+
+    def _keep(self, name: str, limit: int, source: str, r: Rollout) -> None:
+        by_source = self.kept[name]
+        queue = by_source.get(source)
+        if queue is None:
+            if len(by_source) >= limit:
+                return
+            queue = by_source[source] = []
+        if len(queue) < limit:
+            queue.append((self.i, r))
+
+    def add(self, r: Rollout) -> None:
+        from crossgym.eval.metrics import task_source
+
+        source = task_source(r)
+        v = r.verdict
+        for name, hit in (("errors", v.error is not None), ("passes", bool(v.passed)),
+                          ("fails", not v.passed and v.error is None)):
+            if hit:
+                self.counts[name] += 1
+                self._keep(name, self.k, source, r)
+        self._keep("all", 2 * self.k, source, r)
+        self.i += 1
+
+    def _spread(self, name: str, n: int, skip: set[int] | None = None) -> list[Rollout]:
+        from crossgym.eval.failures import _spread
+
+        items = sorted(((i, s, r) for s, queue in self.kept[name].items() for i, r in queue
+                        if skip is None or id(r) not in skip), key=lambda t: t[0])
+        return [r for _, r in _spread([(s, r) for _, s, r in items], n)]
+
+    def pick(self) -> list[Rollout]:
+        k, counts = self.k, self.counts
+        n_err = min(counts["errors"], max(1, k // 3)) if counts["errors"] else 0
+        n_pass = min(counts["passes"], max(1, k // 3)) if counts["passes"] else 0
+        picked = self._spread("errors", n_err) + self._spread("passes", n_pass)
+        picked += self._spread("fails", k - len(picked))
+        if len(picked) < k:  # too few of some kind: fill with what is left
+            picked += self._spread("all", k - len(picked), skip={id(r) for r in picked})
+        return picked
 
 
-def _samples(rollouts: Sequence[Rollout]) -> str:
+def pick_samples(rollouts: Iterable[Rollout], k: int = SAMPLES) -> list[Rollout]:
+    """Passes, honest failures and errors, each spread over the task sources (one streaming pass; see _Samples)."""
+    samples = _Samples(k)
+    for r in rollouts:
+        samples.add(r)
+    return samples.pick()
+
+
+def _samples(picked: Sequence[Rollout]) -> str:
     from crossgym.eval.metrics import task_source
 
     items = []
-    for r in pick_samples(rollouts):
+    for r in picked:
         prompt = r.task.prompt[-1].content if r.task.prompt else ""
         status = "pass" if r.verdict.passed else html.escape(r.verdict.error or "fail")
         items.append(
@@ -353,15 +490,29 @@ def _info_value(v: Any) -> str:
     return html.escape(str(v))
 
 
-def write_report(output_dir: str | Path, metrics: dict[str, Any], rollouts: Sequence[Rollout],
+def _reiterable(rollouts: Iterable[Rollout]) -> Iterable[Rollout]:
+    return list(rollouts) if iter(rollouts) is rollouts else rollouts  # a one-shot iterator cannot be read twice
+
+
+def write_report(output_dir: str | Path, metrics: dict[str, Any], rollouts: Iterable[Rollout],
                  run_info: dict[str, Any] | None = None) -> Path:
-    """Write the three PNG plots and report.html to ``output_dir``; returns the HTML path."""
+    """Write the three PNG plots and report.html to ``output_dir``; returns the HTML path. ``rollouts`` (a list, or
+    an eval store read lazily: crossgym.eval.run.StoredRollouts) is streamed once, twice when a drawn source has many
+    distinct rewards; only the sample rollouts shown are held."""
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    rollouts = _reiterable(rollouts)
+    panels, samples = _Panels(), _Samples()
+    for r in rollouts:
+        panels.add(r)
+        samples.add(r)
+    if panels.needs_second():
+        for r in rollouts:
+            panels.add_second(r)
     plot_reward_histogram(metrics, out / PLOTS["reward_hist"])
     plot_pass_at_k(metrics, out / PLOTS["pass_at_k"])
     plot_by_source(metrics, out / PLOTS["by_source"])
-    left_out = plot_source_panels(metrics, rollouts, out / PLOTS["source_panels"])
+    left_out = plot_source_panels(metrics, panels, out / PLOTS["source_panels"])
     more = (f"<p>Not drawn (past {MAX_PANELS} sources): {html.escape(', '.join(left_out))}; see the table below.</p>"
             if left_out else "")
     info = run_info or {}
@@ -404,7 +555,7 @@ has its own reward axis and its pass@1 with a 95% Wilson interval.</p>
 <img src="{PLOTS['by_source']}" alt="per-source bars"></div>
 {_group_table("By task source", metrics["by_source"])}
 {_group_table("By verifier", metrics["by_verifier"])}
-{_samples(rollouts)}
+{_samples(samples.pick())}
 </body></html>
 """
     path = out / "report.html"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from crossgym.protocol.episode import Rollout, SamplingParams
 from crossgym.protocol.errors import ConfigError
@@ -24,11 +25,82 @@ ROLLOUTS_FILE = "rollouts.jsonl"
 METRICS_FILE = "metrics.json"
 
 
+class StoredRollouts(Sequence[Rollout]):
+    """The rollouts of ``tasks`` x ``n`` under ``config_hash`` in an eval store, read lazily: in task then sample
+    order (the order ``RolloutRunner.run`` returns), the first record of each key, other settings' records skipped.
+
+    Building it scans the file once for the byte offset of each wanted record (an array of 8-byte offsets: no
+    Rollout, no record is kept); iterating reads and parses one record at a time, so a pass over a million rollouts
+    holds one. Indexing reads one record; a slice reads its records into a list. The store must not be rewritten
+    while this is in use (appending is fine: offsets stay valid)."""
+
+    def __init__(self, path: str | Path, tasks: Sequence[Task], n: int, config_hash: str) -> None:
+        self.path = Path(path)
+        index = {t.id: i for i, t in enumerate(tasks)}
+        slots = array("q", [-1]) * (len(tasks) * n)
+        with self.path.open("rb") as f:
+            pos = 0
+            for raw in f:
+                start, pos = pos, pos + len(raw)
+                if not raw.endswith(b"\n"):  # a torn last line: not a record
+                    break
+                key = _record_key(raw)
+                if key is None:
+                    continue
+                rest, _, hash_ = key.rpartition("@")
+                tid, _, sample = rest.rpartition("#")
+                i = index.get(tid)
+                if hash_ != config_hash or i is None or not sample.isdigit() or int(sample) >= n:
+                    continue
+                slot = i * n + int(sample)
+                if slots[slot] < 0:
+                    slots[slot] = start
+        self._offsets = array("q", (o for o in slots if o >= 0))
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def _read(self, f: Any, offset: int) -> Rollout:
+        f.seek(offset)
+        return Rollout.from_dict(json.loads(f.readline()))
+
+    def __iter__(self) -> Iterator[Rollout]:
+        with self.path.open("rb") as f:
+            for offset in self._offsets:
+                yield self._read(f, offset)
+
+    @overload
+    def __getitem__(self, i: int) -> Rollout: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Rollout]: ...
+
+    def __getitem__(self, i: int | slice) -> Rollout | list[Rollout]:
+        with self.path.open("rb") as f:
+            if isinstance(i, slice):
+                return [self._read(f, o) for o in self._offsets[i]]
+            return self._read(f, self._offsets[i])
+
+
+def _record_key(raw: bytes) -> str | None:
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    prov = doc.get("provenance") if isinstance(doc, dict) else None
+    key = prov.get("key") if isinstance(prov, dict) else None
+    return key if isinstance(key, str) else None
+
+
 @dataclass
 class EvalResult:
-    """What an eval produced: its rollouts (resumed ones included), metrics, and where files went."""
+    """What an eval produced: its rollouts (resumed ones included), metrics, and where files went.
 
-    rollouts: list[Rollout]
+    ``rollouts`` is a plain list for an in-process eval without ``output_dir``; with one (the CLI's path) it is a
+    StoredRollouts, the store read back lazily, so no eval holds its rollouts in memory: iterate it (each pass
+    reads the file), index it, or ``list()`` it when a list is really wanted."""
+
+    rollouts: Sequence[Rollout]
     metrics: dict[str, Any]
     output_dir: Path | None = None
     report: Path | None = None
@@ -81,7 +153,9 @@ def run_eval(engine: InferenceEngine, tasks: Sequence[Task], config: RolloutConf
              output_dir: str | Path | None = None, report: bool = True, progress: Progress | None = None,
              batch_size: int = 32, verify_workers: int = 4) -> EvalResult:
     """Roll out ``tasks`` x ``config.n``, compute metrics, and (with ``output_dir``) write rollouts.jsonl,
-    metrics.json and report.html there. An interrupted eval in the same directory resumes."""
+    metrics.json and report.html there. An interrupted eval in the same directory resumes. With ``output_dir``
+    the rollouts are appended to the store as they are verified and never held: metrics and the report are
+    computed in streaming passes over the store (EvalResult.rollouts reads it lazily)."""
     from crossgym import __version__
     from crossgym.eval.metrics import compute_metrics
 
@@ -97,11 +171,17 @@ def run_eval(engine: InferenceEngine, tasks: Sequence[Task], config: RolloutConf
 
         done = store.keys()
         reused = sum(1 for t in tasks for j in range(config.n) if rollout_key(t.id, j, runner.config_hash) in done)
+    rollouts: Sequence[Rollout]
     try:
-        rollouts = runner.run(tasks)
+        if store is None:
+            rollouts = runner.run(tasks)
+        else:  # appended to the store as they finish; metrics and report stream them back from it
+            runner.generate(tasks)
     finally:
         if store is not None:
             store.close()
+    if store is not None:
+        rollouts = StoredRollouts(store.path, tasks, config.n, runner.config_hash)
     metrics = compute_metrics(rollouts)
     metrics["run"] = {"model": config.model, "engine": config.engine, "n": config.n,
                       "sampling": config.sampling.to_dict(), "environment": config.environment,

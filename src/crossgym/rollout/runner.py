@@ -85,6 +85,35 @@ class RolloutRunner:
     def run(self, tasks: Sequence[Task]) -> list[Rollout]:
         """Rollouts for every task and sample index, resumed ones included, in task then sample order."""
         tasks = list(tasks)
+        finished: dict[str, Rollout] = {}
+        done_keys = self._generate(tasks, finished)
+        n = self.config.n
+
+        def wanted() -> Iterator[str]:
+            for t in tasks:
+                for j in range(n):
+                    yield rollout_key(t.id, j, self.config_hash)
+
+        # the resumed ones are read back from the store (only those this run wants)
+        missing = {key for key in wanted() if key in done_keys and key not in finished} if done_keys else set()
+        if missing and self.store is not None:
+            for doc in iter_records(self.store.path):
+                key = (doc.get("provenance") or {}).get("key")
+                if key in missing and key not in finished:
+                    finished[key] = Rollout.from_dict(doc)
+        return [finished[key] for key in wanted() if key in finished]
+
+    def generate(self, tasks: Sequence[Task]) -> None:
+        """What ``run`` does, holding no Rollout: each batch is appended to the store (required) as it is verified,
+        and nothing is returned; read the store back lazily (crossgym.eval.run.StoredRollouts). Memory is a few
+        batches plus the store's keys, whatever the number of rollouts."""
+        if self.store is None:
+            raise CrossgymError("RolloutRunner.generate needs a store: the rollouts are written there, not returned")
+        self._generate(list(tasks), None)
+
+    def _generate(self, tasks: list[Task], finished: dict[str, Rollout] | None) -> set[str]:
+        """Play and score what the store lacks, appending each batch as it is verified (into ``finished`` too when
+        given); returns the keys the store held before."""
         ids = [t.id for t in tasks]
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
@@ -99,7 +128,6 @@ class RolloutRunner:
 
         done_keys = self.store.keys() if self.store is not None else set()
         todo = ((t, j) for t, j, key in wanted() if key not in done_keys)
-        finished: dict[str, Rollout] = {}
         total = len(tasks) * n
         count = sum(1 for _, _, key in wanted() if key in done_keys) if done_keys else 0
         if count:
@@ -121,24 +149,18 @@ class RolloutRunner:
                 while pending:
                     count += self._write([f.result() for f in pending.popleft()], finished)
                     self._report(count, total)
-        # the resumed ones are read back from the store (only those this run wants)
-        missing = {key for _, _, key in wanted() if key in done_keys and key not in finished} if done_keys else set()
-        if missing and self.store is not None:
-            for doc in iter_records(self.store.path):
-                key = (doc.get("provenance") or {}).get("key")
-                if key in missing and key not in finished:
-                    finished[key] = Rollout.from_dict(doc)
-        return [finished[key] for _, _, key in wanted() if key in finished]
+        return done_keys
 
     def _report(self, done: int, total: int) -> None:
         if self.progress is not None:
             self.progress(done, total)
 
-    def _write(self, rollouts: list[Rollout], finished: dict[str, Rollout]) -> int:
+    def _write(self, rollouts: list[Rollout], finished: dict[str, Rollout] | None) -> int:
         if self.store is not None:
             self.store.append(rollouts)
-        for r in rollouts:
-            finished[r.provenance["key"]] = r
+        if finished is not None:
+            for r in rollouts:
+                finished[r.provenance["key"]] = r
         return len(rollouts)
 
     # ------------------------------------------------------------------ generation
