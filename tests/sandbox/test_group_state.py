@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
+from crossgym.sandbox import Limits, Sandbox, TestRunResult, run_python_tests, run_python_tests_many
 
 
 def outcome(result: TestRunResult) -> tuple[Any, ...]:
@@ -352,3 +352,63 @@ def test_tests_that_print_a_huge_result_end_nobodys_run(sandbox: Sandbox) -> Non
                                   sandbox=sandbox, timeout=10.0)
     assert [outcome(r) for r in group] == [solo[m] for m in members]
     assert len(group[0].exec.stdout) < 2 << 20  # (what the caller kept of the tests' output)
+
+
+# ------------------------------------------------------------------------------ file descriptors the tests leave
+LEAKS_500 = """
+import os, socket
+def opened(x):
+    # the tests' helper: fds of its own around the call, closed after it (not when the call raises)
+    fds = [os.open(os.devnull, os.O_RDONLY) for _ in range(496)]
+    r, w = os.pipe()
+    a, b = socket.socketpair()
+    fds += [r, w, a.detach(), b.detach()]
+    out = double(x)
+    for fd in fds:
+        os.close(fd)
+    return out
+assert opened(2) == 4
+assert double(5) == 10
+"""
+REDIRECTS = """
+import os
+def quiet(x):
+    # the tests' helper: stdout into a pipe of its own around the call, put back after it
+    saved = os.dup(1)
+    r, w = os.pipe()
+    os.dup2(w, 1)
+    os.set_blocking(1, False)
+    out = double(x)
+    os.set_blocking(1, True)
+    os.dup2(saved, 1)
+    for fd in (saved, r, w):
+        os.close(fd)
+    return out
+assert quiet(2) == 4
+print('x' * 100000, flush=True)  # more than the pipe holds
+assert double(5) == 10
+assert os.get_blocking(1)
+"""
+
+
+FD_SUITES = {"500 fds": LEAKS_500, "dup2 over stdout": REDIRECTS.replace("    os.set_blocking(1, False)\n", ""),
+             "dup2 and O_NONBLOCK": REDIRECTS}
+
+
+@pytest.mark.parametrize("suite", sorted(FD_SUITES))
+def test_fds_the_tests_leave_reach_no_sibling(sandbox: Sandbox, suite: str) -> None:
+    """A saboteur that makes a helper of the tests stop before it closes its fds (500 of them, under a limit of
+    1024) or puts stdout back leaves every sibling's verdict as it is alone: without the put-back the next member's
+    helper cannot open its fds (EMFILE), or its tests' print fills a pipe nobody reads and times out, or finds
+    stdout non-blocking."""
+    tests = FD_SUITES[suite]
+    kwargs: dict[str, Any] = {"timeout": 5.0, "test_timeout": 1.0, "limits": Limits(open_files=1024)}
+    solo = {name: outcome(run_python_tests(src, tests, sandbox=sandbox, **kwargs))
+            for name, src in (("honest", DOUBLES), ("saboteur", STOPS))}
+    assert solo["honest"][0] == solo["honest"][1] and solo["honest"][0] >= 2, solo["honest"]
+    assert not solo["saboteur"][3][0][0], solo["saboteur"]  # its helper's unit fails
+    members = ["saboteur", "honest", "saboteur", "saboteur", "honest"]
+    group = run_python_tests_many([DOUBLES if m == "honest" else STOPS for m in members], tests,
+                                  sandbox=sandbox, **kwargs)
+    for name, result in zip(members, group, strict=True):
+        assert outcome(result) == solo[name], (name, [(d.name, d.error) for d in result.details if not d.passed])

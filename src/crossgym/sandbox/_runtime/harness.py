@@ -591,8 +591,8 @@ class Globals:
     Each as it was before the first member's tests touched it (a module first loaded by them: as its import left
     it, and it stays loaded), so every member's tests draw the same unseeded random numbers (alone they are as
     random). Only what the tests import is copied: a preloaded module's pages stay shared with the zygote until
-    then. The working directory, HOME and TMPDIR are each member's own (see Remote.send_init). Not covered: threads
-    and processes the tests leave running, raw file descriptors they leave open, audit hooks, codec search
+    then. The working directory, HOME and TMPDIR are each member's own (see Remote.send_init), and the fds are put
+    back by :class:`Fds`. Not covered: threads and processes the tests leave running, audit hooks, codec search
     functions and ABC registrations (none can be undone), in-place changes inside other objects
     (``sys.stdout.close()``), and a module global that a function imported with ``from`` rebinds (rather than
     changes in place) in a module the tests never import whole."""
@@ -874,6 +874,109 @@ _EXTRA: dict[str, tuple[Any, Any]] = {
 GLOBALS: Globals | None = None  # while a group is judged
 
 
+class Fds:
+    """The file descriptors of the harness's process, put back before each next member of a group (issue 20): the
+    tests run in this process, and a member that makes a helper of theirs stop half-way (it opens fds, calls the
+    solution, and closes them after) would leave them open for every later member, until the task's limit on open
+    files (256 by default) fails their own ``open``, ``os.pipe`` or ``socket``; one that redirects stdout with
+    ``os.dup2`` would leave later members' output (theirs, and their solution's, copied there) in a pipe nobody
+    reads, until a write blocks.
+
+    Kept when the group starts: which fds are the harness's own (its stdio, the result pipe, the spawner's socket:
+    what is open then, less the solution processes' pipes), and a duplicate of fds 0-3 with their blocking mode.
+    Put back after each member, once its solution's process and its tests' objects are gone (their files closed
+    themselves): fds 0-3 made what they were (``dup2`` from the duplicate) and as blocking as they were, and every
+    other fd that is neither the harness's own nor a pipe of a solution process still waiting is closed, the file
+    or socket object of the tests that holds one (a cycle, a thread's) closed with it so it is never closed twice.
+    Not covered: a harness fd other than 0-3 that the tests close, or replace with ``dup2``."""
+
+    KEPT = (0, 1, 2, RESULT_FD)
+
+    def __init__(self, spawner: Prefork, remote: Remote | None) -> None:
+        self.saved: dict[int, tuple[int, tuple[int, int], bool, bool]] = {}
+        for fd in self.KEPT:
+            try:
+                st = os.fstat(fd)
+                self.saved[fd] = (os.dup(fd), (st.st_dev, st.st_ino), os.get_blocking(fd), os.get_inheritable(fd))
+            except OSError:
+                pass
+        theirs = set(spawner.fds())
+        if remote is not None and remote.pid:
+            theirs |= {remote.req, remote.rep, *remote.output.fds}
+        self.own = (_open_fds() - theirs) | {dup for dup, _, _, _ in self.saved.values()}
+
+    def restore(self, spawner: Prefork) -> None:
+        for fd, (dup, ident, blocking, inheritable) in self.saved.items():
+            try:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) != ident:
+                    raise OSError
+            except OSError:
+                try:
+                    os.dup2(dup, fd, inheritable)
+                except OSError:
+                    continue
+            try:
+                if os.get_blocking(fd) != blocking:
+                    os.set_blocking(fd, blocking)
+            except OSError:
+                pass
+        keep = self.own | set(spawner.fds())
+        extra = _open_fds() - keep
+        if not extra:
+            return
+        import gc
+
+        gc.collect()  # what only a cycle kept alive closes its own fds now
+        extra = _open_fds() - keep
+        if extra:
+            _close_holders(extra)
+        for fd in _open_fds() & extra:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _open_fds() -> set[int]:
+    try:
+        return {int(name) for name in os.listdir("/proc/self/fd")}  # (its own fd, closed by then, may be listed)
+    except (OSError, ValueError):
+        import resource
+
+        found = set()
+        for fd in range(min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1 << 16)):
+            try:
+                os.fstat(fd)
+                found.add(fd)
+            except OSError:
+                pass
+        return found
+
+
+def _close_holders(fds: set[int]) -> None:
+    """Close the objects of the tests that hold one of ``fds`` (files, sockets, epoll objects still alive)."""
+    import gc
+
+    kinds: list[type] = [io.FileIO]
+    for name, attr in (("socket", "socket"), ("select", "epoll")):
+        kind = getattr(sys.modules.get(name), attr, None)
+        if isinstance(kind, type):
+            kinds.append(kind)
+    holders = tuple(kinds)
+    for obj in gc.get_objects():
+        if isinstance(obj, holders):
+            held: Any = obj
+            try:
+                if held.fileno() in fds:
+                    held.close()
+            except Exception:
+                pass
+
+
+FDS: Fds | None = None  # while a group is judged
+
+
 def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     """Plan the units once, then for each solution (one, or a group in ``solutions``): load it in a fresh
     process, run every unit, report. Never returns."""
@@ -905,9 +1008,10 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
             os._exit(0)
         prelude = _compile_prelude(spec.get("prelude"))
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
-    global GLOBALS
+    global GLOBALS, FDS
     if len(sources) > 1:
         GLOBALS = Globals([module, prelude])  # what the tests can change in this process, as it is before the first solution
+        FDS = Fds(spawner, remote)  # and its file descriptors
     for index, source in enumerate(sources):
         if group is not None:
             emit({"solution": index})
@@ -915,6 +1019,8 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
             spawner.clear()  # nothing the previous solution left (processes, files) meets the next one
             if GLOBALS is not None:
                 GLOBALS.restore()  # nor anything its tests changed here
+            if FDS is not None:
+                FDS.restore(spawner)  # nor the fds they left open or redirected
             remote = Remote(spawner, source)
         for stream in streams:
             stream.left = OUTPUT_CAP[0] // len(sources)

@@ -53,6 +53,10 @@ class Prefork:
         self._fallback_used = False
         self._dirty = False
 
+    def fds(self) -> list[int]:
+        """The file descriptors it holds now: the pipes of the processes still waiting, the spawner's socket."""
+        return [fd for given in self._idle for fd in given[1:5]] + [self._fallback.fileno()]
+
     def expect(self, solutions: int) -> None:
         self._fallback.expect(max(0, solutions - len(self._idle)))
 

@@ -113,6 +113,9 @@ class Client:
         self._dirty = False
         self._left = 1
 
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
     def expect(self, solutions: int) -> None:
         """How many solutions the harness will ask processes for (so the next can be forked ahead)."""
         self._left = solutions
