@@ -903,7 +903,9 @@ class Fds:
         theirs = set(spawner.fds())
         if remote is not None and remote.pid:
             theirs |= {remote.req, remote.rep, *remote.output.fds}
-        self.own = (_open_fds() - theirs) | {dup for dup, _, _, _ in self.saved.values()}
+        dups = {dup for dup, _, _, _ in self.saved.values()}
+        top = max(theirs | dups | set(self.KEPT)) + 2  # (fds are numbered from the lowest free one: nothing the
+        self.own = _probe(set(range(top)) - theirs) | dups  # harness holds is above those; no /proc listing)
 
     def restore(self, spawner: Prefork) -> None:
         for fd, (dup, ident, blocking, inheritable) in self.saved.items():
@@ -922,36 +924,43 @@ class Fds:
             except OSError:
                 pass
         keep = self.own | set(spawner.fds())
-        extra = _open_fds() - keep
+        extra = _open_fds(keep)
         if not extra:
             return
         import gc
 
         gc.collect()  # what only a cycle kept alive closes its own fds now
-        extra = _open_fds() - keep
+        extra = _open_fds(keep)
         if extra:
             _close_holders(extra)
-        for fd in _open_fds() & extra:
+        for fd in _open_fds(keep) & extra:
             try:
                 os.close(fd)
             except OSError:
                 pass
 
 
-def _open_fds() -> set[int]:
+def _open_fds(known: set[int]) -> set[int]:
+    """The fds open now, besides ``known`` (which are taken as open)."""
     try:
-        return {int(name) for name in os.listdir("/proc/self/fd")}  # (its own fd, closed by then, may be listed)
+        listed = {int(name) for name in os.listdir("/proc/self/fd")} - known
     except (OSError, ValueError):
         import resource
 
-        found = set()
-        for fd in range(min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1 << 16)):
-            try:
-                os.fstat(fd)
-                found.add(fd)
-            except OSError:
-                pass
-        return found
+        listed = set(range(min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1 << 16))) - known
+    return _probe(listed)  # (the listing's own fd is listed, and closed by now)
+
+
+def _probe(fds: set[int]) -> set[int]:
+    """Those of ``fds`` that are open."""
+    found = set()
+    for fd in fds:
+        try:
+            os.get_inheritable(fd)
+            found.add(fd)
+        except OSError:
+            pass
+    return found
 
 
 def _close_holders(fds: set[int]) -> None:
