@@ -262,13 +262,14 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; sandbox: python {config.python()}, "
           f"{config.workers()} workers, landlock v{config.landlock_abi()}, bwrap {config.bwrap_works()}")
-    rows = snippets(args.snippets, args.threads)
-    base = rows["subprocess per task"][0]
-    print(f"\ntiny snippets ({SNIPPET!r}), {args.threads} threads, modes interleaved")
-    for name, (per_s, cpu_ms) in rows.items():
-        print(f"  {name:22s} {per_s:8.1f} exec/s   {per_s / base:5.1f}x subprocess   {cpu_ms:5.1f} ms CPU each")
-    print(f"  target: default tier >= 300 exec/s -> {'met' if rows['default tier'][0] >= 300 else 'NOT met'} "
-          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus)")
+    if args.snippets > 0:  # --snippets 0: HumanEval only
+        rows = snippets(args.snippets, args.threads)
+        base = rows["subprocess per task"][0]
+        print(f"\ntiny snippets ({SNIPPET!r}), {args.threads} threads, modes interleaved")
+        for name, (per_s, cpu_ms) in rows.items():
+            print(f"  {name:22s} {per_s:8.1f} exec/s   {per_s / base:5.1f}x subprocess   {cpu_ms:5.1f} ms CPU each")
+        print(f"  target: default tier >= 300 exec/s -> {'met' if rows['default tier'][0] >= 300 else 'NOT met'} "
+              f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus)")
     humaneval(load_problems(args.problems or None), args.threads, args.timeout, args.hanging, args.rounds)
 
 

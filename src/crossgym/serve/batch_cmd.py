@@ -79,7 +79,7 @@ def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_don
     first ``skip`` records (counted, not parsed: already scored by an interrupted run; ``last_done``, the last
     record that run wrote, must hold the task and completion of the last one skipped). A bad line is one
     ConfigError naming file:line."""
-    from crossgym.adapters.kit.rows import chunked
+    from crossgym.text.chunks import chunked
 
     for raws in chunked(iter_raw(paths, size=size, skip=skip, last_done=last_done), size):
         yield _parse_all(raws)
@@ -385,7 +385,7 @@ def _stream_group(stream: Any, raws: Iterator[tuple[str, bytes | dict[str, Any]]
     """One output's records through Ray: shards of ``shard`` raw records out, their text and counts back in input
     order; the text appended to ``store`` (fsync'd) every ``chunk`` records, so --out is a prefix of the input's
     output at every moment and resumes like the local path's."""
-    from crossgym.adapters.kit.rows import chunked
+    from crossgym.text.chunks import chunked
 
     texts: list[str] = []
     held = 0

@@ -61,11 +61,22 @@ _DECODE = json.JSONDecoder(parse_constant=_reject_constant).decode
 _DECODE_UNIQUE = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_pairs).decode
 
 
-try:  # orjson (Rust, ~4x json.loads here) when installed; every text it might read differently takes json's path
-    from orjson import dumps as _odumps
-    from orjson import loads as _oloads
-except ImportError:  # pragma: no cover - the verifiers extra installs it
-    _oloads = _odumps = None  # type: ignore[assignment]
+# orjson (Rust, ~4x json.loads here) when installed, imported on first use (``import crossgym`` loads no extension);
+# every text it might read otherwise than json takes json's path
+_oloads: Any = None
+_odumps: Any = None
+
+
+def _first_fast_loads(text: str, unique_keys: bool) -> Any:
+    """``_fast``'s first call: import orjson, then ``_fast`` is ``_fast_loads`` (or None without orjson)."""
+    global _fast, _oloads, _odumps
+    try:
+        from orjson import dumps, loads
+    except ImportError:  # pragma: no cover - the verifiers extra installs it
+        _fast = None
+        return None
+    _oloads, _odumps, _fast = loads, dumps, _fast_loads
+    return _fast_loads(text, unique_keys)
 
 
 def _fast_loads(text: str, unique_keys: bool) -> Any:
@@ -92,13 +103,18 @@ def _fast_loads(text: str, unique_keys: bool) -> Any:
     return value
 
 
+#: the fast reader, or None without orjson (set by its first call)
+_fast: Any = _first_fast_loads
+
+
 def loads_strict(text: str, limit: int = MAX_JSON_DEPTH, *, unique_keys: bool = False) -> Any:
     """``json.loads`` that refuses NaN/Infinity, nesting deeper than ``limit`` and (``unique_keys``) duplicate
     keys, which parsers resolve differently; raises MalformedJSON."""
     if not json_depth_ok(text, limit):
         raise MalformedJSON(f"JSON nests deeper than {limit} levels")
-    if _oloads is not None:
-        value = _fast_loads(text, unique_keys)
+    fast = _fast
+    if fast is not None:
+        value = fast(text, unique_keys)
         if value is not None:
             return value
     return _json_loads(text, unique_keys)
