@@ -87,12 +87,9 @@ class RolloutRunner:
         tasks = list(tasks)
         finished: dict[str, Rollout] = {}
         done_keys = self._generate(tasks, finished)
-        n = self.config.n
 
         def wanted() -> Iterator[str]:
-            for t in tasks:
-                for j in range(n):
-                    yield rollout_key(t.id, j, self.config_hash)
+            return (key for _, _, key in self._wanted(tasks))
 
         # the resumed ones are read back from the store (only those this run wants)
         missing = {key for key in wanted() if key in done_keys and key not in finished} if done_keys else set()
@@ -121,10 +118,8 @@ class RolloutRunner:
         verifiers = self._preflight(tasks)
         n = self.config.n
 
-        def wanted() -> Iterator[tuple[Task, int, str]]:  # tasks x n, made as they are needed, never held
-            for t in tasks:
-                for j in range(n):
-                    yield t, j, rollout_key(t.id, j, self.config_hash)
+        def wanted() -> Iterator[tuple[Task, int, str]]:
+            return self._wanted(tasks)
 
         done_keys = self.store.keys() if self.store is not None else set()
         todo = ((t, j) for t, j, key in wanted() if key not in done_keys)
@@ -150,6 +145,12 @@ class RolloutRunner:
                     count += self._write([f.result() for f in pending.popleft()], finished)
                     self._report(count, total)
         return done_keys
+
+    def _wanted(self, tasks: list[Task]) -> Iterator[tuple[Task, int, str]]:
+        """(task, sample index, key) for tasks x n, made as they are needed, never held."""
+        for t in tasks:
+            for j in range(self.config.n):
+                yield t, j, rollout_key(t.id, j, self.config_hash)
 
     def _report(self, done: int, total: int) -> None:
         if self.progress is not None:
