@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import math
+import os
+import pathlib
 
 import pytest
 
@@ -67,3 +70,42 @@ def test_plan_counts_asserting_statements_only() -> None:
     assert names == ["test_a()"]
     with pytest.raises(SyntaxError):
         plan.build("assert (", None)
+
+
+class _WalkedCalls:
+    """The planner's call check done the plain way: walk the whole statement each time it is asked."""
+
+    def __call__(self, node: ast.AST) -> bool:
+        return any(isinstance(part, ast.Call) for part in ast.walk(node))
+
+
+def _suites() -> list[tuple[str | list[str], str | None]]:
+    """Real modules (the planner's own package and some of the standard library, with defs, classes, nested
+    bodies, helpers, generators) and suites shaped like HumanEval's, MBPP's and pytest's."""
+    here = pathlib.Path(plan.__file__).parent
+    stdlib = pathlib.Path(os.__file__).parent
+    modules = sorted(here.glob("*.py")) + [stdlib / n for n in ("bisect.py", "heapq.py", "textwrap.py", "shlex.py")]
+    nested = "def check(candidate):\n" + "".join(
+        "    " * (i + 1) + f"if candidate({i}) is not None or True:\n" for i in range(30)) + "    " * 31 + "pass\n"
+    suites: list[tuple[str | list[str], str | None]] = [
+        (nested, "f"),
+        ("def h(xs):\n    r = f(xs)\n    return r\n\ndef g():\n    yield f(1)\n\ndef check(c):\n    assert h([2, 1]) == [1, 2]\n"
+         "    for v in g():\n        assert v\n", "f"),
+        (["assert f(1) == 2", "xs = [1]\nf(xs)\nassert xs == [2]", "for i in range(3):\n    assert f(i)"], "f"),
+        ("class T:\n    def helper(self, x):\n        return f(x)\n\ndef test_a():\n    assert T().helper(1)\n", None),
+    ]
+    for path in modules:
+        text = path.read_text()
+        if "from __future__" not in text:
+            suites += [(text, None), (text, "check")]
+    return suites
+
+
+def test_plan_is_the_one_a_full_walk_of_each_statement_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    suites = _suites()
+    fast = [plan.build(tests, entry) for tests, entry in suites]
+    monkeypatch.setattr(plan, "_Calls", _WalkedCalls)
+    walked = [plan.build(tests, entry) for tests, entry in suites]
+    assert len(suites) > 10
+    for (tests, _), a, b in zip(suites, fast, walked, strict=True):
+        assert a[0] == b[0] and a[1:] == b[1:], str(tests)[:80]  # code objects compare bytecode, lines, constants

@@ -36,10 +36,11 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
     names: list[str] = []
     kinds: list[str] = []
     body: list[ast.stmt] = []
+    calls = _Calls()
     if isinstance(tests, list):
         for snippet in tests:
             stmts = ast.parse(snippet, "tests.py").body
-            body.append(_wrap(_flushing(stmts), _register(kinds, names, "unit", snippet)))
+            body.append(_wrap(_flushing(stmts, calls), _register(kinds, names, "unit", snippet)))
     else:
         lines = tests.splitlines()
         module = ast.parse(tests, "tests.py")
@@ -50,23 +51,23 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
             if entry and has_check and _calls(stmt, "check"):
                 continue  # the harness calls check itself, with the solution's entry point
             if isinstance(stmt, ast.FunctionDef) and stmt.name == "check":
-                stmt.body = [_wrap(_flushing([s]), _register(kinds, names, _kind(s, checkers), _text(lines, s)))
+                stmt.body = [_wrap(_flushing([s], calls), _register(kinds, names, _kind(s, checkers), _text(lines, s)))
                              for s in stmt.body]
                 body.append(_wrap([stmt], _register(kinds, names, "setup", _text(lines, stmt))))
                 continue  # (its statements are flushed already)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
                 test_funcs.append(stmt.name)
-                stmt.body = _flushing(stmt.body)  # a unit's own frame, as check's: not a helper
+                stmt.body = _flushing(stmt.body, calls)  # a unit's own frame, as check's: not a helper
                 body.append(_wrap([stmt], _register(kinds, names, "setup", _text(lines, stmt))))
                 continue
-            body.append(_wrap(_flushing([stmt]), _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt))))
+            body.append(_wrap(_flushing([stmt], calls), _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt))))
         last = body[-1] if body else None
         if entry and has_check:
             call = _located(ast.parse(f"check({entry})").body, last)
-            body.append(_wrap(_flushing(call), _register(kinds, names, "setup", "check")))
+            body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", "check")))
         for name in test_funcs:
             call = _located(ast.parse(f"{name}()").body, last)
-            body.append(_wrap(_flushing(call), _register(kinds, names, "unit", f"{name}()")))
+            body.append(_wrap(_flushing(call, calls), _register(kinds, names, "unit", f"{name}()")))
     code = compile(ast.Module(body=body, type_ignores=[]), "tests.py", "exec", dont_inherit=True, optimize=0)
     return code, names, kinds  # optimize=0: asserts stay whatever flags (-O) the compiling process has
 
@@ -74,35 +75,63 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
 _ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _flushing(stmts: list[ast.stmt], helper: bool = False) -> list[ast.stmt]:
+class _Calls:
+    """Whether a node holds a call at any depth, each node looked at once per plan (asked of a statement after its
+    bodies were flushed, and again of the statements around it: a flush is added only after a statement that holds
+    a call, so the answer is the one the statement as written gives)."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, bool] = {}
+        self._kept: list[ast.AST] = []  # the nodes asked about stay alive: no id is reused within one plan
+
+    def __call__(self, node: ast.AST) -> bool:
+        known = self._known.get(id(node))
+        if known is None:
+            known = isinstance(node, ast.Call) or any(self(child) for child in ast.iter_child_nodes(node))
+            self._known[id(node)] = known
+            self._kept.append(node)
+        return known
+
+
+def _flushing(stmts: list[ast.stmt], calls: _Calls, helper: bool = False) -> list[ast.stmt]:
     """``stmts`` with ``__cg_flush__()`` after each one that calls something, in every body they hold (a ``return``,
     ``raise``, ``break`` or ``continue`` leaves its change pending for the statement it ends in); in a helper's
     body (``helper``) the flush is ``__cg_flush__(1)``, and every function defined in them is made a helper."""
     out: list[ast.stmt] = []
     for stmt in stmts:
         if isinstance(stmt, ast.FunctionDef):
-            _helper(stmt)
+            _helper(stmt, calls)
         elif isinstance(stmt, ast.AsyncFunctionDef):
-            stmt.body = _flushing(stmt.body, True)  # (a coroutine's changes are not undone at its return)
+            stmt.body = _flushing(stmt.body, calls, True)  # (a coroutine's changes are not undone at its return)
         else:
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, None)
                 if inner and isinstance(inner, list) and isinstance(inner[0], ast.stmt):
-                    setattr(stmt, field, _flushing(inner, helper))
+                    setattr(stmt, field, _flushing(inner, calls, helper))
             for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:  # except clauses, cases
-                part.body = _flushing(part.body, helper)
+                part.body = _flushing(part.body, calls, helper)
         out.append(stmt)
-        if not isinstance(stmt, _ENDS) and any(isinstance(node, ast.Call) for node in ast.walk(stmt)):
-            line = getattr(stmt, "end_lineno", None) or stmt.lineno
-            out.append(_placed(ast.Expr(_call("__cg_flush__", *([ast.Constant(1)] if helper else []))), line))
+        if not isinstance(stmt, _ENDS) and calls(stmt):
+            out.append(_flush(getattr(stmt, "end_lineno", None) or stmt.lineno, helper))
     return out
 
 
-def _helper(fn: ast.FunctionDef) -> None:
+def _flush(line: int, helper: bool) -> ast.stmt:
+    """``__cg_flush__()`` (``__cg_flush__(1)`` in a helper) at ``line``, its nodes placed as they are made."""
+    def at(node: _Node) -> _Node:
+        node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
+        node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
+        return node
+
+    args: list[ast.expr] = [at(ast.Constant(1))] if helper else []
+    return at(ast.Expr(at(ast.Call(at(ast.Name("__cg_flush__", ast.Load())), args, []))))
+
+
+def _helper(fn: ast.FunctionDef, calls: _Calls) -> None:
     """Make a function of the tests a frame of its own (module doc): its flushes logged, its results and yields
     passed through ``__cg_out__``, an exception leaving it too. One that calls nothing is left as it is."""
-    fn.body = _flushing(fn.body, True)
-    if not any(isinstance(node, ast.Call) for stmt in fn.body for node in ast.walk(stmt)):
+    fn.body = _flushing(fn.body, calls, True)
+    if not any(calls(stmt) for stmt in fn.body):
         return
     doc = fn.body[:1] if (isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant)
                           and isinstance(fn.body[0].value.value, str)) else []
@@ -113,8 +142,10 @@ def _helper(fn: ast.FunctionDef) -> None:
     leave = ast.Return(_call("__cg_out__", mark, ast.Constant(None)))
     failed = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), None,
                                [ast.Expr(_call("__cg_out__", mark, ast.Constant(None))), ast.Raise()])
-    guarded = ast.Try(body=rest + [leave], handlers=[failed], orelse=[], finalbody=[])
-    fn.body = [*doc, _placed(enter, line), _placed(guarded, line)]
+    guarded = ast.Try(body=[], handlers=[_placed(failed, line)], orelse=[], finalbody=[])
+    _placed(guarded, line)
+    guarded.body = rest + [_placed(leave, line)]  # (``rest`` is placed already: not walked again)
+    fn.body = [*doc, _placed(enter, line), guarded]
 
 
 class _Results(ast.NodeTransformer):
