@@ -165,12 +165,6 @@ def run_eval(engine: InferenceEngine, tasks: Sequence[Task], config: RolloutConf
     store = RolloutStore(out / ROLLOUTS_FILE) if out is not None else None
     runner = RolloutRunner(engine, config, store=store, batch_size=batch_size, verify_workers=verify_workers,
                            progress=progress)
-    reused = 0
-    if store is not None and store.path.is_file():
-        from crossgym.rollout.config import rollout_key
-
-        done = store.keys()
-        reused = sum(1 for t in tasks for j in range(config.n) if rollout_key(t.id, j, runner.config_hash) in done)
     rollouts: Sequence[Rollout]
     try:
         if store is None:
@@ -180,6 +174,7 @@ def run_eval(engine: InferenceEngine, tasks: Sequence[Task], config: RolloutConf
     finally:
         if store is not None:
             store.close()
+    reused = runner.resumed  # (the runner read the store's keys once: no second scan here)
     if store is not None:
         rollouts = StoredRollouts(store.path, tasks, config.n, runner.config_hash)
     metrics = compute_metrics(rollouts)

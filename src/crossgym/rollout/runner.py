@@ -48,6 +48,7 @@ class RolloutRunner:
         self.verify_workers = max(1, verify_workers)
         self.max_pending = max(1, max_pending)
         self.progress = progress
+        self.resumed = 0  # how many of the last run's rollouts the store held already
         self.config_hash = config.hash()
         self._env_names: set[str] | None = None
 
@@ -125,6 +126,7 @@ class RolloutRunner:
         todo = ((t, j) for t, j, key in wanted() if key not in done_keys)
         total = len(tasks) * n
         count = sum(1 for _, _, key in wanted() if key in done_keys) if done_keys else 0
+        self.resumed = count
         if count:
             log.info("resuming: %d of %d rollouts already in %s", count, total, self.store and self.store.path)
         self._report(count, total)
