@@ -94,10 +94,13 @@ def _suites() -> list[tuple[str | list[str], str | None]]:
         (["assert f(1) == 2", "xs = [1]\nf(xs)\nassert xs == [2]", "for i in range(3):\n    assert f(i)"], "f"),
         ("class T:\n    def helper(self, x):\n        return f(x)\n\ndef test_a():\n    assert T().helper(1)\n", None),
     ]
+    suites.append(("import unittest\n\nclass TestA(unittest.TestCase):\n    def setUp(self):\n        self.x = f(1)\n"
+                   "    def test_b(self):\n        xs = [1]\n        f(xs)\n        self.assertEqual(xs, [2])\n"
+                   "    def test_a(self):\n        for i in range(2):\n            with self.subTest(i=i):\n"
+                   "                assert f(i)\n", "f"))
     for path in modules:
-        text = path.read_text()
-        if "from __future__" not in text:
-            suites += [(text, None), (text, "check")]
+        text = path.read_text().replace("from __future__ import annotations", "")  # (first in a module only)
+        suites += [(text, None), (text, "check")]
     return suites
 
 

@@ -84,6 +84,18 @@ def test_a_group_gets_the_verdicts_verify_gives() -> None:
     assert [v.error_kind for v in verifier.verify_group(bad, codes[:2])] == ["exception", "exception"]
 
 
+def test_unittest_suites_are_judged_per_test_method() -> None:
+    """BigCodeBench's shape: a unittest.TestCase class calling ``task_func``; a unit per test method."""
+    tests = ("import unittest\n\nclass TestCases(unittest.TestCase):\n    def test_small(self):\n"
+             "        self.assertEqual(task_func([3, 1]), [1, 3])\n    def test_empty(self):\n"
+             "        self.assertEqual(task_func([]), [])\n")
+    answer = {"tests": tests, "entry_point": "task_func"}
+    ok = run_tests("def task_func(xs):\n    return sorted(xs)", answer)
+    assert ok.reward == 1.0 and ok.passed and ok.components["total"] == 2
+    half = run_tests("def task_func(xs):\n    return xs", answer)
+    assert half.reward == 0.5 and not half.passed and "1/2 tests passed" in half.reason
+
+
 def test_verify_many_judges_each_group_in_one_call() -> None:
     from crossgym.verifiers.batch import verify_many
 

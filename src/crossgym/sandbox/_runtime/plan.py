@@ -2,7 +2,8 @@
 
 Accepted shapes: a list of snippets (one unit each, e.g. MBPP's ``test_list``); a module whose top-level
 statements assert; a ``check(candidate)`` function (HumanEval), whose asserting statements are the units;
-``def test_*()`` functions, one unit each. Each statement is wrapped so a failure is recorded and the next
+``def test_*()`` functions, one unit each; test classes (``unittest.TestCase`` subclasses, as BigCodeBench's, or
+pytest's ``class Test*``), one unit per ``test*`` method (see CASE_RUNNER). Each statement is wrapped so a failure is recorded and the next
 unit still runs. A statement checks something (is a unit) when it asserts (``assert False`` in a branch too),
 raises, or calls a function of the tests that does; a failure anywhere else is counted too (see testing.verdict).
 
@@ -47,6 +48,7 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
         has_check = any(isinstance(s, ast.FunctionDef) and s.name == "check" for s in module.body)
         checkers = _checkers(module)
         test_funcs = []
+        test_classes: list[tuple[str, list[str]]] = []
         for stmt in module.body:
             if entry and has_check and _calls(stmt, "check"):
                 continue  # the harness calls check itself, with the solution's entry point
@@ -60,6 +62,13 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
                 stmt.body = _flushing(stmt.body, calls)  # a unit's own frame, as check's: not a helper
                 body.append(_wrap([stmt], _register(kinds, names, "setup", _text(lines, stmt))))
                 continue
+            methods = _test_methods(stmt)
+            if methods:
+                test_classes.append((stmt.name, methods))  # type: ignore[attr-defined]
+                stmt.body = [part for s in stmt.body  # type: ignore[attr-defined]
+                             for part in (_unit_frame(s, calls) if _is_test(s) else _flushing([s], calls))]
+                body.append(_wrap([stmt], _register(kinds, names, "setup", _text(lines, stmt))))
+                continue
             body.append(_wrap(_flushing([stmt], calls), _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt))))
         last = body[-1] if body else None
         if entry and has_check:
@@ -68,8 +77,84 @@ def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], li
         for name in test_funcs:
             call = _located(ast.parse(f"{name}()").body, last)
             body.append(_wrap(_flushing(call, calls), _register(kinds, names, "unit", f"{name}()")))
+        if test_classes:
+            body.append(_wrap(_located(ast.parse(CASE_RUNNER).body, last), _register(kinds, names, "setup", "cases")))
+        for cls, methods in test_classes:
+            for name in methods:
+                call = _located(ast.parse(f"__cg_case__({cls}, {name!r})").body, last)
+                body.append(_wrap(_flushing(call, calls), _register(kinds, names, "unit", f"{cls}.{name}()")))
+            call = _located(ast.parse(f"__cg_case__({cls}, None)").body, last)  # its tearDownClass
+            body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", f"{cls} teardown")))
     code = compile(ast.Module(body=body, type_ignores=[]), "tests.py", "exec", dont_inherit=True, optimize=0)
     return code, names, kinds  # optimize=0: asserts stay whatever flags (-O) the compiling process has
+
+
+# A unit per test method of a top-level test class (one that subclasses a ``TestCase``, or is named ``Test*`` as
+# pytest collects them; the class's own methods, not inherited ones): unittest's order of set-up and tear-down around each (setUpClass once, setUp, the method,
+# tearDown, cleanups; tearDownClass after the class's last), pytest's setup_class/setup_method hooks for a plain
+# class. A skip (``@unittest.skip*``, ``self.skipTest``) passes, as unittest's wasSuccessful() counts it; an
+# exception of the solution's is a SolutionError, never a SkipTest. ``ready`` lives as long as this namespace: one
+# solution's run.
+CASE_RUNNER = """
+def __cg_case__(cls, name, ready={}):
+    import sys
+    ut = sys.modules.get("unittest")
+    unit = ut is not None and isinstance(cls, type) and issubclass(cls, ut.TestCase)
+    if name is None:
+        if ready.pop(cls, False):
+            getattr(cls, "tearDownClass" if unit else "teardown_class", lambda: None)()
+        return
+    if unit and getattr(cls, "__unittest_skip__", False):
+        return
+    if cls not in ready:
+        ready[cls] = False
+        getattr(cls, "setUpClass" if unit else "setup_class", lambda: None)()
+        ready[cls] = True
+    elif not ready[cls]:
+        raise RuntimeError(f"the set-up of {cls.__name__} failed")
+    if not unit:
+        obj = cls()
+        method = getattr(obj, name)
+        getattr(obj, "setup_method", lambda m: None)(method)
+        try:
+            method()
+        finally:
+            getattr(obj, "teardown_method", lambda m: None)(method)
+        return
+    case = cls(name)
+    try:
+        case.setUp()
+        try:
+            getattr(case, name)()
+        finally:
+            case.tearDown()
+    except ut.SkipTest:
+        pass
+    finally:
+        case.doCleanups()
+"""
+
+
+def _test_methods(stmt: ast.stmt) -> list[str]:
+    """The test methods of a top-level test class (its own ``def test*``), else []."""
+    if not isinstance(stmt, ast.ClassDef):
+        return []
+    bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in stmt.bases]
+    unit = any(str(b).endswith("TestCase") for b in bases)
+    if not unit and not stmt.name.startswith("Test"):
+        return []
+    names = [s.name for s in stmt.body if _is_test(s)]  # type: ignore[attr-defined]
+    return sorted(names) if unit else names  # unittest runs a class's tests by name, pytest in their order
+
+
+def _is_test(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.FunctionDef) and stmt.name.startswith("test")
+
+
+def _unit_frame(fn: ast.stmt, calls: _Calls) -> list[ast.stmt]:
+    """A test method: a unit's own frame, as a top-level ``test_*`` function's (not a helper)."""
+    fn.body = _flushing(fn.body, calls)  # type: ignore[attr-defined]
+    return [fn]
 
 
 _ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -1,0 +1,207 @@
+"""Test classes as test suites: unittest.TestCase subclasses (BigCodeBench's shape) and pytest's ``class Test*``.
+
+Each ``test*`` method is one unit, with unittest's set-up and tear-down around it; every test runs through
+run_python_tests and as the second of a group of two identical solutions (both verdicts must agree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
+
+SQUARE = "def task_func(x):\n    return x * x\n"
+UNITTEST = '''
+import unittest
+
+class TestCases(unittest.TestCase):
+    def test_two(self):
+        self.assertEqual(task_func(2), 4)
+
+    def test_three(self):
+        self.assertEqual(task_func(3), 9)
+
+    def test_negative(self):
+        for x in (-1, -2):
+            with self.subTest(x=x):
+                self.assertEqual(task_func(x), x * x)
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+GROUPED = {"on": False}
+
+
+@pytest.fixture(autouse=True, params=["single", "group"])
+def _call(request: pytest.FixtureRequest) -> Iterator[None]:
+    GROUPED["on"] = request.param == "group"
+    yield
+    GROUPED["on"] = False
+
+
+def judge(sandbox: Sandbox, solution: str, tests: str, **kwargs: object) -> TestRunResult:
+    kwargs.setdefault("timeout", 10.0)
+    if not GROUPED["on"]:
+        return run_python_tests(solution, tests, sandbox=sandbox, **kwargs)  # type: ignore[arg-type]
+    first, second = run_python_tests_many([solution, solution], tests, sandbox=sandbox, **kwargs)  # type: ignore[arg-type]
+    assert [(d.passed, d.error) for d in first.details] == [(d.passed, d.error) for d in second.details]
+    assert (first.passed, first.total, first.error) == (second.passed, second.total, second.error)
+    return second
+
+
+def test_each_test_method_is_a_unit_in_unittest_order(sandbox: Sandbox) -> None:
+    good = judge(sandbox, SQUARE, UNITTEST, entry_point="task_func")
+    assert good.all_passed and (good.passed, good.total) == (3, 3) and good.error is None
+    assert [d.name for d in good.details] == ["TestCases.test_negative()", "TestCases.test_three()",
+                                              "TestCases.test_two()"]  # by name, as unittest's loader runs them
+    wrong = judge(sandbox, "def task_func(x):\n    return x * 2\n", UNITTEST, entry_point="task_func")
+    assert (wrong.passed, wrong.total) == (1, 3)  # 2 * 2 == 4: only test_two
+    assert [d.passed for d in wrong.details] == [False, False, True]
+    assert wrong.details[0].error == "AssertionError: -2 != 1"  # the first failing subTest ends the test
+
+
+def test_set_up_and_tear_down_run_around_each_test_as_unittest_runs_them(sandbox: Sandbox) -> None:
+    tests = '''
+import unittest
+EVENTS = []
+
+class TestOrder(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        EVENTS.append("class")
+        cls.base = task_func(1)
+
+    def setUp(self):
+        EVENTS.append("setUp")
+        self.value = task_func(2)
+        self.addCleanup(EVENTS.append, "cleanup")
+
+    def tearDown(self):
+        EVENTS.append("tearDown")
+
+    def test_a(self):
+        self.assertEqual(self.value, 4)
+        self.assertEqual(self.base, 1)
+
+    def test_b(self):
+        self.assertEqual(EVENTS, ["class", "setUp", "tearDown", "cleanup", "setUp"])
+
+    @classmethod
+    def tearDownClass(cls):
+        print("tearDownClass after", EVENTS)
+'''
+    got = judge(sandbox, SQUARE, tests, entry_point="task_func")
+    assert got.all_passed and (got.passed, got.total) == (2, 2), got.details
+    assert [d.name for d in got.details] == ["TestOrder.test_a()", "TestOrder.test_b()"]
+    assert ("tearDownClass after ['class', 'setUp', 'tearDown', 'cleanup', 'setUp', 'tearDown', 'cleanup']"
+            in got.exec.stdout)
+
+
+def test_a_failing_set_up_class_fails_every_test_of_the_class(sandbox: Sandbox) -> None:
+    tests = '''
+import unittest
+
+class TestBroken(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        raise ValueError("no fixture")
+
+    def test_a(self):
+        self.assertEqual(task_func(2), 4)
+
+    def test_b(self):
+        self.assertEqual(task_func(3), 9)
+'''
+    got = judge(sandbox, SQUARE, tests, entry_point="task_func")
+    assert (got.passed, got.total) == (0, 2) and not got.all_passed
+    assert "no fixture" in (got.details[0].error or "") and "set-up of TestBroken failed" in (got.details[1].error or "")
+
+
+def test_skips_pass_as_in_unittest_but_a_solution_cannot_skip(sandbox: Sandbox) -> None:
+    tests = '''
+import unittest
+
+class TestSkips(unittest.TestCase):
+    @unittest.skip("not here")
+    def test_decorated(self):
+        self.assertEqual(task_func(2), 5)
+
+    def test_skipped_inside(self):
+        self.skipTest("no network")
+
+    def test_real(self):
+        self.assertEqual(task_func(2), 4)
+'''
+    got = judge(sandbox, SQUARE, tests, entry_point="task_func")
+    assert got.all_passed and (got.passed, got.total) == (3, 3)
+    hack = "import unittest\n\ndef task_func(x):\n    raise unittest.SkipTest('skip me')\n"
+    tricked = judge(sandbox, hack, tests, entry_point="task_func")
+    assert (tricked.passed, tricked.total) == (2, 3)  # the two skips the tests make, never the solution's
+    assert [d.name for d in tricked.details] == ["TestSkips.test_decorated()", "TestSkips.test_real()",
+                                                 "TestSkips.test_skipped_inside()"]
+    assert [d.passed for d in tricked.details] == [True, False, True] and "SkipTest" in (tricked.details[1].error or "")
+
+
+def test_pytest_style_classes_with_their_hooks(sandbox: Sandbox) -> None:
+    tests = '''
+class TestSquare:
+    def setup_method(self, method):
+        self.inputs = [1, 2, 3]
+
+    def test_values(self):
+        assert [task_func(x) for x in self.inputs] == [1, 4, 9]
+
+    def test_zero(self):
+        assert task_func(0) == 0
+
+    def helper(self):
+        assert False, "not a test: never run"
+
+class Helpers:
+    def test_not_collected(self):
+        assert False
+'''
+    got = judge(sandbox, SQUARE, tests, entry_point="task_func")
+    assert got.all_passed and [d.name for d in got.details] == ["TestSquare.test_values()", "TestSquare.test_zero()"]
+    wrong = judge(sandbox, "def task_func(x):\n    return 0\n", tests, entry_point="task_func")
+    assert (wrong.passed, wrong.total) == (1, 2)
+
+
+def test_a_test_method_that_hangs_times_out_and_the_next_still_runs(sandbox: Sandbox) -> None:
+    tests = '''
+import unittest
+
+class TestTime(unittest.TestCase):
+    def test_a_hangs(self):
+        self.assertEqual(task_func(-1), 1)
+
+    def test_b_quick(self):
+        self.assertEqual(task_func(3), 9)
+'''
+    solution = "def task_func(x):\n    while x < 0:\n        pass\n    return x * x\n"
+    got = judge(sandbox, solution, tests, entry_point="task_func", test_timeout=0.5)
+    assert [d.passed for d in got.details] == [False, True]
+    assert got.details[0].error == "timeout" and (got.passed, got.total) == (1, 2)
+
+
+def test_in_place_changes_in_a_test_method_are_seen_by_its_later_statements(sandbox: Sandbox) -> None:
+    tests = '''
+import unittest
+
+class TestInPlace(unittest.TestCase):
+    def test_sorts_in_place(self):
+        xs = [3, 1, 2]
+        task_func(xs)
+        self.assertEqual(xs, [1, 2, 3])
+
+    def test_returns_sorted_copy_of_its_argument(self):
+        xs = [3, 1, 2]
+        self.assertEqual(task_func(xs), sorted(xs))
+'''
+    honest = judge(sandbox, "def task_func(xs):\n    xs.sort()\n    return xs\n", tests, entry_point="task_func")
+    assert honest.all_passed
+    emptying = "def task_func(xs):\n    del xs[:]\n    return []\n"
+    got = judge(sandbox, emptying, tests, entry_point="task_func")
+    assert (got.passed, got.total) == (0, 2)  # sorted(xs) is taken of the argument as it was passed
