@@ -77,8 +77,9 @@ class CodeTests(BaseVerifier):
 
     name = "code_tests"
     # 2: asserts kept under python -O, raise/assert False/checking helpers are units, a failed setup statement
-    # counts, StopIteration from the solution is an error, `in` is answered by the harness
-    version = "2"
+    # counts, StopIteration from the solution is an error, `in` is answered by the harness; 3: test classes
+    # (unittest.TestCase, pytest's class Test*) are judged, one unit per test method (they were "no test found")
+    version = "3"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0
