@@ -82,14 +82,22 @@ def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequ
                               header={"solutions": len(solutions)})
     header = raw.results[0] if raw.results and "total" in raw.results[0] else None
     runs: list[list[dict[str, Any]]] = [[] for _ in solutions]
+    started = 0
     current: list[dict[str, Any]] | None = None
     for msg in raw.results[1:] if header else []:
         if "solution" in msg:
             index = int(msg["solution"])
             current = runs[index] if 0 <= index < len(runs) else None
+            started = max(started, index + 1)
         elif current is not None:
             current.append(msg)
-    return [verdict(header, run, raw, result) for run in runs]
+    verdicts = [verdict(header, run, raw, result) for run in runs[:started]]
+    if header is not None and not header.get("error") and 0 < started < len(solutions) and not raw.timed_out:
+        # the harness ended during a member (its hard stop: a C call of the tests that never returned): the members
+        # after it never ran there, and get the verdicts of a group of their own, as if judged without it
+        return verdicts + run_tests_many(sandbox, solutions[started:], tests, entry_point=entry_point,
+                                         prelude=prelude, timeout=timeout, test_timeout=test_timeout, limits=limits)
+    return verdicts + [verdict(header, run, raw, result) for run in runs[started:]]
 
 
 def output_cap(limits: Limits | None, solutions: int) -> int:

@@ -1018,14 +1018,17 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
         prelude = _compile_prelude(spec.get("prelude"))
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
     global GLOBALS, FDS
+    stop = _HardStop(float(spec.get("budget_s", 10.0)) + HARD_STOP_S) if len(sources) > 1 else None
     if len(sources) > 1:
         GLOBALS = Globals([module, prelude])  # what the tests can change in this process, as it is before the first solution
         FDS = Fds(spawner, remote)  # and its file descriptors
     for index, source in enumerate(sources):
         if group is not None:
-            emit({"solution": index})
+            emit({"solution": index}, flush=True)  # what the members before it got is out: see _HardStop
         if index:
             spawner.clear()  # nothing the previous solution left (processes, files) meets the next one
+        if stop is not None:
+            stop.arm()  # (after the clearing: its watchdog is a thread, which what was left could make impossible)
             if GLOBALS is not None:
                 GLOBALS.restore()  # nor anything its tests changed here
             if FDS is not None:
@@ -1036,8 +1039,42 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
         _judge(remote, module, kinds, prelude, entry, spec)  # type: ignore[arg-type]
         for stream in streams:
             stream.flush_text()
+    if stop is not None:
+        stop.cancel()
     emit({"end": True}, flush=True)
     os._exit(0)
+
+
+HARD_STOP_S = 1.0  # past a member's budget (the caller gives a call 0.5 s more at most: a member stopped here is late)
+
+
+class _HardStop:
+    """The member's deadline where its own timers cannot hold it: a test's C call that never returns to the
+    interpreter (``set()`` of a list of integers with one hash, a regex backtracking over the solution's string, a
+    forged reply whose set takes minutes to build) runs no signal handler, so the unit timer never fires and every
+    later member of the group would time out with it. faulthandler's watchdog thread needs no interpreter: past the
+    member's budget it ends this process (exit 1), the members before it reported (each member's start flushes the
+    results), and the caller judges the members after it anew (testing.run_tests_many)."""
+
+    def __init__(self, seconds: float) -> None:
+        import faulthandler  # (before the group starts: no import of the tests' to undo)
+
+        self.seconds, self.module = seconds, faulthandler
+        try:
+            self.fd = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)  # its traceback goes nowhere
+        except OSError:
+            self.fd = -1
+
+    def arm(self) -> None:
+        if self.fd >= 0:
+            try:
+                self.module.dump_traceback_later(self.seconds, exit=True, file=self.fd)
+            except (RuntimeError, OSError, ValueError):  # no thread to be had: only the timers hold this member
+                pass
+
+    def cancel(self) -> None:
+        if self.fd >= 0:
+            self.module.cancel_dump_traceback_later()
 
 
 def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: str | None,

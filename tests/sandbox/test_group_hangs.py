@@ -1,0 +1,89 @@
+"""A group member that makes the harness's own process hang in C code (issue 20, class 2): no signal handler runs
+there, so its unit timer cannot stop it. The harness's hard stop ends the process past the member's budget and the
+caller judges the members after it anew: every honest sibling gets its solo verdict, and the call still returns
+within the group's deadline. Both tiers, as the rest of tests/sandbox.
+
+Attacks tried by hand that are already contained (and kept as instructive tests below): frames forged on the reply
+pipe ahead of the call's own, a thread that keeps forging replies after the call returned, objects that lie in
+``__index__``/``__float__``/``__bool__``, and a solution that stops itself with SIGSTOP.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from crossgym.sandbox import Sandbox, run_python_tests, run_python_tests_many
+
+P = (1 << 61) - 1  # k * P for every k: one hash, so a set of them is built in quadratic time, in one C call
+TESTS = ["assert f(1) == 2", "assert f(2) == 3", "assert f(5) == 6"]
+HONEST = "def f(n):\n    return n + 1\n"
+WRONG = "def f(n):\n    return 2\n"
+
+HANGS = {
+    # a reply written on the solution's own reply pipe, whose set takes the harness minutes to build
+    "forged set reply": (
+        "import os, struct\nP = (1 << 61) - 1\ndef f(n):\n    if n == 5:\n"
+        "        items = ','.join('[\"i\",\"%x\"]' % (k * P) for k in range(1, 120001))\n"
+        "        data = ('[\"ok\",[[\"s\",[' + items + ']],{}]]').encode()\n"
+        "        os.write(4, struct.pack('>I', len(data)) + data)\n        import time\n        time.sleep(20)\n"
+        "    return n + 1\n", TESTS),
+    # the tests' own set() on a list the solution returned
+    "colliding list": (
+        "P = (1 << 61) - 1\ndef f(n):\n    return [k * P for k in range(1, 120001)] if n == 5 else n + 1\n",
+        ["assert f(1) == 2", "assert f(2) == 3", "assert len(set(f(5))) == 1"]),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(HANGS))
+def test_a_member_that_hangs_the_harness_in_c_leaves_its_siblings_verdicts(sandbox: Sandbox, attack: str) -> None:
+    saboteur, tests = HANGS[attack]
+    timeout = 0.5
+    alone = [run_python_tests(s, tests, sandbox=sandbox, timeout=timeout) for s in (HONEST, WRONG)]
+    group = [HONEST, saboteur, WRONG, HONEST]
+    start = time.monotonic()
+    got = run_python_tests_many(group, tests, sandbox=sandbox, timeout=timeout)
+    took = time.monotonic() - start
+    want = [alone[0], None, alone[1], alone[0]]
+    for i, (r, w) in enumerate(zip(got, want, strict=True)):
+        if w is not None:
+            assert (r.passed, r.total, r.error) == (w.passed, w.total, w.error), (i, r)
+    assert got[1].passed <= alone[1].passed  # no more than the honest wrong answer
+    assert took < timeout * len(group) + 2.0 * (len(group) - 1) + 1.0  # the group's own deadline holds
+
+
+def test_the_hard_stop_stays_off_the_honest_path(sandbox: Sandbox) -> None:
+    """A member that uses most of its time (in Python, where its timer holds) is no hard stop for the others."""
+    slow = "import time\ndef f(n):\n    time.sleep(0.1)\n    return n + 1\n"
+    got = run_python_tests_many([slow, HONEST, slow], TESTS, sandbox=sandbox, timeout=1.0)
+    assert [(r.passed, r.total, r.error) for r in got] == [(3, 3, None)] * 3
+
+
+CONTAINED = {
+    "a reply forged ahead of the call's own": "import os\ndef f(n):\n    d = b'[\"ok\",[%d,{}]]' % (n + 2)\n"
+                                              "    os.write(4, len(d).to_bytes(4, 'big') + d)\n    return 2\n",
+    "a thread forging replies after the call": "import os, threading, time\ndef _w():\n    while True:\n"
+                                               "        os.write(4, b'\\x00\\x00\\x00\\x0b[\"ok\",[7,{}]]')\n"
+                                               "        time.sleep(0.001)\n"
+                                               "def f(n):\n    threading.Thread(target=_w, daemon=True).start()\n"
+                                               "    return 2\n",
+    "lying numeric dunders": "class I:\n    def __index__(self):\n        return 6\n    def __int__(self):\n"
+                             "        return 6\n    def __float__(self):\n        return 6.0\n"
+                             "    def __eq__(self, o):\n        return True\n    __hash__ = object.__hash__\n"
+                             "def f(n):\n    return I()\n",
+    "SIGSTOP to itself": "import os, signal\ndef f(n):\n    if n == 1:\n        os.kill(os.getpid(), signal.SIGSTOP)\n"
+                         "    return 2\n",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(CONTAINED))
+def test_contained_attacks_earn_no_more_than_the_honest_wrong_answer(sandbox: Sandbox, attack: str) -> None:
+    tests = TESTS + ["assert int(f(3)) == 4", "assert [0, 1, 2, 3, 4, 5][f(4)] == 5"]
+    base = run_python_tests(WRONG, tests, sandbox=sandbox, timeout=1.0, test_timeout=0.3)
+    cheat = run_python_tests(CONTAINED[attack], tests, sandbox=sandbox, timeout=1.0, test_timeout=0.3)
+    assert cheat.passed <= base.passed, (attack, cheat.details)
+    _, grouped, honest = run_python_tests_many([HONEST, CONTAINED[attack], HONEST], tests, sandbox=sandbox,
+                                               timeout=1.0, test_timeout=0.3)
+    assert grouped.passed <= base.passed, (attack, grouped.details)
+    assert (honest.passed, honest.total) == (5, 5), honest.details
