@@ -149,9 +149,10 @@ def load_run(path: str | Path) -> EvalRun:
     if metrics_file.is_file():
         try:
             wanted = (json.loads(metrics_file.read_text(encoding="utf-8")).get("run") or {}).get("config_hash")
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):
             wanted = None
-    if wanted not in by_hash:  # no metrics.json (or a stale one): the settings of the latest rollouts
+    if not isinstance(wanted, str) or wanted not in by_hash:
+        wanted = last  # no metrics.json (or a stale or broken one): the settings of the latest rollouts
         wanted = last
     return EvalRun(path=p, file=file, tasks=by_hash[wanted], model=models[wanted], config_hash=wanted)
 

@@ -24,7 +24,8 @@ def run_reverify_command(rollouts: Path, as_json: bool) -> dict[str, Any]:
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
     else:
-        lines = [f"{doc['checked']} of {doc['n']} rollouts re-scored; {doc['changed']} changed"]
+        skipped = f"; {doc['skipped']} line(s) skipped, not rollouts (named above)" if doc["skipped"] else ""
+        lines = [f"{doc['checked']} of {doc['n']} rollouts re-scored; {doc['changed']} changed{skipped}"]
         for name, g in doc["by_verifier"].items():
             ver = f"v{','.join(g['old_versions'])} -> v{g['current_version']}" if g["version_changed"] \
                 else f"v{g['current_version']}"
@@ -44,10 +45,12 @@ def run_reverify_command(rollouts: Path, as_json: bool) -> dict[str, Any]:
 def _check_has_rollouts(path: Path) -> None:
     """An empty file, or one with no rollout (a tasks file), is an error: "0 of 0 re-scored" is no success."""
     from crossgym.config.files import check_user_encoding, read_user_text
+    from crossgym.scoring.parquet import is_parquet
 
     if not path.is_file():
         read_user_text(path, what="rollout file", fix_missing="pass the rollouts.jsonl an eval wrote")
-    check_user_encoding(path)
+    if not is_parquet(path):  # Parquet is binary: its reader says when it is not Parquet
+        check_user_encoding(path)
     records = 0
     for doc in iter_records(path):
         records += 1

@@ -18,6 +18,7 @@ from crossgym.protocol.task import Task
 from crossgym.rollout.config import RolloutConfig
 from crossgym.rollout.runner import Progress, RolloutRunner
 from crossgym.rollout.store import RolloutStore
+from crossgym.scoring.records import stored_key
 
 log = logging.getLogger(__name__)
 
@@ -83,13 +84,12 @@ class StoredRollouts(Sequence[Rollout]):
 
 
 def _record_key(raw: bytes) -> str | None:
+    """The resume key of a stored line that reads back as a rollout (the store's own rule: stored_key)."""
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    prov = doc.get("provenance") if isinstance(doc, dict) else None
-    key = prov.get("key") if isinstance(prov, dict) else None
-    return key if isinstance(key, str) else None
+    return stored_key(doc) if isinstance(doc, dict) else None
 
 
 @dataclass

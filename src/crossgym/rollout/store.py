@@ -15,7 +15,7 @@ from typing import Any
 
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError
-from crossgym.scoring.records import dumps_record, iter_records
+from crossgym.scoring.records import dumps_record, iter_records, stored_keys
 from crossgym.scoring.records import read_rollouts as _read_rollouts
 
 __all__ = ["RolloutStore", "cut_torn_tail", "iter_records", "read_rollouts"]
@@ -87,9 +87,9 @@ class RolloutStore:
         cut_torn_tail(self._fd, self.path)
 
     def keys(self) -> set[str]:
-        """Keys of the complete rollouts already stored."""
-        return {str(doc.get("provenance", {}).get("key")) for doc in iter_records(self.path)
-                if isinstance(doc.get("provenance"), dict) and doc["provenance"].get("key")}
+        """Keys of the complete rollouts already stored (a damaged record's key is not one: see
+        crossgym.scoring.records.stored_keys)."""
+        return stored_keys(self.path)
 
     def append(self, rollouts: Sequence[Rollout]) -> None:
         """Write a batch as JSON lines in one write, then flush and fsync it."""

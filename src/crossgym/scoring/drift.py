@@ -36,7 +36,9 @@ def _spec(r: Rollout) -> VerifierSpec:
 
 def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[str, Any]:
     """The drift report: per verifier how many rewards changed, old and new versions, and the changed rollouts
-    (the first MAX_LISTED). The file is read ``chunk`` rollouts at a time."""
+    (the first MAX_LISTED); ``skipped`` counts the lines that hold no rollout (not JSON, torn, not a rollout
+    record), the first MAX_LISTED named in ``skipped_lines`` ("file:line: why"). The file is read ``chunk``
+    rollouts at a time."""
     from crossgym.api import load_verifier
 
     p = Path(path)
@@ -64,8 +66,16 @@ def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[
     by_verifier: dict[str, dict[str, Any]] = {}
     changes: list[dict[str, Any]] = []
     n = checked = 0
+    skipped: list[str] = []  # lines that hold no rollout (each warned about with its file:line): the first few
+    n_skipped = [0]  # and how many
+
+    def skip(where: str, why: str) -> None:
+        n_skipped[0] += 1
+        if len(skipped) < MAX_LISTED:
+            skipped.append(f"{where}: {why}")
+
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="crossgym-reverify") as pool:
-        for rollouts in chunked(iter_rollouts(p), max(1, chunk)):  # memory bounded by a chunk, not the file
+        for rollouts in chunked(iter_rollouts(p, skipped=skip), max(1, chunk)):  # memory: a chunk, not the file
             n += len(rollouts)
             for r in rollouts:
                 load(r)
@@ -80,7 +90,8 @@ def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[
         g["mean_new"] = g.pop("new_sum") / g["n"]
         g["version_changed"] = g["old_versions"] != [str(g["current_version"])]
     changed = sum(g["changed"] for g in by_verifier.values())
-    return {"path": str(p), "n": n, "checked": checked, "changed": changed,
+    return {"path": str(p), "n": n, "checked": checked, "changed": changed, "skipped": n_skipped[0],
+            "skipped_lines": skipped,
             "unavailable": unavailable, "by_verifier": dict(sorted(by_verifier.items())), "changes": changes,
             "ok": changed == 0 and not unavailable}
 

@@ -43,7 +43,8 @@ def _open(path: Path) -> Any:
 
 
 def _unreadable(path: Path, exc: Exception) -> ConfigError:
-    return ConfigError(f"not a readable Parquet file ({str(exc)[:200]})", where=str(path),
+    detail = " ".join(str(exc).split())[:200]  # pyarrow's messages may end in a newline: one line
+    return ConfigError(f"not a readable Parquet file ({detail})", where=str(path),
                        fix="pass a Parquet file of rollout records, or JSONL")
 
 

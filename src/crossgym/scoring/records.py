@@ -124,31 +124,53 @@ class RecordWriter:
 
 
 # ---------------------------------------------------------------------- reading
-def iter_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The JSON object on each complete line; a torn last line (an interrupted write) and lines that are not JSON
-    objects are skipped with a warning. A .parquet file gives its rows (crossgym.scoring.parquet)."""
+def iter_records(path: str | Path, *, skipped: Callable[[str, str], None] | None = None,
+                 ) -> Iterator[dict[str, Any]]:
+    """The JSON object on each complete line; a torn last line (an interrupted write), a line that is not JSON (or
+    nests too deeply to read) and a JSON value that is not an object are skipped with a warning naming
+    ``file:line``, and passed to ``skipped(where, why)`` when given (to count them). A .parquet file gives its rows
+    (crossgym.scoring.parquet)."""
+    for _, doc in _numbered_records(path, skipped):
+        yield doc
+
+
+def _numbered_records(path: str | Path, skipped: Callable[[str, str], None] | None = None,
+                      ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, record) for each record of ``iter_records``; ``where`` is "file:line" (Parquet: "file:row N")."""
     p = Path(path)
     if not p.is_file():
         return
-    from crossgym.scoring.parquet import is_parquet, iter_parquet_records
+    from crossgym.scoring.parquet import is_parquet, iter_parquet_rows
 
     if is_parquet(p):
-        yield from iter_parquet_records(p)
+        yield from iter_parquet_rows(p)
         return
+
+    def skip(where: str, why: str) -> None:
+        log.warning("%s: ignoring %s", where, why)
+        if skipped is not None:
+            skipped(where, why)
+
     with p.open("rb") as f:
         for lineno, raw in enumerate(f, 1):
+            where = f"{p}:{lineno}"
             if not raw.endswith(b"\n"):
-                log.warning("%s:%d: ignoring a torn last line (an interrupted write)", p, lineno)
+                skip(where, "a torn last line (an interrupted write)")
                 return
             if not raw.strip():
                 continue
             try:
                 doc = json.loads(raw)
             except ValueError:
-                log.warning("%s:%d: ignoring a line that is not JSON", p, lineno)
+                skip(where, "a line that is not JSON")
+                continue
+            except RecursionError:
+                skip(where, "a line that nests too deeply to read")
                 continue
             if isinstance(doc, dict):
-                yield doc
+                yield where, doc
+            else:
+                skip(where, f"a line that is not a JSON object (a {type(doc).__name__})")
 
 
 def rollout_from_record(doc: Mapping[str, Any]) -> Rollout:
@@ -161,13 +183,46 @@ def provenance_of(rollout: Rollout) -> Provenance:
     return Provenance.from_dict(rollout.provenance, default=rollout.task.verifier)
 
 
-def iter_rollouts(path: str | Path) -> Iterator[Rollout]:
-    """Every complete rollout in a file, in order (records that are not rollouts are skipped with a warning)."""
-    for lineno, doc in enumerate(iter_records(path), 1):
+def iter_rollouts(path: str | Path, *, skipped: Callable[[str, str], None] | None = None) -> Iterator[Rollout]:
+    """Every complete rollout in a file, in order; records that are not rollouts (and the lines ``iter_records``
+    skips) are skipped with a warning naming ``file:line``, and passed to ``skipped(where, why)`` when given."""
+    for where, doc in _numbered_records(path, skipped):
         try:
             yield rollout_from_record(doc)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            log.warning("%s: skipping record %d, which is not a rollout: %s", path, lineno, exc)
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+            why = f"a record that is not a rollout ({type(exc).__name__}: {exc})"
+            log.warning("%s: skipping %s", where, why)
+            if skipped is not None:
+                skipped(where, why)
+
+
+def stored_key(doc: Mapping[str, Any]) -> str | None:
+    """The resume key (``provenance["key"]``) of a record that reads back as a rollout; None for a record without
+    one, or one that is no longer a rollout (an edited or damaged line: its rollout is not done, so a resumed run
+    makes it again, instead of counting it done and then failing to read it)."""
+    prov = doc.get("provenance")
+    key = prov.get("key") if isinstance(prov, dict) else None
+    if not isinstance(key, str) or not key:
+        return None
+    try:
+        rollout_from_record(doc)
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        return None
+    return key
+
+
+def stored_keys(path: str | Path) -> set[str]:
+    """The resume keys of every complete rollout in a store file (see ``stored_key``); a keyed record that is not
+    a rollout is named in a warning (its rollout will be made again)."""
+    keys: set[str] = set()
+    for where, doc in _numbered_records(path):
+        key = stored_key(doc)
+        if key is not None:
+            keys.add(key)
+        elif isinstance(doc.get("provenance"), dict) and doc["provenance"].get("key"):
+            log.warning("%s: record %r is not a readable rollout: it counts as not done", where,
+                        str(doc["provenance"]["key"])[:200])
+    return keys
 
 
 def read_rollouts(path: str | Path) -> list[Rollout]:

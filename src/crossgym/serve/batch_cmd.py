@@ -60,17 +60,29 @@ def _parse(raw: bytes | dict[str, Any], where: str) -> tuple[dict[str, Any], tup
             doc = json.loads(line)
         except ValueError as exc:
             raise ConfigError(f"not JSON ({exc})", where=where, fix="one JSON object per line") from None
+        except RecursionError:
+            raise ConfigError("not readable JSON: it nests too deeply", where=where,
+                              fix="one JSON object per line, nested a few hundred levels at most") from None
     if not isinstance(doc, dict) or "task" not in doc or "completion" not in doc:
         raise ConfigError("a record needs 'task' and 'completion'", where=where,
                           fix="write rollouts (crossgym eval) or {\"task\": ..., \"completion\": ...} lines")
+    comp = doc["completion"]
+    if not isinstance(comp, (str, dict)):
+        raise ConfigError(f"'completion' must be text or an object with 'messages', got {_type_name(comp)}",
+                          where=where, fix='write "completion": "the text" or {"messages": [{"role": '
+                                           '"assistant", "content": "..."}]}')
     try:
         task = Task.from_dict(doc["task"])
-        comp = doc["completion"]
         completion = Completion.from_text(comp) if isinstance(comp, str) else Completion.from_dict(comp)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise ConfigError(f"not a task/completion record: {exc}", where=where,
                           fix="see `crossgym tasks` for the Task form") from None
     return doc, (task, completion)
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else {"list": "a list", "int": "a number", "float": "a number",
+                                         "bool": "true/false"}.get(type(value).__name__, type(value).__name__)
 
 
 def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_done: dict[str, Any] | None = None,
@@ -134,7 +146,7 @@ def _check_continues(raw: bytes | dict[str, Any], last_done: dict[str, Any], whe
     try:
         doc = raw if isinstance(raw, dict) else json.loads(raw)
         same = doc["task"] == last_done.get("task") and doc["completion"] == last_done.get("completion")
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         same = False
     if not same:
         raise ConfigError(f"--out's last record is not this input's record at {where}: it holds the output of "
@@ -372,7 +384,7 @@ def _sample(files: list[Path], look: int = 512) -> list[tuple[str, bytes | dict[
             try:
                 doc = raw if isinstance(raw, dict) else json.loads(raw)
                 name = json.dumps(doc["task"]["verifier"], sort_keys=True)
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 continue
             seen.setdefault(name, (where, raw))
     except CrossgymError:  # an unreadable file: the stream says so, in order

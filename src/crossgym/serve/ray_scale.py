@@ -202,8 +202,43 @@ def init_ray(address: str | None = None, **kwargs: Any) -> None:
 
     ray = _ray()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address=address, **{"include_dashboard": False, "log_to_driver": False,
-                                 "logging_level": _logging.ERROR, **kwargs})
+    if address:
+        _check_address(address)
+    try:
+        ray.init(address=address, **{"include_dashboard": False, "log_to_driver": False,
+                                     "logging_level": _logging.ERROR, **kwargs})
+    except (ConnectionError, ValueError) as exc:  # no Ray at "auto", an address Ray cannot parse
+        detail = " ".join(str(exc).split())[:200]
+        raise ConfigError(f"cannot connect to Ray ({detail})", where=f"--address {address}" if address else "ray",
+                          fix=ADDRESS_FIX) from None
+
+
+#: seconds to wait for a Ray head's port to accept a TCP connection before ray.init (which retries for minutes)
+CONNECT_TIMEOUT_S = 10.0
+ADDRESS_FIX = "start the head with `ray start --head --port PORT` and pass --address HEAD:PORT (or auto on a node)"
+
+
+def _check_address(address: str) -> None:
+    """A HOST:PORT (or ray://HOST:PORT) address whose port accepts no TCP connection is one ConfigError at once:
+    ray.init would retry it for many minutes. "auto", "local" and other forms are left to Ray."""
+    import socket
+
+    hostport = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    host = host.strip("[]")
+    if not 0 < int(port) < 65536:
+        raise ConfigError(f"port {port} is out of range", where=f"--address {address}",
+                          fix="pass --address HOST:PORT with 1 <= PORT <= 65535")
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
+            return
+    except OSError as exc:
+        why = "no such host" if isinstance(exc, socket.gaierror) else \
+            f"no answer within {CONNECT_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) else \
+            (exc.strerror or type(exc).__name__).lower()
+    raise ConfigError(f"no Ray head answers at {hostport} ({why})", where=f"--address {address}", fix=ADDRESS_FIX)
 
 
 def default_workers() -> int:

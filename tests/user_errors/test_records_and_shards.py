@@ -1,0 +1,227 @@
+"""Bad records and unlucky events for the commands that read rollouts in bulk (issue 27): verify-batch, reverify,
+compare and the eval store, through the real entry point `crossgym.cli:main` and the Python API.
+
+A bad argument is one line on stderr, exit 2; verify-batch stops at a bad record with one line naming its
+``file:line`` (docs/guides/scale.md); reverify, compare and the eval store skip a line that holds no rollout with a
+warning naming its ``file:line`` (reverify counts them), never a traceback, and never lose the other records.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crossgym.cli import main
+from crossgym.protocol import Completion, Task, Verdict, VerifierSpec
+from crossgym.scoring import Provenance, append_records, rollout_record
+
+#: a JSON line nested deeper than json.loads can read (RecursionError, not ValueError)
+DEEP = '{"task": ' + "[" * 100_000 + "]" * 100_000 + ', "completion": "x"}\n'
+
+
+def _task(tid: str) -> Task:
+    return Task(id=tid, prompt="p", answer="Paris", verifier=VerifierSpec("exact_match"), metadata={"source": "x"})
+
+
+def _rollouts(path: Path, n: int = 4, *, config_hash: str = "h1") -> Path:
+    records = []
+    for i in range(n):
+        prov = Provenance.new(_task(f"x-{i}").verifier, source="eval", key=f"x-{i}#0@{config_hash}", model="m",
+                              config_hash=config_hash, sample=0)
+        records.append(rollout_record(_task(f"x-{i}"), Completion.from_text("Paris" if i % 2 else "Rome"),
+                                      Verdict.ok(1.0, reason="stored"), provenance=prov))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    append_records(path, records)
+    return path
+
+
+def _one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    captured = capsys.readouterr()
+    assert exc.value.code == 2, (argv, exc.value.code, captured.err)
+    assert "Traceback" not in captured.err
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("crossgym: error: ") and "(fix: " in lines[0], captured.err
+    return lines[0]
+
+
+OK_LINE = json.dumps({"task": _task("t").to_dict(), "completion": "Paris"}) + "\n"
+
+
+# ------------------------------------------------------------------ verify-batch: one line naming file:line
+@pytest.mark.parametrize(("line", "words"), [
+    (DEEP, ["nests too deeply"]),
+    (json.dumps({"task": _task("t").to_dict(), "completion": 5}) + "\n", ["'completion' must be text", "a number"]),
+    (json.dumps({"task": _task("t").to_dict(), "completion": None}) + "\n", ["'completion' must be text", "null"]),
+    (json.dumps({"task": _task("t").to_dict(), "completion": ["a"]}) + "\n", ["'completion' must be text", "list"]),
+], ids=["deep", "completion-number", "completion-null", "completion-list"])
+def test_verify_batch_a_bad_record_is_one_line_naming_its_line(tmp_path: Path, line: str, words: list[str],
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(OK_LINE + line + OK_LINE)
+    msg = _one_line(["verify-batch", str(src), "--no-progress"], capsys)
+    assert f"{src}:2: " in msg, msg
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+def test_verify_batch_parquet_completion_not_text_and_a_corrupt_footer(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    task = json.dumps(_task("t").to_dict())
+    ints = tmp_path / "ints.parquet"
+    pq.write_table(pa.Table.from_pylist([{"task": task, "completion": 5}]), ints)
+    msg = _one_line(["verify-batch", str(ints), "--no-progress"], capsys)
+    assert f"{ints}:row 1: 'completion' must be text" in msg, msg
+    good = tmp_path / "good.parquet"
+    pq.write_table(pa.Table.from_pylist([{"task": task, "completion": "Paris"}] * 3), good)
+    data = good.read_bytes()
+    broken = tmp_path / "footer.parquet"
+    broken.write_bytes(data[:-12] + b"\0" * 8 + data[-4:])  # the footer's metadata zeroed: pyarrow's message ends in \n
+    assert "not a readable Parquet file" in _one_line(["verify-batch", str(broken), "--no-progress"], capsys)
+
+
+# ------------------------------------------------------------------ reverify: Parquet, counted skips, line numbers
+def test_reverify_cli_reads_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    src = _rollouts(tmp_path / "r.jsonl")
+    rows = [{k: (json.dumps(v) if k in ("task", "verdict", "provenance") else v) for k, v in json.loads(x).items()
+             if k in ("task", "completion", "verdict", "provenance")} for x in src.read_text().splitlines()]
+    par = tmp_path / "r.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), par)
+    with pytest.raises(SystemExit) as exc:
+        main(["reverify", str(par), "--json"])
+    out = capsys.readouterr()
+    assert exc.value.code in (0, 1), out.err  # 1: some stored "1.0 passed" changed
+    doc = json.loads(out.out)
+    assert doc["n"] == doc["checked"] == 4 and doc["skipped"] == 0
+
+
+def test_reverify_counts_and_names_every_line_it_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = _rollouts(tmp_path / "r.jsonl")
+    good = src.read_text().splitlines(keepends=True)
+    not_rollout = json.dumps({"task": _task("t").to_dict(), "verdict": {"reward": 1.0}}) + "\n"
+    # line: 1 good, 2 blank, 3 not JSON, 4 good, 5 a JSON array, 6 too deep, 7 good, 8 not a rollout, 9 good, torn
+    src.write_text(good[0] + "\n" + "not json\n" + good[1] + "[1, 2]\n" + DEEP + good[2] + not_rollout + good[3]
+                   + good[0][:20])
+    with pytest.raises(SystemExit):
+        main(["reverify", str(src), "--json"])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    doc = json.loads(out.out)
+    assert doc["n"] == doc["checked"] == 4  # every rollout re-scored, none lost
+    assert doc["skipped"] == 5
+    assert [s.split(": ", 1)[0] for s in doc["skipped_lines"]] == [f"{src}:{n}" for n in (3, 5, 6, 8, 10)]
+    assert "not a JSON object" in doc["skipped_lines"][1] and "nests too deeply" in doc["skipped_lines"][2]
+    with pytest.raises(SystemExit):
+        main(["reverify", str(src)])
+    assert "5 line(s) skipped" in capsys.readouterr().out
+
+
+def test_iter_rollouts_warns_with_the_line_number(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from crossgym.scoring.records import iter_records, iter_rollouts
+
+    src = _rollouts(tmp_path / "r.jsonl", 2)
+    good = src.read_text().splitlines(keepends=True)
+    src.write_text("\n\n" + good[0] + '{"task": 1}\n' + "7\n" + good[1])
+    with caplog.at_level(logging.WARNING):
+        assert [r.task.id for r in iter_rollouts(src)] == ["x-0", "x-1"]
+    assert f"{src}:4: skipping a record that is not a rollout" in caplog.text  # the line, not the 2nd record
+    assert f"{src}:5: ignoring a line that is not a JSON object (a int)" in caplog.text
+    seen: list[str] = []
+    assert len(list(iter_records(src, skipped=lambda where, why: seen.append(where)))) == 3
+    assert seen == [f"{src}:5"]
+
+
+# ------------------------------------------------------------------ compare
+def test_compare_survives_a_broken_metrics_json_and_a_deep_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    a = tmp_path / "a"
+    _rollouts(a / "rollouts.jsonl")
+    with (a / "rollouts.jsonl").open("a") as f:
+        f.write(DEEP)
+    (a / "metrics.json").write_text(json.dumps({"run": {"config_hash": ["h1"]}}))  # not a string: unhashable
+    b = tmp_path / "b"
+    _rollouts(b / "rollouts.jsonl")
+    with pytest.raises(SystemExit) as exc, caplog.at_level(logging.WARNING):
+        main(["compare", str(a), str(b), "--json"])
+    out = capsys.readouterr()
+    assert exc.value.code == 0 and "Traceback" not in out.err, out.err
+    assert json.loads(out.out)["a"]["n_tasks"] == 4
+    assert f"{a / 'rollouts.jsonl'}:5: ignoring a line that nests too deeply" in caplog.text
+
+
+def test_compare_without_metrics_uses_the_latest_settings_not_an_unhashed_record(tmp_path: Path) -> None:
+    from crossgym.eval.compare import load_run
+
+    run = tmp_path / "run.jsonl"
+    old = rollout_record(_task("old"), Completion.from_text("Paris"), Verdict.ok(1.0, reason="ok"),
+                         provenance=Provenance.new(_task("old").verifier, source="eval"))  # no key, no hash
+    append_records(run, [old])
+    _rollouts(run, 3, config_hash="h2")
+    loaded = load_run(run)
+    assert loaded.config_hash == "h2" and sorted(loaded.tasks) == ["x-0", "x-1", "x-2"]
+
+
+# ------------------------------------------------------------------ the eval store
+def test_a_damaged_stored_record_is_not_done_and_is_never_read_back(tmp_path: Path) -> None:
+    """A keyed line that no longer reads as a rollout (edited, damaged) does not count as done, so a resumed eval
+    makes it again; the store is read back without it (and then with the new one), never a traceback."""
+    from crossgym.eval.run import StoredRollouts
+    from crossgym.rollout.store import RolloutStore
+
+    store = _rollouts(tmp_path / "rollouts.jsonl")
+    lines = store.read_text().splitlines(keepends=True)
+    damaged = json.loads(lines[1])
+    del damaged["completion"]
+    store.write_text(lines[0] + json.dumps(damaged) + "\n" + DEEP + "".join(lines[2:]))
+    keys = RolloutStore(store).keys()
+    assert keys == {"x-0#0@h1", "x-2#0@h1", "x-3#0@h1"}
+    tasks = [_task(f"x-{i}") for i in range(4)]
+    assert [r.task.id for r in StoredRollouts(store, tasks, 1, "h1")] == ["x-0", "x-2", "x-3"]
+    append_records(store, [json.loads(lines[1])])  # the resumed run makes x-1 again
+    assert RolloutStore(store).keys() == keys | {"x-1#0@h1"}
+    assert [r.task.id for r in StoredRollouts(store, tasks, 1, "h1")] == ["x-0", "x-1", "x-2", "x-3"]
+
+
+# ------------------------------------------------------------------ --address that nothing answers
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(("address", "words"), [
+    (None, ["no Ray head answers at 127.0.0.1:", "connection refused", "ray start --head"]),
+    ("127.0.0.1:99999", ["port 99999 is out of range"]),
+    ("not an address", ["cannot connect to Ray", "Invalid address format"]),
+], ids=["refused", "port-range", "unparsable"])
+def test_verify_batch_address_that_nothing_answers_is_one_line_at_once(tmp_path: Path, address: str | None,
+                                                                       words: list[str]) -> None:
+    """Before: ray.init retried an unreachable 127.0.0.1 port for many minutes, and an unparsable address was a
+    traceback. A fresh interpreter (Ray state stays out of this one); loopback only."""
+    pytest.importorskip("ray")
+    src = tmp_path / "in.jsonl"
+    src.write_text(OK_LINE)
+    address = address or f"127.0.0.1:{_free_port()}"
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
+    proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "verify-batch", str(src), "--address", address,
+                           "--no-progress"], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-2000:]
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and f"--address {address}" in lines[0], proc.stderr[-2000:]
+    for w in words:
+        assert w in lines[0], (w, lines[0])
