@@ -91,6 +91,36 @@ def test_verify_batch_parquet_completion_not_text_and_a_corrupt_footer(tmp_path:
     assert "not a readable Parquet file" in _one_line(["verify-batch", str(broken), "--no-progress"], capsys)
 
 
+def test_verify_batch_resume_refuses_a_damaged_out_or_another_verifier_version(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a damaged middle line of --out was skipped (the resume then blamed 'another input'), and an --out
+    scored by an older verifier version was resumed, one file holding two versions' verdicts."""
+    from crossgym.serve.batch_cmd import verify_batch
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"task": _task(f"t{i}").to_dict(), "completion": "Paris"}) + "\n"
+                           for i in range(6)))
+    full = tmp_path / "full.jsonl"
+    verify_batch(src, out=full, progress=False)
+    lines = full.read_text().splitlines(keepends=True)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text(lines[0] + "garbage\n" + "".join(lines[1:3]))
+    msg = _one_line(["verify-batch", str(src), "--out", str(damaged), "--no-progress"], capsys)
+    assert f"--out holds a line that is not JSON at {damaged}:2" in msg, msg
+    older = tmp_path / "older.jsonl"
+    docs = [json.loads(x) for x in lines[:3]]
+    for d in docs:
+        d["provenance"]["verifier"]["version"] = "0"
+    older.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    msg = _one_line(["verify-batch", str(src), "--out", str(older), "--no-progress"], capsys)
+    assert "--out was scored by exact_match version 0, today's is version" in msg, msg
+    assert older.read_text().count("\n") == 3  # left as it was
+    torn = tmp_path / "torn.jsonl"  # a kill mid-line: resumed, nothing lost or twice
+    torn.write_text("".join(lines[:3]) + lines[3][:25])
+    verify_batch(src, out=torn, progress=False)
+    assert torn.read_bytes() == full.read_bytes()
+
+
 # ------------------------------------------------------------------ reverify: Parquet, counted skips, line numbers
 def test_reverify_cli_reads_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pa = pytest.importorskip("pyarrow")

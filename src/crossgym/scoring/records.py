@@ -147,9 +147,9 @@ def _numbered_records(path: str | Path, skipped: Callable[[str, str], None] | No
         return
 
     def skip(where: str, why: str) -> None:
-        log.warning("%s: ignoring %s", where, why)
-        if skipped is not None:
+        if skipped is not None:  # first: a caller that refuses the file raises instead of a warning
             skipped(where, why)
+        log.warning("%s: ignoring %s", where, why)
 
     with p.open("rb") as f:
         for lineno, raw in enumerate(f, 1):

@@ -226,24 +226,67 @@ def score_raw(raws: list[tuple[str, bytes | dict[str, Any]]], *, write: bool, bu
     return text, tally
 
 
-def _resume(out: Path, tally: _Tally) -> tuple[Any, int, dict[str, Any]]:
+def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, dict[str, Any]]:
     """Open ``out`` for appending (a torn last line cut off); the records it already holds are counted into
-    ``tally``. Returns the store, how many records to skip in the input and the last record written."""
+    ``tally``. Returns the store, how many records to skip in the input and the last record written. An ``out``
+    with a damaged line, or scored by another version of a verifier than today's (``built``: verifiers by spec
+    key), is one ConfigError: resuming would count wrong or mix two versions' verdicts in one file."""
     from crossgym.rollout.store import RolloutStore
     from crossgym.scoring.records import iter_records
 
-    store = RolloutStore(out).open()
+    def damaged(where: str, why: str) -> None:
+        if "torn last line" not in why:  # (a kill mid-write: already cut off by open(), its record scored again)
+            raise ConfigError(f"--out holds {why} at {where}, so where to resume is unknown", where="--out",
+                              fix="remove it (or pass another --out) to score afresh")
+
+    store = RolloutStore(out).open()  # the torn last line cut first
     done = 0
     last: dict[str, Any] = {}
-    for doc in iter_records(out):
-        done += 1
-        last = doc
-        try:
-            v = Verdict.from_dict(doc["verdict"])
-        except (KeyError, ValueError, TypeError):
-            v = Verdict.exception("unreadable verdict in --out")
-        tally.add(doc.get("previous_verdict"), v)
+    checked: set[str] = set()
+    try:
+        for doc in iter_records(out, skipped=damaged):
+            done += 1
+            last = doc
+            _check_version(doc, built, checked, f"{out}:{done}")
+            try:
+                v = Verdict.from_dict(doc["verdict"])
+            except (KeyError, ValueError, TypeError):
+                v = Verdict.exception("unreadable verdict in --out")
+            tally.add(doc.get("previous_verdict"), v)
+    except BaseException:
+        store.close()
+        raise
     return store, done, last
+
+
+def _check_version(doc: dict[str, Any], built: dict[str, Any], checked: set[str], where: str) -> None:
+    """Refuse a record of --out whose verifier version (its provenance) is not today's version of that verifier."""
+    from crossgym.scoring.provenance import Provenance, VerifierRef
+    from crossgym.verifiers.safe import build_verifier
+
+    prov = doc.get("provenance")
+    ref = prov.get("verifier") if isinstance(prov, dict) and prov.get("source") == "verify-batch" else None
+    if not isinstance(ref, dict):
+        return
+    seen = repr(sorted(ref.items()))
+    if seen in checked:
+        return
+    try:
+        old = Provenance.from_dict(prov).verifier
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return
+    if old is None:
+        return
+    spec = old.spec
+    key = spec.key()
+    if key not in built:
+        built[key] = build_verifier(spec)
+    now = VerifierRef.of(spec, None if isinstance(built[key], Verdict) else built[key]).version
+    if old.version != now:
+        raise ConfigError(f"--out was scored by {spec.name} version {old.version}, today's is version {now} (at "
+                          f"{where}): resuming would mix two versions' verdicts", where="--out",
+                          fix="remove it (or pass another --out) to score everything with today's verifiers")
+    checked.add(seen)
 
 
 def output_groups(files: list[Path], out: Path | None) -> list[tuple[list[Path], Path | None]]:
@@ -323,7 +366,7 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
         for group_files, group_out in groups:
             store, done, last_done = None, 0, None
             if group_out is not None and group_out.exists() and group_out.stat().st_size:
-                store, done, last_done = _resume(group_out, tally)
+                store, done, last_done = _resume(group_out, tally, built)
                 sys.stderr.write(f"resumed: {done} records already in {group_out}\n")
             elif group_out is not None and group_out.exists():
                 group_out.unlink()  # an empty file: nothing to resume
