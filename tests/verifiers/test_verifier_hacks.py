@@ -125,3 +125,35 @@ def test_normalized_strings_reach_every_depth() -> None:
     assert ToolCallVerifier(strings="exact").verify(t, Completion.from_text(got)).reward == 0.0
     wrong = got.replace("lyon", "nice")
     assert ToolCallVerifier().verify(t, Completion.from_text(wrong)).reward == 0.0
+
+
+@pytest.mark.parametrize("body", [
+    '{"name": "delete_all", "name": "get_weather", "arguments": {"city": "Paris"}}',  # which name is called?
+    '{"name": "get_weather", "arguments": {"city": "London", "city": "Paris"}}',
+    '{"name": "get_weather", "arguments": "{\\"city\\": \\"London\\", \\"city\\": \\"Paris\\"}"}',
+])
+def test_a_key_given_twice_is_malformed(body: str) -> None:
+    """Parsers differ on which of two equal keys counts (Python's json: the last; others: the first), so the
+    verifier's reading and the tool executor's may not agree: refused, as a keyword given twice in Python syntax."""
+    t = task("tool_call", {"name": "get_weather", "arguments": {"city": "Paris"}}, tools=[WEATHER])
+    v = ToolCallVerifier().verify(t, Completion.from_text(f"<tool_call>{body}</tool_call>"))
+    assert v.reward == 0.0 and v.error_kind == "malformed" and "duplicate key" in (v.error or v.reason), v
+    python = ToolCallVerifier().verify(t, Completion.from_text('get_weather(city="London", city="Paris")'))
+    assert python.reward == 0.0 and python.error_kind == "malformed"
+
+
+@pytest.mark.parametrize("text", [
+    '<tool_call>{"name": "get_w\\u0435ather", "arguments": {"city": "Paris"}}</tool_call>',  # a Cyrillic e
+    '<tool_call>{"name": "get_weather\\u200b", "arguments": {"city": "Paris"}}</tool_call>',  # zero-width space
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "\\uff30aris"}}</tool_call>',  # a fullwidth P
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", "unit": NaN}}</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": "\\"{\\\\\\"city\\\\\\": \\\\\\"Paris\\\\\\"}\\""}</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',  # the right call, twice
+])
+def test_confusables_constants_nested_strings_and_repeats_earn_nothing(text: str) -> None:
+    t = task("tool_call", {"name": "get_weather", "arguments": {"city": "Paris"}}, tools=[WEATHER])
+    for strings in ("normalized", "exact"):
+        v = ToolCallVerifier(strings=strings).verify(t, Completion.from_text(text))
+        assert v.reward == 0.0, (strings, v)
+        encodes(v)

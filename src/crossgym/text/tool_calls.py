@@ -77,8 +77,8 @@ def _parse_hermes(text: str) -> list[ToolCall]:
             fenced = extract_fenced(body, ("json", ""))
             if fenced is not None:
                 body = fenced.strip()
-        try:
-            obj = loads_strict(body)
+        try:  # a key given twice is refused, as a keyword given twice is in Python syntax: parsers differ on
+            obj = loads_strict(body, unique_keys=True)  # which one counts (the verifier's and the tool's may not agree)
         except MalformedJSON as exc:
             raise MalformedToolCall(f"<tool_call> number {len(calls) + 1}: {exc}") from None
         calls.append(_call_from_obj(obj, len(calls)))
@@ -97,7 +97,7 @@ def _call_from_obj(obj: Any, index: int) -> ToolCall:
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str):
         try:
-            args = loads_strict(args) if args.strip() else {}
+            args = loads_strict(args, unique_keys=True) if args.strip() else {}
         except MalformedJSON as exc:
             raise MalformedToolCall(f"{where} ({name}): arguments string is not JSON: {exc}") from None
     if args is None:
