@@ -115,6 +115,12 @@ def test_verify_batch_resume_refuses_a_damaged_out_or_another_verifier_version(
     msg = _one_line(["verify-batch", str(src), "--out", str(older), "--no-progress"], capsys)
     assert "--out was scored by exact_match version 0, today's is version" in msg, msg
     assert older.read_text().count("\n") == 3  # left as it was
+    for name, text in [("notes.yaml", "model: m\nlr: 1"), ("note.txt", "hello")]:  # not an --out: left whole
+        other = tmp_path / name
+        other.write_text(text)
+        msg = _one_line(["verify-batch", str(src), "--out", str(other), "--no-progress"], capsys)
+        assert f"--out: {other} is not the output of verify-batch" in msg or "is not JSON" in msg, msg
+        assert other.read_text() == text  # before: its last line was cut as "torn" and records appended
     torn = tmp_path / "torn.jsonl"  # a kill mid-line: resumed, nothing lost or twice
     torn.write_text("".join(lines[:3]) + lines[3][:25])
     verify_batch(src, out=torn, progress=False)
@@ -255,3 +261,15 @@ def test_verify_batch_address_that_nothing_answers_is_one_line_at_once(tmp_path:
     assert len(lines) == 1 and f"--address {address}" in lines[0], proc.stderr[-2000:]
     for w in words:
         assert w in lines[0], (w, lines[0])
+
+
+def test_a_folder_of_upper_case_jsonl_is_read_like_lower_case(tmp_path: Path) -> None:
+    """Before: *.parquet matched in any case, *.jsonl only in lower case ('no .jsonl or .parquet files')."""
+    from crossgym.serve.batch_cmd import input_files
+
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "A.JSONL").write_text(OK_LINE)
+    (shards / "b.jsonl").write_text(OK_LINE)
+    (shards / "notes.txt").write_text("not a shard")
+    assert [p.name for p in input_files(shards)] == ["A.JSONL", "b.jsonl"]

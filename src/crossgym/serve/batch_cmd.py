@@ -31,7 +31,7 @@ def input_files(path: Path) -> list[Path]:
 
     text = str(path)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and (p.suffix == ".jsonl" or is_parquet(p)))
+        files = sorted(p for p in path.iterdir() if p.is_file() and (p.suffix.lower() == ".jsonl" or is_parquet(p)))
         if not files:
             raise ConfigError("no .jsonl or .parquet files in this directory", where=text,
                               fix="pass a JSONL or Parquet file or a folder of them")
@@ -235,27 +235,29 @@ def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, 
     from crossgym.scoring.records import iter_records
 
     def damaged(where: str, why: str) -> None:
-        if "torn last line" not in why:  # (a kill mid-write: already cut off by open(), its record scored again)
+        if "torn last line" not in why:  # a kill mid-write: open() cuts it off, and its record is scored again
             raise ConfigError(f"--out holds {why} at {where}, so where to resume is unknown", where="--out",
                               fix="remove it (or pass another --out) to score afresh")
 
-    store = RolloutStore(out).open()  # the torn last line cut first
+    with out.open("rb") as f:
+        if f.read(1) != b"{":  # every line verify-batch writes is a JSON object: this file is something else
+            raise ConfigError(f"{out} is not the output of verify-batch (it does not start with a JSON record)",
+                              where="--out", fix="pass a new --out path (or remove this file)")
     done = 0
     last: dict[str, Any] = {}
     checked: set[str] = set()
-    try:
-        for doc in iter_records(out, skipped=damaged):
-            done += 1
-            last = doc
-            _check_version(doc, built, checked, f"{out}:{done}")
-            try:
-                v = Verdict.from_dict(doc["verdict"])
-            except (KeyError, ValueError, TypeError):
-                v = Verdict.exception("unreadable verdict in --out")
-            tally.add(doc.get("previous_verdict"), v)
-    except BaseException:
-        store.close()
-        raise
+    tallied = _Tally()
+    for doc in iter_records(out, skipped=damaged):  # all checked before open() cuts anything off the file
+        done += 1
+        last = doc
+        _check_version(doc, built, checked, f"{out}:{done}")
+        try:
+            v = Verdict.from_dict(doc["verdict"])
+        except (KeyError, ValueError, TypeError):
+            v = Verdict.exception("unreadable verdict in --out")
+        tallied.add(doc.get("previous_verdict"), v)
+    store = RolloutStore(out).open()  # the writer's lock; a torn last line cut off
+    tally.merge(tallied)
     return store, done, last
 
 
