@@ -273,3 +273,13 @@ def test_a_folder_of_upper_case_jsonl_is_read_like_lower_case(tmp_path: Path) ->
     (shards / "b.jsonl").write_text(OK_LINE)
     (shards / "notes.txt").write_text("not a shard")
     assert [p.name for p in input_files(shards)] == ["A.JSONL", "b.jsonl"]
+
+
+def test_verify_batch_a_huge_local_workers_is_refused_before_any_process(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: --workers 100000 grew the verifier process pool to that size (math-verify's workers are ~100 MB
+    each: a chunk of 2,048 math records could start 2,048 of them)."""
+    src = tmp_path / "in.jsonl"
+    src.write_text(OK_LINE)
+    msg = _one_line(["verify-batch", str(src), "--workers", "100000", "--no-progress"], capsys)
+    assert "--workers: 100000 local workers" in msg and "--ray" in msg, msg

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from collections import Counter
@@ -22,6 +23,8 @@ from crossgym.protocol.task import Completion, Task, Verdict
 
 #: records read, scored and appended to --out at a time: memory is bounded by this, not by the file's size
 CHUNK = 2048
+#: the most local --workers (or 8 per CPU, if more): each may be a verifier process (math-verify's is ~100 MB)
+MAX_LOCAL_WORKERS = 64
 
 
 def input_files(path: Path) -> list[Path]:
@@ -544,6 +547,11 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
     """Print the summary (JSON or one line each)."""
     if workers is not None and workers < 1:
         raise ConfigError(f"must be at least 1, got {workers}", where="--workers", fix="pass --workers N, N >= 1")
+    most = max(MAX_LOCAL_WORKERS, 8 * (os.cpu_count() or 1))
+    if workers is not None and workers > most and not (use_ray or address):
+        raise ConfigError(f"{workers} local workers would start up to that many verifier processes on this "
+                          f"{os.cpu_count()}-CPU machine (at most {most})", where="--workers",
+                          fix=f"pass --workers N, N <= {most} (one per CPU is the fastest), or --ray for a cluster")
     from crossgym.config.files import check_output_file
 
     if out is None or not out.is_dir():  # an existing folder: one output file per input file
