@@ -348,3 +348,20 @@ def test_a_lone_surrogate_in_the_solutions_exception_serialises(sandbox: Sandbox
     loading = judge(sandbox, "raise ValueError('\\ud800')\n", ["assert add(1, 2) == 3"])
     assert loading.error is not None
     loading.error.encode("utf-8")
+
+
+def test_the_solutions_own_exception_classes_are_caught_by_their_builtin_base(sandbox: Sandbox, call: str) -> None:
+    """``class ParseError(ValueError)`` raised by the solution is caught by the tests' ``except ValueError``, as in
+    one process (it was an opaque SolutionError); subclasses of the control-flow exceptions still pass nothing."""
+    tests = ["try:\n    parse('x')\nexcept ValueError as e:\n    assert str(e) == 'bad x'\nelse:\n"
+             "    raise AssertionError('no ValueError')",
+             "try:\n    parse('')\nexcept LookupError:\n    pass\nelse:\n    raise AssertionError('no LookupError')"]
+    honest = ("class ParseError(ValueError):\n    pass\nclass Missing(KeyError):\n    pass\n"
+              "def parse(s):\n    if not s:\n        raise Missing(s)\n    raise ParseError('bad ' + s)\n")
+    r = judge(sandbox, honest, tests)
+    assert (r.passed, r.total) == (2, 2), r.details
+    escape = "class Stop(StopIteration):\n    pass\nclass Out(KeyboardInterrupt):\n    pass\n"
+    for kind in ("Stop", "Out"):
+        cheat = escape + f"def is_even(n):\n    raise {kind}()\n"
+        got = judge(sandbox, cheat, ["assert all(map(is_even, [2, 4]))", "assert not any(map(is_even, [1]))"])
+        assert got.passed == 0, (kind, got.details)
