@@ -283,3 +283,28 @@ def test_verify_batch_a_huge_local_workers_is_refused_before_any_process(tmp_pat
     src.write_text(OK_LINE)
     msg = _one_line(["verify-batch", str(src), "--workers", "100000", "--no-progress"], capsys)
     assert "--workers: 100000 local workers" in msg and "--ray" in msg, msg
+
+
+def test_verify_batch_address_of_a_server_that_is_not_ray_is_one_line_at_once(tmp_path: Path) -> None:
+    """The dashboard's HTTP port (or any other server) given as --address: before, ray.init retried it for minutes
+    ('Failed to get cluster ID from GCS server'). A plain HTTP/1 server of this test on 127.0.0.1."""
+    import http.server
+    import threading
+
+    pytest.importorskip("ray")
+    src = tmp_path / "in.jsonl"
+    src.write_text(OK_LINE)
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        address = f"127.0.0.1:{server.server_address[1]}"
+        env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_USE_TLS")}
+        env.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
+        proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "verify-batch", str(src), "--address", address,
+                               "--no-progress"], capture_output=True, text=True, timeout=120, env=env)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-2000:]
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and f"what answers at {address} is not a Ray head" in lines[0], proc.stderr[-2000:]

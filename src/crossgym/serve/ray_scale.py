@@ -232,13 +232,33 @@ def _check_address(address: str) -> None:
         raise ConfigError(f"port {port} is out of range", where=f"--address {address}",
                           fix="pass --address HOST:PORT with 1 <= PORT <= 65535")
     try:
-        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
-            return
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S) as conn:
+            speaks_grpc = _speaks_http2(conn)
     except OSError as exc:
         why = "no such host" if isinstance(exc, socket.gaierror) else \
             f"no answer within {CONNECT_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) else \
             (exc.strerror or type(exc).__name__).lower()
-    raise ConfigError(f"no Ray head answers at {hostport} ({why})", where=f"--address {address}", fix=ADDRESS_FIX)
+        raise ConfigError(f"no Ray head answers at {hostport} ({why})", where=f"--address {address}",
+                          fix=ADDRESS_FIX) from None
+    if not speaks_grpc and not os.environ.get("RAY_USE_TLS"):  # (a TLS head answers a TLS hello, not this probe)
+        raise ConfigError(f"what answers at {hostport} is not a Ray head (it does not speak gRPC: the dashboard's "
+                          "port, 8265, or another server?)", where=f"--address {address}", fix=ADDRESS_FIX)
+
+
+def _speaks_http2(conn: Any) -> bool:
+    """Whether the server on ``conn`` answers HTTP/2's client preface with a SETTINGS frame, as every gRPC server
+    (Ray's GCS, Ray Client's server) does; an HTTP/1 server (the dashboard) answers otherwise or not at all."""
+    conn.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+    head = b""
+    try:
+        while len(head) < 9:
+            more = conn.recv(9 - len(head))
+            if not more:
+                break
+            head += more
+    except OSError:  # a timeout or a reset: no HTTP/2 server
+        return False
+    return len(head) == 9 and head[3] == 0x04  # frame header: 3 bytes length, then the type (4: SETTINGS)
 
 
 def default_workers() -> int:
