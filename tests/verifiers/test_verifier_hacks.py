@@ -93,6 +93,7 @@ WEATHER = {"name": "get_weather", "description": "weather",
                                                            "stops": {"type": "array"},
                                                            "where": {"type": "object"}},
                           "required": ["city"]}}
+TIME = {"name": "get_time", "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}}
 
 
 @pytest.mark.parametrize("name", [" get_weather", "get_weather\n", "\tget_weather ", "get_weather "])
@@ -157,3 +158,20 @@ def test_confusables_constants_nested_strings_and_repeats_earn_nothing(text: str
         v = ToolCallVerifier(strings=strings).verify(t, Completion.from_text(text))
         assert v.reward == 0.0, (strings, v)
         encodes(v)
+
+
+def test_allowed_extra_calls_are_no_licence_to_guess() -> None:
+    """With allow_extra_calls, calls to other functions are allowed, but more calls to an expected function than
+    expected are guesses: spraying get_weather over four cities found Paris and scored 1.0 (a wrong guess: 0)."""
+    t = task("tool_call", {"name": "get_weather", "arguments": {"city": "Paris"}}, tools=[WEATHER, TIME])
+    call = '<tool_call>{{"name": "get_weather", "arguments": {{"city": "{}"}}}}</tool_call>'
+    spray = "".join(call.format(c) for c in ("London", "Rome", "Paris", "Berlin"))
+    lenient = ToolCallVerifier(allow_extra_calls=True)
+    v = lenient.verify(t, Completion.from_text(spray))
+    assert v.reward == 0.0 and not v.passed and "more call" in v.reason, v
+    fraction = ToolCallVerifier(allow_extra_calls=True, reward="fraction").verify(t, Completion.from_text(spray))
+    strict = ToolCallVerifier(reward="fraction").verify(t, Completion.from_text(spray))
+    assert fraction.reward == strict.reward == 0.25  # what the four calls earn without allow_extra_calls
+    other = call.format("Paris") + '<tool_call>{"name": "get_time", "arguments": {"tz": "UTC"}}</tool_call>'
+    assert lenient.verify(t, Completion.from_text(other)).reward == 1.0
+    assert ToolCallVerifier().verify(t, Completion.from_text(other)).reward == 0.0

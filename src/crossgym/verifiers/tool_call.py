@@ -65,6 +65,18 @@ def _expected_calls(answer: Any) -> list[_Expected]:
     return parsed
 
 
+def _guesses(expected: list[_Expected], calls: list[ToolCall]) -> int:
+    """Calls to an expected function beyond the number of expected calls to it."""
+    wanted: dict[str, int] = {}
+    for e in expected:
+        wanted[e.name] = wanted.get(e.name, 0) + 1
+    made: dict[str, int] = {}
+    for c in calls:
+        if c.name in wanted:
+            made[c.name] = made.get(c.name, 0) + 1
+    return sum(max(0, n - wanted[name]) for name, n in made.items())
+
+
 class ToolCallVerifier(BaseVerifier):
     """The assistant calls the expected functions with acceptable arguments.
 
@@ -77,7 +89,8 @@ class ToolCallVerifier(BaseVerifier):
     ``get_weather(city="Paris")``; ``task.tools`` (ToolSpecs) name the callable functions and their JSON Schemas:
     a call to an unknown function, or with arguments the schema rejects, fails.
     params: order (False: parallel calls may come in any order), allow_extra_args (False), allow_extra_calls
-    (False), strings ("normalized": case and whitespace ignored in every string value, at any depth | "exact"), scope ("last": the final assistant
+    (False; True allows calls to other functions than the expected ones, never more calls to one than expected),
+    strings ("normalized": case and whitespace ignored in every string value, at any depth | "exact"), scope ("last": the final assistant
     message | "all": every assistant message, for multi-turn episodes), reward ("all" | "fraction": matched
     calls / max(expected, made)). Unreadable call syntax is malformed.
     """
@@ -223,10 +236,15 @@ class ToolCallVerifier(BaseVerifier):
         matched, why = self._match(expected, calls, specs)
         extra = len(calls) - matched
         denom = max(len(expected), len(calls))
-        passed = matched == len(expected) and (extra == 0 or self.allow_extra_calls)
+        # allowed extra calls are calls to other functions: more calls to an expected function than expected are
+        # guesses (``get_weather`` for 64 cities would find the one wanted), counted as extra calls still
+        guesses = _guesses(expected, calls) if self.allow_extra_calls and extra else 0
+        passed = matched == len(expected) and (extra == 0 or self.allow_extra_calls) and not guesses
         if matched == len(expected) and extra and not self.allow_extra_calls:
             why = f"{extra} extra call(s)"
-        frac = matched / (len(expected) if self.allow_extra_calls else denom)
+        elif matched == len(expected) and guesses:
+            why = f"{guesses} more call(s) to an expected function than expected (extra calls must call other ones)"
+        frac = matched / (len(expected) + guesses if self.allow_extra_calls else denom)
         reward = float(passed) if self.reward == "all" else (1.0 if passed else frac)
         return Verdict.ok(reward, passed=passed, components={"matched": frac},
                           reason="all expected calls made" if passed else why)
