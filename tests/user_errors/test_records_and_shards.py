@@ -308,3 +308,21 @@ def test_verify_batch_address_of_a_server_that_is_not_ray_is_one_line_at_once(tm
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-2000:]
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and f"what answers at {address} is not a Ray head" in lines[0], proc.stderr[-2000:]
+
+
+def test_a_record_json_cannot_encode_is_still_one_line_never_an_exception(tmp_path: Path) -> None:
+    """Before: a metadata key that is not text (a tuple), an int past Python's 4,300-digit limit or a cycle raised
+    from dumps_record: through RecordWriter.write, an exception in a trainer's reward path."""
+    from crossgym.scoring.records import RecordWriter, dumps_record, iter_records
+
+    cycle: dict[str, object] = {}
+    cycle["self"] = cycle
+    odd = [{"task": {"metadata": {(1, 2): "x"}}, "verdict": {"reward": 1.0, "passed": True}},
+           {"task": {"answer": 10**5000}}, {"task": cycle}]
+    for rec in odd:
+        line = dumps_record(rec)
+        assert line.endswith("\n") and line.count("\n") == 1 and isinstance(json.loads(line), dict)
+    assert json.loads(dumps_record(odd[0]))["task"]["metadata"] == {"(1, 2)": "x"}
+    writer = RecordWriter(tmp_path / "r.jsonl", backend="test")
+    writer.write(odd)
+    assert len(list(iter_records(tmp_path / "r.jsonl"))) == 3

@@ -38,6 +38,30 @@ def _nan_to_none(value: Any) -> Any:
     return value
 
 
+#: nesting kept by ``_jsonable`` (deeper values, and cycles, become a marker string)
+_MAX_NESTING = 100
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """A copy json.dumps always encodes: NaN as null, keys as text, an int past Python's digit limit and anything
+    nested deeper than _MAX_NESTING (a cycle) as a marker string. For records the plain dump refuses."""
+    if depth > _MAX_NESTING:
+        return "<nested too deeply>"
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            str(value)
+        except ValueError:
+            return f"<an integer of {value.bit_length()} bits>"
+        return value
+    if isinstance(value, Mapping):
+        return {(k if isinstance(k, str) else str(k)): _jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, depth + 1) for v in value]
+    return value
+
+
 def dumps_record(record: Mapping[str, Any]) -> str:
     """One JSON line (with its newline) that always encodes to UTF-8: NaN becomes null; a string that is not
     valid Unicode (a lone surrogate) is written as JSON escapes, which json.loads reads back unchanged. The
@@ -47,11 +71,17 @@ def dumps_record(record: Mapping[str, Any]) -> str:
         doc["verdict"] = with_fault(doc["verdict"])
     try:  # nearly every record holds no NaN: one pass, without first copying every value to look for one
         text = json.dumps(doc, ensure_ascii=False, default=str, allow_nan=False)
-    except ValueError:  # NaN or an infinity somewhere (or a cycle): the walk, exactly as before
-        doc = _nan_to_none(dict(record))
-        if isinstance(doc.get("verdict"), dict):
-            doc["verdict"] = with_fault(doc["verdict"])
-        text = json.dumps(doc, ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError):  # NaN or an infinity somewhere: the walk, exactly as before
+        try:
+            doc = _nan_to_none(dict(record))
+            if isinstance(doc.get("verdict"), dict):
+                doc["verdict"] = with_fault(doc["verdict"])
+            text = json.dumps(doc, ensure_ascii=False, default=str)
+        except (ValueError, TypeError, RecursionError):  # a key that is not text, a huge int, a cycle: still a line
+            doc = _jsonable(dict(record))
+            if isinstance(doc.get("verdict"), dict):
+                doc["verdict"] = with_fault(doc["verdict"])
+            text = json.dumps(doc, ensure_ascii=False, default=str)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
