@@ -326,3 +326,22 @@ def test_a_record_json_cannot_encode_is_still_one_line_never_an_exception(tmp_pa
     writer = RecordWriter(tmp_path / "r.jsonl", backend="test")
     writer.write(odd)
     assert len(list(iter_records(tmp_path / "r.jsonl"))) == 3
+
+
+def test_compare_reads_a_parquet_of_eval_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: 'not UTF-8 text (it looks like Windows-1252)' for any Parquet file, which reverify and verify-batch
+    read (docs/serve.md)."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    src = _rollouts(tmp_path / "a.jsonl")
+    rows = [{k: (json.dumps(v) if k in ("task", "verdict", "provenance") else v) for k, v in json.loads(x).items()
+             if k in ("task", "completion", "verdict", "provenance")} for x in src.read_text().splitlines()]
+    par = tmp_path / "a.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), par)
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(par), str(src), "--json"])
+    out = capsys.readouterr()
+    assert exc.value.code == 0, out.err
+    doc = json.loads(out.out)
+    assert doc["a"]["n_tasks"] == doc["b"]["n_tasks"] == 4

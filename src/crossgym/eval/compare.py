@@ -122,8 +122,10 @@ def load_run(path: str | Path) -> EvalRun:
         raise ConfigError("no such eval run", where=str(p),
                           fix="pass the --output-dir of a `crossgym eval`, or its rollouts.jsonl")
     from crossgym.config.files import check_user_encoding
+    from crossgym.scoring.parquet import is_parquet
 
-    check_user_encoding(file)  # UTF-16 has no newline bytes to split on: one line naming the encoding
+    if not is_parquet(file):  # (Parquet is binary: its reader says when it is not Parquet)
+        check_user_encoding(file)  # UTF-16 has no newline bytes to split on: one line naming the encoding
     by_hash: dict[str | None, dict[str, TaskResult]] = {}  # per settings: their rollouts summarised per task
     models: dict[str | None, str | None] = {}
     sources: set[str] = set()
