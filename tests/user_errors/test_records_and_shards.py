@@ -345,3 +345,19 @@ def test_compare_reads_a_parquet_of_eval_records(tmp_path: Path, capsys: pytest.
     assert exc.value.code == 0, out.err
     doc = json.loads(out.out)
     assert doc["a"]["n_tasks"] == doc["b"]["n_tasks"] == 4
+
+
+def test_an_out_that_the_input_folder_or_glob_would_read_back_is_refused_up_front(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: the first run wrote shards/out.jsonl; the rerun that resumes it (the same command) then read it as an
+    input and refused ('is also an input file'), so a killed run could not be resumed."""
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.jsonl").write_text(OK_LINE)
+    for source in (str(shards), str(shards / "*.jsonl")):
+        msg = _one_line(["verify-batch", source, "--out", str(shards / "out.jsonl"), "--no-progress"], capsys)
+        assert f"would be read as an input by {source}" in msg, msg
+    assert sorted(p.name for p in shards.iterdir()) == ["a.jsonl"]
+    with pytest.raises(SystemExit) as exc:  # beside the folder, or matching no pattern: fine
+        main(["verify-batch", str(shards / "*.jsonl"), "--out", str(shards / "out.txt"), "--no-progress"])
+    assert exc.value.code == 0 and (shards / "out.txt").is_file()

@@ -294,9 +294,24 @@ def _check_version(doc: dict[str, Any], built: dict[str, Any], checked: set[str]
     checked.add(seen)
 
 
-def output_groups(files: list[Path], out: Path | None) -> list[tuple[list[Path], Path | None]]:
+def _read_back(source: Path, target: Path) -> bool:
+    """Whether the input ``source`` (a folder or a glob) would read ``target`` as one of its files on a rerun."""
+    from crossgym.scoring.parquet import is_parquet
+
+    if source.is_dir():
+        return target.resolve().parent == source.resolve() and (target.suffix.lower() == ".jsonl"
+                                                                  or is_parquet(target))
+    text = str(source)
+    if source.exists() or not any(c in text for c in "*?["):
+        return False
+    return Path(os.path.abspath(target)).match(os.path.abspath(text))
+
+
+def output_groups(files: list[Path], out: Path | None, source: Path | None = None,
+                  ) -> list[tuple[list[Path], Path | None]]:
     """Which input files go to which output: all to ``out`` (a file, or None), or, when ``out`` is an existing
-    directory, each input file to its own ``out/<name>.jsonl`` (the output sharded like the input)."""
+    directory, each input file to its own ``out/<name>.jsonl`` (the output sharded like the input). An output
+    that ``source`` (the input folder or glob) would read back on a rerun is refused: the resume could not run."""
     from crossgym.scoring.parquet import is_parquet
 
     if out is not None and out.is_dir():
@@ -318,6 +333,9 @@ def output_groups(files: list[Path], out: Path | None) -> list[tuple[list[Path],
         if target is not None and target.resolve() in inputs:
             raise ConfigError(f"{target} is also an input file", where="--out",
                               fix="write the re-scored records elsewhere")
+        if target is not None and source is not None and _read_back(source, target):
+            raise ConfigError(f"{target} would be read as an input by {source} when the command is run again (to "
+                              "resume it)", where="--out", fix=f"write the re-scored records outside {source}")
     return groups
 
 
@@ -335,7 +353,7 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
     from crossgym.rollout.store import RolloutStore
 
     files = input_files(path)
-    groups = output_groups(files, out)
+    groups = output_groups(files, out, path)
     tally = _Tally()
     skip = 0
     startup = 0.0
