@@ -361,3 +361,20 @@ def test_an_out_that_the_input_folder_or_glob_would_read_back_is_refused_up_fron
     with pytest.raises(SystemExit) as exc:  # beside the folder, or matching no pattern: fine
         main(["verify-batch", str(shards / "*.jsonl"), "--out", str(shards / "out.txt"), "--no-progress"])
     assert exc.value.code == 0 and (shards / "out.txt").is_file()
+
+
+def test_verify_batch_skips_an_input_torn_by_a_kill_and_scores_a_last_line_without_newline(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: a torn last line (the writer killed mid-line) stopped verify-batch with 'not JSON' and nothing
+    scored; the other readers skip it. A whole record without its final newline is still a record."""
+    from crossgym.serve.batch_cmd import verify_batch
+
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(OK_LINE * 3 + OK_LINE[: len(OK_LINE) // 2])
+    with caplog.at_level(logging.WARNING):
+        doc = verify_batch(torn, out=tmp_path / "out.jsonl", progress=False)
+    assert doc["n"] == 3 and (tmp_path / "out.jsonl").read_text().count("\n") == 3
+    assert f"{torn}:4: skipping a torn last line" in caplog.text
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text(OK_LINE * 2 + OK_LINE.rstrip("\n"))
+    assert verify_batch(whole, progress=False)["n"] == 3

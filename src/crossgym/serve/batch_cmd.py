@@ -9,6 +9,7 @@ passes, errors and verdicts that changed.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import sys
@@ -20,6 +21,8 @@ from typing import Any
 
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict
+
+log = logging.getLogger(__name__)
 
 #: records read, scored and appended to --out at a time: memory is bounded by this, not by the file's size
 CHUNK = 2048
@@ -130,7 +133,8 @@ def iter_raw(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_done: 
 
 
 def _raw_records(path: Path, size: int) -> Iterator[tuple[str, bytes | dict[str, Any]]]:
-    """(where, the record's raw line or Parquet row) for each record of one input file; blank lines skipped."""
+    """(where, the record's raw line or Parquet row) for each record of one input file; blank lines skipped, and
+    a torn last line (no newline and not JSON: a writer killed mid-line) skipped with a warning naming it."""
     from crossgym.scoring.parquet import is_parquet, iter_parquet_rows
 
     if is_parquet(path):
@@ -141,8 +145,22 @@ def _raw_records(path: Path, size: int) -> Iterator[tuple[str, bytes | dict[str,
     check_user_encoding(path)
     with path.open("rb") as f:
         for n, raw in enumerate(f, 1):
-            if raw.strip():
-                yield f"{path}:{n}", raw
+            if not raw.strip():
+                continue
+            if not raw.endswith(b"\n") and _torn(raw):
+                log.warning("%s:%d: skipping a torn last line (an interrupted write)", path, n)
+                return
+            yield f"{path}:{n}", raw
+
+
+def _torn(raw: bytes) -> bool:
+    """Whether a last line without its newline is a cut record rather than a whole one (many editors and tools
+    write no final newline): it does not parse as JSON."""
+    try:
+        json.loads(raw)
+    except (ValueError, RecursionError):
+        return True
+    return False
 
 
 def _check_continues(raw: bytes | dict[str, Any], last_done: dict[str, Any], where: str) -> None:
