@@ -62,7 +62,9 @@ OK_LINE = json.dumps({"task": _task("t").to_dict(), "completion": "Paris"}) + "\
     (json.dumps({"task": _task("t").to_dict(), "completion": 5}) + "\n", ["'completion' must be text", "a number"]),
     (json.dumps({"task": _task("t").to_dict(), "completion": None}) + "\n", ["'completion' must be text", "null"]),
     (json.dumps({"task": _task("t").to_dict(), "completion": ["a"]}) + "\n", ["'completion' must be text", "list"]),
-], ids=["deep", "completion-number", "completion-null", "completion-list"])
+    (json.dumps({"task": "t", "completion": "x"}) + "\n", ["'task' must be a JSON object", "got text"]),
+    (json.dumps({"task": [1], "completion": "x"}) + "\n", ["'task' must be a JSON object", "got a list"]),
+], ids=["deep", "completion-number", "completion-null", "completion-list", "task-text", "task-list"])
 def test_verify_batch_a_bad_record_is_one_line_naming_its_line(tmp_path: Path, line: str, words: list[str],
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "in.jsonl"

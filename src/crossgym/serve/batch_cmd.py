@@ -72,6 +72,9 @@ def _parse(raw: bytes | dict[str, Any], where: str) -> tuple[dict[str, Any], tup
     if not isinstance(doc, dict) or "task" not in doc or "completion" not in doc:
         raise ConfigError("a record needs 'task' and 'completion'", where=where,
                           fix="write rollouts (crossgym eval) or {\"task\": ..., \"completion\": ...} lines")
+    if not isinstance(doc["task"], dict):
+        raise ConfigError(f"'task' must be a JSON object (a Task), got {_type_name(doc['task'])}", where=where,
+                          fix="see `crossgym tasks` for the Task form")
     comp = doc["completion"]
     if not isinstance(comp, (str, dict)):
         raise ConfigError(f"'completion' must be text or an object with 'messages', got {_type_name(comp)}",
@@ -87,7 +90,7 @@ def _parse(raw: bytes | dict[str, Any], where: str) -> tuple[dict[str, Any], tup
 
 
 def _type_name(value: Any) -> str:
-    return "null" if value is None else {"list": "a list", "int": "a number", "float": "a number",
+    return "null" if value is None else {"list": "a list", "int": "a number", "float": "a number", "str": "text",
                                          "bool": "true/false"}.get(type(value).__name__, type(value).__name__)
 
 
