@@ -380,3 +380,12 @@ def test_verify_batch_skips_an_input_torn_by_a_kill_and_scores_a_last_line_witho
     whole = tmp_path / "whole.jsonl"
     whole.write_text(OK_LINE * 2 + OK_LINE.rstrip("\n"))
     assert verify_batch(whole, progress=False)["n"] == 3
+
+
+def test_reverify_of_a_file_with_no_json_record_is_one_line_that_says_so(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a warning per line, then 'the file is empty' (a config passed by mistake is not empty)."""
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("model: m\ntasks: x\nlr: 1\n")
+    msg = _one_line(["reverify", str(cfg)], capsys)
+    assert "none of its 3 lines is a JSON record" in msg and f"{cfg}:1: a line that is not JSON" in msg, msg

@@ -52,15 +52,22 @@ def _check_has_rollouts(path: Path) -> None:
     if not is_parquet(path):  # Parquet is binary: its reader says when it is not Parquet
         check_user_encoding(path)
     records = 0
-    for doc in iter_records(path):
+    bad: list[str] = []  # lines that are no JSON record at all: how many, and the first (said in the one line)
+
+    def skipped(where: str, why: str) -> None:
+        bad.append(f"{where}: {why}" if not bad else "")
+
+    for doc in iter_records(path, skipped=skipped):
         records += 1
         try:
             rollout_from_record(doc)
             return
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
             continue
-    what = "the file is empty" if records == 0 else (
-        f"none of its {records} records is a rollout" + (" (it holds tasks)" if "prompt" in doc else ""))
+    if records == 0:
+        what = f"none of its {len(bad)} lines is a JSON record ({bad[0]})" if bad else "the file is empty"
+    else:
+        what = f"none of its {records} records is a rollout" + (" (it holds tasks)" if "prompt" in doc else "")
     raise ConfigError(f"no rollouts to re-score: {what}", where=str(path),
                       fix="pass a rollouts.jsonl that crossgym eval or train wrote (records with task, completion "
                           "and verdict)")

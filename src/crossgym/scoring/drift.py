@@ -3,6 +3,7 @@ records check relies on). Reads every rollout file any crossgym command writes, 
 
 from __future__ import annotations
 
+import logging
 import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,6 +16,8 @@ from crossgym.scoring.provenance import Provenance
 from crossgym.scoring.records import iter_rollouts
 from crossgym.scoring.rule import safe_verify, same_verdict
 from crossgym.text.chunks import chunked
+
+log = logging.getLogger(__name__)
 
 #: changed rollouts listed one by one in the report
 MAX_LISTED = 20
@@ -70,6 +73,7 @@ def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[
     n_skipped = [0]  # and how many
 
     def skip(where: str, why: str) -> None:
+        log.warning("%s: skipping %s", where, why)
         n_skipped[0] += 1
         if len(skipped) < MAX_LISTED:
             skipped.append(f"{where}: {why}")

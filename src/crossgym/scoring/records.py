@@ -158,8 +158,8 @@ def iter_records(path: str | Path, *, skipped: Callable[[str, str], None] | None
                  ) -> Iterator[dict[str, Any]]:
     """The JSON object on each complete line; a torn last line (an interrupted write), a line that is not JSON (or
     nests too deeply to read) and a JSON value that is not an object are skipped with a warning naming
-    ``file:line``, and passed to ``skipped(where, why)`` when given (to count them). A .parquet file gives its rows
-    (crossgym.scoring.parquet)."""
+    ``file:line``, or passed to ``skipped(where, why)`` instead when given (to count, report or refuse them). A
+    .parquet file gives its rows (crossgym.scoring.parquet)."""
     for _, doc in _numbered_records(path, skipped):
         yield doc
 
@@ -177,9 +177,10 @@ def _numbered_records(path: str | Path, skipped: Callable[[str, str], None] | No
         return
 
     def skip(where: str, why: str) -> None:
-        if skipped is not None:  # first: a caller that refuses the file raises instead of a warning
+        if skipped is not None:  # the caller reports it (or refuses the file)
             skipped(where, why)
-        log.warning("%s: ignoring %s", where, why)
+        else:
+            log.warning("%s: ignoring %s", where, why)
 
     with p.open("rb") as f:
         for lineno, raw in enumerate(f, 1):
@@ -215,15 +216,16 @@ def provenance_of(rollout: Rollout) -> Provenance:
 
 def iter_rollouts(path: str | Path, *, skipped: Callable[[str, str], None] | None = None) -> Iterator[Rollout]:
     """Every complete rollout in a file, in order; records that are not rollouts (and the lines ``iter_records``
-    skips) are skipped with a warning naming ``file:line``, and passed to ``skipped(where, why)`` when given."""
+    skips) are skipped with a warning naming ``file:line``, or passed to ``skipped(where, why)`` instead."""
     for where, doc in _numbered_records(path, skipped):
         try:
             yield rollout_from_record(doc)
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             why = f"a record that is not a rollout ({type(exc).__name__}: {exc})"
-            log.warning("%s: skipping %s", where, why)
             if skipped is not None:
                 skipped(where, why)
+            else:
+                log.warning("%s: skipping %s", where, why)
 
 
 def stored_key(doc: Mapping[str, Any]) -> str | None:
