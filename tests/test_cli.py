@@ -75,3 +75,21 @@ def test_debug_shows_traceback(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "--debug", "check", "no_such_verifier"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_an_error_message_with_newlines_is_still_one_line(monkeypatch, capsys):  # type: ignore[no-untyped-def]
+    """A library's message may hold newlines (pyarrow's, a YAML parser's): the user still gets one line, exit 2."""
+    import crossgym.cli as cli
+    from crossgym.protocol.errors import ConfigError
+
+    def broken(**_: object) -> None:
+        raise ConfigError("could not read shard.parquet:\n  footer corrupt\n\n  (magic bytes)", where="in.parquet",
+                          fix="re-export it")
+
+    monkeypatch.setattr(cli, "app", broken)
+    with pytest.raises(SystemExit) as info:
+        cli.main(["verify-batch", "in.parquet"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1
+    assert err == ("crossgym: error: in.parquet: could not read shard.parquet: footer corrupt; (magic bytes) "
+                   "(fix: re-export it)\n")

@@ -354,6 +354,15 @@ def synth_cmd(
           temperature=temperature, max_tokens=max_tokens, seed=seed, as_json=as_json)
 
 
+def _one_line(text: str) -> str:
+    """An error's lines joined (a library's message may hold newlines: the user still gets one line)."""
+    out = ""
+    for part in (p.strip() for p in text.splitlines()):
+        if part:
+            out = part if not out else out + (" " if out.endswith((":", ";", ",")) else "; ") + part
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors are one line and exit 2."""
     try:
@@ -361,7 +370,7 @@ def main(argv: list[str] | None = None) -> None:
     except CrossgymError as exc:
         if _state["debug"]:
             raise
-        sys.stderr.write(f"crossgym: error: {exc}\n")
+        sys.stderr.write(f"crossgym: error: {_one_line(str(exc))}\n")
         sys.exit(exc.exit_code)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError) as exc:
         if _state["debug"] or not exc.filename:  # the net under the checks: a path that cannot be read or written
