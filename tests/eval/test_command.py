@@ -21,7 +21,8 @@ def _task_file(path, plugin, count=3):  # type: ignore[no-untyped-def]
     return path
 
 
-def test_eval_with_flags_writes_everything_and_resumes(tiny_model_dir, test_plugin, tmp_path, capsys, monkeypatch):
+def test_eval_with_flags_writes_everything_and_resumes(tiny_model_dir, test_plugin, tmp_path, capsys, monkeypatch,
+                                                       caplog):
     tasks = _task_file(tmp_path / "tasks.jsonl", test_plugin)
     out_dir = tmp_path / "out"
     argv = ["eval", "--model", str(tiny_model_dir), "--tasks", str(tasks), "--n", "4", "--max-tokens", "5",
@@ -42,9 +43,14 @@ def test_eval_with_flags_writes_everything_and_resumes(tiny_model_dir, test_plug
 
     scans = []
     keys = RolloutStore.keys
-    monkeypatch.setattr(RolloutStore, "keys", lambda self: scans.append(self.path) or keys(self))
+    monkeypatch.setattr(RolloutStore, "keys", lambda self, quiet=False: scans.append(self.path) or keys(self, quiet))
+    with (out_dir / "rollouts.jsonl").open("a") as f:
+        f.write("not a record\n")  # a damaged line: named once, not once per scan
+    caplog.set_level("WARNING")
     code, text, _ = _run(argv[:-1], capsys)  # again, all done: nothing regenerated; the human summary
     assert len(scans) == 2  # the store's keys are read for the message before the work, and by the runner: no more
+    assert sum("rollouts.jsonl:13: ignoring a line that is not JSON" in r.getMessage() for r in caplog.records) == 1
+    lines.append("not a record")
     assert code == 0 and (out_dir / "rollouts.jsonl").read_text().splitlines() == lines
     assert json.loads((out_dir / "metrics.json").read_text())["pass@k"] == metrics["pass@k"]
     assert "pass@1" in text and "verifier test_first_letter v1" in text and "report.html" in text

@@ -121,7 +121,7 @@ def stored_rollouts(path: Path, tasks: list[Task], n: int, config_hash: str) -> 
 
     if not path.is_file():
         return 0
-    keys = RolloutStore(path).keys()
+    keys = RolloutStore(path).keys(quiet=True)  # (the run reads the store again, and names a damaged record once)
     return sum(1 for t in tasks for j in range(n) if rollout_key(t.id, j, config_hash) in keys) if keys else 0
 
 

@@ -86,10 +86,10 @@ class RolloutStore:
         assert self._fd is not None
         cut_torn_tail(self._fd, self.path)
 
-    def keys(self) -> set[str]:
+    def keys(self, quiet: bool = False) -> set[str]:
         """Keys of the complete rollouts already stored (a damaged record's key is not one: see
-        crossgym.scoring.records.stored_keys)."""
-        return stored_keys(self.path)
+        crossgym.scoring.records.stored_keys, which names it in a warning unless ``quiet``)."""
+        return stored_keys(self.path, quiet)
 
     def append(self, rollouts: Sequence[Rollout]) -> None:
         """Write a batch as JSON lines in one write, then flush and fsync it."""

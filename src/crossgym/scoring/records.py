@@ -243,15 +243,16 @@ def stored_key(doc: Mapping[str, Any]) -> str | None:
     return key
 
 
-def stored_keys(path: str | Path) -> set[str]:
+def stored_keys(path: str | Path, quiet: bool = False) -> set[str]:
     """The resume keys of every complete rollout in a store file (see ``stored_key``); a keyed record that is not
-    a rollout is named in a warning (its rollout will be made again)."""
+    a rollout is named in a warning (its rollout will be made again), unless ``quiet`` (a count taken before the
+    run that will read the store again and warn)."""
     keys: set[str] = set()
-    for where, doc in _numbered_records(path):
+    for where, doc in _numbered_records(path, (lambda where, why: None) if quiet else None):
         key = stored_key(doc)
         if key is not None:
             keys.add(key)
-        elif isinstance(doc.get("provenance"), dict) and doc["provenance"].get("key"):
+        elif not quiet and isinstance(doc.get("provenance"), dict) and doc["provenance"].get("key"):
             log.warning("%s: record %r is not a readable rollout: it counts as not done", where,
                         str(doc["provenance"]["key"])[:200])
     return keys
