@@ -22,7 +22,8 @@ HONEST = "def f(n):\n    return n + 1\n"
 WRONG = "def f(n):\n    return 2\n"
 
 HANGS = {
-    # a reply written on the solution's own reply pipe, whose set takes the harness minutes to build
+    # a reply written on the solution's own reply pipe, whose set took the harness minutes to build (now refused
+    # when decoded: see the last test)
     "forged set reply": (
         "import os, struct\nP = (1 << 61) - 1\ndef f(n):\n    if n == 5:\n"
         "        items = ','.join('[\"i\",\"%x\"]' % (k * P) for k in range(1, 120001))\n"
@@ -49,7 +50,8 @@ def test_a_member_that_hangs_the_harness_in_c_leaves_its_siblings_verdicts(sandb
     for i, (r, w) in enumerate(zip(got, want, strict=True)):
         if w is not None:
             assert (r.passed, r.total, r.error) == (w.passed, w.total, w.error), (i, r)
-    assert got[1].passed <= alone[1].passed  # no more than the honest wrong answer
+    solo = run_python_tests(saboteur, tests, sandbox=sandbox, timeout=timeout)
+    assert got[1].passed <= solo.passed  # no more than it earns alone
     assert took < timeout * len(group) + 2.0 * (len(group) - 1) + 1.0  # the group's own deadline holds
 
 
@@ -87,3 +89,21 @@ def test_contained_attacks_earn_no_more_than_the_honest_wrong_answer(sandbox: Sa
                                                timeout=1.0, test_timeout=0.3)
     assert grouped.passed <= base.passed, (attack, grouped.details)
     assert (honest.passed, honest.total) == (5, 5), honest.details
+
+
+@pytest.mark.parametrize("tag", ["s", "z", "d"])
+def test_a_forged_reply_whose_keys_share_one_hash_is_refused_not_built(sandbox: Sandbox, tag: str) -> None:
+    """Alone there is no later member to save, but a unit the tests run twice (a check() in a loop) passed its
+    first run, and a harness stuck building the second reply's set until the deadline never reported its failure:
+    the run kept 1/1. Such keys are refused in linear time, and the unit fails then and there."""
+    item = "[\"i\",\"%x\"]" if tag != "d" else "[[\"i\",\"%x\"],0]"
+    forge = ("import os, struct, time\nP = (1 << 61) - 1\nCALLS = [0]\ndef f(x):\n    CALLS[0] += 1\n"
+             "    if CALLS[0] == 1:\n        time.sleep(0.06)\n        return 2 * x\n"
+             f"    items = ','.join('{item}' % (k * P) for k in range(1, 60001))\n"
+             f"    data = ('[\"ok\",[[\"{tag}\",[' + items + ']],{{}}]]').encode()\n"
+             "    os.write(4, struct.pack('>I', len(data)) + data)\n    time.sleep(5)\n")
+    tests = "def check(candidate, x):\n    assert candidate(x) == 2 * x\n\nfor x in range(3):\n    check(f, x)\n"
+    start = time.monotonic()
+    r = run_python_tests(forge, tests, sandbox=sandbox, timeout=3.0, test_timeout=1.0)
+    assert time.monotonic() - start < 2.5, r
+    assert r.passed == 0 and "equal hashes" in (r.details[0].error or ""), r.details

@@ -365,3 +365,37 @@ def test_the_solutions_own_exception_classes_are_caught_by_their_builtin_base(sa
         cheat = escape + f"def is_even(n):\n    raise {kind}()\n"
         got = judge(sandbox, cheat, ["assert all(map(is_even, [2, 4]))", "assert not any(map(is_even, [1]))"])
         assert got.passed == 0, (kind, got.details)
+
+
+# ------------------------------------------------------------------- units the tests run more than once
+REPEATED = {
+    "loop": ("def check(candidate, x):\n    assert candidate(x) == 2 * x\n\nfor x in range(4):\n    check(f, x)\n", None),
+    "twice": "def check(candidate):\n    assert candidate(X[0]) == 2 * X[0]\n\nX = [0]\ncheck(f)\nX = [3]\ncheck(f)\n",
+    "list": "def check(candidate, x):\n    assert candidate(x) == 2 * x\n\n[check(f, x) for x in range(4)]\n",
+    "recursion": ("def check(candidate, x=0):\n    assert candidate(x) == 2 * x\n    if x < 3:\n"
+                  "        check(candidate, x + 1)\n", "f"),
+}
+
+
+@pytest.mark.parametrize("suite", sorted(REPEATED))
+def test_a_unit_run_more_than_once_passes_only_if_every_run_does(sandbox: Sandbox, call: str, suite: str) -> None:
+    """A check() the tests call in a loop: its statements are units, and each reported its first run only, so a
+    solution right for the first input alone passed them all (and the failure, stopped in the unit, never reached
+    the loop)."""
+    tests, entry = REPEATED[suite] if isinstance(REPEATED[suite], tuple) else (REPEATED[suite], None)
+    first_only = "def f(x):\n    return 2 * x if x == 0 else -1\n"
+    got, base = worth(sandbox, first_only, "def f(x):\n    return -1\n", tests, entry_point=entry)
+    assert got <= base == 0.0, suite
+    right = judge(sandbox, "def f(x):\n    return 2 * x\n", tests, entry_point=entry)
+    assert right.all_passed, right.details
+
+
+def test_the_rest_of_a_statement_around_a_helpers_units_keeps_its_timer(sandbox: Sandbox, call: str) -> None:
+    """A loop that calls a helper whose statements are units: each unit's end used to disarm the loop's timer, so
+    a solution's iterator that hung on its second item (after the helper's unit passed) held the harness until the
+    call's deadline, and the run's fraction was 1.0 with a timeout."""
+    solution = ("import time\ndef f(x):\n    time.sleep(0.06)\n    return 2 * x\n"
+                "def xs():\n    yield 0\n    while True:\n        pass\n")  # (the sleep lets the pass line out)
+    tests = "def check(candidate, x):\n    assert candidate(x) == 2 * x\n\nfor x in xs():\n    check(f, x)\n"
+    r = judge(sandbox, solution, tests, timeout=3.0, test_timeout=0.4)
+    assert r.fraction < 1.0 and r.total == 2 and r.details[-1].error == "timeout", r.details

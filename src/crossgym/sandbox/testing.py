@@ -121,8 +121,10 @@ def verdict(header: dict[str, Any] | None, messages: list[dict[str, Any]], raw: 
     done = False
     error: str | None
     for msg in messages:
-        if "unit" in msg:
-            units.setdefault(int(msg["unit"]), msg)
+        if "unit" in msg:  # a unit run again that failed then is failed (see Reporter._write)
+            seen = units.setdefault(int(msg["unit"]), msg)
+            if seen is not msg and seen.get("ok") and not msg.get("ok"):
+                units[int(msg["unit"])] = msg
         elif "solution_error" in msg:
             problems.append(safe_text(f"solution: {msg['solution_error']}"))
         elif "setup_error" in msg:

@@ -70,6 +70,18 @@ _PLAIN: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (set, set.copy), (frozenset, frozenset.copy))
 
 
+MAX_SHARED_HASHES = 1024
+
+
+def _spread(keys: list[Any]) -> None:
+    """Refuse set or dict keys of which more than MAX_SHARED_HASHES share a hash with another: a set of n of them
+    takes n**2 steps to build, in one C call no timer can stop (``k * (2**61 - 1)`` for every k hash alike), and a
+    reply written on the solution's own pipe costs it nothing to send (an honest set like it took the solution the
+    same time to make)."""
+    if len(keys) - len(set(map(hash, keys))) > MAX_SHARED_HASHES:  # (distinct hashes are distinct ints: no
+        raise ValueError("malformed value: set or dict keys with too many equal hashes")  # collisions there)
+
+
 def decode(tree: Any, handle: Callable[[int, str], Any] | None = None) -> Any:
     """The value for a tree from :func:`encode`; ``handle(id, type_name)`` builds handle objects."""
     return _dec(tree, handle, 0)
@@ -89,9 +101,14 @@ def _dec(x: Any, handle: Callable[[int, str], Any] | None, depth: int) -> Any:
         return float(x[1])
     if tag in ("l", "t", "s", "z"):
         items = [_dec(e, handle, depth + 1) for e in x[1]]
+        if tag in ("s", "z") and len(items) > MAX_SHARED_HASHES:
+            _spread(items)
         return {"l": list, "t": tuple, "s": set, "z": frozenset}[tag](items)
     if tag == "d":
-        return {_dec(k, handle, depth + 1): _dec(v, handle, depth + 1) for k, v in x[1]}
+        pairs = [(_dec(k, handle, depth + 1), _dec(v, handle, depth + 1)) for k, v in x[1]]
+        if len(pairs) > MAX_SHARED_HASHES:
+            _spread([k for k, _ in pairs])
+        return dict(pairs)
     if tag in ("b", "y"):
         raw = base64.b64decode(x[1])
         return raw if tag == "b" else bytearray(raw)

@@ -475,35 +475,61 @@ class Reporter:
         self.ordinal = {i: n for n, i in enumerate(i for i, k in enumerate(kinds) if k == "unit")}
         self.unit_timeout = unit_timeout
         self.deadline = deadline
-        self.done: set[int] = set()
+        self.done: dict[int, bool] = {}  # unit -> whether every run of it so far passed
+        self.open: list[list[float]] = []  # [deadline, time left when paused] of each wrapped statement running
 
     def __call__(self, i: int) -> _Unit:
         return _Unit(self, i)
 
     def begin(self, i: int) -> bool:
-        """Arm the unit's timer; False (run nothing) when the run's time is up."""
-        left = min(self.unit_timeout, self.deadline - time.monotonic())
+        """Arm the unit's timer, pausing the one of the statement it runs in; False (run nothing) when the run's
+        time is up."""
+        now = time.monotonic()
+        left = min(self.unit_timeout, self.deadline - now)
         if left <= 0:
             return False
+        if self.open:
+            outer = self.open[-1]
+            outer[1] = outer[0] - now
+        self.open.append([now + left, 0.0])
         signal.setitimer(signal.ITIMER_REAL, left)
         return True
 
     def ok(self, i: int) -> None:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        self._leave(True)
         if self.kinds[i] == "unit":
             self._write(i, True, None)
+        self._resume()
 
-    def fail(self, i: int, exc: BaseException, ran: bool = True) -> None:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+    def fail(self, i: int, exc: BaseException, ran: bool = True, armed: bool | None = None) -> None:
+        self._leave(ran if armed is None else armed)
         err = "timeout" if isinstance(exc, TestTimeout) else _describe(exc)
         if self.kinds[i] == "unit":
             self._write(i, False, err)
         else:  # one that never ran (the run's time was up) is no failure of its own
             emit({"setup_error": err} if ran else {"setup_error": err, "not_run": True})
+        self._resume()
+
+    def _leave(self, armed: bool) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if armed and self.open:
+            self.open.pop()
+
+    def _resume(self) -> None:
+        """Arm the timer of the statement this one ran in again, with the time it had left (the rest of a loop
+        that calls a helper whose statements are units is held by its own timer, not left without any)."""
+        if self.open:
+            now = time.monotonic()
+            outer = self.open[-1]
+            outer[0] = now + outer[1]
+            signal.setitimer(signal.ITIMER_REAL, max(1e-4, min(outer[1], self.deadline - now)))
 
     def _write(self, i: int, ok: bool, err: str | None) -> None:
-        if i not in self.done:
-            self.done.add(i)
+        """A unit run more than once (a check() the tests call in a loop) passes only if every run does: its
+        first outcome is written, and its first failure after passing runs."""
+        before = self.done.get(i)
+        if before is None or (before and not ok):
+            self.done[i] = ok
             emit({"unit": self.ordinal[i], "ok": ok, "error": err})
 
 
@@ -527,7 +553,7 @@ class _Unit:
             except BaseException as late:  # its timer ran out meanwhile
                 exc = exc or late
         if exc is not None:
-            self.reporter.fail(self.i, exc)
+            self.reporter.fail(self.i, exc, armed=self.ran)
         elif self.ran:
             self.reporter.ok(self.i)
         else:

@@ -255,7 +255,9 @@ def _kind(exc: BaseException) -> tuple[str, str]:
     try:
         for base in kind.__mro__:
             if type(base) is type and getattr(builtins, base.__name__, None) is base:
-                return base.__name__, "builtins"
+                if base is not Exception and base is not BaseException:  # those say nothing: the class's own
+                    return base.__name__, "builtins"  # name is kept (a SolutionError is an Exception already)
+                break
     except BaseException:
         pass
     return kind.__name__, getattr(kind, "__module__", "")
