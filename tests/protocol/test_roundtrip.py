@@ -123,3 +123,19 @@ def test_missing_keys_name_the_key() -> None:
 
     with pytest.raises(ValueError, match="'verifier'"):
         Task.from_dict({"id": "x", "prompt": "p"})
+
+
+def test_wrong_types_are_named_not_a_type_error() -> None:
+    """A verifier given as a number, a name that is not text, params that are a list, a task that is no object:
+    each a ValueError saying what it should be (was an AttributeError/TypeError or a misleading "missing key")."""
+    import pytest
+
+    cases = [({"id": "t", "prompt": "p", "verifier": 5}, "a verifier is a registered name or an object.*a number"),
+             ({"id": "t", "prompt": "p", "verifier": [1]}, "got a list"),
+             ({"id": "t", "prompt": "p", "verifier": {"name": 5}}, "'name' is its registered name.*a number"),
+             ({"id": "t", "prompt": "p", "verifier": {"name": "math", "params": [1]}}, "'params' is an object"),
+             ([1], "a Task is a JSON object"), ("x", "a Task is a JSON object.*text")]
+    for doc, pattern in cases:
+        with pytest.raises(ValueError, match=pattern):
+            Task.from_dict(doc)  # type: ignore[arg-type]
+    assert Task.from_dict({"id": "t", "prompt": "p", "verifier": "math"}).verifier.name == "math"

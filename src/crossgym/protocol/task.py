@@ -16,6 +16,12 @@ JSON = Any  # a JSON-serialisable value
 ERROR_KINDS = ("timeout", "exception", "malformed")
 
 
+def _kind(value: Any) -> str:
+    """What a JSON value is, for an error message: ``a number (5)``, ``a list ([1])``."""
+    names = {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}
+    return "null" if value is None else f"{names.get(type(value), type(value).__name__)} ({repr(value)[:40]})"
+
+
 @dataclass(frozen=True)
 class VerifierSpec:
     """A verifier by registered name and parameters; rebuilt through the registry in any process."""
@@ -34,9 +40,17 @@ class VerifierSpec:
     def from_dict(cls, d: Mapping[str, Any] | str) -> VerifierSpec:
         if isinstance(d, str):
             return cls(name=d)
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a verifier is a registered name or an object {{'name': ..., 'params': {{...}}}}, "
+                             f"got {_kind(d)}")
         if "name" not in d:
             raise ValueError("VerifierSpec is missing required key 'name'")
-        return cls(name=str(d["name"]), params=dict(d.get("params") or {}))
+        name, params = d["name"], d.get("params") or {}
+        if not isinstance(name, str):
+            raise ValueError(f"a verifier's 'name' is its registered name (text), got {_kind(name)}")
+        if not isinstance(params, Mapping):
+            raise ValueError(f"a verifier's 'params' is an object of its parameters, got {_kind(params)}")
+        return cls(name=name, params=dict(params))
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,8 @@ class Task:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Task:
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a Task is a JSON object with 'id', 'prompt' and 'verifier', got {_kind(d)}")
         for key in ("id", "prompt", "verifier"):
             if key not in d:
                 raise ValueError(f"Task is missing required key {key!r}")
