@@ -32,7 +32,7 @@ HANGS = {
         "    return n + 1\n", TESTS),
     # the tests' own set() on a list the solution returned
     "colliding list": (
-        "P = (1 << 61) - 1\ndef f(n):\n    return [k * P for k in range(1, 120001)] if n == 5 else n + 1\n",
+        "P = (1 << 61) - 1\ndef f(n):\n    return [k * P for k in range(1, 60001)] if n == 5 else n + 1\n",
         ["assert f(1) == 2", "assert f(2) == 3", "assert len(set(f(5))) == 1"]),
 }
 
@@ -50,8 +50,7 @@ def test_a_member_that_hangs_the_harness_in_c_leaves_its_siblings_verdicts(sandb
     for i, (r, w) in enumerate(zip(got, want, strict=True)):
         if w is not None:
             assert (r.passed, r.total, r.error) == (w.passed, w.total, w.error), (i, r)
-    solo = run_python_tests(saboteur, tests, sandbox=sandbox, timeout=timeout)
-    assert got[1].passed <= solo.passed  # no more than it earns alone
+    assert got[1].passed <= 2  # no more than its two right answers (whether it hangs in time depends on the load)
     assert took < timeout * len(group) + 2.0 * (len(group) - 1) + 1.0  # the group's own deadline holds
 
 

@@ -69,35 +69,34 @@ def run_tests_many(sandbox: Sandbox, solutions: Sequence[str], tests: str | Sequ
                    entry_point: str | None, prelude: str | None, timeout: float | None, test_timeout: float | None,
                    limits: Limits | None) -> list[TestRunResult]:
     """See :func:`crossgym.sandbox.run_python_tests_many`."""
-    solutions = [str(s) for s in solutions]
-    if not solutions:
-        return []
+    left = [str(s) for s in solutions]
     timeout = float(timeout if timeout is not None else execute.DEFAULT_TIMEOUT)
     margin = min(0.5, 0.1 * timeout)
-    spec = dict(spec_of(tests, entry_point, prelude), solutions=solutions, budget_s=timeout - margin,
-                unit_timeout=test_timeout, output_cap=output_cap(limits, len(solutions)))
-    total = timeout * len(solutions) + CLEAR_S * (len(solutions) - 1)
-    result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=None, stdin=None, timeout=total,
-                              limits=limits, env=None, result_pipe=True,
-                              header={"solutions": len(solutions)})
-    header = raw.results[0] if raw.results and "total" in raw.results[0] else None
-    runs: list[list[dict[str, Any]]] = [[] for _ in solutions]
-    started = 0
-    current: list[dict[str, Any]] | None = None
-    for msg in raw.results[1:] if header else []:
-        if "solution" in msg:
-            index = int(msg["solution"])
-            current = runs[index] if 0 <= index < len(runs) else None
-            started = max(started, index + 1)
-        elif current is not None:
-            current.append(msg)
-    verdicts = [verdict(header, run, raw, result) for run in runs[:started]]
-    if header is not None and not header.get("error") and 0 < started < len(solutions) and not raw.timed_out:
+    verdicts: list[TestRunResult] = []
+    while left:
+        spec = dict(spec_of(tests, entry_point, prelude), solutions=left, budget_s=timeout - margin,
+                    unit_timeout=test_timeout, output_cap=output_cap(limits, len(left)))
+        total = timeout * len(left) + CLEAR_S * (len(left) - 1)
+        result, raw = execute.run(sandbox, "tests", {"tests": spec}, files=None, stdin=None, timeout=total,
+                                  limits=limits, env=None, result_pipe=True, header={"solutions": len(left)})
+        header = raw.results[0] if raw.results and "total" in raw.results[0] else None
+        runs: list[list[dict[str, Any]]] = [[] for _ in left]
+        started = 0
+        current: list[dict[str, Any]] | None = None
+        for msg in raw.results[1:] if header else []:
+            if "solution" in msg:
+                index = int(msg["solution"])
+                current = runs[index] if 0 <= index < len(runs) else None
+                started = max(started, index + 1)
+            elif current is not None:
+                current.append(msg)
+        if header is None or header.get("error") or not 0 < started < len(left) or raw.timed_out:
+            return verdicts + [verdict(header, run, raw, result) for run in runs]
         # the harness ended during a member (its hard stop: a C call of the tests that never returned): the members
         # after it never ran there, and get the verdicts of a group of their own, as if judged without it
-        return verdicts + run_tests_many(sandbox, solutions[started:], tests, entry_point=entry_point,
-                                         prelude=prelude, timeout=timeout, test_timeout=test_timeout, limits=limits)
-    return verdicts + [verdict(header, run, raw, result) for run in runs[started:]]
+        verdicts += [verdict(header, run, raw, result) for run in runs[:started]]
+        left = left[started:]
+    return verdicts
 
 
 def output_cap(limits: Limits | None, solutions: int) -> int:
