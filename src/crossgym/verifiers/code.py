@@ -78,7 +78,9 @@ class CodeTests(BaseVerifier):
     name = "code_tests"
     # 2: asserts kept under python -O, raise/assert False/checking helpers are units, a failed setup statement
     # counts, StopIteration from the solution is an error, `in` is answered by the harness; 3: test classes
-    # (unittest.TestCase, pytest's class Test*) are judged, one unit per test method (they were "no test found")
+    # (unittest.TestCase, pytest's class Test*) are judged, one unit per test method (they were "no test found"),
+    # a unit run more than once passes only if every run does, a solution's own ValueError subclass (say) is caught
+    # by the tests' `except ValueError`, and a group member that hangs the harness is stopped alone
     version = "3"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"

@@ -96,7 +96,9 @@ class ToolCallVerifier(BaseVerifier):
     """
 
     name = "tool_call"
-    version = "2"  # 2: names compare exactly (the Hermes parser no longer strips them); nested strings normalised
+    # 2: names compare exactly (the Hermes parser no longer strips them); nested strings normalised; 3: a key given
+    # twice in a call is malformed, and with allow_extra_calls more calls to an expected function than expected fail
+    version = "3"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
