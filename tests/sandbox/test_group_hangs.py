@@ -106,3 +106,13 @@ def test_a_forged_reply_whose_keys_share_one_hash_is_refused_not_built(sandbox: 
     r = run_python_tests(forge, tests, sandbox=sandbox, timeout=3.0, test_timeout=1.0)
     assert time.monotonic() - start < 2.5, r
     assert r.passed == 0 and "equal hashes" in (r.details[0].error or ""), r.details
+
+
+def test_a_run_held_past_its_last_unit_never_scores_a_full_fraction(sandbox: Sandbox) -> None:
+    """Every unit reported passed, then a later statement of the tests holds the harness in one C call until the
+    deadline (a repeated check(), a trailing statement on the solution's data): the run never ended, so it counts
+    one failure more (2/3), never 2/2 with a timeout, which partial credit would have paid in full."""
+    tests = "import time\nassert f(1) == 2\ntime.sleep(0.3)\nassert f(2) == 3\nx = sum(range(10 ** 13))\n"
+    got = run_python_tests(HONEST, tests, sandbox=sandbox, timeout=1.0)
+    assert (got.passed, got.total) == (2, 3) and got.error == "timeout" and not got.all_passed
+    assert got.details[-1].name == "unfinished" and got.fraction < 1.0
