@@ -116,3 +116,15 @@ def test_a_run_held_past_its_last_unit_never_scores_a_full_fraction(sandbox: San
     got = run_python_tests(HONEST, tests, sandbox=sandbox, timeout=1.0)
     assert (got.passed, got.total) == (2, 3) and got.error == "timeout" and not got.all_passed
     assert got.details[-1].name == "unfinished" and got.fraction < 1.0
+
+
+def test_the_hard_stop_is_the_kernel_timer_not_a_thread(sandbox: Sandbox) -> None:
+    """Here (glibc has timer_create) the hard stop is a POSIX timer whose signal is SIGKILL, not faulthandler's
+    watchdog (a thread started for every member: about 5% of a group's CPU): the stopped harness ends by SIGKILL."""
+    saboteur, tests = HANGS["colliding list"]
+    got = run_python_tests_many([HONEST, saboteur, HONEST], tests, sandbox=sandbox, timeout=0.5)
+    stopped = got[1]
+    if stopped.error is None or "ended early" not in stopped.error:
+        pytest.skip(f"the saboteur did not hang the harness in time here: {stopped.error}")
+    assert stopped.error == "the harness ended early (exit -9)" and stopped.exec.signal == 9
+    assert (got[2].passed, got[2].total) == (got[0].passed, got[0].total)

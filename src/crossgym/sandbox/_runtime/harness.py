@@ -9,6 +9,7 @@ trace or read. Results are written unit by unit, so a timeout keeps what already
 from __future__ import annotations
 
 import builtins
+import ctypes
 import io
 import os
 import select
@@ -1075,32 +1076,65 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
 HARD_STOP_S = 1.0  # past a member's budget (the caller gives a call 0.5 s more at most: a member stopped here is late)
 
 
+class _Sigevent(ctypes.Structure):  # struct sigevent (Linux, 64 bytes) and struct itimerspec, for _HardStop
+    _fields_ = [("value", ctypes.c_void_p), ("signo", ctypes.c_int), ("notify", ctypes.c_int),
+                ("pad", ctypes.c_int * 12)]
+
+
+class _Itimerspec(ctypes.Structure):
+    _fields_ = [("interval_s", ctypes.c_long), ("interval_ns", ctypes.c_long), ("value_s", ctypes.c_long),
+                ("value_ns", ctypes.c_long)]
+
+
 class _HardStop:
     """The member's deadline where its own timers cannot hold it: a test's C call that never returns to the
     interpreter (``set()`` of a list of integers with one hash, a regex backtracking over the solution's string, a
     forged reply whose set takes minutes to build) runs no signal handler, so the unit timer never fires and every
-    later member of the group would time out with it. faulthandler's watchdog thread needs no interpreter: past the
-    member's budget it ends this process (exit 1), the members before it reported (each member's start flushes the
-    results), and the caller judges the members after it anew (testing.run_tests_many)."""
+    later member of the group would time out with it. A POSIX timer of this process whose signal is SIGKILL needs no
+    interpreter: past the member's budget the kernel ends this process, the members before it reported (each
+    member's start flushes the results), and the caller judges the members after it anew
+    (testing.run_tests_many). Made once a group, re-armed per member (one system call; no process forked later
+    inherits it). Where no such timer can be made, faulthandler's watchdog thread does it (a thread a member)."""
 
     def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.timer = ctypes.c_void_p()
+        self.settime: Any = None
+        self.fd = -1
+        try:
+            event = _Sigevent(signo=int(signal.SIGKILL), notify=0)  # SIGEV_SIGNAL
+            self.settime = confine.libc.timer_settime
+            if confine.libc.timer_create(1, ctypes.byref(event), ctypes.byref(self.timer)) == 0:  # CLOCK_MONOTONIC
+                return
+        except (AttributeError, OSError):
+            pass
+        self.settime = None
         import faulthandler  # (before the group starts: no import of the tests' to undo)
 
-        self.seconds, self.module = seconds, faulthandler
+        self.module = faulthandler
         try:
             self.fd = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)  # its traceback goes nowhere
         except OSError:
             self.fd = -1
 
+    def _set(self, seconds: float) -> None:
+        whole = int(seconds)
+        spec = _Itimerspec(0, 0, whole, int((seconds - whole) * 1e9))
+        self.settime(self.timer, 0, ctypes.byref(spec), None)
+
     def arm(self) -> None:
-        if self.fd >= 0:
+        if self.settime is not None:
+            self._set(self.seconds)
+        elif self.fd >= 0:
             try:
                 self.module.dump_traceback_later(self.seconds, exit=True, file=self.fd)
             except (RuntimeError, OSError, ValueError):  # no thread to be had: only the timers hold this member
                 pass
 
     def cancel(self) -> None:
-        if self.fd >= 0:
+        if self.settime is not None:
+            self._set(0.0)
+        elif self.fd >= 0:
             self.module.cancel_dump_traceback_later()
 
 
