@@ -129,16 +129,22 @@ def test_verify_batch_resume_refuses_a_damaged_out_or_another_verifier_version(
     assert torn.read_bytes() == full.read_bytes()
 
 
-# ------------------------------------------------------------------ reverify: Parquet, counted skips, line numbers
-def test_reverify_cli_reads_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _as_parquet(tmp_path: Path, stem: str) -> tuple[Path, Path]:
+    """Rollout records as JSONL and the same records as a Parquet file (task, verdict, provenance as JSON text)."""
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
-    src = _rollouts(tmp_path / "r.jsonl")
+    src = _rollouts(tmp_path / f"{stem}.jsonl")
     rows = [{k: (json.dumps(v) if k in ("task", "verdict", "provenance") else v) for k, v in json.loads(x).items()
              if k in ("task", "completion", "verdict", "provenance")} for x in src.read_text().splitlines()]
-    par = tmp_path / "r.parquet"
+    par = tmp_path / f"{stem}.parquet"
     pq.write_table(pa.Table.from_pylist(rows), par)
+    return src, par
+
+
+# ------------------------------------------------------------------ reverify: Parquet, counted skips, line numbers
+def test_reverify_cli_reads_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, par = _as_parquet(tmp_path, "r")
     with pytest.raises(SystemExit) as exc:
         main(["reverify", str(par), "--json"])
     out = capsys.readouterr()
@@ -333,14 +339,7 @@ def test_a_record_json_cannot_encode_is_still_one_line_never_an_exception(tmp_pa
 def test_compare_reads_a_parquet_of_eval_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Before: 'not UTF-8 text (it looks like Windows-1252)' for any Parquet file, which reverify and verify-batch
     read (docs/serve.md)."""
-    pa = pytest.importorskip("pyarrow")
-    import pyarrow.parquet as pq
-
-    src = _rollouts(tmp_path / "a.jsonl")
-    rows = [{k: (json.dumps(v) if k in ("task", "verdict", "provenance") else v) for k, v in json.loads(x).items()
-             if k in ("task", "completion", "verdict", "provenance")} for x in src.read_text().splitlines()]
-    par = tmp_path / "a.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), par)
+    src, par = _as_parquet(tmp_path, "a")
     with pytest.raises(SystemExit) as exc:
         main(["compare", str(par), str(src), "--json"])
     out = capsys.readouterr()
