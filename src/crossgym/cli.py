@@ -310,7 +310,8 @@ def verify_batch_cmd(
 
 @app.command("reverify")
 def reverify_cmd(
-    rollouts: Path = typer.Argument(..., help="A rollouts.jsonl written by eval or train."),
+    rollouts: Path = typer.Argument(..., help="A rollouts.jsonl written by eval or train, a folder of rollout shards "
+                                    "(JSONL or Parquet) or a quoted glob."),
     as_json: bool = typer.Option(False, "--json", help="Print the drift report as JSON."),
 ) -> None:
     """Recompute rewards with the current verifiers and report drift."""

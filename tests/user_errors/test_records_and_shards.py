@@ -153,6 +153,34 @@ def test_reverify_cli_reads_parquet(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert doc["n"] == doc["checked"] == 4 and doc["skipped"] == 0
 
 
+def test_reverify_takes_a_folder_of_shards_or_a_glob_as_one_input(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Shards (JSONL and Parquet, as verify-batch writes and veRL saves) re-score as the one file they split."""
+    whole = _rollouts(tmp_path / "whole.jsonl")
+    lines = whole.read_text().splitlines(keepends=True)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "part-0.jsonl").write_text("".join(lines[:2]))
+    _, par = _as_parquet(tmp_path, "rest")
+    (shards / "part-1.parquet").write_bytes(par.read_bytes())  # (4 more rollouts, as Parquet)
+
+    def report(arg: str) -> dict[str, object]:
+        with pytest.raises(SystemExit) as exc:
+            main(["reverify", arg, "--json"])
+        out = capsys.readouterr()
+        assert exc.value.code in (0, 1) and "Traceback" not in out.err, out.err
+        return json.loads(out.out)
+
+    one, folder, pattern = report(str(whole)), report(str(shards)), report(str(shards / "part-*"))
+    assert folder["n"] == folder["checked"] == pattern["n"] == 6 and one["n"] == 4
+    assert folder["by_verifier"] == pattern["by_verifier"] and folder["skipped"] == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    msg = _one_line(["reverify", str(empty)], capsys)
+    assert "no .jsonl or .parquet files in this directory" in msg and str(empty) in msg
+    assert str(tmp_path / "nothing-*") in _one_line(["reverify", str(tmp_path / "nothing-*")], capsys)
+
+
 def test_reverify_counts_and_names_every_line_it_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = _rollouts(tmp_path / "r.jsonl")
     good = src.read_text().splitlines(keepends=True)

@@ -43,21 +43,27 @@ def run_reverify_command(rollouts: Path, as_json: bool) -> dict[str, Any]:
 
 
 def _check_has_rollouts(path: Path) -> None:
-    """An empty file, or one with no rollout (a tasks file), is an error: "0 of 0 re-scored" is no success."""
+    """An empty input, or one with no rollout (a tasks file), is an error: "0 of 0 re-scored" is no success.
+    ``path``: a file, a folder of shards or a glob (crossgym.scoring.records.input_files)."""
     from crossgym.config.files import check_user_encoding, read_user_text
     from crossgym.scoring.parquet import is_parquet
+    from crossgym.scoring.records import input_files
 
-    if not path.is_file():
-        read_user_text(path, what="rollout file", fix_missing="pass the rollouts.jsonl an eval wrote")
-    if not is_parquet(path):  # Parquet is binary: its reader says when it is not Parquet
-        check_user_encoding(path)
+    if not path.exists() and not any(c in str(path) for c in "*?["):
+        read_user_text(path, what="rollout file", fix_missing="pass the rollouts.jsonl an eval wrote, a folder of "
+                                                              "rollout shards or a glob")
+    files = input_files(path)
+    for f in files:
+        if not is_parquet(f):  # Parquet is binary: its reader says when it is not Parquet
+            check_user_encoding(f)
     records = 0
     bad: list[str] = []  # lines that are no JSON record at all: how many, and the first (said in the one line)
+    doc: dict[str, Any] = {}
 
     def skipped(where: str, why: str) -> None:
         bad.append(f"{where}: {why}" if not bad else "")
 
-    for doc in iter_records(path, skipped=skipped):
+    for doc in (d for f in files for d in iter_records(f, skipped=skipped)):
         records += 1
         try:
             rollout_from_record(doc)

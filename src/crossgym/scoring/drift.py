@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.episode import Rollout
-from crossgym.protocol.errors import ConfigError, CrossgymError
+from crossgym.protocol.errors import CrossgymError
 from crossgym.protocol.task import Verdict, VerifierSpec
 from crossgym.scoring.provenance import Provenance
-from crossgym.scoring.records import iter_rollouts
+from crossgym.scoring.records import input_files, iter_rollouts
 from crossgym.scoring.rule import safe_verify, same_verdict
 from crossgym.text.chunks import chunked
 
@@ -40,13 +40,12 @@ def _spec(r: Rollout) -> VerifierSpec:
 def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[str, Any]:
     """The drift report: per verifier how many rewards changed, old and new versions, and the changed rollouts
     (the first MAX_LISTED); ``skipped`` counts the lines that hold no rollout (not JSON, torn, not a rollout
-    record), the first MAX_LISTED named in ``skipped_lines`` ("file:line: why"). The file is read ``chunk``
-    rollouts at a time."""
+    record), the first MAX_LISTED named in ``skipped_lines`` ("file:line: why"). ``path`` is a JSONL or Parquet
+    file, a folder of them (its shards, in name order) or a glob, read ``chunk`` rollouts at a time."""
     from crossgym.api import load_verifier
 
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError("rollout file not found", where=str(p), fix="pass the rollouts.jsonl an eval wrote")
+    files = input_files(p)  # a file, a folder of shards or a glob: one input, read in order
     verifiers: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
 
@@ -79,7 +78,8 @@ def reverify(path: str | Path, *, workers: int = 4, chunk: int = CHUNK) -> dict[
             skipped.append(f"{where}: {why}")
 
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="crossgym-reverify") as pool:
-        for rollouts in chunked(iter_rollouts(p, skipped=skip), max(1, chunk)):  # memory: a chunk, not the file
+        stream = (r for f in files for r in iter_rollouts(f, skipped=skip))
+        for rollouts in chunked(stream, max(1, chunk)):  # memory: a chunk, not the file
             n += len(rollouts)
             for r in rollouts:
                 load(r)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.episode import Rollout
+from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Completion, Task, Verdict
 from crossgym.scoring.failure import with_fault
 from crossgym.scoring.provenance import Provenance
@@ -241,6 +242,31 @@ def stored_key(doc: Mapping[str, Any]) -> str | None:
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
         return None
     return key
+
+
+def input_files(path: Path) -> list[Path]:
+    """The files an input names: a JSONL or Parquet file, a directory (its ``*.jsonl`` and ``*.parquet``, sorted)
+    or a glob (sorted)."""
+    from crossgym.scoring.parquet import is_parquet
+
+    text = str(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and (p.suffix.lower() == ".jsonl" or is_parquet(p)))
+        if not files:
+            raise ConfigError("no .jsonl or .parquet files in this directory", where=text,
+                              fix="pass a JSONL or Parquet file or a folder of them")
+        return files
+    if not path.exists() and any(c in text for c in "*?["):
+        import glob
+
+        files = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
+        if not files:
+            raise ConfigError("no file matches this pattern", where=text, fix="quote the pattern and check it")
+        return files
+    if not path.is_file():
+        raise ConfigError("file not found", where=text, fix="pass a JSONL (or Parquet) of rollouts (e.g. an eval's "
+                                                           "rollouts.jsonl), a folder of them or a glob")
+    return [path]
 
 
 def stored_keys(path: str | Path, quiet: bool = False) -> set[str]:

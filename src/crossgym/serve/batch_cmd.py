@@ -21,6 +21,7 @@ from typing import Any
 
 from crossgym.protocol.errors import ConfigError, CrossgymError
 from crossgym.protocol.task import Completion, Task, Verdict
+from crossgym.scoring.records import input_files  # (a file, a folder of shards or a glob)
 
 log = logging.getLogger(__name__)
 
@@ -28,31 +29,6 @@ log = logging.getLogger(__name__)
 CHUNK = 2048
 #: the most local --workers (or 8 per CPU, if more): each may be a verifier process (math-verify's is ~100 MB)
 MAX_LOCAL_WORKERS = 64
-
-
-def input_files(path: Path) -> list[Path]:
-    """The files an input names: a JSONL or Parquet file, a directory (its ``*.jsonl`` and ``*.parquet``, sorted)
-    or a glob (sorted)."""
-    from crossgym.scoring.parquet import is_parquet
-
-    text = str(path)
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and (p.suffix.lower() == ".jsonl" or is_parquet(p)))
-        if not files:
-            raise ConfigError("no .jsonl or .parquet files in this directory", where=text,
-                              fix="pass a JSONL or Parquet file or a folder of them")
-        return files
-    if not path.exists() and any(c in text for c in "*?["):
-        import glob
-
-        files = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
-        if not files:
-            raise ConfigError("no file matches this pattern", where=text, fix="quote the pattern and check it")
-        return files
-    if not path.is_file():
-        raise ConfigError("file not found", where=text, fix="pass a JSONL (or Parquet) of rollouts (e.g. an eval's "
-                                                           "rollouts.jsonl), a folder of them or a glob")
-    return [path]
 
 
 def _parse(raw: bytes | dict[str, Any], where: str) -> tuple[dict[str, Any], tuple[Task, Completion]]:
