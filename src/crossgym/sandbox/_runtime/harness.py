@@ -1055,7 +1055,7 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
         if index:
             spawner.clear()  # nothing the previous solution left (processes, files) meets the next one
         if stop is not None:
-            stop.arm()  # (after the clearing: its watchdog is a thread, which what was left could make impossible)
+            stop.arm()  # (after the clearing: the fallback watchdog is a thread, which what was left could make impossible)
         if index:
             if GLOBALS is not None:
                 GLOBALS.restore()  # nor anything its tests changed here
