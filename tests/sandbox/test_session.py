@@ -38,3 +38,19 @@ def test_close_returns_the_final_files(sandbox: Sandbox) -> None:
     sh.run("printf done > result.txt")
     assert sh.close() == {"result.txt": b"done"}
     assert sh.close() == {"result.txt": b"done"}
+
+
+def test_exists_sees_every_kind_of_entry_without_following_links(sandbox: Sandbox) -> None:
+    """``files`` holds regular files only; ``exists`` answers for directories, links and fifos too, and a link is
+    never followed (one to the scratch's parent names nothing beyond it)."""
+    with ShellSession({"keep/a.txt": "a", "gone.txt": "g"}, sandbox=sandbox) as sh:
+        sh.run("mkdir empty; ln -s /etc link; ln -s .. up; mkfifo pipe; rm gone.txt; touch f")
+        assert set(sh.files) == {"keep/a.txt", "f"}
+        for path in ("keep", "keep/a.txt", "./keep//a.txt", "empty", "link", "link/passwd", "up", "pipe", "f"):
+            assert sh.exists(path), path
+        for path in ("gone.txt", "keep/b.txt", "empty/x", "f/x", "nothing"):
+            assert not sh.exists(path), path
+        with pytest.raises(SandboxError, match="bad file path"):
+            sh.exists("../x")
+    with pytest.raises(SandboxError, match="closed"):
+        sh.exists("keep")

@@ -57,6 +57,32 @@ def test_shell_fails_output_cut_at_the_capture_limit() -> None:
     assert v.reward == 0.0 and "truncated" in v.reason, v
 
 
+@pytest.mark.parametrize("cheat", [
+    "true",  # a directory's name: the snapshot lists its files, never the directory itself
+    "rm build/a.o build/b.o",  # the files gone, the directory kept
+    "rm -r build; ln -s /usr build",  # a link in its place
+    "rm -r build; mkfifo build",  # a fifo in its place
+])
+def test_shell_must_not_exist_sees_directories_links_and_fifos(cheat: str) -> None:
+    """``{"build": null}`` passed without the commands doing anything: the check looked for a regular file only."""
+    t = task("shell", {"files": {"build": None, "keep.txt": "k"}},
+             metadata={"files": {"build/a.o": "x", "build/b.o": "y", "keep.txt": "k"}})
+    v = Shell().verify(t, Completion.from_text(f"```bash\n{cheat}\n```"))
+    assert v.reward == 0.0 and "build should not exist" in v.reason, v
+    assert Shell().verify(t, Completion.from_text("```bash\nrm -r build\n```")).reward == 1.0
+
+
+def test_shell_compares_paths_as_the_snapshot_writes_them() -> None:
+    """``./junk.txt: null`` never matched the snapshot's ``junk.txt``, so it passed whatever was left there; a
+    content check on ``./out.txt`` failed the honest answer."""
+    t = task("shell", {"files": {"./junk.txt": None, "d//out.txt": "ok"}}, metadata={"files": {"junk.txt": "j"}})
+    assert Shell().verify(t, Completion.from_text("```bash\nmkdir d; echo ok > d/out.txt\n```")).reward == 0.0
+    assert Shell().verify(t, Completion.from_text("```bash\nrm junk.txt; mkdir d; echo ok > d/out.txt\n```")).passed
+    for bad in ({"../x": None}, {"/etc/passwd": None}, {"a.txt": "1", "./a.txt": "2"}, {"": "x"}):
+        v = Shell().verify(task("shell", {"files": bad}), Completion.from_text("```bash\ntrue\n```"))
+        assert v.error_kind == "exception" and "answer['files']" in (v.error or ""), (bad, v)
+
+
 # ------------------------------------------------------------------------------- text that must serialise
 def test_a_lone_surrogate_from_the_solution_serialises_everywhere(tmp_path: Path) -> None:
     t = task("code_tests", {"tests": ["assert add(1, 2) == 3"]})

@@ -92,6 +92,41 @@ def _read(dfd: int, name: str, limits: Limits, state: dict[str, int | bool]) -> 
         os.close(fd)
 
 
+def present(root: str, rel: str) -> bool:
+    """Whether anything is at ``rel`` below ``root``: a regular file, a directory (empty or not), a link or a special
+    file, looked at without following links. A link on the way there counts as something present (it may lead to
+    the path); a file on the way means nothing can be there. A snapshot holds regular files only, so a "must not
+    exist" check asks this instead."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise SandboxError(f"bad file path {rel!r}: use a relative path inside the scratch directory")
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        for i, name in enumerate(parts):
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return False
+            except OSError:  # unreadable, a name too long: what is there is unknown, so something is
+                return True
+            if i == len(parts) - 1 or stat.S_ISLNK(info.st_mode):
+                return True
+            if not stat.S_ISDIR(info.st_mode):
+                return False
+            try:
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                return True
+            os.close(fd)
+            fd = sub
+        return True
+    finally:
+        os.close(fd)
+
+
 def changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[str, ...]:
     """Paths added, modified or removed."""
     return tuple(sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p)))

@@ -46,6 +46,14 @@ class ShellSession:
         """The scratch directory's regular files after the last command (capped like ExecResult.files)."""
         return dict(self._files)
 
+    def exists(self, path: str) -> bool:
+        """Whether anything is at ``path`` after the last command: a file, a directory, a link or a special file
+        (``files`` holds regular files only); links are never followed. SandboxError once closed."""
+        with self._lock:
+            if self.path is None:
+                raise SandboxError("this shell session is closed")
+            return filetree.present(self.path, path)
+
     def run(self, command: str, *, stdin: str | bytes | None = None, timeout: float | None = None) -> ExecResult:
         """Run one command (a shell script) in the session's directory."""
         with self._lock:

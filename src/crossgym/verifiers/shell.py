@@ -55,6 +55,24 @@ def _norm(text: str, strict: bool) -> str:
     return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").rstrip().split("\n"))
 
 
+def expected_files(files: Any) -> dict[str, Any]:
+    """The answer's files with their paths written as the snapshot writes them (``./a.txt`` and ``d//a.txt`` are
+    ``a.txt`` and ``d/a.txt``: compared as written they were never there, so "must not exist" passed whatever the
+    commands did); BadTask for a path outside the directory or two spellings of one path."""
+    if not isinstance(files, dict):
+        raise BadTask("answer['files'] must map paths to text or null")
+    out: dict[str, Any] = {}
+    for path, want in files.items():
+        parts = [p for p in str(path).split("/") if p not in ("", ".")]
+        if not isinstance(path, str) or not parts or path.startswith("/") or ".." in parts or "\0" in path:
+            raise BadTask(f"answer['files']: bad path {path!r}: use a relative path inside the task directory")
+        key = "/".join(parts)
+        if key in out:
+            raise BadTask(f"answer['files'] names {key!r} twice (as {path!r} too)")
+        out[key] = want
+    return out
+
+
 def seed_files(task: Task) -> dict[str, str]:
     files = task.metadata.get("files") or {}
     if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
@@ -72,7 +90,9 @@ class Shell(BaseVerifier):
     """
 
     name = "shell"
-    version = "2"  # 2: a truncated snapshot or output fails
+    # 2: a truncated snapshot or output fails; 3: "must not exist" fails on a directory, link or special file at the
+    # path too (it saw regular files only: a directory's name passed untouched), and paths are compared normalised
+    version = "3"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0
@@ -88,9 +108,11 @@ class Shell(BaseVerifier):
         self.command_timeout = float(command_timeout)
         self.tier = tier
 
-    def replay(self, files: dict[str, str], commands: list[str]) -> tuple[dict[str, bytes], str, set[str], set[str]]:
+    def replay(self, files: dict[str, str], commands: list[str], probe: tuple[str, ...] = ()) \
+            -> tuple[dict[str, bytes], str, set[str], set[str], set[str]]:
         """(final files, last stdout, changed paths, what was cut: "files" when a snapshot of the directory was,
-        "stdout" when the last command's output was) after running ``commands`` one by one."""
+        "stdout" when the last command's output was, the paths of ``probe`` where something is: a file, a directory,
+        a link or a special file) after running ``commands`` one by one."""
         from crossgym import sandbox
 
         changed: set[str] = set()
@@ -108,19 +130,19 @@ class Shell(BaseVerifier):
                     cut.discard("stdout")
                     cut.update(p for p in res.truncated_parts if p != "stderr")
                 final = session.files
+                present = {p for p in probe if session.exists(p)}
         except CrossgymError as exc:
             raise RuntimeError(f"sandbox: {exc}") from None
-        return final, last_out, changed, cut
+        return final, last_out, changed, cut, present
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         commands = extract_commands(completion)
         ans = task.answer
         if not isinstance(ans, dict) or not ({"files", "output"} & set(ans)):
             raise BadTask("answer must be {'files': {path: text | null}, 'output'?: text}")
-        expected = ans.get("files") or {}
-        if not isinstance(expected, dict):
-            raise BadTask("answer['files'] must map paths to text or null")
-        final, last_out, changed, cut = self.replay(seed_files(task), commands)
+        expected = expected_files(ans.get("files") or {})
+        absent = tuple(p for p, want in expected.items() if want is None)
+        final, last_out, changed, cut, present = self.replay(seed_files(task), commands, absent)
         checks: dict[str, float] = {}
         problems: list[str] = []
         if "files" in cut:  # files past the snapshot's caps are unseen: what is missing or unchanged is unknown
@@ -129,10 +151,10 @@ class Shell(BaseVerifier):
                                      "(Limits.max_files, max_file_bytes, max_files_bytes); judged failed")
         for path, want in sorted(expected.items()):
             got = final.get(path)
-            if want is None:
-                ok = got is None
+            if want is None:  # nothing may be there: not a file, nor a directory, a link or a fifo
+                ok = path not in present
                 if not ok:
-                    problems.append(f"{path} should not exist")
+                    problems.append(f"{path} should not exist" + ("" if got is not None else " (something is there)"))
             elif got is None:
                 ok = False
                 problems.append(f"{path} is missing")
