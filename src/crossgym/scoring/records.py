@@ -218,9 +218,17 @@ def provenance_of(rollout: Rollout) -> Provenance:
 def iter_rollouts(path: str | Path, *, skipped: Callable[[str, str], None] | None = None) -> Iterator[Rollout]:
     """Every complete rollout in a file, in order; records that are not rollouts (and the lines ``iter_records``
     skips) are skipped with a warning naming ``file:line``, or passed to ``skipped(where, why)`` instead."""
+    for _, rollout in iter_numbered_rollouts(path, skipped=skipped):
+        yield rollout
+
+
+def iter_numbered_rollouts(path: str | Path, *, skipped: Callable[[str, str], None] | None = None,
+                           ) -> Iterator[tuple[str, Rollout]]:
+    """(where, rollout) for each rollout of ``iter_rollouts``; ``where`` is "file:line" (Parquet: "file:row N"),
+    for a reader that names a record (a repeated key, say)."""
     for where, doc in _numbered_records(path, skipped):
         try:
-            yield rollout_from_record(doc)
+            yield where, rollout_from_record(doc)
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             why = f"a record that is not a rollout ({type(exc).__name__}: {exc})"
             if skipped is not None:
