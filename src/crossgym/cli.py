@@ -320,12 +320,15 @@ def reverify_cmd(
 
 @app.command("compare")
 def compare_cmd(
-    run_a: Path = typer.Argument(..., help="An eval output directory (or its rollouts.jsonl): the baseline."),
-    run_b: Path = typer.Argument(..., help="Another eval of the same tasks (e.g. after training)."),
+    run_a: Path = typer.Argument(..., help="The baseline: an eval output directory, or rollout records (a JSONL or "
+                                 "Parquet file, a folder of shards or a quoted glob)."),
+    run_b: Path = typer.Argument(..., help="Rollouts of the same tasks (another eval, e.g. after training; another "
+                                 "training run's records), in any of the same forms."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     html: Path | None = typer.Option(None, "--html", help="Write the comparison as an HTML page here."),
 ) -> None:
-    """Compare two evals task by task: deltas with paired intervals, flipped tasks side by side."""
+    """Compare two evals (or sets of rollout records) task by task: deltas with paired intervals, per source and
+    verifier, flipped tasks side by side."""
     _call("crossgym.eval.compare:run_compare_command", run_a=run_a, run_b=run_b, as_json=as_json, html=html)
 
 

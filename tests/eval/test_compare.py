@@ -8,9 +8,9 @@ import json
 import pytest
 
 from crossgym.cli import main
-from crossgym.eval.compare import compare_runs, load_run
+from crossgym.eval.compare import TaskResult, compare_runs, load_run
 from crossgym.eval.stats import bootstrap, mean_stat
-from crossgym.protocol import Completion, Task, Verdict, VerifierSpec
+from crossgym.protocol import Completion, Rollout, Task, Verdict, VerifierSpec
 from crossgym.scoring import Provenance, append_records, rollout_record
 
 
@@ -96,15 +96,20 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path, capsys):
     a = _write_run(tmp_path / "a", A)
     empty = tmp_path / "empty"
     empty.mkdir()
-    train = _write_run(tmp_path / "train", A, source="train")
     other = _write_run(tmp_path / "other", {"z-1": [True]})
     renamed = _write_run(tmp_path / "renamed", {"x-1": [True]}, prompts={"x-1": "another prompt"})
     junk = tmp_path / "junk.jsonl"
     junk.write_text('{"not": "a rollout"}\n')
-    cases = [([str(a), str(tmp_path / "missing")], "no such eval run"),
-             ([str(empty), str(a)], "not an eval run: no rollouts.jsonl in it"),
-             ([str(a), str(train)], "not an eval run: it holds train rollouts"),
-             ([str(a), str(junk)], "not an eval run: no rollout records in it"),
+    tasks = tmp_path / "tasks.jsonl"  # a tasks file passed by mistake: it names the first line and why
+    tasks.write_text(_task("x-1").to_json() + "\n")
+    fake = tmp_path / "fake.parquet"
+    fake.write_text("not parquet\n")
+    cases = [([str(a), str(tmp_path / "missing")], f"{tmp_path / 'missing'}: no such eval run or rollout file"),
+             ([str(empty), str(a)], "not an eval run or a folder of rollout shards: no rollouts.jsonl, *.jsonl"),
+             ([str(a), str(junk)], f"{junk}: no rollout records in it (the first line that holds none: {junk}:1: "),
+             ([str(a), str(tasks)], f"{tasks}: no rollout records in it (the first line that holds none: {tasks}:1"),
+             ([str(a), str(tmp_path / "nothing-*.jsonl")], "no file matches this pattern"),
+             ([str(a), str(fake)], f"{fake}: not a readable Parquet file"),
              ([str(a), str(other)], "the two runs share no tasks"),
              ([str(a), str(renamed)], "share no tasks (1 ids match but their prompts, answers or verifiers differ)")]
     for argv, needle in cases:
@@ -113,6 +118,7 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path, capsys):
         out = capsys.readouterr()
         assert e.value.code == 2, argv
         assert needle in out.err and out.err.count("\n") == 1 and out.out == "", (argv, out.err)
+        assert "(fix: " in out.err and "Traceback" not in out.err, out.err
 
 
 def test_compare_two_real_evals_of_the_tiny_model(tiny_model_dir, test_plugin, tmp_path, capsys):
@@ -152,9 +158,10 @@ def test_a_run_is_streamed_and_summarised_per_task_not_held_per_sample(tmp_path)
     for tid, oks in samples.items():
         res = run.tasks[tid]
         assert (res.n, res.passes) == (300, sum(oks)) and res.mean_reward == pytest.approx(sum(oks) / 300)
-        assert res.first_pass is not None and res.first_pass.verdict.passed
-        assert res.first_fail is not None and res.first_fail.completion.text.endswith(f" {oks.index(False)}")
-        assert not any(isinstance(v, list) for v in vars(res).values())
+        assert not any(isinstance(getattr(res, k), (list, dict, Rollout)) for k in TaskResult.__slots__)
+        got = run.rollouts_at({res.first_pass_at, res.first_fail_at})  # read again by position
+        assert got[res.first_pass_at].verdict.passed and got[res.first_pass_at].task.id == tid
+        assert got[res.first_fail_at].completion.text.endswith(f" {oks.index(False)}")
     doc = compare_runs(run, load_run(_write_run(tmp_path / "b", {tid: [True] for tid in samples})))
     assert doc["a"]["n_rollouts"] == 1200 and doc["flips"]["fail_to_pass"] == 4
     assert doc["fail_to_pass"][0]["a"]["completion"] == "m says x-0 1"  # x-0 passes sample 0, fails sample 1

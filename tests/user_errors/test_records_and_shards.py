@@ -232,7 +232,7 @@ def test_compare_survives_a_broken_metrics_json_and_a_deep_line(tmp_path: Path, 
     out = capsys.readouterr()
     assert exc.value.code == 0 and "Traceback" not in out.err, out.err
     assert json.loads(out.out)["a"]["n_tasks"] == 4
-    assert f"{a / 'rollouts.jsonl'}:5: ignoring a line that nests too deeply" in caplog.text
+    assert f"{a / 'rollouts.jsonl'}:5: skipping a line that nests too deeply" in caplog.text  # (as reverify)
 
 
 def test_compare_without_metrics_uses_the_latest_settings_not_an_unhashed_record(tmp_path: Path) -> None:

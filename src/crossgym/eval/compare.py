@@ -1,23 +1,33 @@
-"""`crossgym compare RUN_A RUN_B`: two evals on the same tasks (before and after training, two models, two
-settings), paired per task: the change of pass rate and mean reward with a paired bootstrap interval, overall and
-per source; the tasks that flipped (pass -> fail, fail -> pass) with both completions side by side; the tasks only
-one run has.
+"""`crossgym compare A B`: two sets of rollouts of the same tasks (two evals: before and after training, two models,
+two settings; or two sets of rollout records: two training runs, a verifier's output before and after a change),
+paired per task: the change of pass rate and mean reward with a paired bootstrap interval, overall, per task source
+and per verifier; the tasks that flipped (pass -> fail, fail -> pass) with both completions side by side; the tasks
+only one side has.
 
-A run is an eval output directory (its rollouts.jsonl, and metrics.json naming the settings it reports) or a
-rollouts.jsonl an eval wrote. Records are streamed through crossgym.scoring (iter_rollouts, provenance_of) in one
-pass, summarised per task for each settings hash the file holds: memory grows with the number of tasks, not of
-samples.
+A side is an eval output directory (its rollouts.jsonl, and metrics.json naming the settings it reports), or
+rollout records in any shape crossgym writes (eval, train, serve, verify-batch): a JSONL or Parquet file, a folder
+of them (its shards, in name order) or a quoted glob, read as one input (crossgym.scoring.records.input_files).
+
+Records are streamed in one pass and summarised per task for each settings hash the input holds (counts, reward
+sums, a digest of the task and the positions of its first passing and first failing rollout): no rollout is kept,
+so memory grows with the number of tasks, not with the number or size of the records. The few completions shown
+side by side (at most MAX_FLIPS per direction) are read again by position in a second pass that stops at the last
+one. A key (``provenance["key"]``: eval's task#sample@settings) that repeats counts once, by its first record, as
+eval reads its own store; the repeats are counted and the first named. Records without a key (training,
+verify-batch) each count: two equal completions in a GRPO group are two samples.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html as _html
 import json
+import logging
 import math
 import sys
-from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +35,10 @@ from crossgym.eval import stats
 from crossgym.eval.metrics import task_source
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError
-from crossgym.scoring.records import iter_rollouts, provenance_of
+from crossgym.scoring.provenance import Provenance
+from crossgym.scoring.records import iter_numbered_rollouts, provenance_of
+
+log = logging.getLogger(__name__)
 
 #: a task counts as solved in a run when at least this share of its samples passed
 SOLVED = 0.5
@@ -34,39 +47,45 @@ MAX_FLIPS = 50
 EXCERPT = 1500
 METHOD = (f"paired percentile bootstrap over the shared tasks ({stats.RESAMPLES} resamples with replacement, "
           f"seed {stats.SEED}): the mean of per-task differences B - A")
+INPUTS = ("pass the --output-dir of a `crossgym eval`, or rollout records: a JSONL or Parquet file, a folder of "
+          "them or a quoted glob")
 
 
-@dataclass
+def _task_digest(r: Rollout) -> bytes:
+    """What makes two records the same task (its prompt, answer and verifier), in 16 bytes."""
+    d = r.task.to_dict()
+    text = json.dumps([d.get("prompt"), d.get("answer"), d.get("verifier")], sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class TaskResult:
-    """One task's samples in one run, summarised as they stream by: counts and reward sums, and of the rollouts
-    only the first, the first that passed and the first that failed (what a comparison shows), so memory is
-    per task, not per sample."""
+    """One task's samples in one run, summarised as they stream by: counts, reward sums, the task's digest, source
+    and verifier, and of its rollouts only the positions (in the input's stream of rollouts) of the first that
+    passed and the first that failed (what a comparison shows, read again when listed), so memory is a few numbers
+    per task, whatever the number or size of its records."""
 
-    n: int = 0
-    passes: int = 0
-    reward_sum: float = 0.0
-    rewarded: int = 0
-    first: Rollout | None = None
-    first_pass: Rollout | None = None
-    first_fail: Rollout | None = None
+    __slots__ = ("digest", "first_fail_at", "first_pass_at", "n", "passes", "reward_sum", "rewarded", "source",
+                 "verifier")
 
-    def add(self, r: Rollout) -> None:
+    def __init__(self, r: Rollout) -> None:
+        self.n = self.passes = self.rewarded = 0
+        self.reward_sum = 0.0
+        self.first_pass_at = self.first_fail_at = -1
+        self.digest = _task_digest(r)
+        self.source = sys.intern(task_source(r))
+        self.verifier = sys.intern(r.task.verifier.name)
+
+    def add(self, r: Rollout, at: int) -> None:
         self.n += 1
         passed = bool(r.verdict.passed)
         self.passes += passed
         if not math.isnan(r.verdict.reward):
             self.reward_sum += r.verdict.reward
             self.rewarded += 1
-        self.first = self.first or r
-        if passed and self.first_pass is None:
-            self.first_pass = r
-        elif not passed and self.first_fail is None:
-            self.first_fail = r
-
-    @property
-    def task_rollout(self) -> Rollout:
-        assert self.first is not None, "a TaskResult holds at least one rollout"
-        return self.first
+        if passed and self.first_pass_at < 0:
+            self.first_pass_at = at
+        elif not passed and self.first_fail_at < 0:
+            self.first_fail_at = at
 
     @property
     def pass_rate(self) -> float:
@@ -80,88 +99,154 @@ class TaskResult:
     def solved(self) -> bool:
         return self.pass_rate >= SOLVED
 
-    def pick(self, passed: bool) -> Rollout:
-        """The first sample that passed (or failed), else the first."""
-        return (self.first_pass if passed else self.first_fail) or self.task_rollout
+    def pick(self, passed: bool) -> int:
+        """The position of the first sample that passed (or failed), else of the first."""
+        at = self.first_pass_at if passed else self.first_fail_at
+        return at if at >= 0 else max(self.first_pass_at, self.first_fail_at)
 
 
 @dataclass
 class EvalRun:
+    """One side of a comparison: the per-task summaries of the settings compared, and how the input was read."""
+
     path: Path
-    file: Path
+    files: list[Path]
     tasks: dict[str, TaskResult]
     model: str | None
     config_hash: str | None
+    #: rollouts per writer (eval, train, serve, verify-batch...), all settings
+    sources: dict[str, int] = field(default_factory=dict)
+    #: records whose key was read before (left out), and where the first was
+    duplicates: int = 0
+    first_duplicate: str | None = None
+    #: lines that hold no rollout (each warned about with its file:line)
+    skipped: int = 0
 
     def describe(self) -> dict[str, Any]:
-        return {"path": str(self.path), "model": self.model, "config_hash": self.config_hash,
-                "n_tasks": len(self.tasks), "n_rollouts": sum(t.n for t in self.tasks.values())}
+        return {"path": str(self.path), "files": len(self.files), "model": self.model,
+                "config_hash": self.config_hash, "sources": dict(sorted(self.sources.items())),
+                "n_tasks": len(self.tasks), "n_rollouts": sum(t.n for t in self.tasks.values()),
+                "duplicates": self.duplicates, "first_duplicate": self.first_duplicate, "skipped": self.skipped}
+
+    def _stream(self) -> Iterator[tuple[str, Rollout]]:
+        for f in self.files:  # (the lines that hold no rollout were warned about on the first pass)
+            yield from iter_numbered_rollouts(f, skipped=lambda where, why: None)
+
+    def rollouts_at(self, positions: set[int]) -> dict[int, Rollout]:
+        """The rollouts at these positions of the input's stream (what ``TaskResult`` keeps), read again in one
+        pass that stops at the last; a position no longer there (the input changed since) is left out."""
+        found: dict[int, Rollout] = {}
+        if not positions:
+            return found
+        last = max(positions)
+        try:
+            for at, (_, r) in enumerate(self._stream()):
+                if at in positions:
+                    found[at] = r
+                if at >= last:
+                    break
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warning("%s: cannot read the rollouts shown side by side again: %s", self.path, exc)
+        return found
 
 
-def _config_hash(r: Rollout) -> str | None:
-    prov = provenance_of(r)
+def _config_hash(prov: Provenance) -> str | None:
     h = prov.extra.get("config_hash")
     if h:
         return str(h)
     return prov.key.rsplit("@", 1)[1] if prov.key and "@" in prov.key else None
 
 
-def load_run(path: str | Path) -> EvalRun:
-    """An eval run from its output directory or its rollouts.jsonl; ConfigError (one line) when it is not one."""
+def _files(p: Path) -> tuple[list[Path], Path | None]:
+    """The files a side names, and the metrics.json that may name its settings; ConfigError when there are none."""
     from crossgym.eval.run import METRICS_FILE, ROLLOUTS_FILE
+    from crossgym.scoring.records import input_files
 
-    p = Path(path)
+    if p.is_dir() and (p / ROLLOUTS_FILE).is_file():
+        return [p / ROLLOUTS_FILE], p / METRICS_FILE
     if p.is_dir():
-        file = p / ROLLOUTS_FILE
-        if not file.is_file():
-            raise ConfigError(f"not an eval run: no {ROLLOUTS_FILE} in it", where=str(p),
-                              fix="pass the --output-dir of a `crossgym eval`, or its rollouts.jsonl")
-    elif p.is_file():
-        file = p
-    else:
-        raise ConfigError("no such eval run", where=str(p),
-                          fix="pass the --output-dir of a `crossgym eval`, or its rollouts.jsonl")
+        try:
+            return input_files(p), None
+        except ConfigError:
+            raise ConfigError(f"not an eval run or a folder of rollout shards: no {ROLLOUTS_FILE}, *.jsonl or "
+                              "*.parquet in it", where=str(p), fix=INPUTS) from None
+    if p.is_file():
+        return [p], p.parent / METRICS_FILE
+    if any(c in str(p) for c in "*?["):
+        return input_files(p), None  # (no match: one line naming the pattern)
+    raise ConfigError("no such eval run or rollout file", where=str(p), fix=INPUTS)
+
+
+def load_run(path: str | Path) -> EvalRun:
+    """One side from an eval's output directory, or rollout records (a JSONL or Parquet file, a folder of shards or
+    a glob), streamed; ConfigError (one line) when it holds no rollout."""
     from crossgym.config.files import check_user_encoding
     from crossgym.scoring.parquet import is_parquet
 
-    if not is_parquet(file):  # (Parquet is binary: its reader says when it is not Parquet)
-        check_user_encoding(file)  # UTF-16 has no newline bytes to split on: one line naming the encoding
+    p = Path(path)
+    files, metrics_file = _files(p)
+    for f in files:
+        if not is_parquet(f):  # (Parquet is binary: its reader says when it is not Parquet)
+            check_user_encoding(f)  # UTF-16 has no newline bytes to split on: one line naming the encoding
     by_hash: dict[str | None, dict[str, TaskResult]] = {}  # per settings: their rollouts summarised per task
     models: dict[str | None, str | None] = {}
-    sources: set[str] = set()
+    sources: Counter[str] = Counter()
+    seen: set[str] = set()  # the keys read (eval's task#sample@settings): a repeat counts once
+    duplicates = 0
+    first_duplicate: str | None = None
+    skipped: list[str] = []  # the first line that held no rollout
+    n_skipped = 0
     last: str | None = None
-    try:
-        for r in iter_rollouts(file):
-            prov = provenance_of(r)
-            last = _config_hash(r)
-            by_hash.setdefault(last, {}).setdefault(r.task.id, TaskResult()).add(r)
-            models[last] = models.get(last) or prov.model
-            sources.add(prov.source)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read rollouts: {exc}", where=str(file)) from None
+    at = -1
+
+    def skip(where: str, why: str) -> None:
+        nonlocal n_skipped
+        log.warning("%s: skipping %s", where, why)
+        n_skipped += 1
+        if not skipped:
+            skipped.append(f"{where}: {why}")
+
+    for file in files:
+        try:
+            for where, r in iter_numbered_rollouts(file, skipped=skip):
+                at += 1
+                key = r.provenance.get("key")
+                if isinstance(key, str) and key:
+                    if key in seen:
+                        duplicates += 1
+                        first_duplicate = first_duplicate or f"{where} (key {key[:200]!r})"
+                        continue
+                    seen.add(key)
+                prov = provenance_of(r)
+                last = _config_hash(prov)
+                tasks = by_hash.setdefault(last, {})
+                res = tasks.get(r.task.id)
+                if res is None:
+                    res = tasks[r.task.id] = TaskResult(r)
+                res.add(r, at)
+                models[last] = models.get(last) or prov.model
+                sources[prov.source] += 1
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read rollouts: {exc}", where=str(file)) from None
+    seen.clear()
     if not by_hash:
-        raise ConfigError("not an eval run: no rollout records in it", where=str(file),
-                          fix="pass the rollouts.jsonl a `crossgym eval` wrote")
-    if sources != {"eval"}:
-        other = ", ".join(sorted(sources - {"eval"}))
-        raise ConfigError(f"not an eval run: it holds {other} rollouts", where=str(file),
-                          fix="compare the output of two `crossgym eval` runs (evaluate a checkpoint first)")
+        what = f" (the first line that holds none: {skipped[0]})" if skipped else ""
+        raise ConfigError(f"no rollout records in it{what}", where=str(p),
+                          fix="pass the rollouts.jsonl a `crossgym eval` wrote, or records with task, completion "
+                              "and verdict (eval, train, verify-batch)")
+    if duplicates:
+        log.warning("%s: %d rollout records repeat a key read before, the first at %s: each key counts once, by "
+                    "its first record (as eval reads its store)", p, duplicates, first_duplicate)
     wanted: str | None = None
-    metrics_file = file.parent / METRICS_FILE
-    if metrics_file.is_file():
+    if metrics_file is not None and metrics_file.is_file():
         try:
             wanted = (json.loads(metrics_file.read_text(encoding="utf-8")).get("run") or {}).get("config_hash")
         except (OSError, ValueError, AttributeError, RecursionError):
             wanted = None
     if not isinstance(wanted, str) or wanted not in by_hash:
         wanted = last  # no metrics.json (or a stale or broken one): the settings of the latest rollouts
-        wanted = last
-    return EvalRun(path=p, file=file, tasks=by_hash[wanted], model=models[wanted], config_hash=wanted)
-
-
-def _same_task(a: Rollout, b: Rollout) -> bool:
-    da, db = a.task.to_dict(), b.task.to_dict()
-    return all(da.get(k) == db.get(k) for k in ("prompt", "answer", "verifier"))
+    return EvalRun(path=p, files=files, tasks=by_hash[wanted], model=models[wanted], config_hash=wanted,
+                   sources=dict(sources), duplicates=duplicates, first_duplicate=first_duplicate, skipped=n_skipped)
 
 
 def _delta(values_a: Sequence[float | None], values_b: Sequence[float | None]) -> dict[str, Any]:
@@ -177,11 +262,14 @@ def _delta(values_a: Sequence[float | None], values_b: Sequence[float | None]) -
             "significant": low is not None and high is not None and (low > 0 or high < 0)}
 
 
-def _side(r: Rollout) -> dict[str, Any]:
+def _side(r: Rollout | None) -> dict[str, Any]:
+    if r is None:
+        return {"completion": "(this rollout is no longer in the input: it changed since it was read)",
+                "reward": None, "passed": None, "reason": "", "error": None}
     text = r.completion.text
     return {"completion": text[:EXCERPT] + (f"... [{len(text) - EXCERPT} more chars]" if len(text) > EXCERPT else ""),
-            "reward": None if math.isnan(r.verdict.reward) else r.verdict.reward, "passed": r.verdict.passed, "reason": r.verdict.reason[:300],
-            "error": r.verdict.error}
+            "reward": None if math.isnan(r.verdict.reward) else r.verdict.reward, "passed": r.verdict.passed,
+            "reason": r.verdict.reason[:300], "error": r.verdict.error}
 
 
 def compare_runs(a: EvalRun, b: EvalRun) -> dict[str, Any]:
@@ -190,12 +278,12 @@ def compare_runs(a: EvalRun, b: EvalRun) -> dict[str, Any]:
     differing: list[str] = []
     for tid in a.tasks:
         if tid in b.tasks:
-            (shared if _same_task(a.tasks[tid].task_rollout, b.tasks[tid].task_rollout) else differing).append(tid)
+            (shared if a.tasks[tid].digest == b.tasks[tid].digest else differing).append(tid)
     if not shared:
         raise ConfigError("the two runs share no tasks" + (f" ({len(differing)} ids match but their prompts, "
                                                            "answers or verifiers differ)" if differing else ""),
                           where=f"{a.path} vs {b.path}", fix="compare two evals of the same task list")
-    source = {tid: task_source(b.tasks[tid].task_rollout) for tid in shared}
+    source = {tid: b.tasks[tid].source for tid in shared}
 
     def block(ids: list[str]) -> dict[str, Any]:
         return {"n_tasks": len(ids),
@@ -205,19 +293,30 @@ def compare_runs(a: EvalRun, b: EvalRun) -> dict[str, Any]:
                 "worsened": sum(1 for t in ids if b.tasks[t].pass_rate < a.tasks[t].pass_rate)}
 
     by_source: dict[str, list[str]] = defaultdict(list)
+    by_verifier: dict[str, list[str]] = defaultdict(list)
     for tid in shared:
         by_source[source[tid]].append(tid)
-    flips: dict[str, list[dict[str, Any]]] = {"pass_to_fail": [], "fail_to_pass": []}
+        by_verifier[b.tasks[tid].verifier].append(tid)
+    flipped: dict[str, list[str]] = {"pass_to_fail": [], "fail_to_pass": []}
     for tid in shared:
         ta, tb = a.tasks[tid], b.tasks[tid]
-        if ta.solved == tb.solved:
-            continue
-        direction = "pass_to_fail" if ta.solved else "fail_to_pass"
-        flips[direction].append({"task": tid, "source": source[tid], "pass_rate_a": ta.pass_rate,
-                                 "pass_rate_b": tb.pass_rate, "a": _side(ta.pick(ta.solved)),
-                                 "b": _side(tb.pick(tb.solved))})
-    per_task = [{"task": t, "source": source[t], "n_a": a.tasks[t].n, "n_b": b.tasks[t].n,
-                 "pass_rate_a": a.tasks[t].pass_rate, "pass_rate_b": b.tasks[t].pass_rate,
+        if ta.solved != tb.solved:
+            flipped["pass_to_fail" if ta.solved else "fail_to_pass"].append(tid)
+    listed = {d: ids[:MAX_FLIPS] for d, ids in flipped.items()}  # read again: the completions side by side
+    got_a = a.rollouts_at({a.tasks[t].pick(a.tasks[t].solved) for ids in listed.values() for t in ids})
+    got_b = b.rollouts_at({b.tasks[t].pick(b.tasks[t].solved) for ids in listed.values() for t in ids})
+    flips = {d: [{"task": t, "source": source[t], "pass_rate_a": a.tasks[t].pass_rate,
+                  "pass_rate_b": b.tasks[t].pass_rate,
+                  "a": _side(got_a.get(a.tasks[t].pick(a.tasks[t].solved))),
+                  "b": _side(got_b.get(b.tasks[t].pick(b.tasks[t].solved)))} for t in ids]
+             for d, ids in listed.items()}
+    overall = block(shared)
+
+    def sub(ids: list[str]) -> dict[str, Any]:  # a group of all the shared tasks: the overall figures, not redone
+        return overall if len(ids) == len(shared) else block(ids)
+
+    per_task = [{"task": t, "source": source[t], "verifier": b.tasks[t].verifier, "n_a": a.tasks[t].n,
+                 "n_b": b.tasks[t].n, "pass_rate_a": a.tasks[t].pass_rate, "pass_rate_b": b.tasks[t].pass_rate,
                  "mean_reward_a": a.tasks[t].mean_reward, "mean_reward_b": b.tasks[t].mean_reward} for t in shared]
     return {
         "a": a.describe(), "b": b.describe(),
@@ -225,10 +324,11 @@ def compare_runs(a: EvalRun, b: EvalRun) -> dict[str, Any]:
         "only_in_a": sorted(set(a.tasks) - set(b.tasks)), "only_in_b": sorted(set(b.tasks) - set(a.tasks)),
         "differing_tasks": sorted(differing),
         "method": METHOD, "confidence": stats.CONFIDENCE, "solved_threshold": SOLVED,
-        "overall": block(shared),
-        "by_source": {s: block(ids) for s, ids in sorted(by_source.items())},
-        "flips": {"pass_to_fail": len(flips["pass_to_fail"]), "fail_to_pass": len(flips["fail_to_pass"])},
-        "pass_to_fail": flips["pass_to_fail"][:MAX_FLIPS], "fail_to_pass": flips["fail_to_pass"][:MAX_FLIPS],
+        "overall": overall,
+        "by_source": {s: sub(ids) for s, ids in sorted(by_source.items())},
+        "by_verifier": {v: sub(ids) for v, ids in sorted(by_verifier.items())},
+        "flips": {"pass_to_fail": len(flipped["pass_to_fail"]), "fail_to_pass": len(flipped["fail_to_pass"])},
+        "pass_to_fail": flips["pass_to_fail"], "fail_to_pass": flips["fail_to_pass"],
         "per_task": per_task,
     }
 
@@ -247,18 +347,31 @@ def _delta_text(d: dict[str, Any]) -> str:
     return f"{_f(d['a'])} -> {_f(d['b'])}  delta {_f(d['delta'], True)} [{_f(d['low'], True)}, {_f(d['high'], True)}{mark}]"
 
 
+def _what(side: dict[str, Any]) -> str:
+    """'m, 5 tasks' (and the writers of its rollouts when not only eval, its files when more than one)."""
+    sources = side.get("sources") or {}
+    kinds = "" if set(sources) <= {"eval"} else f", {'+'.join(sources)} rollouts"
+    files = f", {side['files']} files" if side.get("files", 1) > 1 else ""
+    return f"{side['model'] or '?'}, {side['n_tasks']} tasks{kinds}{files}"
+
+
 def summary_lines(doc: dict[str, Any]) -> list[str]:
     a, b, o = doc["a"], doc["b"], doc["overall"]
-    lines = [f"A {a['path']} ({a['model'] or '?'}, {a['n_tasks']} tasks)  vs  B {b['path']} ({b['model'] or '?'}, "
-             f"{b['n_tasks']} tasks): {doc['shared_tasks']} shared tasks",
+    lines = [f"A {a['path']} ({_what(a)})  vs  B {b['path']} ({_what(b)}): {doc['shared_tasks']} shared tasks",
              f"  pass rate   {_delta_text(o['pass_rate'])}",
              f"  mean reward {_delta_text(o['mean_reward'])}",
              f"  (95% {doc['method']})",
              f"  flipped fail->pass {doc['flips']['fail_to_pass']}, pass->fail {doc['flips']['pass_to_fail']} "
              f"(solved: at least {doc['solved_threshold']:.0%} of a task's samples passed); "
              f"improved {o['improved']}, worsened {o['worsened']}"]
-    for name, g in doc["by_source"].items():
-        lines.append(f"  source {name} ({g['n_tasks']} tasks): pass rate {_delta_text(g['pass_rate'])}")
+    for group, label in (("by_source", "source"), ("by_verifier", "verifier")):
+        if len(doc.get(group) or {}) > (1 if group == "by_verifier" else 0):  # one verifier: the overall figures
+            for name, g in doc[group].items():
+                lines.append(f"  {label} {name} ({g['n_tasks']} tasks): pass rate {_delta_text(g['pass_rate'])}")
+    for side, label in (("a", "A"), ("b", "B")):
+        if doc[side].get("duplicates"):
+            lines.append(f"  {label}: {doc[side]['duplicates']} records repeat a key read before (the first at "
+                         f"{doc[side]['first_duplicate']}): each key counted once, by its first record")
     for direction, label in (("pass_to_fail", "pass->fail"), ("fail_to_pass", "fail->pass")):
         for fl in doc[direction][:5]:
             lines.append(f"  {label} {fl['task']} [{fl['source']}]: A {fl['a']['completion'][:60]!r} | "
@@ -284,6 +397,9 @@ def write_html(doc: dict[str, Any], path: str | Path) -> Path:
     rows = drow("pass rate", doc["overall"]["pass_rate"]) + drow("mean reward", doc["overall"]["mean_reward"])
     src_rows = "".join(drow(f"{name} ({g['n_tasks']} tasks): pass rate", g["pass_rate"])
                        + drow(f"{name}: mean reward", g["mean_reward"]) for name, g in doc["by_source"].items())
+    ver_rows = "".join(drow(f"{name} ({g['n_tasks']} tasks): pass rate", g["pass_rate"])
+                       + drow(f"{name}: mean reward", g["mean_reward"])
+                       for name, g in (doc.get("by_verifier") or {}).items())
 
     def side(s: dict[str, Any]) -> str:
         status = "pass" if s["passed"] else e(s["error"] or "fail")
@@ -307,12 +423,13 @@ def write_html(doc: dict[str, Any], path: str | Path) -> Path:
 margin:1em 0}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}}pre{{background:#f6f6f6;
 padding:6px;white-space:pre-wrap;max-width:520px}}</style></head><body>
 <h1>crossgym compare</h1>
-<p><b>A</b> {e(a['path'])} ({e(str(a['model'] or '?'))}, {a['n_tasks']} tasks) &nbsp; <b>B</b> {e(b['path'])}
-({e(str(b['model'] or '?'))}, {b['n_tasks']} tasks): {doc['shared_tasks']} shared tasks.</p>
+<p><b>A</b> {e(a['path'])} ({e(_what(a))}) &nbsp; <b>B</b> {e(b['path'])} ({e(_what(b))}):
+{doc['shared_tasks']} shared tasks.</p>
 <p>95% intervals: {e(doc['method'])}. A task is solved when at least {doc['solved_threshold']:.0%} of its samples
 passed; a flip is a task solved in one run and not the other.</p>
 <h2>Overall</h2><table>{head}{rows}</table>
 <h2>By task source</h2><table>{head}{src_rows}</table>
+<h2>By verifier</h2><table>{head}{ver_rows}</table>
 {''.join(flip_parts)}
 {only}
 </body></html>
@@ -324,7 +441,8 @@ passed; a flip is a task solved in one run and not the other.</p>
 
 
 def run_compare_command(run_a: Path, run_b: Path, as_json: bool = False, html: Path | None = None) -> dict[str, Any]:
-    """Compare two eval runs; print the summary (or JSON) and write the HTML page when asked."""
+    """Compare two eval runs (or sets of rollout records); print the summary (or JSON) and write the HTML page
+    when asked."""
     from crossgym.config.files import check_output_file
 
     check_output_file(html, "--html")  # before reading both runs (issue 24)
