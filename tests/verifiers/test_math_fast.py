@@ -74,6 +74,18 @@ def test_anything_but_a_plain_number_goes_to_math_verify(text):
     assert fast_parse(text) is None
 
 
+@pytest.mark.parametrize("digits", ["\u0661\u0662", "\uff11\uff12", "\u0663", "1\u0662", "\u0967\u0968"])
+def test_digits_other_than_ascii_are_math_verify_s_to_read(digits):
+    # regexes' \d matches Arabic-Indic, fullwidth and Devanagari digits and int() reads them, but math-verify's
+    # parser finds no answer in them: the fast path read "١٢" as 12 (a pass against "12", malformed by math-verify)
+    for form in ("{}", "We get {} apples.", "The answer is ${}$.", "\\boxed{{{}}}", "Final answer: {}"):
+        text = form.format(digits)
+        assert fast_parse(text) is None or fast_parse(text) == [], text
+        for gold in ("12", "3", digits):
+            fast, slow = both(gold, text)
+            assert fast == slow, (gold, text)
+
+
 def test_no_candidate_at_all_is_malformed_both_ways():
     assert fast_parse("I do not know.") == [] == parse_answer("I do not know.", fast=False)
     fast, slow = both("3", "I do not know.")

@@ -127,6 +127,8 @@ def fast_parse(text: str) -> list[Any] | None:
                 if best is None or key > best[0]:  # math-verify: rightmost end, then leftmost start, first wins
                     best = (key, m, is_latex)
         if best is not None:
+            if not best[1][0].isascii():
+                return None  # other digits ("١٢", "１２") match the regexes' \d, but math-verify's parser refuses them
             try:
                 return _fast_latex(best[1], tables) if best[2] else _fast_expr(best[1])
             except Exception:  # whatever math-verify's own code would do with it, it decides
@@ -269,7 +271,7 @@ class Math(BaseVerifier):
     """
 
     name = "math"
-    version = "1"
+    version = "2"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
     default_timeout = 5.0
