@@ -54,6 +54,7 @@ class Remote:
         self.generation = 0
         self.broken: str | None = None
         self._pending = False
+        self.exceptions: dict[str, type] = {}  # the tests' classes for the solution's exception classes (_bind)
 
     def send_init(self) -> None:
         """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
@@ -135,6 +136,15 @@ class Remote:
             self.stop()
             raise SolutionError(self.broken)
         cls, module, text = reply[1], reply[2], reply[3]
+        if len(reply) > 4 and self.exceptions and type(reply[4]) is list:
+            for name in reply[4]:  # an instance of the solution's own class (or a subclass) that the tests name
+                local = self.exceptions.get(name) if type(name) is str else None
+                if local is not None:
+                    try:
+                        exc = local(text)
+                    except Exception:
+                        exc = SolutionError(f"{cls}: {text}")
+                    raise exc
         if module == "builtins" and cls in _BUILTIN_EXC and (cls not in _CONTROL or iterating and
                                                              cls == "StopIteration"):
             try:
@@ -170,6 +180,10 @@ class Remote:
         if obj._generation != self.generation or not self.pid:
             raise SolutionError("this object belonged to a solution process that was stopped")
         return self.value(self.request([name, obj._hid, [self.arg(a) for a in args]]))
+
+    def subclass(self, sub: str, cls: str) -> bool:
+        """``issubclass(D, C)`` for two classes of the solution, by name."""
+        return self.value(self.request(["issubclass", 0, [cls, sub]])) is True
 
 
 class Output:
@@ -402,14 +416,40 @@ _SEQ = [0]
 
 
 class Proxy:
-    """A function or class of the solution, called by name in the solution's process."""
+    """A function or class of the solution, called by name in the solution's process.
 
-    def __init__(self, remote: Remote, name: str) -> None:
+    For a class (``cls``), ``isinstance(obj, C)`` and ``issubclass(D, C)`` of the tests are answered by the solution's
+    process from the real type and MRO of its objects (see solution._Server.classcheck): True only for a handle of
+    this solution process (or a class of it) whose type derives from C; a plain value (or anything of the tests') is
+    an instance of none of its classes."""
+
+    def __init__(self, remote: Remote, name: str, cls: bool = False) -> None:
         self._remote = remote
+        self._cls = cls
         self.__name__ = self.__qualname__ = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._remote.call(["n", self.__name__], args, kwargs)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        if not self._cls:
+            raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
+        if type(obj) is not RemoteObject or obj._remote is not self._remote:
+            return False
+        return self._remote.op("isinstance", obj, self.__name__) is True
+
+    def __subclasscheck__(self, sub: Any) -> bool:
+        if not self._cls:
+            raise TypeError("issubclass() arg 2 must be a class, a tuple of classes, or a union")
+        if type(sub) is Proxy:
+            if not sub._cls:
+                raise TypeError("issubclass() arg 1 must be a class")
+            return sub._remote is self._remote and self._remote.subclass(sub.__name__, self.__name__)
+        if type(sub) is RemoteObject:
+            return sub._remote is self._remote and self._remote.op("issubclass", sub, self.__name__) is True
+        if isinstance(sub, type):
+            return False
+        raise TypeError("issubclass() arg 1 must be a class")
 
     def __repr__(self) -> str:
         return f"<solution {self.__name__}>"
@@ -1160,7 +1200,7 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
         signal.setitimer(signal.ITIMER_REAL, 0)
         emit({"solution_error": "timeout while loading" if isinstance(exc, TestTimeout) else _describe(exc)})
         manifest = {}
-    _bind(ns, remote, manifest, prelude_names, entry)
+    _bind(ns, remote, manifest, prelude_names, entry, module)
     try:
         exec(module, ns)
     except BaseException as exc:  # a timeout between units, or a failure outside any unit
@@ -1279,13 +1319,22 @@ IMPORTABLE = frozenset({"typing", "math", "cmath", "re", "collections", "itertoo
 
 
 def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude: set[str],
-          entry: str | None) -> None:
-    """Give the tests the solution's names, except ones that would shadow builtins or trusted code."""
+          entry: str | None, tests: Any = None) -> None:
+    """Give the tests the solution's names, except ones that would shadow builtins or trusted code (``tests``: the
+    tests' code, for the names it uses)."""
+    made: dict[str, Any] = {}
+    if type(manifest) is not dict:  # (only a solution that forged its reply sends another)
+        manifest = {}
     for name, kind in manifest.items():
+        if type(name) is not str or type(kind) is not list or not kind:
+            continue
         if name != entry and (name in prelude or hasattr(builtins, name) or name in ns):
             continue
         if kind[0] == "f":
             ns[name] = Proxy(remote, name)
+        elif kind[0] == "c" or kind[0] == "e":
+            local = _exception_class(name, manifest, made, _referenced(tests), 0) if kind[0] == "e" else None
+            ns[name] = Proxy(remote, name, cls=True) if local is None else local
         elif kind[0] == "m":
             module = _module(str(kind[1]))
             if module is not None:
@@ -1295,7 +1344,53 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
         else:
             try:
                 ns[name] = remote.value(kind[1])
-            except ValueError:
+            except (ValueError, IndexError, TypeError):
                 pass
     if entry:
         ns[entry] = Proxy(remote, entry)
+    remote.exceptions = {name: cls for name, cls in made.items() if cls is not None}
+
+
+def _exception_class(name: str, manifest: dict[str, Any], made: dict[str, Any], names: frozenset[str],
+                     depth: int) -> Any:
+    """The tests' class for an exception class of the solution that they name (``except InvalidInput``,
+    ``assertRaises(InvalidInput)``): a class of this process named so, deriving from the nearest built-in exception
+    class it derives from (so ``except ValueError`` still catches it) and from the tests' classes for the
+    solution's own classes it derives from; what the solution raises of it (or of a subclass) is rebuilt as one (see
+    Remote._receive). The solution's process says which class an exception is from the exception's real MRO, so no
+    other exception (a built-in ValueError, a class it made with the same name) is ever one. None: left a proxy
+    (not named by the tests, a control-flow base such as StopIteration, or not an Exception)."""
+    if name in made:
+        return made[name]
+    kind = manifest.get(name)
+    if (name not in names or depth > 32 or type(kind) is not list or len(kind) != 3 or type(kind[1]) is not str
+            or kind[1] in _CONTROL or kind[1] not in _BUILTIN_EXC):
+        return None
+    base = _BUILTIN_EXC[kind[1]]
+    made[name] = None  # (a cycle in a forged manifest ends here)
+    bases: list[type] = []
+    for parent in kind[2][:64] if type(kind[2]) is list else ():
+        local = _exception_class(parent, manifest, made, names, depth + 1) if type(parent) is str else None
+        if local is not None and not any(issubclass(b, local) for b in bases):
+            bases.append(local)
+    if not any(issubclass(b, base) for b in bases):
+        bases.append(base)
+    try:
+        cls = type(name, tuple(bases), {"__module__": "solution"})
+    except TypeError:  # bases whose MRO cannot be made
+        cls = type(name, (base,), {"__module__": "solution"})
+    except ValueError:  # (a name no class can have)
+        return None
+    made[name] = cls
+    return cls
+
+
+_REFERENCED: list[Any] = [None, frozenset()]  # (the tests' module code, every name it uses)
+
+
+def _referenced(module: Any) -> frozenset[str]:
+    if _REFERENCED[0] is not module:
+        names: set[str] = set()
+        _names(module, names)
+        _REFERENCED[:] = [module, frozenset(names)]
+    return _REFERENCED[1]  # type: ignore[no-any-return]

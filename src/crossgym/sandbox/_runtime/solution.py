@@ -98,6 +98,8 @@ class _Server:
         self.ns: dict[str, Any] = {"__name__": "solution", "__builtins__": builtins}
         self.handles: dict[int, Any] = {}
         self.scratch = scratch
+        self.classes: dict[str, Any] = {}  # the solution's top-level classes by name, as it loaded them
+        self.raised: dict[int, tuple[Any, list[str]]] = {}  # id -> (class, names): its own exception classes
 
     def handle(self, obj: Any) -> int:
         self.handles[id(obj)] = obj
@@ -115,7 +117,7 @@ class _Server:
             exec(code, self.ns)
         except SystemExit as exc:  # leaving at import time is an error, never a pass
             raise RuntimeError(f"the solution called exit({exc.code!r}) while loading") from None
-        manifest = {}
+        manifest: dict[str, list[Any]] = {}
         for name, value in list(self.ns.items()):
             if name.startswith("__"):
                 continue
@@ -123,8 +125,26 @@ class _Server:
                 manifest[name] = ["m", getattr(value, "__name__", name)]
             elif callable(value):
                 manifest[name] = ["f"]
+                if issubclass(_TYPE(value), type):  # a class (its real type: not what __class__ says)
+                    self.classes[name] = value
+                    manifest[name] = ["c"]
             else:
                 manifest[name] = ["v", self.enc(value)]
+        for name, cls in self.classes.items():  # its exception classes: their built-in base and own ancestors
+            mro = _MRO(cls)
+            if not any(k is BaseException for k in mro):
+                continue
+            base = next((k for k in mro if _TYPE(k) is type and getattr(builtins, k.__name__, None) is k), None)
+            if base is None or base is cls:  # (a built-in class under another name, ``Invalid = ValueError``,
+                continue  # stays a class: every ValueError would be one)
+            self.raised.setdefault(id(cls), (cls, []))[1].append(name)
+            manifest[name] = ["e", base.__name__, []]
+        for name, kind in manifest.items():  # the names of its own classes each derives from, nearest first
+            if kind[0] == "e":
+                for k in _MRO(self.classes[name])[1:]:
+                    kept = self.raised.get(id(k))
+                    if kept is not None and kept[0] is k:
+                        kind[2] += kept[1]
         return manifest
 
     def call(self, target: list[Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -146,6 +166,8 @@ class _Server:
         return [self.enc(result), mutated]
 
     def op(self, name: str, hid: int, args: list[Any]) -> Any:
+        if name == "isinstance" or name == "issubclass":
+            return self.classcheck(name, hid, args)
         obj = self.handles[hid]
         if name == "getattr":
             return self.enc(getattr(obj, args[0]))
@@ -170,6 +192,37 @@ class _Server:
         if name in ("repr", "str"):
             return _exact((repr if name == "repr" else str)(obj), str)[:100_000]
         raise ValueError(f"unknown operation {name!r}")
+
+
+    def classcheck(self, name: str, hid: int, args: list[Any]) -> bool:
+        """``isinstance(handle, C)``, ``issubclass(handle, C)`` and ``issubclass(D, C)`` of the tests, for C (and
+        D) classes the solution defined: read from the real type and MRO (``type(obj)``, never ``obj.__class__``,
+        never a metaclass's ``__instancecheck__`` or ``__subclasscheck__``), of the classes as the solution
+        loaded them (never what its names are rebound to later)."""
+        cls = self.classes[str(args[0])]
+        if name == "isinstance":
+            kind = _TYPE(self.handles[hid])
+        else:
+            kind = self.classes[str(args[1])] if len(args) > 1 else self.handles[hid]
+            if not issubclass(_TYPE(kind), type):
+                raise TypeError("issubclass() arg 1 must be a class")
+        return any(k is cls for k in _MRO(kind))
+
+    def own_classes(self, exc: BaseException) -> list[str]:
+        """The names of the solution's own exception classes that ``exc`` is an instance of, nearest first (the
+        harness rebuilds it as the tests' class of that name, when they name one)."""
+        if not self.raised:
+            return []
+        names: list[str] = []
+        for k in _MRO(_TYPE(exc)):
+            kept = self.raised.get(id(k))
+            if kept is not None and kept[0] is k:
+                names += kept[1]
+        return names[:64]
+
+
+_TYPE = type
+_MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own ``__mro__`` attribute is not it)
 
 
 _MUTABLE = (list, dict, set, bytearray)
@@ -234,6 +287,12 @@ def _serve(req: int, rep: int) -> None:
                 reply = ["ok", server.op(msg[0], msg[1], msg[2])]
         except BaseException as exc:  # includes SystemExit: reported as an exception, never a pass
             reply = ["raise", *_kind(exc), _message(exc)]
+            try:
+                own = server.own_classes(exc)
+            except BaseException:
+                own = []
+            if own:
+                reply.append(own)
         try:
             data = wire.pack(reply)
         except BaseException as exc:
