@@ -89,6 +89,17 @@ def test_extract_modes():
         ExactMatch(extract="nope")
 
 
+@pytest.mark.parametrize("marker", ["The ANSwer is", "AnSwEr:", "FINAL answer:", "the anſwer is"])
+def test_the_marker_is_found_in_any_case_mix(marker):
+    # the marker regex ignores case; its quick "any marker at all?" check once looked for "nswer"/"NSWER" only, so a
+    # mixed-case marker was missed and the whole text compared
+    from crossgym.verifiers.extract import _MARKER, marker_answer
+
+    assert _MARKER.search(f"{marker} 42") and marker_answer(f"Some work.\n{marker} 42") == "42"
+    assert run(ExactMatch, "42", f"Some work.\n{marker} 42", extract="marker").passed
+    assert run(ExactMatch, "42", f"Some work.\n{marker} 42").passed  # auto: no tag, no box, then the marker
+
+
 def test_bad_task_answer_is_an_exception_verdict():
     v = run(ExactMatch, {"a": 1}, "x")
     assert v.error_kind == "exception" and "bad task" in v.reason

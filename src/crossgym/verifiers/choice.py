@@ -36,7 +36,7 @@ class MultipleChoice(BaseVerifier):
     """
 
     name = "multiple_choice"
-    version = "2"  # 2: <answer> tags are case-sensitive, like XML
+    version = "3"  # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix
     description = "multiple-choice letter or option text from varied phrasings"
 
     def __init__(self, *, num_options: int | None = None, extract: str = "auto", **params: Any) -> None:

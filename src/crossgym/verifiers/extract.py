@@ -20,6 +20,8 @@ EXTRACT_MODES = ("auto", "full", "answer_tag", "boxed", "marker", "last_line")
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _MARKER = re.compile(r"(?:final answer|the answer|answer)\s*(?:is|:|=)[ \t]*", re.I)
+#: the fast check before _MARKER, with its case rules (re.I folds any case mix, and "ſ" to "s")
+_MARKER_HINT = re.compile("nswer", re.I)
 _TAG_CACHE: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
 
 
@@ -112,7 +114,7 @@ def one_of(values: list[str], what: str) -> str:
 
 def marker_answer(text: str) -> str | None:
     """The rest of the line after the last "answer is"/"answer:"/"final answer:" marker, or None."""
-    if "nswer" not in text and "NSWER" not in text:  # fast path: no marker at all
+    if _MARKER_HINT.search(text) is None:  # fast path: no marker at all
         return None
     last = None
     for m in _MARKER.finditer(text):

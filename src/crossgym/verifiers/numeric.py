@@ -135,7 +135,7 @@ class Numeric(BaseVerifier):
     """
 
     name = "numeric"
-    version = "1"
+    version = "2"  # 2: the answer marker in any case mix
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
     def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float = 1e-9, extract: str = "auto",

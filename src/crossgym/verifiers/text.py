@@ -38,7 +38,7 @@ class ExactMatch(_TextBase):
     """
 
     name = "exact_match"
-    version = "2"  # 2: <answer> tags are case-sensitive, like XML
+    version = "3"  # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix
     description = "answer equals the reference after normalisation (case, whitespace, punctuation, articles)"
 
     def score(self, task: Task, completion: Completion) -> Verdict:
@@ -145,7 +145,7 @@ class StringSimilarity(_TextBase):
     """
 
     name = "string_similarity"
-    version = "1"
+    version = "2"  # 2: the answer marker in any case mix
     description = "normalised edit distance or token F1 against a reference, with a threshold"
 
     def __init__(self, *, metric: str = "edit", threshold: float = 0.8, reward: str = "similarity",
