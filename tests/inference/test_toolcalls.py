@@ -17,3 +17,13 @@ def test_unreadable_calls_stay_plain_text():
                  '<tool_call>["a"]</tool_call>'):
         msg = parse_assistant_text(text)
         assert msg.tool_calls == () and msg.content == text
+
+
+def test_a_block_in_the_reasoning_is_no_call():
+    inner = '<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call>'
+    text = f"<think>maybe {inner}</think>Done."
+    msg = parse_assistant_text(text)
+    assert msg.tool_calls == () and msg.content == text
+    both = f"<think>maybe {inner}</think>\n" + '<tool_call>{"name": "mul", "arguments": {"b": 2}}</tool_call>'
+    msg = parse_assistant_text(both)
+    assert msg.content == f"<think>maybe {inner}</think>" and msg.tool_calls == (ToolCall("call_0", "mul", {"b": 2}),)

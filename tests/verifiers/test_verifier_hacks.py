@@ -201,3 +201,48 @@ def test_allowed_extra_calls_are_no_licence_to_guess() -> None:
     other = call.format("Paris") + '<tool_call>{"name": "get_time", "arguments": {"tz": "UTC"}}</tool_call>'
     assert lenient.verify(t, Completion.from_text(other)).reward == 1.0
     assert ToolCallVerifier().verify(t, Completion.from_text(other)).reward == 0.0
+
+
+CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+
+
+@pytest.mark.parametrize("text", [
+    f"<think>I will call {CALL} now.</think>The weather in Paris is mild.",  # the call only in the reasoning
+    f"<think>Maybe {CALL}</think>",
+    f"<think>Let me call {CALL} and wait",  # a reasoning that never ends
+])
+def test_a_call_in_the_reasoning_is_not_made(text: str) -> None:
+    """A server's reasoning parser takes ``<think>...</think>`` out of the content before its tool parser runs, so a
+    call written there is never executed: it earned the reward of a made call."""
+    t = task("tool_call", {"name": "get_weather", "arguments": {"city": "Paris"}}, tools=[WEATHER])
+    v = ToolCallVerifier().verify(t, Completion.from_text(text))
+    assert v.reward == 0.0, v
+    none = task("tool_call", [], tools=[WEATHER])  # "answer without a tool": a call in the reasoning is no call
+    if "</think>" in text:
+        assert ToolCallVerifier().verify(none, Completion.from_text(text)).reward == 1.0
+    for made in (f"<think>Paris, so</think>\n{CALL}", '<think>hmm</think>\nget_weather(city="Paris")'):
+        assert ToolCallVerifier().verify(t, Completion.from_text(made)).reward == 1.0, made
+
+
+@pytest.mark.parametrize("body", [
+    '{"name": "delete_all", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}',
+    '{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}, "arguments": {"city": "London"}}',
+    '{"name": "get_weather", "arguments": {"city": "Paris"}, "parameters": {"city": "London"}}',
+])
+def test_a_call_that_parsers_read_two_ways_is_malformed(body: str) -> None:
+    """vLLM's hermes parser reads the top-level name and arguments; crossgym took the OpenAI ``function`` object
+    (or ``arguments`` over ``parameters``, as some parsers do the other way round): the call judged and the call
+    executed could differ."""
+    t = task("tool_call", {"name": "get_weather", "arguments": {"city": "Paris"}}, tools=[WEATHER])
+    v = ToolCallVerifier().verify(t, Completion.from_text(f"<tool_call>{body}</tool_call>"))
+    assert v.reward == 0.0 and v.error_kind == "malformed", v
+    same = '{"name": "get_weather", "arguments": {"city": "Paris"}, "parameters": {"city": "Paris"}}'
+    assert ToolCallVerifier().verify(t, Completion.from_text(f"<tool_call>{same}</tool_call>")).reward == 1.0
+
+
+def test_a_run_call_in_the_reasoning_is_not_replayed() -> None:
+    t = task("shell", {"files": {"out.txt": "ok"}})
+    run = '<tool_call>{"name": "run", "arguments": {"command": "echo ok > out.txt"}}</tool_call>'
+    hidden = Shell().verify(t, Completion.from_text(f"<think>first {run}</think>Done, the file is written."))
+    assert hidden.reward == 0.0 and hidden.error_kind == "malformed", hidden
+    assert Shell().verify(t, Completion.from_text(f"<think>plan</think>{run}")).reward == 1.0

@@ -2,7 +2,7 @@
 
 ``parse_tool_calls`` accepts OpenAI ``tool_calls`` on the message, Hermes/Qwen ``<tool_call>{json}</tool_call>``
 blocks in the text, and Python call syntax ``f(a=1, b="x")`` or ``[f(a=1), g()]`` (parsed with ``ast``, literal
-arguments only, never evaluated). Everything here is linear-time or bounded on its input.
+arguments only, never evaluated). Text before the last ``</think>`` is reasoning, never read for calls. Everything here is linear-time or bounded on its input.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class MalformedToolCall(ValueError):
 
 _TOOL_OPEN = "<tool_call>"
 _TOOL_CLOSE = "</tool_call>"
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _PY_CALL_START = re.compile(r"\A\s*\[?\s*[A-Za-z_][\w.]*\s*\(")
 
 
@@ -43,6 +44,7 @@ def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = ()) -> 
         text = message
     if not isinstance(text, str):
         raise MalformedToolCall(f"message content must be text, got {type(text).__name__}")
+    text = after_reasoning(text)
     if _TOOL_OPEN in text or _TOOL_CLOSE in text:
         return _parse_hermes(text)
     body = text.strip()
@@ -53,6 +55,21 @@ def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = ()) -> 
     if _PY_CALL_START.match(body):
         return parse_python_calls(body, tools)
     return []
+
+
+def after_reasoning(text: str) -> str:
+    """The text after the last ``</think>``: a call written in the reasoning is not made (a server's reasoning parser
+    moves it out of the content before its tool parser runs, and a verifier never reads the reasoning). Raises
+    MalformedToolCall for a ``<tool_call>`` inside a ``<think>`` that never closes; other text without a closed
+    ``<think>`` is returned as it is."""
+    close = text.rfind(_THINK_CLOSE)
+    if close >= 0:
+        return text[close + len(_THINK_CLOSE):]
+    if _THINK_OPEN in text:
+        if _TOOL_OPEN in text[text.find(_THINK_OPEN):]:
+            raise MalformedToolCall("a <tool_call> inside a <think> that never closes (the reasoning never ended)")
+        return text[:text.find(_THINK_OPEN)]
+    return text
 
 
 def _parse_hermes(text: str) -> list[ToolCall]:
@@ -90,10 +107,16 @@ def _call_from_obj(obj: Any, index: int) -> ToolCall:
     if not isinstance(obj, dict):
         raise MalformedToolCall(f"{where}: expected a JSON object, got {type(obj).__name__}")
     if "function" in obj and isinstance(obj["function"], dict):  # OpenAI wire form inside the tag
+        if {"name", "arguments", "parameters"} & set(obj):  # which one is called depends on the parser
+            raise MalformedToolCall(f"{where}: both a 'function' object and a top-level "
+                                    f"{'name' if 'name' in obj else 'arguments'}: write one call one way")
         obj = obj["function"]
     name = obj.get("name")
     if not isinstance(name, str) or not name.strip():
         raise MalformedToolCall(f"{where}: missing a string 'name'")
+    if "arguments" in obj and "parameters" in obj and obj["arguments"] != obj["parameters"]:
+        raise MalformedToolCall(f"{where} ({name}): both 'arguments' and 'parameters', different: parsers differ on "
+                                "which one counts")
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str):
         try:

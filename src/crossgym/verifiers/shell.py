@@ -91,8 +91,9 @@ class Shell(BaseVerifier):
 
     name = "shell"
     # 2: a truncated snapshot or output fails; 3: "must not exist" fails on a directory, link or special file at the
-    # path too (it saw regular files only: a directory's name passed untouched), and paths are compared normalised
-    version = "3"
+    # path too (it saw regular files only: a directory's name passed untouched), and paths are compared normalised;
+    # 4: a run call in the reasoning (before the last </think>) is not replayed
+    version = "4"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0

@@ -204,7 +204,7 @@ class SQL(BaseVerifier):
     """The model's query, run read-only on the task's SQLite database, must return the expected rows."""
 
     name = "sql"
-    version = "1"
+    version = "2"  # 2: a submit call in the reasoning (before the last </think>) is not made
     description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
     default_timeout = 10.0
 
