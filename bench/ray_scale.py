@@ -200,7 +200,7 @@ def machine_busy() -> tuple[float, float]:
     return sum(f) - idle, sum(f)
 
 
-def ray_rate(path: Path, workers: int, pin: bool) -> dict[str, Any]:
+def ray_rate(path: Path, workers: int, pin: bool, shard: int | None = None) -> dict[str, Any]:
     """verify_batch(use_ray=True) on this process's Ray: its summary, plus what the stream itself (actor start-up
     and warm-up left out) cost: CPU seconds of this process tree (driver, Ray's daemons, the actors and their
     pools), the driver's own, and how busy the whole machine was meanwhile."""
@@ -228,7 +228,7 @@ def ray_rate(path: Path, workers: int, pin: bool) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory(prefix="cg_rs_") as tmp:
             doc = verify_batch(path, use_ray=True, workers=workers, out=Path(tmp) / "out.jsonl", progress=False,
-                               pin_cpus=pin)
+                               pin_cpus=pin, shard=shard)
     finally:
         ray_scale.ShardStream.run = plain  # type: ignore[method-assign]
     (c0, r0, m0, a0), (c1, r1, m1, a1) = marks["start"], marks["end"]
@@ -248,6 +248,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--skip-per-core", action="store_true", help="only the scaling runs")
+    ap.add_argument("--shard", type=int, default=None, help="records per Ray shard (default: ray_scale.SHARD)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -306,7 +307,7 @@ def main() -> None:
             w.unlink()
             for name, workers, pin in (("ray_1", 1, False), ("ray_2", 2, False), ("ray_1_pinned", 1, True),
                                        ("ray_2_pinned", 2, True), ("ray_4_pinned", 4, True)):
-                doc = ray_rate(f, workers, pin)
+                doc = ray_rate(f, workers, pin, args.shard)
                 assert doc["n"] == n and doc["ray"]["retries"] == 0, doc
                 modes[name].append(doc["per_second"])
                 driver[name].append(round(doc["driver_cpu_s"] / n * 1000, 3))
@@ -342,7 +343,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"{out['cpus']} cores; load average (1 min) per repeat: "
+    from crossgym.serve.ray_scale import SHARD
+
+    print(f"{out['cpus']} cores, {args.shard or SHARD} records a Ray shard; load average (1 min) per repeat: "
           + ", ".join(f"{a}{b}={c}" for a, b, c in out["load1"]))
     if out["per_core"]:
         print(f"\nper core (one pinned core, warm; median of {args.repeat}, {args.per_core_n} records per kind):")

@@ -296,8 +296,9 @@ def verify_many_ray(pairs: Iterable[tuple[Task, Completion | str]], *, num_worke
     return [v if v is not None else Verdict.exception("no verdict produced") for v in out]
 
 
-#: records per actor call of a stream (verify-batch --ray): ~0.1-0.5 s of scoring for the usual mixes
-SHARD = 64
+#: records per actor call of a stream (verify-batch --ray): ~0.4 s of scoring for issue 27's mix, so each call's
+#: fixed cost in the driver and Ray's daemons (~5 CPU ms) is ~1% of it (at 64 it was 7% of the machine on 2 cores)
+SHARD = 256
 #: runs of one shard at most: a shard whose actor died (killed, OOM, node lost) is redone on a fresh actor
 ATTEMPTS = 3
 #: the Ray failures that mean "the worker is gone", not "the shard is bad": a shard they hit is retried
