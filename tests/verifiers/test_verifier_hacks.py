@@ -39,6 +39,26 @@ def test_code_output_fails_output_cut_at_the_capture_limit() -> None:
     assert CodeOutput(compare="exact").verify(t, honest).reward == 1.0
 
 
+@pytest.mark.parametrize(("language", "crash"), [
+    ("python", "raise SystemExit(3)"),
+    ("python", "import os; os.kill(os.getpid(), 9)"),
+    ("python", "x = [0] * 10 ** 10"),  # the memory limit after the answer
+    ("shell", "kill -9 $$"),
+])
+def test_code_output_fails_a_run_that_crashed_after_the_right_output(language: str, crash: str) -> None:
+    """A runtime error is a failed case, as judges count it; a shell script's status is its last command's, so only
+    a signal fails it there."""
+    t = task("code_output", {"cases": [{"stdin": "3 4\n", "stdout": "7\n"}]})
+    lang, head = ("python", "a, b = map(int, input().split())\nprint(a + b, flush=True)") if language == "python" \
+        else ("bash", "read a b; echo $((a + b))")
+    v = CodeOutput(language=language).verify(t, Completion.from_text(f"```{lang}\n{head}\n{crash}\n```"))
+    assert v.reward == 0.0 and "the output matched" in v.reason, v
+    assert CodeOutput(language=language).verify(t, Completion.from_text(f"```{lang}\n{head}\n```")).reward == 1.0
+    if language == "shell":
+        last_false = Completion.from_text(f"```bash\n{head}\n[ $a -gt 5 ] && echo big\n```")
+        assert CodeOutput(language="shell").verify(t, last_false).reward == 1.0
+
+
 def test_shell_fails_a_snapshot_cut_at_its_caps() -> None:
     t = task("shell", {"files": {"out.txt": "ok", "secret.txt": None}},
              metadata={"files": {"secret.txt": "do not keep"}})

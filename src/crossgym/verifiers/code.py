@@ -200,7 +200,9 @@ class CodeOutput(BaseVerifier):
     """
 
     name = "code_output"
-    version = "2"  # 2: output cut at the capture limit fails the case
+    # 2: output cut at the capture limit fails the case; 3: a run that crashed after printing the right output fails
+    # (a Python exit status other than 0, or any signal)
+    version = "3"
     description = "run the model's program on stdin; compare stdout with the expected output"
     isolation = "thread"
     default_timeout = 60.0
@@ -246,16 +248,20 @@ class CodeOutput(BaseVerifier):
             except CrossgymError as exc:
                 raise RuntimeError(f"sandbox: {exc}") from None
             cut = "stdout" in res.truncated_parts  # only part of what it printed came back: never a match
-            good = not res.timed_out and not cut and _normalize_output(res.stdout, self.compare) == \
-                _normalize_output(case["stdout"], self.compare)
+            # a run that crashed (a Python exception, a signal, a limit) fails whatever it printed first, as judges
+            # count a runtime error; a shell script's status is its last command's, so there only a signal fails
+            crashed = res.signal is not None or (self.language == "python" and res.exit_code != 0)
+            same = _normalize_output(res.stdout, self.compare) == _normalize_output(case["stdout"], self.compare)
+            good = not res.timed_out and not cut and not crashed and same
             ok += good
             if not good and not first_fail:
                 if res.timed_out:
                     first_fail = f"case {i + 1}: timed out"
                 elif cut:
                     first_fail = f"case {i + 1}: output truncated (over {len(res.stdout.encode()):,} bytes)"
-                elif res.exit_code != 0:
-                    first_fail = f"case {i + 1}: exit {res.exit_code}: {clip(res.stderr.strip(), 100)}"
+                elif res.exit_code != 0 and (crashed or not same):
+                    first_fail = f"case {i + 1}: exit {res.exit_code}" + (" (the output matched)" if same else "") \
+                        + f": {clip(res.stderr.strip(), 100)}"
                 else:
                     first_fail = f"case {i + 1}: printed {clip(res.stdout.strip(), 50)!r}"
             if not good and not self.partial:
