@@ -266,3 +266,20 @@ def test_a_run_call_in_the_reasoning_is_not_replayed() -> None:
     hidden = Shell().verify(t, Completion.from_text(f"<think>first {run}</think>Done, the file is written."))
     assert hidden.reward == 0.0 and hidden.error_kind == "malformed", hidden
     assert Shell().verify(t, Completion.from_text(f"<think>plan</think>{run}")).reward == 1.0
+
+
+@pytest.mark.parametrize("verifier", ["code_tests", "code_output", "shell"])
+def test_code_drafted_in_the_reasoning_is_not_the_answer(verifier: str) -> None:
+    """A reply whose answer says "done" and whose code sits only in ``<think>`` earned full reward: the reasoning is
+    never shown as the answer, and every other verifier ignores it."""
+    block, answer = {
+        "code_tests": ("```python\ndef add(a, b):\n    return a + b\n```", {"tests": ["assert add(1, 2) == 3"]}),
+        "code_output": ("```python\nprint(7)\n```", {"cases": [{"stdin": "", "stdout": "7\n"}]}),
+        "shell": ("```bash\necho ok > out.txt\n```", {"files": {"out.txt": "ok"}}),
+    }[verifier]
+    v = {"code_tests": CodeTests, "code_output": CodeOutput, "shell": Shell}[verifier]()
+    t = task(verifier, answer)
+    for hidden in (f"<think>\n{block}\n</think>\nDone, it works.", f"<think>\n{block}\nstill checking"):
+        got = v.verify(t, Completion.from_text(hidden))
+        assert got.reward == 0.0 and got.error_kind == "malformed", (hidden, got)
+    assert v.verify(t, Completion.from_text(f"<think>\nplan it\n</think>\n{block}")).reward == 1.0

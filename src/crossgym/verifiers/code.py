@@ -9,7 +9,8 @@ of test units passed (``partial=False``: all or nothing).
 ``code_output`` runs the program with each case's stdin and compares its stdout with the expected text.
 
 The code read from a completion is the last ```python block of the last assistant message that has one (a multi-turn
-episode's final fix), else the final message itself when it parses as Python.
+episode's final fix), else the final message itself when it parses as Python; text before a message's last
+``</think>`` is reasoning, never read (code drafted there is not the answer).
 """
 
 from __future__ import annotations
@@ -31,20 +32,36 @@ CODE_LANGS = ("python", "py", "python3", "")
 MAX_CODE_CHARS = 200_000
 
 
+def answer_text(content: str | None, final: bool = True) -> str:
+    """A message's text after its reasoning (after the last ``</think>``): code or commands drafted in the reasoning
+    are not the answer. An unclosed ``<think>`` in the final message is Malformed (the model never answered); in an
+    earlier one, the text before it."""
+    text = content or ""
+    close = text.rfind("</think>")
+    if close >= 0:
+        return text[close + len("</think>"):]
+    start = text.find("<think>")
+    if start >= 0:
+        if final:
+            raise Malformed("<think> is never closed (no answer after the reasoning)")
+        return text[:start]
+    return text
+
+
 def extract_code(completion: Completion, langs: tuple[str, ...] = CODE_LANGS) -> str:
     """The solution code in a completion (see the module docstring); Malformed when there is none."""
     assistant = [m for m in completion.messages if m.role == "assistant"]
     if not assistant:
         raise Malformed("no assistant message")
-    for m in reversed(assistant):
-        body = extract_fenced(m.content or "", langs)
+    for k, m in enumerate(reversed(assistant)):
+        body = extract_fenced(answer_text(m.content, final=k == 0), langs)
         if body is not None and body.strip():
             return _cap(body)
         for call in m.tool_calls:  # a submit/run_tests tool call carrying the code
             code = call.arguments.get("code")
             if isinstance(code, str) and code.strip():
                 return _cap(code)
-    text = (assistant[-1].content or "").strip()
+    text = answer_text(assistant[-1].content).strip()
     if text and len(text) <= MAX_CODE_CHARS:
         try:
             tree = ast.parse(text)
@@ -80,8 +97,9 @@ class CodeTests(BaseVerifier):
     # counts, StopIteration from the solution is an error, `in` is answered by the harness; 3: test classes
     # (unittest.TestCase, pytest's class Test*) are judged, one unit per test method (they were "no test found"),
     # a unit run more than once passes only if every run does, a solution's own ValueError subclass (say) is caught
-    # by the tests' `except ValueError`, and a group member that hangs the harness is stopped alone
-    version = "3"
+    # by the tests' `except ValueError`, and a group member that hangs the harness is stopped alone; 4: code in the
+    # reasoning (before the last </think>) is not the answer
+    version = "4"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0
@@ -201,8 +219,9 @@ class CodeOutput(BaseVerifier):
 
     name = "code_output"
     # 2: output cut at the capture limit fails the case; 3: a run that crashed after printing the right output fails
-    # (a Python exit status other than 0, or any signal)
-    version = "3"
+    # (a Python exit status other than 0, or any signal); 4: code in the reasoning (before the last </think>) is not
+    # the answer
+    version = "4"
     description = "run the model's program on stdin; compare stdout with the expected output"
     isolation = "thread"
     default_timeout = 60.0
@@ -283,8 +302,8 @@ class CodeOutput(BaseVerifier):
 
 
 def _shell_code(completion: Completion, langs: tuple[str, ...]) -> str:
-    for m in reversed([m for m in completion.messages if m.role == "assistant"]):
-        body = extract_fenced(m.content or "", langs)
+    for k, m in enumerate(reversed([m for m in completion.messages if m.role == "assistant"])):
+        body = extract_fenced(answer_text(m.content, final=k == 0), langs)
         if body is not None and body.strip():
             return _cap(body)
     raise Malformed("no ```bash block in the completion")

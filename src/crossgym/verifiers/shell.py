@@ -4,7 +4,7 @@ compare the final files (and the last command's output) with the expected state.
 Commands are the ``command`` arguments of the completion's ``run``/``shell``/``bash`` tool calls, in order (what the
 ``shell`` environment executes), each run as its own step of a sandbox ShellSession (files carry over between
 commands; the working directory and variables do not, exactly as in the environment). Without tool calls, the last
-```bash block of the final message runs as one script. The seed files are ``task.metadata["files"]``.
+```bash block of the final message (after its reasoning, the last ``</think>``) runs as one script. The seed files are ``task.metadata["files"]``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from crossgym.protocol.errors import CrossgymError, VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.text import MalformedToolCall, extract_fenced, parse_tool_calls
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
+from crossgym.verifiers.code import answer_text
 
 #: tool names whose ``command`` argument is a shell command
 SHELL_TOOLS = ("run", "shell", "bash", "run_command", "execute")
@@ -43,7 +44,7 @@ def extract_commands(completion: Completion) -> list[str]:
             raise Malformed(f"more than {MAX_COMMANDS} commands")
         return commands
     if assistant:
-        body = extract_fenced(assistant[-1].content or "", SHELL_LANGS)
+        body = extract_fenced(answer_text(assistant[-1].content), SHELL_LANGS)
         if body is not None and body.strip():
             return [body]
     raise Malformed("no shell commands in the completion (use the run tool or a ```bash block)")
@@ -92,8 +93,8 @@ class Shell(BaseVerifier):
     name = "shell"
     # 2: a truncated snapshot or output fails; 3: "must not exist" fails on a directory, link or special file at the
     # path too (it saw regular files only: a directory's name passed untouched), and paths are compared normalised;
-    # 4: a run call in the reasoning (before the last </think>) is not replayed
-    version = "4"
+    # 4: a run call in the reasoning (before the last </think>) is not replayed; 5: nor a ```bash block there
+    version = "5"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0
