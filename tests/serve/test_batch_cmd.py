@@ -71,7 +71,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     src.write_text('{"task": {"id": "t", "prompt": "p", "verifier": "exact_match"}, "completion": "x"}\n{"oops": 1}\n')
     for args, needle in [((str(src),), f"{src}:2: a record needs 'task' and 'completion'"),
                          ((str(tmp_path / "missing.jsonl"),), "file not found"),
-                         ((str(src), "--workers", "0"), "--workers: must be at least 1")]:
+                         ((str(src), "--workers", "0"), "--workers: must be at least 1"),
+                         ((str(src), "--ray", "--shard", "0"), "--shard: must be at least 1")]:
         proc = _cli(*args)
         assert proc.returncode == 2 and proc.stdout == ""
         assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr

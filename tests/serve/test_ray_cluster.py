@@ -122,7 +122,7 @@ def test_cli_address_on_a_ray_head(head: str, tmp_path: Path) -> None:
 
     src = _write(tmp_path / "rollouts.jsonl", 150)
     proc = subprocess.run([sys.executable, "-m", "crossgym.cli", "verify-batch", str(src), "--ray", "--address",
-                           head, "--workers", "2", "--out", str(tmp_path / "ray.jsonl"), "--json"],
+                           head, "--workers", "2", "--shard", "64", "--out", str(tmp_path / "ray.jsonl"), "--json"],
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, **LOOPBACK_ENV, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-2000:]

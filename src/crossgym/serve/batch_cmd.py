@@ -558,10 +558,13 @@ def _rescored(records: list[dict[str, Any]], pairs: list[tuple[Task, Completion]
 
 
 def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None, workers: int | None,
-                             out: Path | None, as_json: bool, progress: bool = True) -> dict[str, Any]:
+                             out: Path | None, as_json: bool, progress: bool = True,
+                             shard: int | None = None) -> dict[str, Any]:
     """Print the summary (JSON or one line each)."""
     if workers is not None and workers < 1:
         raise ConfigError(f"must be at least 1, got {workers}", where="--workers", fix="pass --workers N, N >= 1")
+    if shard is not None and shard < 1:
+        raise ConfigError(f"must be at least 1, got {shard}", where="--shard", fix="pass --shard N, N >= 1")
     most = max(MAX_LOCAL_WORKERS, 8 * (os.cpu_count() or 1))
     if workers is not None and workers > most and not (use_ray or address):
         raise ConfigError(f"{workers} local workers would start up to that many verifier processes on this "
@@ -571,7 +574,8 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
 
     if out is None or not out.is_dir():  # an existing folder: one output file per input file
         check_output_file(out, "--out")
-    doc = verify_batch(rollouts, use_ray=use_ray, address=address, workers=workers, out=out, progress=progress)
+    doc = verify_batch(rollouts, use_ray=use_ray, address=address, workers=workers, out=out, progress=progress,
+                       shard=shard)
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return doc
