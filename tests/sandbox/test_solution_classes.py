@@ -90,8 +90,17 @@ SUBCLASS_TESTS = [
 ]
 
 
+TYPE_TESTS = [
+    "assert type(make_stack()) is Stack and type(Stack()) == Stack",
+    "assert type(make_stack(linked=True)) is LinkedStack and type(make_stack(linked=True)) is not Stack",
+    "assert type(make_queue()).__name__ == 'Queue' and Queue.__name__ == 'Queue'",
+    "assert issubclass(type(make_stack(linked=True)), Stack)",
+    "class Mine(Stack):\n    pass\nassert not isinstance(make_stack(), Mine) and issubclass(Mine, Stack)",
+]
+
+
 def test_isinstance_and_issubclass_with_the_solutions_classes(sandbox: Sandbox, call: str) -> None:
-    tests = INSTANCE_TESTS + NOT_INSTANCE_TESTS + SUBCLASS_TESTS
+    tests = INSTANCE_TESTS + NOT_INSTANCE_TESTS + SUBCLASS_TESTS + TYPE_TESTS
     r = judge(sandbox, CLASSES, tests)
     assert (r.passed, r.total) == (len(tests), len(tests)), [d for d in r.details if not d.passed]
     # a function is no class, as in one process
@@ -117,6 +126,11 @@ HANDLE_CHEATS = {
                   "def make_stack(linked=False):\n    global Stack, LinkedStack\n    Stack = LinkedStack = object\n"
                   "    return Queue()\ndef make_queue():\n    return make_stack()\n"),
     # a plain value, from a function or built in the class's __new__
+    # an object of another class of the same name (nested, or renamed)
+    "same-name": ("class Stack:\n    pass\nclass LinkedStack(Stack):\n    pass\nclass Queue:\n    pass\n"
+                  "class Other:\n    pass\nOther.__name__ = Other.__qualname__ = 'Stack'\n"
+                  "def make_stack(linked=False):\n    class Stack:\n        pass\n    return Stack() if linked else Other()\n"
+                  "def make_queue():\n    return Queue()\n"),
     "plain": ("class Stack:\n    def __new__(cls):\n        return 7\nclass LinkedStack(Stack):\n    pass\n"
               "class Queue:\n    pass\ndef make_stack(linked=False):\n    return 1\n"
               "def make_queue():\n    return Stack()\n"),
@@ -125,8 +139,8 @@ HANDLE_CHEATS = {
 
 @pytest.mark.parametrize("cheat", sorted(HANDLE_CHEATS))
 def test_a_handle_of_another_class_is_no_instance(sandbox: Sandbox, call: str, cheat: str) -> None:
-    tests = INSTANCE_TESTS[1:4] + ["assert not isinstance(make_queue(), Stack)",
-                                   "assert not isinstance(make_stack(), LinkedStack)"]
+    tests = INSTANCE_TESTS[1:4] + TYPE_TESTS[:2] + ["assert not isinstance(make_queue(), Stack)",
+                                                    "assert not isinstance(make_stack(), LinkedStack)"]
     got = judge(sandbox, HANDLE_CHEATS[cheat], tests)
     honest_wrong = judge(sandbox, CLASSES.replace("return LinkedStack() if linked else Stack()", "return Queue()"),
                          tests)

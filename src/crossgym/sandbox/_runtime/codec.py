@@ -57,7 +57,8 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[i
             return _enc(plain(v), handle, depth, budget)
     if handle is None:
         raise Unencodable(f"a {t.__name__} object")
-    return ["h", handle(v), t.__name__]
+    hid = handle(v)  # an id, or [id, name of the solution's class it is exactly an object of]
+    return ["h", hid, t.__name__] if type(hid) is int else ["h", hid[0], t.__name__, hid[1]]
 
 
 # The plain built-in value a subclass instance holds, read by the base type's own C code (no method the
@@ -82,12 +83,13 @@ def _spread(keys: list[Any]) -> None:
         raise ValueError("malformed value: set or dict keys with too many equal hashes")  # collisions there)
 
 
-def decode(tree: Any, handle: Callable[[int, str], Any] | None = None) -> Any:
-    """The value for a tree from :func:`encode`; ``handle(id, type_name)`` builds handle objects."""
+def decode(tree: Any, handle: Callable[..., Any] | None = None) -> Any:
+    """The value for a tree from :func:`encode`; ``handle(id, type_name)`` (``handle(id, type_name, class_name)``:
+    see solution._Server.handle) builds handle objects."""
     return _dec(tree, handle, 0)
 
 
-def _dec(x: Any, handle: Callable[[int, str], Any] | None, depth: int) -> Any:
+def _dec(x: Any, handle: Callable[..., Any] | None, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise ValueError("value too deep")
     if x is None or type(x) in (bool, str, int, float):
@@ -117,5 +119,5 @@ def _dec(x: Any, handle: Callable[[int, str], Any] | None, depth: int) -> Any:
     if tag == "r":
         return range(int(x[1]), int(x[2]), int(x[3]))
     if tag == "h" and handle is not None:
-        return handle(int(x[1]), str(x[2]))
+        return handle(int(x[1]), str(x[2])) if len(x) < 4 else handle(int(x[1]), str(x[2]), str(x[3]))
     raise ValueError(f"unknown value tag {tag!r}")

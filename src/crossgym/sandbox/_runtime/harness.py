@@ -55,6 +55,8 @@ class Remote:
         self.broken: str | None = None
         self._pending = False
         self.exceptions: dict[str, type] = {}  # the tests' classes for the solution's exception classes (_bind)
+        self.classes: dict[str, SolutionClass] = {}  # the tests' names for its other classes (_bind)
+        self.types: dict[str, Any] = {}  # handles' classes by their type's name
 
     def send_init(self) -> None:
         """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
@@ -156,7 +158,32 @@ class Remote:
 
     def value(self, tree: Any) -> Any:
         generation = self.generation
-        return codec.decode(tree, lambda hid, tname: RemoteObject(self, hid, tname, generation))
+        return codec.decode(tree, lambda hid, tname, exact=None: self._handle(hid, tname, exact, generation))
+
+    def _handle(self, hid: int, tname: str, exact: str | None, generation: int) -> RemoteObject:
+        """A handle, of the tests' class for its solution class when the solution's process says its type is exactly
+        that class (``exact``), else of a class of its type's name (``type(x).__name__``), made once a name."""
+        kind: Any = self.classes.get(exact) if exact is not None else None
+        if kind is None:
+            kind = self.types.get(tname)
+            if kind is None:
+                kind = RemoteObject
+                if len(self.types) < 256:
+                    try:
+                        kind = type(tname, (RemoteObject,), {"__slots__": (), "__module__": "solution"})
+                    except (TypeError, ValueError):
+                        pass
+                self.types[tname] = kind
+        obj: RemoteObject = object.__new__(kind)
+        obj._remote, obj._hid, obj._type, obj._generation = self, hid, tname, generation
+        return obj
+
+    def bind_class(self, name: str) -> SolutionClass:
+        """The tests' name for the solution's class ``name`` (one per solution)."""
+        kind = SolutionClass(name, (RemoteObject,), {"__slots__": (), "__module__": "solution", "_cg_remote": self,
+                                                      "_cg_name": name})
+        self.classes[name] = kind
+        return kind
 
     def arg(self, value: Any) -> Any:
         def handle(obj: Any) -> int:
@@ -386,7 +413,7 @@ def _held(value: Any, wanted: set[int]) -> set[int] | None:
         if key in wanted:
             found.add(key)
         kind = type(obj)
-        if kind in _PLAIN or kind is RemoteObject:
+        if kind in _PLAIN or RemoteObject in kind.__mro__:
             continue
         if kind is list or kind is set or kind is frozenset:
             todo.extend(obj)
@@ -416,43 +443,67 @@ _SEQ = [0]
 
 
 class Proxy:
-    """A function or class of the solution, called by name in the solution's process.
+    """A function of the solution, called by name in the solution's process."""
 
-    For a class (``cls``), ``isinstance(obj, C)`` and ``issubclass(D, C)`` of the tests are answered by the solution's
-    process from the real type and MRO of its objects (see solution._Server.classcheck): True only for a handle of
-    this solution process (or a class of it) whose type derives from C; a plain value (or anything of the tests') is
-    an instance of none of its classes."""
-
-    def __init__(self, remote: Remote, name: str, cls: bool = False) -> None:
+    def __init__(self, remote: Remote, name: str) -> None:
         self._remote = remote
-        self._cls = cls
         self.__name__ = self.__qualname__ = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._remote.call(["n", self.__name__], args, kwargs)
 
     def __instancecheck__(self, obj: Any) -> bool:
-        if not self._cls:
-            raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
-        if type(obj) is not RemoteObject or obj._remote is not self._remote:
-            return False
-        return self._remote.op("isinstance", obj, self.__name__) is True
+        raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
 
     def __subclasscheck__(self, sub: Any) -> bool:
-        if not self._cls:
-            raise TypeError("issubclass() arg 2 must be a class, a tuple of classes, or a union")
-        if type(sub) is Proxy:
-            if not sub._cls:
-                raise TypeError("issubclass() arg 1 must be a class")
-            return sub._remote is self._remote and self._remote.subclass(sub.__name__, self.__name__)
-        if type(sub) is RemoteObject:
-            return sub._remote is self._remote and self._remote.op("issubclass", sub, self.__name__) is True
+        raise TypeError("issubclass() arg 2 must be a class, a tuple of classes, or a union")
+
+    def __repr__(self) -> str:
+        return f"<solution {self.__name__}>"
+
+
+class SolutionClass(type):
+    """The type of the tests' name for a class of the solution (``Stack``): calling it makes an object in the
+    solution's process (a handle, or the plain value it returns), a handle whose type the solution's process says is
+    exactly that class is an instance of it (``type(s) is Stack``), and ``isinstance(x, Stack)``/``issubclass(D,
+    Stack)`` otherwise are asked of that process, which answers from the real type and MRO (see
+    solution._Server.classcheck): a plain value, an object of the tests or a handle of another solution process is
+    an instance of none of its classes."""
+
+    _cg_remote: Remote
+    _cg_name: str
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        remote = cls.__dict__.get("_cg_remote")
+        if remote is None:  # a class the tests derived from it
+            raise TypeError(f"cannot make an object of {cls.__name__}, a subclass of the solution's class")
+        return remote.call(["n", cls._cg_name], args, kwargs)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        kind = type(obj)
+        remote: Any = cls.__dict__.get("_cg_remote")
+        if RemoteObject not in kind.__mro__ or remote is None or obj._remote is not remote:
+            return False
+        return kind is cls or remote.op("isinstance", obj, cls._cg_name) is True
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        remote: Any = cls.__dict__.get("_cg_remote")
+        if isinstance(sub, SolutionClass):  # the tests' name for a class of the solution, or a class derived from one
+            mro = sub.__mro__
+            if any(k is cls for k in mro):
+                return True
+            if remote is None:
+                return False
+            ask = remote.subclass
+            return any(k.__dict__.get("_cg_remote") is remote and ask(k.__dict__["_cg_name"], cls._cg_name) for k in mro)
+        if RemoteObject in type(sub).__mro__:  # a class the solution returned
+            return sub._remote is remote and remote.op("issubclass", sub, cls._cg_name) is True
         if isinstance(sub, type):
             return False
         raise TypeError("issubclass() arg 1 must be a class")
 
-    def __repr__(self) -> str:
-        return f"<solution {self.__name__}>"
+    def __repr__(cls) -> str:
+        return f"<solution class {cls.__name__}>"
 
 
 class RemoteObject:
@@ -1334,7 +1385,7 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             ns[name] = Proxy(remote, name)
         elif kind[0] == "c" or kind[0] == "e":
             local = _exception_class(name, manifest, made, _referenced(tests), 0) if kind[0] == "e" else None
-            ns[name] = Proxy(remote, name, cls=True) if local is None else local
+            ns[name] = remote.bind_class(name) if local is None else local
         elif kind[0] == "m":
             module = _module(str(kind[1]))
             if module is not None:

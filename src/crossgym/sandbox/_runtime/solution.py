@@ -100,16 +100,21 @@ class _Server:
         self.scratch = scratch
         self.classes: dict[str, Any] = {}  # the solution's top-level classes by name, as it loaded them
         self.raised: dict[int, tuple[Any, list[str]]] = {}  # id -> (class, names): its own exception classes
+        self.exact: dict[int, tuple[Any, str]] = {}  # id -> (class, its first name): its top-level classes
 
-    def handle(self, obj: Any) -> int:
+    def handle(self, obj: Any) -> Any:
         self.handles[id(obj)] = obj
+        if self.exact:  # an object of exactly one of its top-level classes: the tests' class for it (``type(x)``)
+            kept = self.exact.get(id(_TYPE(obj)))
+            if kept is not None and kept[0] is _TYPE(obj):
+                return [id(obj), kept[1]]
         return id(obj)
 
     def enc(self, value: Any) -> Any:
         return codec.encode(value, self.handle)
 
     def dec(self, tree: Any) -> Any:
-        return codec.decode(tree, lambda hid, _t: self.handles[hid])
+        return codec.decode(tree, lambda hid, *_: self.handles[hid])
 
     def init(self, source: str) -> Any:
         code = compile(source, "solution.py", "exec", dont_inherit=True, optimize=0)
@@ -127,6 +132,7 @@ class _Server:
                 manifest[name] = ["f"]
                 if issubclass(_TYPE(value), type):  # a class (its real type: not what __class__ says)
                     self.classes[name] = value
+                    self.exact.setdefault(id(value), (value, name))
                     manifest[name] = ["c"]
             else:
                 manifest[name] = ["v", self.enc(value)]
