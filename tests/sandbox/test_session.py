@@ -54,3 +54,39 @@ def test_exists_sees_every_kind_of_entry_without_following_links(sandbox: Sandbo
             sh.exists("../x")
     with pytest.raises(SandboxError, match="closed"):
         sh.exists("keep")
+
+
+def test_a_session_cannot_reach_another_open_session(sandbox: Sandbox) -> None:
+    """Two episodes' directories live side by side (and their commands may run in one slot, as one uid): neither
+    reads, lists nor writes the other's."""
+    with ShellSession({"secret.txt": "A-SECRET"}, sandbox=sandbox) as a, ShellSession(sandbox=sandbox) as b:
+        a.run("echo more > m.txt")
+        for _ in range(3):  # over the slots
+            r = b.run(f"cat {a.path}/secret.txt {a.path}/m.txt; ls {a.path}; echo pwned > {a.path}/secret.txt; "
+                      f"ln {a.path}/secret.txt mine.txt; true")
+            assert "A-SECRET" not in r.stdout and "more" not in r.stdout and "m.txt" not in r.stdout, r
+        assert a.run("cat secret.txt").stdout == "A-SECRET" and b.files == {}
+
+
+def test_a_process_left_by_a_command_never_writes_after_it(sandbox: Sandbox) -> None:
+    """The snapshot is taken once the command's processes are dead: a background writer (nohup, disown) neither
+    changes the files judged nor reaches the next command."""
+    with ShellSession(sandbox=sandbox) as sh:
+        first = sh.run("(sleep 0.2; echo late > late.txt) & disown; "
+                       "nohup sh -c 'sleep 0.2; echo late > late2.txt' >/dev/null 2>&1 & echo started")
+        assert first.stdout == "started\n" and first.files == {}
+        second = sh.run("sleep 0.6; ls")
+        assert second.stdout == "" and sh.files == {} and not sh.exists("late.txt") and not sh.exists("late2.txt")
+
+
+def test_a_hard_link_to_a_file_outside_is_refused(sandbox: Sandbox, tmp_path: os.PathLike[str]) -> None:
+    """A hard link is a regular file in the snapshot, read by the caller: one to a file outside the scratch
+    directory would hand its content back in ``files`` (and into a verdict's reason)."""
+    canary = os.path.join(str(tmp_path), "canary.txt")
+    with open(canary, "w") as fh:
+        fh.write("CANARY-HARDLINK")
+    os.chmod(str(tmp_path), 0o755)
+    os.chmod(canary, 0o644)
+    with ShellSession(sandbox=sandbox) as sh:
+        r = sh.run(f"ln {canary} c.txt; ln /etc/passwd p.txt; ln /etc/hostname h.txt; true")
+        assert r.files == {} and all(b"CANARY" not in v for v in sh.files.values()), r

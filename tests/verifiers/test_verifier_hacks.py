@@ -59,6 +59,20 @@ def test_code_output_fails_a_run_that_crashed_after_the_right_output(language: s
         assert CodeOutput(language="shell").verify(t, last_false).reward == 1.0
 
 
+@pytest.mark.parametrize("printed", [
+    "print(7, file=sys.stderr)",  # the answer on the other stream
+    "print('\\ufeff7')", "print('\\x1b[32m7\\x1b[0m')", "print('7\\x00')", "print('99\\r7')",  # BOM, ANSI, NUL, CR
+    "print('\\uff17')", "print('7\\u0301')",  # a fullwidth 7, a combining accent
+    "import os\nif os.fork() == 0:\n    import time; time.sleep(0.2); print(7, flush=True)\nos._exit(0)",  # after exit
+])
+def test_code_output_matches_only_the_text_itself(printed: str) -> None:
+    """Normalisation forgives trailing spaces and final newlines only: what merely looks like the answer fails."""
+    t = task("code_output", {"cases": [{"stdin": "", "stdout": "7\n"}]})
+    v = CodeOutput().verify(t, Completion.from_text(f"```python\nimport sys\n{printed}\n```"))
+    assert v.reward == 0.0, (printed, v)
+    assert CodeOutput().verify(t, Completion.from_text("```python\nprint('7  ')\n```")).reward == 1.0
+
+
 def test_shell_fails_a_snapshot_cut_at_its_caps() -> None:
     t = task("shell", {"files": {"out.txt": "ok", "secret.txt": None}},
              metadata={"files": {"secret.txt": "do not keep"}})
