@@ -7,6 +7,7 @@ standard library, and a reply orjson cannot write (such integers) is written by 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 try:
@@ -34,11 +35,40 @@ def dumps(doc: Any) -> bytes:
             return orjson.dumps(doc, default=str, option=orjson.OPT_NON_STR_KEYS)
         except TypeError:  # orjson refuses surrogates too: the standard library below escapes them
             pass
-    text = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":"))
+    try:
+        text = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":"))
+    except (ValueError, TypeError):  # NaN/infinity, or a key json refuses: written as orjson writes them
+        doc = _plain(doc)
+        text = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":"))
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(doc, ensure_ascii=True, allow_nan=False, default=str, separators=(",", ":")).encode("ascii")
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as orjson writes it, for the standard library: NaN and infinities null, every key text (a key
+    json refuses, such as a tuple, as its str()). A document with a NaN and a lone surrogate (or an integer past
+    64 bits) failed: orjson refused the surrogate, and json, told not to write NaN, raised instead of writing it."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if depth > 1000:  # a cycle or absurd nesting: json's own error, as before
+        raise ValueError("document nested too deeply to write as JSON")
+    if isinstance(value, dict):
+        return {_key(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, depth + 1) for v in value]
+    return value
+
+
+def _key(k: Any) -> str:
+    if isinstance(k, str):
+        return k
+    if k is None or isinstance(k, (bool, int)):
+        return json.dumps(k)
+    if isinstance(k, float):
+        return json.dumps(k) if math.isfinite(k) else "null"
+    return str(k)
 
 
 def key(doc: Any) -> bytes:
