@@ -50,6 +50,7 @@ def test_exists_sees_every_kind_of_entry_without_following_links(sandbox: Sandbo
             assert sh.exists(path), path
         for path in ("gone.txt", "keep/b.txt", "empty/x", "f/x", "nothing"):
             assert not sh.exists(path), path
+        assert sh.entries() == ({"keep", "empty", "link", "up", "pipe"}, False)
         with pytest.raises(SandboxError, match="bad file path"):
             sh.exists("../x")
     with pytest.raises(SandboxError, match="closed"):
@@ -90,3 +91,63 @@ def test_a_hard_link_to_a_file_outside_is_refused(sandbox: Sandbox, tmp_path: os
     with ShellSession(sandbox=sandbox) as sh:
         r = sh.run(f"ln {canary} c.txt; ln /etc/passwd p.txt; ln /etc/hostname h.txt; true")
         assert r.files == {} and all(b"CANARY" not in v for v in sh.files.values()), r
+
+
+def _snapshot_as_a_plain_user(root: str) -> tuple[list[str], bool]:
+    """What ``files.snapshot`` sees of ``root`` from a caller that is not root (a forked child as nobody when the
+    tests run as root), after that user made one file and one directory unreadable."""
+    import json
+
+    from crossgym.sandbox import Limits
+    from crossgym.sandbox import files as filetree
+
+    def look() -> tuple[list[str], bool]:
+        for name, body in (("ok.txt", "ok"), ("hidden.txt", "junk"), ("d/inner.txt", "junk")):
+            os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
+            with open(os.path.join(root, name), "w") as fh:
+                fh.write(body)
+        os.chmod(os.path.join(root, "hidden.txt"), 0)
+        os.chmod(os.path.join(root, "d"), 0)
+        try:
+            tree, cut = filetree.snapshot(root, Limits())
+        finally:
+            os.chmod(os.path.join(root, "d"), 0o700)
+        return sorted(tree), cut
+
+    if os.geteuid() != 0:
+        return look()
+    os.chown(root, 65534, 65534)
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(wfd, json.dumps(look()).encode())
+        except BaseException as exc:
+            os.write(wfd, json.dumps([[f"child failed: {exc!r}"], False]).encode())
+        finally:
+            os._exit(0)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    names, cut = json.loads(data)
+    return names, cut
+
+
+def test_a_file_the_caller_cannot_read_cuts_the_snapshot() -> None:
+    """A caller that is not root cannot read a file the task made mode 000: left out quietly, the directory looked
+    as if it were not there ("must not exist" and forbid_extra passed); the snapshot now says it was cut."""
+    import shutil
+    import tempfile
+
+    top = tempfile.mkdtemp(prefix="crossgym-snapshot-")  # under /tmp: pytest's tmp_path is root's alone
+    try:
+        os.chmod(top, 0o755)
+        root = os.path.join(top, "scratch")
+        os.mkdir(root)
+        names, cut = _snapshot_as_a_plain_user(root)
+    finally:
+        shutil.rmtree(top)
+    assert names == ["ok.txt"] and cut

@@ -297,3 +297,15 @@ def test_code_drafted_in_the_reasoning_is_not_the_answer(verifier: str) -> None:
         got = v.verify(t, Completion.from_text(hidden))
         assert got.reward == 0.0 and got.error_kind == "malformed", (hidden, got)
     assert v.verify(t, Completion.from_text(f"<think>\nplan it\n</think>\n{block}")).reward == 1.0
+
+
+@pytest.mark.parametrize("junk", ["mkdir -p junk/deeper", "ln -s data.txt link", "mkfifo pipe", "ln -s /etc etc"])
+def test_shell_forbid_extra_sees_directories_links_and_fifos(junk: str) -> None:
+    """forbid_extra compared regular files only: what the commands left besides (an empty directory, a link, a
+    fifo) was no extra change."""
+    t = task("shell", {"files": {"moved/data.txt": "d", "data.txt": None}}, metadata={"files": {"data.txt": "d"}})
+    honest = "mkdir moved && mv data.txt moved/"
+    v = Shell(forbid_extra=True).verify(t, Completion.from_text(f"```bash\n{honest}\n{junk}\n```"))
+    assert v.reward == 0.0 and "unexpected changes" in v.reason, (junk, v)
+    assert Shell(forbid_extra=True).verify(t, Completion.from_text(f"```bash\n{honest}\n```")).reward == 1.0
+    assert Shell().verify(t, Completion.from_text(f"```bash\n{honest}\n{junk}\n```")).reward == 1.0

@@ -64,8 +64,11 @@ def _walk(dfd: int, prefix: str, files: dict[str, bytes], state: dict[str, int |
                     state["cut"] = True
                     continue
                 files[rel] = _read(dfd, entry.name, limits, state)
-        except OSError:
-            continue  # vanished or unreadable: not part of the result
+        except FileNotFoundError:
+            continue  # vanished: not part of the result
+        except OSError:  # unreadable (a caller that is not root reads a file the task made mode 000): unseen, so the
+            state["cut"] = True  # snapshot is incomplete, never a directory without it
+            continue
 
 
 ENTRIES_PER_FILE = 4  # a snapshot looks at no more than this many entries (directories included) per file it may keep
@@ -90,6 +93,52 @@ def _read(dfd: int, name: str, limits: Limits, state: dict[str, int | bool]) -> 
         return data
     finally:
         os.close(fd)
+
+
+def entries(root: str, limits: Limits) -> tuple[set[str], bool]:
+    """The paths below ``root`` that are not regular files (directories, links, fifos, sockets, devices), read
+    without following links, at most as many entries as a snapshot looks at; True when that cap or the depth cut
+    the walk (what lies beyond is unknown)."""
+    out: set[str] = set()
+    state = {"room": ENTRIES_PER_FILE * limits.max_files, "cut": False}
+    try:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return out, False
+    try:
+        _walk_entries(top, "", out, state, 0)
+    finally:
+        os.close(top)
+    return out, bool(state["cut"])
+
+
+def _walk_entries(dfd: int, prefix: str, out: set[str], state: dict[str, int | bool], depth: int) -> None:
+    room = int(state["room"])
+    with os.scandir(dfd) as listing:
+        batch = [entry for _, entry in zip(range(room + 1), listing, strict=False)]
+    if len(batch) > room:
+        state["cut"], batch = True, batch[:room]
+    state["room"] = room - len(batch)
+    for entry in batch:
+        rel = prefix + entry.name
+        try:
+            if entry.is_file(follow_symlinks=False):
+                continue
+            out.add(rel)
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if depth >= 64:
+                state["cut"] = True
+                continue
+            sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+            try:
+                _walk_entries(sub, rel + "/", out, state, depth + 1)
+            finally:
+                os.close(sub)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            state["cut"] = True
 
 
 def present(root: str, rel: str) -> bool:

@@ -54,6 +54,14 @@ class ShellSession:
                 raise SandboxError("this shell session is closed")
             return filetree.present(self.path, path)
 
+    def entries(self) -> tuple[set[str], bool]:
+        """(paths that are not regular files: directories, links, fifos; True when the walk was cut at the
+        snapshot's caps) after the last command, read without following links. SandboxError once closed."""
+        with self._lock:
+            if self.path is None:
+                raise SandboxError("this shell session is closed")
+            return filetree.entries(self.path, self._limits)
+
     def run(self, command: str, *, stdin: str | bytes | None = None, timeout: float | None = None) -> ExecResult:
         """Run one command (a shell script) in the session's directory."""
         with self._lock:

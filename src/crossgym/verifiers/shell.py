@@ -93,8 +93,9 @@ class Shell(BaseVerifier):
     name = "shell"
     # 2: a truncated snapshot or output fails; 3: "must not exist" fails on a directory, link or special file at the
     # path too (it saw regular files only: a directory's name passed untouched), and paths are compared normalised;
-    # 4: a run call in the reasoning (before the last </think>) is not replayed; 5: nor a ```bash block there
-    version = "5"
+    # 4: a run call in the reasoning (before the last </think>) is not replayed; 5: nor a ```bash block there; 6:
+    # forbid_extra counts the directories, links and fifos made, and a file the caller cannot read cuts the snapshot
+    version = "6"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0
@@ -114,7 +115,8 @@ class Shell(BaseVerifier):
             -> tuple[dict[str, bytes], str, set[str], set[str], set[str]]:
         """(final files, last stdout, changed paths, what was cut: "files" when a snapshot of the directory was,
         "stdout" when the last command's output was, the paths of ``probe`` where something is: a file, a directory,
-        a link or a special file) after running ``commands`` one by one."""
+        a link or a special file) after running ``commands`` one by one. With ``forbid_extra``, the changed paths
+        include the directories, links and fifos the commands made."""
         from crossgym import sandbox
 
         changed: set[str] = set()
@@ -122,6 +124,7 @@ class Shell(BaseVerifier):
         last_out = ""
         try:
             with sandbox.shell_session(files, tier=self.tier) as session:
+                before = session.entries()[0] if self.forbid_extra else set()
                 for cmd in commands:
                     budget = time_left(self.command_timeout * len(commands)) - 1.0
                     if budget <= 0.2:
@@ -133,6 +136,11 @@ class Shell(BaseVerifier):
                     cut.update(p for p in res.truncated_parts if p != "stderr")
                 final = session.files
                 present = {p for p in probe if session.exists(p)}
+                if self.forbid_extra:  # the snapshot holds regular files: a directory, link or fifo made is a change
+                    after, walk_cut = session.entries()
+                    changed.update(after - before)
+                    if walk_cut:
+                        cut.add("files")
         except CrossgymError as exc:
             raise RuntimeError(f"sandbox: {exc}") from None
         return final, last_out, changed, cut, present
@@ -172,8 +180,9 @@ class Shell(BaseVerifier):
                 problems.append("the last command's output was truncated (over the capture limit)")
             elif not ok:
                 problems.append(f"the last command printed {clip(last_out.strip(), 40)!r}")
-        if self.forbid_extra:
-            extra = sorted(p for p in changed if p not in expected)
+        if self.forbid_extra:  # a directory made to hold an expected or a changed file is part of that change
+            holders = {path[:i] for path in (*expected, *changed) for i, ch in enumerate(path) if ch == "/"}
+            extra = sorted(p for p in changed if p not in expected and p not in holders)
             checks["no_extra_changes"] = float(not extra)
             if extra:
                 problems.append(f"unexpected changes: {', '.join(extra[:3])}")
