@@ -57,8 +57,17 @@ def judge(sandbox: Sandbox, solution: str, tests: object, **kwargs: object) -> T
 
 CLASSES = """
 class Stack:
+    LIMIT = 10
     def __init__(self):
         self.items = []
+    @classmethod
+    def of(cls, *xs):
+        s = cls()
+        s.items.extend(xs)
+        return s
+    @staticmethod
+    def version():
+        return 2
     def push(self, x):
         self.items.append(x)
 class LinkedStack(Stack):
@@ -97,17 +106,30 @@ TYPE_TESTS = [
     "assert issubclass(type(make_stack(linked=True)), Stack)",
     "class Mine(Stack):\n    pass\nassert not isinstance(make_stack(), Mine) and issubclass(Mine, Stack)",
 ]
+CLASS_ATTRIBUTE_TESTS = [
+    "assert Stack.LIMIT == 10 and Stack.version() == 2 and LinkedStack.LIMIT == 10",
+    "s = Stack.of(1, 2)\nassert type(s) is Stack and s.items == [1, 2]",
+    "assert type(LinkedStack.of(3)) is LinkedStack",
+]
 
 
 def test_isinstance_and_issubclass_with_the_solutions_classes(sandbox: Sandbox, call: str) -> None:
-    tests = INSTANCE_TESTS + NOT_INSTANCE_TESTS + SUBCLASS_TESTS + TYPE_TESTS
+    tests = INSTANCE_TESTS + NOT_INSTANCE_TESTS + SUBCLASS_TESTS + TYPE_TESTS + CLASS_ATTRIBUTE_TESTS
     r = judge(sandbox, CLASSES, tests)
     assert (r.passed, r.total) == (len(tests), len(tests)), [d for d in r.details if not d.passed]
-    # a function is no class, as in one process
-    r = judge(sandbox, CLASSES, ["isinstance(1, make_stack)", "issubclass(Stack, make_stack)"])
+    # a function is no class, as in one process; a class has the attributes it has
+    r = judge(sandbox, CLASSES, ["isinstance(1, make_stack)", "issubclass(Stack, make_stack)", "Stack.missing"])
     assert [d.error for d in r.details] == [
         "TypeError: isinstance() arg 2 must be a type, a tuple of types, or a union",
-        "TypeError: issubclass() arg 2 must be a class, a tuple of classes, or a union"]
+        "TypeError: issubclass() arg 2 must be a class, a tuple of classes, or a union",
+        "AttributeError: type object 'Stack' has no attribute 'missing'"]
+
+
+def test_a_class_as_the_entry_point(sandbox: Sandbox, call: str) -> None:
+    tests = ("def check(candidate):\n    s = candidate.of(1)\n    assert isinstance(s, candidate)\n"
+             "    assert type(s) is candidate and s.items == [1]\n    assert not isinstance(make_queue(), candidate)\n")
+    r = judge(sandbox, CLASSES, tests, entry_point="Stack")
+    assert (r.passed, r.total) == (3, 3), r.details
 
 
 HANDLE_CHEATS = {

@@ -479,6 +479,14 @@ class SolutionClass(type):
             raise TypeError(f"cannot make an object of {cls.__name__}, a subclass of the solution's class")
         return remote.call(["n", cls._cg_name], args, kwargs)
 
+    def __getattr__(cls, name: str) -> Any:
+        """An attribute of the class in the solution's process (``Stack.from_list``, ``Stack.LIMIT``), read from
+        the class as it loaded."""
+        remote: Any = cls.__dict__.get("_cg_remote")
+        if remote is None or name.startswith("__") or name.startswith("_cg_"):
+            raise AttributeError(name)
+        return remote.value(remote.request(["classattr", 0, [cls.__dict__["_cg_name"], name]]))
+
     def __instancecheck__(cls, obj: Any) -> bool:
         kind = type(obj)
         remote: Any = cls.__dict__.get("_cg_remote")
@@ -1383,9 +1391,10 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             continue
         if kind[0] == "f":
             ns[name] = Proxy(remote, name)
-        elif kind[0] == "c" or kind[0] == "e":
-            local = _exception_class(name, manifest, made, _referenced(tests), 0) if kind[0] == "e" else None
-            ns[name] = remote.bind_class(name) if local is None else local
+        elif kind[0] == "c" or kind[0] == "e":  # (a class the tests never name stays a proxy: nothing to make)
+            named = _referenced(tests)
+            local = _exception_class(name, manifest, made, named, 0) if kind[0] == "e" else None
+            ns[name] = local or (remote.bind_class(name) if name in named or name == entry else Proxy(remote, name))
         elif kind[0] == "m":
             module = _module(str(kind[1]))
             if module is not None:
@@ -1397,7 +1406,7 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
                 ns[name] = remote.value(kind[1])
             except (ValueError, IndexError, TypeError):
                 pass
-    if entry:
+    if entry and type(ns.get(entry)) is not SolutionClass:
         ns[entry] = Proxy(remote, entry)
     remote.exceptions = {name: cls for name, cls in made.items() if cls is not None}
 

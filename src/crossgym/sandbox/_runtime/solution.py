@@ -174,6 +174,8 @@ class _Server:
     def op(self, name: str, hid: int, args: list[Any]) -> Any:
         if name == "isinstance" or name == "issubclass":
             return self.classcheck(name, hid, args)
+        if name == "classattr":
+            return self.enc(getattr(self.classes[str(args[0])], str(args[1])))
         obj = self.handles[hid]
         if name == "getattr":
             return self.enc(getattr(obj, args[0]))
