@@ -109,3 +109,15 @@ def test_bad_tasks_and_params():
     for bad in ({"rel_tol": -1}, {"fallback": "first"}, {"percent": "x"}, {"abs_tol": "0.1"}):
         with pytest.raises(VerifierError):
             Numeric(**bad)
+
+
+@pytest.mark.parametrize("number", ["\\frac{1}{2}", "1 / 2", "\\frac{ 1 }{ 2 }", "\\frac{" + " " * 300 + "1}{2}"])
+def test_the_last_number_is_the_full_scans_wherever_the_window_edge_falls(number: str) -> None:
+    """last_number scans a window from the end: an edge inside "\\frac{1}{2}" or "1 / 2" read the 2 alone (reward
+    0 for a right 1/2, and 1 for a wrong "answer" 2). Every offset of the edge, against numbers_in's last."""
+    from crossgym.verifiers.numeric import last_number
+
+    for tail in range(220, 270 + len(number)):
+        text = "We get x = " + number + "z" * tail
+        assert last_number(text) == numbers_in(text)[-1], tail
+    assert run(0.5, "So x = " + number + " and that is all" + "." * 250).reward == 1.0

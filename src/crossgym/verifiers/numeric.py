@@ -70,17 +70,38 @@ def numbers_in(text: str) -> list[tuple[Fraction, bool, str]]:
     return [_value(m) for m in _NUM.finditer(_clean(text))]
 
 
+#: a character no number match can hold (outside _NUM's digits, whitespace, signs, currencies, separators,
+#: exponent, percent and \\[dt]frac{..}{..}): a window starting right after one cuts no match
+_OUTSIDE = re.compile(r"[^\s\d\\{}acdefrtE.,/%$€£¥+\-]")
+
+
+def _window_start(text: str, start: int) -> int:
+    """``start`` moved back to just after the nearest character no number match can hold (0 if none): the matches
+    at or after it are exactly the full scan's. Linear in the distance walked."""
+    step = 256
+    while start > 0:
+        lo = max(0, start - step)
+        last = None
+        for last in _OUTSIDE.finditer(text, lo, start):  # noqa: B007
+            pass
+        if last is not None:
+            return last.end()
+        start, step = lo, step * 4
+    return 0
+
+
 def last_number(text: str) -> tuple[Fraction, bool, str] | None:
-    """The last number in ``text`` (only that one is converted), or None. Scans a window from the end and widens
-    it until the last match cannot have been cut by the window edge."""
+    """The last number in ``text`` (only that one is converted), or None: the last match of the full scan
+    (``numbers_in``). Scans a window from the end, widened while it holds no number; the window starts after a
+    character no number can hold, so it never cuts one (a window edge inside "\\frac{1}{2}" or "1 / 2" read 2)."""
     text = _clean(text)
     size = 256
     while True:
-        start = max(0, len(text) - size)
+        start = _window_start(text, max(0, len(text) - size))
         last = None
         for last in _NUM.finditer(text, start):  # noqa: B007
             pass
-        if start == 0 or (last is not None and last.start() > start + 2):
+        if start == 0 or last is not None:
             return None if last is None else _value(last)
         size *= 4
 
@@ -135,7 +156,7 @@ class Numeric(BaseVerifier):
     """
 
     name = "numeric"
-    version = "2"  # 2: the answer marker in any case mix
+    version = "3"  # 2: the answer marker in any case mix; 3: the last number is never cut by the scan window
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
     def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float = 1e-9, extract: str = "auto",
