@@ -101,3 +101,13 @@ def test_match_malformed_and_hacks():
     assert match({"a": 1}, 'Answer: {"a": 1}', allow_surrounding=True).passed
     with pytest.raises(VerifierError):
         JsonMatch(rel_tol=-1)
+
+
+@pytest.mark.parametrize("key", ["blank", "deeper", "too deeply", "b"])
+def test_a_duplicate_key_fails_whatever_its_name(key: str) -> None:
+    """json_valid told unreadable JSON (malformed) from invalid JSON (fail) by words in the error message, which
+    quotes the completion: a duplicate key named "blank" was malformed, any other key failed."""
+    v = valid(f'{{"{key}": 1, "{key}": 2}}')
+    assert (v.reward, v.passed, v.error) == (0.0, False, None), v
+    assert valid("[" * 300 + "]" * 300).error_kind == "malformed"  # nesting past the limit stays unreadable
+    assert valid("  ").error_kind == "malformed"

@@ -77,3 +77,17 @@ def test_yaml_attacks_and_options():
     assert yml("Just prose.", plain_scalar=True).passed
     assert not yml("a: 1", "array").passed
     assert yml("a: 1", "mapping").error_kind == "exception"
+
+
+def test_an_error_quoting_nesting_depth_fails_on_either_yaml_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """yaml_valid took "nesting depth" anywhere in str(exc) for the depth limit, and PyYAML's own loader (where
+    libyaml is missing) quotes the document there: invalid YAML holding those words was malformed there and a
+    fail with libyaml. Both loaders now fail it; libyaml's real depth limit is still malformed."""
+    import yaml
+
+    text = 'key: "nesting depth" : x'
+    assert yml(text).error is None and yml(text).reward == 0.0
+    assert yml("[" * 2000 + "]" * 2000).error_kind == "malformed"
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)  # the pure-Python loader, as without libyaml
+    v = yml(text)
+    assert (v.reward, v.passed, v.error) == (0.0, False, None), v

@@ -1,7 +1,8 @@
 """Reading structure out of model text (stdlib only; beside protocol/ at the bottom layer).
 
 - ``fences``: fenced code blocks (``iter_fenced``, ``extract_fenced``, ``is_single_block``).
-- ``json_text``: bounded strict JSON (``loads_strict``, ``parse_json_text``, ``find_json_span``, ``MalformedJSON``).
+- ``json_text``: bounded strict JSON (``loads_strict``, ``parse_json_text``, ``find_json_span``, ``MalformedJSON``,
+  ``JSONTooDeep``).
 - ``tool_calls``: tool calls in OpenAI, Hermes and Python syntax (``parse_tool_calls``, ``parse_python_calls``,
   ``MalformedToolCall``).
 - ``chunks``: ``chunked(items, size)``, a stream in bounded lists (every layer's batching loop).
@@ -15,6 +16,7 @@ from crossgym.text.chunks import chunked
 from crossgym.text.fences import extract_fenced, is_single_block, iter_fenced
 from crossgym.text.json_text import (
     MAX_JSON_DEPTH,
+    JSONTooDeep,
     MalformedJSON,
     find_json_span,
     json_depth_ok,
@@ -24,7 +26,7 @@ from crossgym.text.json_text import (
 from crossgym.text.tool_calls import MAX_PY_CALL_CHARS, MalformedToolCall, parse_python_calls, parse_tool_calls
 
 __all__ = [
-    "MAX_JSON_DEPTH", "MAX_PY_CALL_CHARS", "MalformedJSON", "MalformedToolCall", "chunked", "extract_fenced",
-    "find_json_span", "is_single_block", "iter_fenced", "json_depth_ok", "loads_strict", "parse_json_text",
-    "parse_python_calls", "parse_tool_calls",
+    "MAX_JSON_DEPTH", "MAX_PY_CALL_CHARS", "JSONTooDeep", "MalformedJSON", "MalformedToolCall", "chunked",
+    "extract_fenced", "find_json_span", "is_single_block", "iter_fenced", "json_depth_ok", "loads_strict",
+    "parse_json_text", "parse_python_calls", "parse_tool_calls",
 ]

@@ -19,6 +19,10 @@ class MalformedJSON(ValueError):
     """No usable JSON value in the text; the message says why."""
 
 
+class JSONTooDeep(MalformedJSON):
+    """The JSON nests deeper than the limit (or than the parser can go): unreadable, not merely invalid."""
+
+
 def json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether brackets nest at most ``limit`` deep (ignoring brackets inside strings); linear time."""
     if text.count("[") + text.count("{") <= limit:
@@ -111,7 +115,7 @@ def loads_strict(text: str, limit: int = MAX_JSON_DEPTH, *, unique_keys: bool = 
     """``json.loads`` that refuses NaN/Infinity, nesting deeper than ``limit`` and (``unique_keys``) duplicate
     keys, which parsers resolve differently; raises MalformedJSON."""
     if not json_depth_ok(text, limit):
-        raise MalformedJSON(f"JSON nests deeper than {limit} levels")
+        raise JSONTooDeep(f"JSON nests deeper than {limit} levels")
     fast = _fast
     if fast is not None:
         value = fast(text, unique_keys)
@@ -131,7 +135,7 @@ def _json_loads(text: str, unique_keys: bool) -> Any:
     except ValueError as exc:  # e.g. an integer over Python's 4300-digit conversion limit
         raise MalformedJSON(f"invalid JSON: {exc}") from None
     except RecursionError:
-        raise MalformedJSON("JSON nests too deeply") from None
+        raise JSONTooDeep("JSON nests too deeply") from None
 
 
 def parse_json_text(text: str, *, fenced: str = "allow", allow_surrounding: bool = False,

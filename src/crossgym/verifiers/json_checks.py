@@ -8,7 +8,7 @@ from typing import Any
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
-from crossgym.text import MalformedJSON, parse_json_text
+from crossgym.text import JSONTooDeep, MalformedJSON, parse_json_text
 from crossgym.verifiers.base import BaseVerifier, Malformed, clip
 from crossgym.verifiers.extract import strip_think
 
@@ -31,6 +31,12 @@ def json_type(v: Any) -> str:
     return names.get(type(v), type(v).__name__)
 
 
+class Unreadable(Malformed):
+    """No JSON can be judged at all (a blank completion, nesting past the limit): malformed even for json_valid,
+    which fails invalid JSON. Told apart by type: a message can hold the completion's own text (a key named
+    "blank" in a duplicate-key error was malformed where any other key failed)."""
+
+
 class _JsonBase(BaseVerifier):
     def __init__(self, *, fenced: str = "allow", allow_surrounding: bool = False, think: bool = True,
                  **params: Any) -> None:
@@ -43,10 +49,12 @@ class _JsonBase(BaseVerifier):
         """The completion's JSON value; Malformed (with the parse error) when there is none."""
         text = strip_think(completion.text) if self.think else completion.text
         if not text.strip():
-            raise Malformed("blank completion")
+            raise Unreadable("blank completion")
         try:
             return parse_json_text(text, fenced=self.fenced, allow_surrounding=self.allow_surrounding,
                                    unique_keys=True)
+        except JSONTooDeep as exc:
+            raise Unreadable(str(exc)) from None
         except MalformedJSON as exc:
             raise Malformed(str(exc)) from None
 
@@ -62,7 +70,7 @@ class JsonValid(_JsonBase):
     """
 
     name = "json_valid"
-    version = "1"
+    version = "2"  # 2: malformed by the error's kind, not its words (a duplicate key named "blank" was malformed)
     description = "the completion parses as JSON (optionally a given type; fenced block allowed/required)"
 
     def score(self, task: Task, completion: Completion) -> Verdict:
@@ -73,9 +81,9 @@ class JsonValid(_JsonBase):
             raise BadTask(f"json_valid answer must be null or one of {', '.join(JSON_TYPES)}, got {want!r}")
         try:
             value = self.parse(completion)
+        except Unreadable:
+            raise
         except Malformed as exc:
-            if "blank" in str(exc) or "deeper" in str(exc) or "too deeply" in str(exc):
-                raise
             return Verdict.ok(0.0, reason=str(exc))
         got = json_type(value)
         if want is not None and not (got == want or (want == "number" and got == "integer")):

@@ -134,7 +134,7 @@ def load_yaml(text: str) -> Any:
     except RecursionError:
         raise _Refused("YAML nests too deeply") from None
     except yaml.YAMLError as exc:
-        if "nesting depth" in str(exc):
+        if "nesting depth" in str(getattr(exc, "problem", None) or ""):  # libyaml's limit; str(exc) quotes the text
             raise _Refused("YAML nests too deeply") from None
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -155,7 +155,7 @@ class YamlValid(_MarkupBase):
     """
 
     name = "yaml_valid"
-    version = "1"
+    version = "2"  # 2: only libyaml's depth limit is "nests too deeply", not an error quoting "nesting depth"
     description = "one safe YAML document (alias bombs and deep nesting refused), optional top-level type"
     langs = ("yaml", "yml", "")
 
