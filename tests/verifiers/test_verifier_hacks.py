@@ -256,6 +256,10 @@ def test_a_call_in_the_reasoning_is_not_made(text: str) -> None:
         assert ToolCallVerifier().verify(none, Completion.from_text(text)).reward == 1.0
     for made in (f"<think>Paris, so</think>\n{CALL}", '<think>hmm</think>\nget_weather(city="Paris")'):
         assert ToolCallVerifier().verify(t, Completion.from_text(made)).reward == 1.0, made
+    # the reasoning ends at its first </think>, as a server's reasoning parser reads it: one in an argument is content
+    run = task("shell", {"files": {"page.html": "<think></think>"}})
+    html = '<tool_call>{"name": "run", "arguments": {"command": "printf \'<think></think>\' > page.html"}}</tool_call>'
+    assert Shell().verify(run, Completion.from_text(f"<think>plan</think>{html}")).reward == 1.0
 
 
 @pytest.mark.parametrize("body", [

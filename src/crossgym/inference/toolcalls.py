@@ -15,7 +15,7 @@ _OPEN = "<tool_call>"
 
 def parse_assistant_text(text: str) -> Message:
     """An assistant Message with ``tool_calls`` taken from ``<tool_call>`` blocks (none if any block is bad)."""
-    think = text.rfind("</think>")  # a block in the reasoning is no call: content runs to the first one after it
+    think = text.find("</think>")  # a block in the reasoning is no call: content runs to the first one after it
     start = text.find(_OPEN, think + len("</think>") if think >= 0 else 0)
     if start < 0:
         return Message(role="assistant", content=text)

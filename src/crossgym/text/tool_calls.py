@@ -2,7 +2,7 @@
 
 ``parse_tool_calls`` accepts OpenAI ``tool_calls`` on the message, Hermes/Qwen ``<tool_call>{json}</tool_call>``
 blocks in the text, and Python call syntax ``f(a=1, b="x")`` or ``[f(a=1), g()]`` (parsed with ``ast``, literal
-arguments only, never evaluated). Text before the last ``</think>`` is reasoning, never read for calls. Everything here is linear-time or bounded on its input.
+arguments only, never evaluated). Text up to the first ``</think>`` is reasoning, never read for calls. Everything here is linear-time or bounded on its input.
 """
 
 from __future__ import annotations
@@ -58,11 +58,12 @@ def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = ()) -> 
 
 
 def after_reasoning(text: str) -> str:
-    """The text after the last ``</think>``: a call written in the reasoning is not made (a server's reasoning parser
-    moves it out of the content before its tool parser runs, and a verifier never reads the reasoning). Raises
-    MalformedToolCall for a ``<tool_call>`` inside a ``<think>`` that never closes; other text without a closed
-    ``<think>`` is returned as it is."""
-    close = text.rfind(_THINK_CLOSE)
+    """The text after the reasoning, which ends at the first ``</think>`` as in vLLM's reasoning parsers (Qwen3,
+    DeepSeek-R1): a call written in the reasoning is not made (the server moves it out of the content before its
+    tool parser runs). A later ``</think>`` (one inside a call's arguments) is content. Raises MalformedToolCall for
+    a ``<tool_call>`` inside a ``<think>`` that never closes; other text without a closed ``<think>`` is returned
+    as it is."""
+    close = text.find(_THINK_CLOSE)
     if close >= 0:
         return text[close + len(_THINK_CLOSE):]
     if _THINK_OPEN in text:

@@ -94,8 +94,9 @@ class Shell(BaseVerifier):
     # 2: a truncated snapshot or output fails; 3: "must not exist" fails on a directory, link or special file at the
     # path too (it saw regular files only: a directory's name passed untouched), and paths are compared normalised;
     # 4: a run call in the reasoning (before the last </think>) is not replayed; 5: nor a ```bash block there; 6:
-    # forbid_extra counts the directories, links and fifos made, and a file the caller cannot read cuts the snapshot
-    version = "6"
+    # forbid_extra counts the directories, links and fifos made, and a file the caller cannot read cuts the snapshot;
+    # 7: a run call's reasoning ends at the first </think>, as vLLM's reasoning parsers read it
+    version = "7"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0

@@ -204,7 +204,9 @@ class SQL(BaseVerifier):
     """The model's query, run read-only on the task's SQLite database, must return the expected rows."""
 
     name = "sql"
-    version = "2"  # 2: a submit call in the reasoning (before the last </think>) is not made
+    # 2: a submit call in the reasoning (before the last </think>) is not made; 3: the reasoning ends at the first
+    # </think>, as vLLM's reasoning parsers read it
+    version = "3"
     description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
     default_timeout = 10.0
 

@@ -86,7 +86,7 @@ class ToolCallVerifier(BaseVerifier):
     list-valued argument is written inside a list: ``"ids": [[1, 2]]``). Names in ``optional`` may be left out;
     an argument left out that has a ``default`` in the tool's schema is compared as that default.
     Calls are read from OpenAI ``tool_calls``, Hermes ``<tool_call>{json}</tool_call>`` or Python syntax
-    ``get_weather(city="Paris")`` after the reasoning (text before the last ``</think>`` makes no call); ``task.tools`` (ToolSpecs) name the callable functions and their JSON Schemas:
+    ``get_weather(city="Paris")`` after the reasoning (text before the first ``</think>`` makes no call); ``task.tools`` (ToolSpecs) name the callable functions and their JSON Schemas:
     a call to an unknown function, or with arguments the schema rejects, fails.
     params: order (False: parallel calls may come in any order), allow_extra_args (False), allow_extra_calls
     (False; True allows calls to other functions than the expected ones, never more calls to one than expected),
@@ -98,8 +98,9 @@ class ToolCallVerifier(BaseVerifier):
     name = "tool_call"
     # 2: names compare exactly (the Hermes parser no longer strips them); nested strings normalised; 3: a key given
     # twice in a call is malformed, and with allow_extra_calls more calls to an expected function than expected fail;
-    # 4: a call in the reasoning (before the last </think>) is not made, a block parsers read two ways is malformed
-    version = "4"
+    # 4: a call in the reasoning (before the last </think>) is not made, a block parsers read two ways is malformed;
+    # 5: the reasoning ends at the first </think>, as vLLM's reasoning parsers read it (one in an argument is content)
+    version = "5"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
