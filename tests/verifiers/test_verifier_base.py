@@ -178,3 +178,43 @@ class Outer(BaseVerifier):
 
 def test_nested_verifiers_keep_the_outer_deadline():
     assert Outer().verify(task(), comp("yes")).passed
+
+
+def _through_json_carriers(task):  # type: ignore[no-untyped-def]
+    """The task as serve's JSON and a rollout record bring it back (each a real writer and reader)."""
+    import json
+
+    from crossgym.protocol import Task
+    from crossgym.scoring.records import dumps_record
+    from crossgym.serve import jsonio
+
+    served = Task.from_dict(jsonio.loads(jsonio.dumps(task.to_dict())))
+    recorded = Task.from_dict(json.loads(dumps_record({"task": task.to_dict()}))["task"])
+    return served, recorded
+
+
+def test_a_task_json_cannot_carry_gets_its_carried_verdict_in_process():
+    """NaN/infinities (a pandas missing answer), tuples and non-text keys come back from serve and rollout records
+    as null, lists and text keys: judged in process they gave other verdicts (a NaN answer passed "nan" in
+    exact_match, {"x": NaN} in json_match failed what serve passed, an infinity stayed one in records only)."""
+    import dataclasses
+
+    from crossgym.api import verify
+    from crossgym.protocol.task import carried
+    from crossgym.verifiers.batch import verify_many
+    from crossgym.verifiers.json_checks import JsonMatch
+    from crossgym.verifiers.text import ExactMatch
+
+    nan, inf = float("nan"), float("inf")
+    cases = [(ExactMatch.task(nan), "nan"), (ExactMatch.task([inf, "x"]), "inf"),
+             (JsonMatch.task({"x": nan}), '{"x": null}'), (JsonMatch.task({"x": [inf, (1, 2)]}), '{"x": [null, [1, 2]]}'),
+             (JsonMatch.task({1: "a", None: True}), '{"1": "a", "null": true}'),
+             (dataclasses.replace(ExactMatch.task("Paris"), metadata={"w": nan}), "Paris")]
+    for task, text in cases:
+        here = verify(task, text)
+        for other in _through_json_carriers(task):
+            assert verify(other, text) == here, (task.answer, text)
+        assert verify_many([(task, text)]) == [here]
+    assert [verify(t, c).passed for t, c in cases] == [False, False, True, True, True, True]
+    plain = {"a": [1, 2.5, "s", None, {"b": True}]}
+    assert carried(plain) is plain  # nothing to change: the same object (identity caches still hit)

@@ -275,3 +275,49 @@ class Example:
     def from_dict(cls, d: Mapping[str, Any]) -> Example:
         return cls(task=Task.from_dict(d["task"]), completion=Completion.from_dict(d["completion"]),
                    expect=d["expect"], note=str(d.get("note", "")))
+
+
+def carried(value: Any) -> Any:
+    """``value`` as every JSON carrier of a task gives it back (serve, rollout records, the trainers' task
+    columns): NaN and infinities null, tuples lists, dict keys text (None/bool/numbers as JSON writes them). The same
+    object when nothing changes (so caches by identity still hit). Anything else is left as it is."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return value
+    if t is float:
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        changed = not isinstance(value, dict)
+        for k, v in value.items():
+            k2 = k if type(k) is str else _carried_key(k)
+            v2 = carried(v)
+            changed = changed or k2 is not k or v2 is not v
+            out[k2] = v2
+        return out if changed else value
+    if isinstance(value, (list, tuple)):
+        items = [carried(v) for v in value]
+        if t is list and all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items
+    return value
+
+
+def _carried_key(k: Any) -> Any:
+    if isinstance(k, str):
+        return str(k)
+    if k is None or isinstance(k, (bool, int)) or (isinstance(k, float) and math.isfinite(k)):
+        return json.dumps(k)
+    return k  # a key no carrier writes the same way (a tuple, NaN): left to each
+
+
+def carried_task(task: Task) -> Task:
+    """``task`` with its answer and metadata as JSON carries them (``carried``): the task a verifier judges in
+    process is the one it judges after serve, a rollout record or a trainer's task column brought it. The same
+    Task when nothing changes."""
+    answer, metadata = carried(task.answer), carried(task.metadata)
+    if answer is task.answer and metadata is task.metadata:
+        return task
+    from dataclasses import replace
+
+    return replace(task, answer=answer, metadata=metadata if isinstance(metadata, dict) else dict(metadata))

@@ -63,7 +63,7 @@ from typing import Any, ClassVar, Literal
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.messages import Message, ToolSpec
-from crossgym.protocol.task import Completion, Example, Expect, Task, Verdict, VerifierSpec
+from crossgym.protocol.task import Completion, Example, Expect, Task, Verdict, VerifierSpec, carried_task
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +140,25 @@ def _finite(v: Verdict) -> Verdict:
 
 def _rebuild(cls: type[BaseVerifier], kwargs: dict[str, Any]) -> BaseVerifier:
     return cls(**kwargs)
+
+
+_CARRIED: dict[int, tuple[Task, Task]] = {}
+
+
+def judged_task(task: Task) -> Task:
+    """The task ``score`` sees: its answer and metadata as JSON carries them (``carried_task``: NaN and
+    infinities null, tuples lists, keys text), so a task judged in process gets the verdict it gets through serve,
+    a rollout record or a trainer's task column. A pandas NaN answer passed "nan" in process while serve and
+    verify-batch judged null; {"x": NaN} in json_match failed null in process and passed it through serve.
+    Memoised per Task object (a GRPO group's tasks are one object)."""
+    hit = _CARRIED.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1]
+    out = carried_task(task)
+    if len(_CARRIED) > 4096:
+        _CARRIED.clear()
+    _CARRIED[id(task)] = (task, out)
+    return out
 
 
 _WORKER_CACHE: dict[tuple[type, str], BaseVerifier] = {}
@@ -239,7 +258,7 @@ class BaseVerifier:
         end = time.monotonic() + (self.timeout if timeout is None else timeout)
         local.end = end if outer is None or end < outer else outer
         try:
-            v = self.score(task, completion)
+            v = self.score(judged_task(task), completion)
             if type(v) is Verdict and _isfinite(v.reward) and len(v.reason) <= MAX_REASON:
                 return v  # what _finite returns for it, without the call
             return _finite(v)

@@ -23,7 +23,16 @@ from typing import Any
 from crossgym.protocol.errors import CrossgymError, VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.text import extract_fenced
-from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, _finite, check_inputs, clip, time_left
+from crossgym.verifiers.base import (
+    BadTask,
+    BaseVerifier,
+    Malformed,
+    _finite,
+    check_inputs,
+    clip,
+    judged_task,
+    time_left,
+)
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +158,8 @@ class CodeTests(BaseVerifier):
 
         comps = [Completion.from_text(c) if isinstance(c, str) else c for c in completions]
         out: list[Verdict | None] = [check_inputs(task, c, self.max_chars) for c in comps]
+        if isinstance(task, Task):
+            task = judged_task(task)  # what score() would see (base.judged_task)
         codes: dict[int, str] = {}
         for i, comp in enumerate(comps):
             if out[i] is None:
