@@ -313,3 +313,25 @@ def test_shell_forbid_extra_sees_directories_links_and_fifos(junk: str) -> None:
     assert v.reward == 0.0 and "unexpected changes" in v.reason, (junk, v)
     assert Shell(forbid_extra=True).verify(t, Completion.from_text(f"```bash\n{honest}\n```")).reward == 1.0
     assert Shell().verify(t, Completion.from_text(f"```bash\n{honest}\n{junk}\n```")).reward == 1.0
+
+
+def test_a_shell_episode_is_judged_on_what_the_environment_ran() -> None:
+    """The shell environment runs ``run(command=...)`` only: it answers ``bash(...)`` or ``run(cmd=...)`` with an
+    error and ends the episode on a reply without a call, so a final ```bash block never runs. The verifier replayed
+    all of them: reward for commands the episode refused."""
+    from crossgym.protocol.messages import Message, ToolCall
+
+    def episode(*calls: tuple[str, dict[str, str]], final: str = "Done.") -> Completion:
+        msgs = [Message(role="assistant", content="", tool_calls=(ToolCall(id=f"c{i}", name=n, arguments=a),))
+                for i, (n, a) in enumerate(calls)]
+        return Completion(messages=(*msgs, Message(role="assistant", content=final)))
+
+    cmd = "echo ok > out.txt"
+    t = task("shell", {"files": {"out.txt": "ok"}}, env="shell")
+    for refused in (episode(("bash", {"command": cmd})), episode(("run", {"cmd": cmd})),
+                    episode(final=f"```bash\n{cmd}\n```")):
+        assert Shell().verify(t, refused).reward == 0.0, refused
+    assert Shell().verify(t, episode(("run", {"command": cmd}))).reward == 1.0
+    single = task("shell", {"files": {"out.txt": "ok"}})  # a single-turn task takes every form, as documented
+    assert all(Shell().verify(single, c).reward == 1.0 for c in (
+        episode(("bash", {"command": cmd})), episode(("run", {"cmd": cmd})), Completion.from_text(f"```bash\n{cmd}\n```")))

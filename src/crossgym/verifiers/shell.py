@@ -1,10 +1,12 @@
 """shell: replay the model's shell commands in a sandboxed scratch directory seeded with the task's files, then
 compare the final files (and the last command's output) with the expected state.
 
-Commands are the ``command`` arguments of the completion's ``run``/``shell``/``bash`` tool calls, in order (what the
-``shell`` environment executes), each run as its own step of a sandbox ShellSession (files carry over between
-commands; the working directory and variables do not, exactly as in the environment). Without tool calls, the last
-```bash block of the final message (after its reasoning, the last ``</think>``) runs as one script. The seed files are ``task.metadata["files"]``.
+Commands are the ``command`` arguments of the completion's ``run``/``shell``/``bash`` tool calls, in order, each run
+as its own step of a sandbox ShellSession (files carry over between commands; the working directory and variables
+do not, exactly as in the environment). Without tool calls, the last ```bash block of the final message (after its
+reasoning, the last ``</think>``) runs as one script. For a task of the ``shell`` environment (``task.env ==
+"shell"``) only what that environment executes is replayed: ``run`` calls with a ``command``, never a ```bash
+block. The seed files are ``task.metadata["files"]``.
 """
 
 from __future__ import annotations
@@ -23,8 +25,13 @@ SHELL_LANGS = ("bash", "sh", "shell", "console", "")
 MAX_COMMANDS = 64
 
 
-def extract_commands(completion: Completion) -> list[str]:
-    """The commands the completion ran (see the module docstring); Malformed when there are none."""
+def extract_commands(completion: Completion, *, env: str | None = None) -> list[str]:
+    """The commands the completion ran (see the module docstring); Malformed when there are none. ``env="shell"``
+    (a completion from the shell environment): only what that environment executed, ``run`` calls with a
+    ``command`` (it answers other tools and a ``cmd`` key with an error, and a ```bash block in the final message
+    ends the episode without running it)."""
+    episode = env == "shell"
+    tools, keys = (("run",), ("command",)) if episode else (SHELL_TOOLS, ("command", "cmd"))
     commands: list[str] = []
     assistant = [m for m in completion.messages if m.role == "assistant"]
     for m in assistant:
@@ -35,18 +42,20 @@ def extract_commands(completion: Completion) -> list[str]:
             except MalformedToolCall:
                 calls = []  # the environment answered it with an error and ran nothing
         for c in calls:
-            if c.name in SHELL_TOOLS:
-                cmd = c.arguments.get("command", c.arguments.get("cmd"))
+            if c.name in tools:
+                cmd = next((c.arguments[k] for k in keys if k in c.arguments), None)
                 if isinstance(cmd, str) and cmd.strip():
                     commands.append(cmd)
     if commands:
         if len(commands) > MAX_COMMANDS:
             raise Malformed(f"more than {MAX_COMMANDS} commands")
         return commands
-    if assistant:
+    if assistant and not episode:
         body = extract_fenced(answer_text(assistant[-1].content), SHELL_LANGS)
         if body is not None and body.strip():
             return [body]
+    if episode:
+        raise Malformed("no run(command) call in the episode (the shell environment runs nothing else)")
     raise Malformed("no shell commands in the completion (use the run tool or a ```bash block)")
 
 
@@ -95,8 +104,10 @@ class Shell(BaseVerifier):
     # path too (it saw regular files only: a directory's name passed untouched), and paths are compared normalised;
     # 4: a run call in the reasoning (before the last </think>) is not replayed; 5: nor a ```bash block there; 6:
     # forbid_extra counts the directories, links and fifos made, and a file the caller cannot read cuts the snapshot;
-    # 7: a run call's reasoning ends at the first </think>, as vLLM's reasoning parsers read it
-    version = "7"
+    # 7: a run call's reasoning ends at the first </think>, as vLLM's reasoning parsers read it; 8: a task of the
+    # shell environment replays only what it executes (run calls with a command: no other tool, no cmd key, no
+    # ```bash block in the final message)
+    version = "8"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0
@@ -147,7 +158,7 @@ class Shell(BaseVerifier):
         return final, last_out, changed, cut, present
 
     def score(self, task: Task, completion: Completion) -> Verdict:
-        commands = extract_commands(completion)
+        commands = extract_commands(completion, env=task.env)
         ans = task.answer
         if not isinstance(ans, dict) or not ({"files", "output"} & set(ans)):
             raise BadTask("answer must be {'files': {path: text | null}, 'output'?: text}")
