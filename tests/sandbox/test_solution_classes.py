@@ -78,6 +78,10 @@ def make_stack(linked=False):
     return LinkedStack() if linked else Stack()
 def make_queue():
     return Queue()
+def count(xs, kind):
+    return sum(isinstance(x, kind) for x in xs)
+def kinds(xs):
+    return [type(x) for x in xs]
 """
 INSTANCE_TESTS = [
     "assert isinstance(Stack(), Stack)",
@@ -110,6 +114,9 @@ CLASS_ATTRIBUTE_TESTS = [
     "assert Stack.LIMIT == 10 and Stack.version() == 2 and LinkedStack.LIMIT == 10",
     "s = Stack.of(1, 2)\nassert type(s) is Stack and s.items == [1, 2]",
     "assert type(LinkedStack.of(3)) is LinkedStack",
+    "assert count([make_stack(), make_queue(), make_stack(linked=True)], Stack) == 2",  # a class passed to it
+    "assert kinds([make_stack(), make_stack(linked=True)]) == [Stack, LinkedStack]",  # classes it returns
+    "s = make_stack()\nxs = [s, Stack]\nkinds(xs)\nassert xs[0] is s and xs[1] is Stack",  # and back unchanged
 ]
 
 

@@ -160,9 +160,12 @@ class Remote:
         generation = self.generation
         return codec.decode(tree, lambda hid, tname, exact=None: self._handle(hid, tname, exact, generation))
 
-    def _handle(self, hid: int, tname: str, exact: str | None, generation: int) -> RemoteObject:
+    def _handle(self, hid: int, tname: str, exact: str | None, generation: int) -> Any:
         """A handle, of the tests' class for its solution class when the solution's process says its type is exactly
-        that class (``exact``), else of a class of its type's name (``type(x).__name__``), made once a name."""
+        that class (``exact``), else of a class of its type's name (``type(x).__name__``), made once a name; for
+        ``hid`` 0, that class itself (a proxy of it, when the tests never name it)."""
+        if hid == 0:
+            return self.classes.get(exact) or Proxy(self, str(exact))  # type: ignore[arg-type]
         kind: Any = self.classes.get(exact) if exact is not None else None
         if kind is None:
             kind = self.types.get(tname)
@@ -186,9 +189,12 @@ class Remote:
         return kind
 
     def arg(self, value: Any) -> Any:
-        def handle(obj: Any) -> int:
-            if isinstance(obj, RemoteObject) and obj._generation == self.generation:
-                return obj._hid
+        def handle(obj: Any) -> Any:
+            if isinstance(obj, RemoteObject) and obj._generation == self.generation:  # as it came (see _handle)
+                kind = type(obj).__dict__.get("_cg_remote") is self and type(obj).__dict__["_cg_name"]
+                return [obj._hid, kind] if kind else obj._hid
+            if type(obj) is SolutionClass and obj.__dict__.get("_cg_remote") is self:  # its class, by name
+                return [0, obj.__dict__["_cg_name"]]
             raise codec.Unencodable(f"cannot pass a {type(obj).__name__} to the solution")
         return codec.encode(value, handle)
 
@@ -512,6 +518,10 @@ class SolutionClass(type):
 
     def __repr__(cls) -> str:
         return f"<solution class {cls.__name__}>"
+
+
+SolutionClass.__name__ = SolutionClass.__qualname__ = "type"  # ``type(Stack).__name__``, as in one process (and a
+# class the tests pass in a list to the solution comes back unchanged: not mirrored as a change)
 
 
 class RemoteObject:

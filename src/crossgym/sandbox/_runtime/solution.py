@@ -103,18 +103,25 @@ class _Server:
         self.exact: dict[int, tuple[Any, str]] = {}  # id -> (class, its first name): its top-level classes
 
     def handle(self, obj: Any) -> Any:
-        self.handles[id(obj)] = obj
-        if self.exact:  # an object of exactly one of its top-level classes: the tests' class for it (``type(x)``)
+        """The id the harness names ``obj`` by; ``[id, name]`` for an object of exactly one of its top-level classes
+        (the tests' class for it: ``type(x) is Stack``), ``[0, name]`` for such a class itself (the tests' name for
+        it; ``f(Stack)`` arrives as the class, and goes back as it)."""
+        if self.exact:
+            kept = self.exact.get(id(obj))
+            if kept is not None and kept[0] is obj:
+                return [0, kept[1]]
             kept = self.exact.get(id(_TYPE(obj)))
             if kept is not None and kept[0] is _TYPE(obj):
+                self.handles[id(obj)] = obj
                 return [id(obj), kept[1]]
+        self.handles[id(obj)] = obj
         return id(obj)
 
     def enc(self, value: Any) -> Any:
         return codec.encode(value, self.handle)
 
     def dec(self, tree: Any) -> Any:
-        return codec.decode(tree, lambda hid, *_: self.handles[hid])
+        return codec.decode(tree, lambda hid, _t, cls=None: self.classes[cls] if hid == 0 else self.handles[hid])
 
     def init(self, source: str) -> Any:
         code = compile(source, "solution.py", "exec", dont_inherit=True, optimize=0)
