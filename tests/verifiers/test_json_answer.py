@@ -88,3 +88,15 @@ def test_never_raises_and_stays_in_range(text: str, target: int) -> None:
     t = Task(id="t", prompt="?", answer=target, verifier=VerifierSpec("json_answer"))
     v = load_verifier(t.verifier).verify(t, Completion.from_text(text))
     assert 0.0 <= v.reward <= 2.0
+
+
+@pytest.mark.parametrize("digits", ["٧", "７", "߇"])
+def test_unicode_digits_are_not_a_json_int(digits: str) -> None:
+    """The lenient regex's \\d took Arabic-Indic, fullwidth and other digits and int() read them as 7, so
+    '{"answer": ٧}' earned the lenient and the value credit (1.5) though json.loads, the strict reading, finds no
+    JSON in it."""
+    from crossgym.api import verify
+
+    v = verify(JsonAnswer.task(7), f'{{"answer": {digits}}}')
+    assert (v.reward, v.components["value"]) == (0.0, 0.0), v
+    assert verify(JsonAnswer.task(7), 'so {"answer": 7}').reward == 1.5

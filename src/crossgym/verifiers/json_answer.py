@@ -15,8 +15,9 @@ from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
 
-#: the lenient pattern: {"answer": <int>} anywhere in the reply (linear: no nested quantifiers)
-LENIENT = re.compile(r'\{\s*"answer"\s*:\s*(-?\d{1,30})\s*\}')
+#: the lenient pattern: {"answer": <int>} anywhere in the reply (linear: no nested quantifiers); a JSON int's digits
+#: are ASCII, as the strict reading's json.loads takes them (\d also matched "٧" and "７", which int() reads as 7)
+LENIENT = re.compile(r'\{\s*"answer"\s*:\s*(-?[0-9]{1,30})\s*\}')
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
@@ -47,7 +48,7 @@ class JsonAnswer(BaseVerifier):
     """The demo's composite JSON-answer reward (answer: the int)."""
 
     name = "json_answer"
-    version = "1"
+    version = "2"  # 2: ASCII digits only, as JSON writes an int ('{"answer": ٧}' earned the value's credit)
     description = 'demo reward: {"answer": N} present 0.5 + exact object 0.5 + right N 1.0'
 
     def __init__(self, *, lenient_weight: float = 0.5, strict_weight: float = 0.5, value_weight: float = 1.0,
@@ -65,7 +66,7 @@ class JsonAnswer(BaseVerifier):
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         target = task.answer
-        if isinstance(target, str) and re.fullmatch(r"-?\d+", target.strip()):
+        if isinstance(target, str) and re.fullmatch(r"-?[0-9]+", target.strip()):
             target = int(target)
         if type(target) is not int:
             raise BadTask(f"answer must be an int, got {target!r}")
