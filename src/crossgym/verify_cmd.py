@@ -27,7 +27,7 @@ def read_task(path: Path, task_id: str | None = None) -> Task:
             raise ConfigError(f"no task {task_id!r}: the file holds one task, {task.id!r}", where="--task-id",
                               fix=f"pass --task-id {task.id} or drop --task-id")
         return task
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    lines = [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]  # a raw U+2028 is in a line
     docs = []
     for n, line in lines:
         try:

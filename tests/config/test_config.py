@@ -72,3 +72,18 @@ def test_with_overrides_revalidates() -> None:
     assert run.with_overrides(backend="verl").backend == "verl"
     with pytest.raises(ValueError, match="seed"):  # pydantic's ValidationError
         run.with_overrides(seed="x")
+
+
+def test_a_task_file_holding_line_separators_in_its_text_reads_back(tmp_path):  # type: ignore[no-untyped-def]
+    """Task.to_json writes U+2028, U+0085 and other separators raw (ensure_ascii=False): tasks.files and
+    `crossgym verify --task` split the file with str.splitlines(), which breaks a line at them ("not JSON")."""
+    from crossgym.rollout.tasks import read_task_file
+    from crossgym.verifiers.text import ExactMatch
+    from crossgym.verify_cmd import read_task
+
+    tasks = [ExactMatch.task("Paris", prompt=f"one{sep}two", task_id=f"t{i}")
+             for i, sep in enumerate(("\u2028", "\x85", "\x1e", "\x0c"))]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(t.to_json() + "\n" for t in tasks), encoding="utf-8")
+    assert read_task_file(path) == tasks
+    assert read_task(path, "t1") == tasks[1]

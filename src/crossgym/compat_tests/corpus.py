@@ -87,7 +87,7 @@ def default_corpus_dir(explicit: str | os.PathLike[str] | None = None) -> Path |
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
 @lru_cache(maxsize=8)

@@ -63,7 +63,7 @@ def read_task_file(path: str | Path) -> list[Task]:
     p = Path(path).expanduser()
     text = read_user_text(p, what="task file", fix_missing="check the path in tasks.files")
     out = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): JSON text may hold a raw U+2028 or \x85
         if not line.strip():
             continue
         try:
