@@ -167,3 +167,22 @@ def test_nan_reward_never_leaks_from_a_verdict(test_plugin):
     # a Verdict rebuilt with reward None (NaN) is an error only if it says so; rewards stay finite otherwise
     v = Verdict.from_dict({"reward": 0.5, "passed": False})
     assert not math.isnan(reward_from_verdict(v, "none"))
+
+
+def test_completion_from_trl_keeps_what_a_message_dict_carries():
+    """TRL's message dicts keep a tool result's tool_call_id and a message's name; completion_from_trl dropped
+    them, so openenv_reward (which finds the environment's step results by the message name) found none through
+    TRL and scored 0 (malformed) what it scored 1.1 in process. Every example and corpus completion of each
+    verifier, as message dicts, comes back the same Completion."""
+    from crossgym.compat_tests.corpus import default_corpus_dir, verifier_corpus
+    from crossgym.compat_tests.verifier_checks import get_examples
+
+    for name in ("openenv_reward", "tool_call", "exact_match"):
+        comps = [e.completion for e in get_examples(name)]
+        comps += [s.completion for s in verifier_corpus(name, default_corpus_dir())[:30]
+                  if isinstance(s.completion, Completion)]
+        for c in comps:
+            assert completion_from_trl([m.to_dict() for m in c.messages]) == c
+    ex = get_examples("openenv_reward")[0]
+    trl = completion_from_trl([m.to_dict() for m in ex.completion.messages])
+    assert verify(ex.task, trl) == verify(ex.task, ex.completion) and verify(ex.task, trl).error is None

@@ -42,7 +42,10 @@ def completion_from_trl(value: Any) -> Completion:
         if isinstance(content, list):  # content blocks
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         msgs.append({"role": m.get("role", "assistant"), "content": content or "",
-                     **({"tool_calls": m["tool_calls"]} if m.get("tool_calls") else {})})
+                     **({"tool_calls": m["tool_calls"]} if m.get("tool_calls") else {}),
+                     # kept, as Completion.from_dict keeps them: a tool result's call id, an environment's
+                     # message name (openenv_reward finds its step results by it)
+                     **{k: m[k] for k in ("tool_call_id", "name") if isinstance(m.get(k), str)}})
     try:
         return Completion(messages=msgs)  # type: ignore[arg-type]
     except (ValueError, KeyError, TypeError):  # odd tool-call shapes: keep the text
