@@ -90,3 +90,20 @@ def test_validators_are_cached():
     b = compile_schema(json.loads(json.dumps(PERSON)), True)  # an equal schema in another object
     assert a is b
     assert compile_schema(PERSON, False) is not a
+
+
+@pytest.mark.parametrize("fmt,bad,good", [("date-time", "not a date", "2024-05-17T10:00:00Z"),
+                                          ("uri", "::nope", "https://example.org/a"),
+                                          ("hostname", "-bad-", "example.com"), ("time", "25:99", "10:00:00Z"),
+                                          ("email", "nope", "ada@example.org")])
+def test_a_task_schemas_format_is_checked_as_a_trusted_one_is(fmt: str, bad: str, good: str) -> None:
+    """Task schemas go through jsonschema, whose format checker checks date-time, uri, hostname, time... only when
+    an optional package is installed: here "not a date" passed format date-time as a task schema and failed as
+    the schema param. Both paths now check fastjsonschema's formats, on any machine."""
+    from crossgym.api import verify
+    from crossgym.verifiers.json_schema import JsonSchema
+
+    schema = {"type": "object", "properties": {"x": {"type": "string", "format": fmt}}}
+    for params, answer in (({}, schema), ({"schema": schema}, None), ({"trusted_answers": True}, schema)):
+        assert verify(JsonSchema.task(answer, params=params), f'{{"x": "{bad}"}}').reward == 0.0, params
+        assert verify(JsonSchema.task(answer, params=params), f'{{"x": "{good}"}}').reward == 1.0, params

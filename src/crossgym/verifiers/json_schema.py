@@ -143,12 +143,43 @@ def _agreed(schema: Any, depth: int = 0) -> bool:
     return True
 
 
+def format_checker(schema: Any) -> Any:
+    """A jsonschema FormatChecker that checks what fastjsonschema checks for ``schema``: its format regexes (and
+    "regex"), matched as it matches them. jsonschema's own checker checks a format only when an optional package is
+    installed (date-time needs rfc3339-validator, uri rfc3987, hostname fqdn, ...), so an untrusted schema's
+    "format" decided a verdict by what the machine had installed, and otherwise than the trusted path did."""
+    import re
+
+    import fastjsonschema
+    import jsonschema
+    from fastjsonschema.draft2019 import CodeGeneratorDraft2019
+
+    pick = getattr(fastjsonschema, "_get_code_generator_class", None)
+    gen = pick(schema) if callable(pick) else CodeGeneratorDraft2019
+    checker = jsonschema.FormatChecker(formats=())
+    for name, regex in getattr(gen, "FORMAT_REGEXS", {}).items():
+        match = re.compile(regex).match
+        checker.checks(name)(lambda value, match=match: not isinstance(value, str) or match(value) is not None)
+
+    def is_regex(value: Any) -> bool:
+        if not isinstance(value, str):
+            return True
+        try:
+            re.compile(value)
+        except Exception:  # noqa: BLE001 - as fastjsonschema's generated check
+            return False
+        return True
+
+    checker.checks("regex")(is_regex)
+    return checker
+
+
 def _slow(schema: dict[str, Any]) -> Check:
     import jsonschema
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
-    v = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    v = cls(schema, format_checker=format_checker(schema))
 
     def check(value: Any) -> str | None:
         err = jsonschema.exceptions.best_match(v.iter_errors(value))
@@ -219,7 +250,7 @@ class JsonSchema(_JsonBase):
     """
 
     name = "json_schema"
-    version = "1"
+    version = "2"  # 2: task schemas check "format" as trusted ones do, whatever optional packages are installed
     description = "JSON validates against a JSON Schema (fastjsonschema when trusted, cached; partial credit)"
 
     def __init__(self, *, schema: dict[str, Any] | bool | None = None, trusted_answers: bool = False,
