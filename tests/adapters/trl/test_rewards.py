@@ -186,3 +186,22 @@ def test_completion_from_trl_keeps_what_a_message_dict_carries():
     ex = get_examples("openenv_reward")[0]
     trl = completion_from_trl([m.to_dict() for m in ex.completion.messages])
     assert verify(ex.task, trl) == verify(ex.task, ex.completion) and verify(ex.task, trl).error is None
+
+
+def test_trl_completions_carry_their_token_ids_as_eval_completions_do():
+    """length with unit "tokens" reads Completion.token_ids: eval's engines set them, but TRL's reward call built
+    the completion from its text alone (completion_ids were only logged), so the same reply scored malformed (0) in
+    training and 1.0 in eval."""
+    from crossgym.adapters.trl.rewards import BatchScores
+    from crossgym.adapters.trl.rows import TASK_COLUMN
+    from crossgym.verifiers.length import Length
+
+    task = Length.task(None, params={"max": 5, "unit": "tokens"})
+    ids = [[11, 12, 13, 2], list(range(9))]
+    texts = ["short", "a longer reply"]
+    rows = task_rows([task, task])
+    got = BatchScores(RewardRule()).scores(texts, {TASK_COLUMN: [r[TASK_COLUMN] for r in rows],
+                                                   "completion_ids": ids})
+    want = [verify(task, Completion(messages=(Message("assistant", t),), token_ids=tuple(i)))
+            for t, i in zip(texts, ids, strict=True)]
+    assert [s.verdict for s in got] == want and [v.passed for v in want] == [True, False]

@@ -14,6 +14,7 @@ which TRL leaves out of the sum, exactly as the scoring core does.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -91,6 +92,9 @@ class BatchScores:
                 completion, failed = episode_from_json(episodes[i])
             else:
                 completion = completion_from_trl(completions[i])
+                ids = kwargs.get("completion_ids")
+                if ids is not None and i < len(ids) and ids[i] is not None:  # as eval's engines give them
+                    completion = dataclasses.replace(completion, token_ids=tuple(int(t) for t in ids[i]))
             tasks.append(task)
             comps.append(completion)
             failures.append(failed)
