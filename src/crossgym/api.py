@@ -38,11 +38,17 @@ def _accepted_params(factory: Any) -> list[str]:
     return [p for p in sig.parameters if p not in ("self", "args", "kwargs")]
 
 
+def _null(_constant: str) -> None:
+    return None
+
+
 @functools.lru_cache(maxsize=4096)
 def _verifier_cached(key: str) -> Verifier:
     import json
 
-    spec = VerifierSpec.from_dict(json.loads(key))
+    # NaN and infinities in params read as null, as serve, rollout records and every JSON carrier of a spec give
+    # them: composite's threshold NaN (never passed) was null (the default rule) once served
+    spec = VerifierSpec.from_dict(json.loads(key, parse_constant=_null))
     return _build("verifiers", spec.name, spec.params)  # type: ignore[no-any-return]
 
 

@@ -218,3 +218,21 @@ def test_a_task_json_cannot_carry_gets_its_carried_verdict_in_process():
     assert [verify(t, c).passed for t, c in cases] == [False, False, True, True, True, True]
     plain = {"a": [1, 2.5, "s", None, {"b": True}]}
     assert carried(plain) is plain  # nothing to change: the same object (identity caches still hit)
+
+
+def test_nan_in_params_is_judged_as_json_carries_it():
+    """A spec's NaN param is null once serve or a record carried it; built in process it stayed NaN: composite's
+    threshold NaN never passed (reward >= NaN), while served it was null, the every-component rule."""
+    import dataclasses
+
+    from crossgym.api import verify
+    from crossgym.protocol import VerifierSpec
+    from crossgym.verifiers.composite import Composite
+
+    ex = Composite.examples()[0]
+    spec = VerifierSpec("composite", {**ex.task.verifier.params, "threshold": float("nan")})
+    task = dataclasses.replace(ex.task, verifier=spec)
+    here = verify(task, ex.completion)
+    assert here.passed
+    for other in _through_json_carriers(task):
+        assert verify(other, ex.completion) == here
