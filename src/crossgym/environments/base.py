@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from crossgym.protocol.episode import Observation, StepResult
@@ -182,6 +182,9 @@ def read_tool_calls(action: Message, tools: Sequence[ToolSpec] = (), *,
     from crossgym.text import MalformedToolCall, parse_tool_calls
 
     if action.tool_calls:
+        for i, c in enumerate(action.tool_calls):  # arguments that are not one JSON object: refused as in Hermes text
+            if c.error is not None:
+                return [], f"tool call {i + 1} ({c.name}): {c.error}"
         return list(action.tool_calls), None
     text = action.content or ""
     if not python_calls and "<tool_call>" not in text and "</tool_call>" not in text:
@@ -191,5 +194,4 @@ def read_tool_calls(action: Message, tools: Sequence[ToolSpec] = (), *,
     except MalformedToolCall as exc:
         return [], str(exc)
     # give parsed calls ids unique within the episode turn
-    return [c if c.id else ToolCall(id=f"call_{i}", name=c.name, arguments=c.arguments)
-            for i, c in enumerate(calls)], None
+    return [c if c.id else replace(c, id=f"call_{i}") for i, c in enumerate(calls)], None

@@ -169,7 +169,7 @@ def _completion(choice: dict[str, Any], parse_tools: bool) -> Completion:
             content += f"\n<tool_call>\n{json.dumps({'name': fn.get('name'), 'arguments': fn.get('arguments')})}" \
                        "\n</tool_call>"
             continue
-        calls.append(call if call.id else ToolCall(id=f"call_{i}", name=call.name, arguments=call.arguments))
+        calls.append(call if call.id else dataclasses.replace(call, id=f"call_{i}"))  # keeps an unreadable call's error
     if calls:
         message = Message(role="assistant", content=content, tool_calls=tuple(calls))
     elif parse_tools:

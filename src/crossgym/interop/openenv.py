@@ -63,7 +63,10 @@ def parse_action(action: Message, schema: dict[str, Any]) -> dict[str, Any]:
     """The action dict an assistant message stands for: a tool call's arguments, a JSON object (fences allowed),
     or, for a schema with exactly one required field, the raw text as that field. ValueError when none fits."""
     if action.tool_calls:
-        return dict(action.tool_calls[0].arguments)
+        call = action.tool_calls[0]
+        if call.error is not None:  # arguments that are not one JSON object: no action, as for bad JSON text
+            raise ValueError(f"tool call 1 ({call.name}): {call.error}; write the arguments as one JSON object")
+        return dict(call.arguments)
     text = action.content.strip()
     if text.startswith("```") and text.endswith("```"):
         text = "\n".join(text.splitlines()[1:-1]).strip()

@@ -18,14 +18,22 @@ def _require(d: Mapping[str, Any], key: str, kind: str) -> Any:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One function call made by the assistant."""
+    """One function call made by the assistant.
+
+    ``error`` says why the call's arguments could not be read as one JSON object (then ``arguments`` is {}): set by
+    ``from_dict`` for model output such as ``"arguments": "{bad"``, it makes the call malformed wherever it is
+    judged or run, as the same call written as a Hermes ``<tool_call>`` block is. None for a readable call."""
 
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+        d: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.error is not None:
+            d["error"] = self.error
+        return d
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI wire form: arguments as a JSON string."""
@@ -37,17 +45,27 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolCall:
-        """Accept crossgym's form and OpenAI's (``{"function": {"name", "arguments": str}}``)."""
+        """Accept crossgym's form and OpenAI's (``{"function": {"name", "arguments": str}}``). Arguments that are not
+        one JSON object (invalid JSON, another JSON value, a key given twice, NaN, nesting too deep) never raise:
+        the call keeps ``arguments={}`` and an ``error`` saying why (a model's malformed call is judged, not a
+        crash)."""
         if "function" in d:
             fn = d["function"]
-            args = fn.get("arguments", {})
-            if isinstance(args, str):
-                args = json.loads(args) if args.strip() else {}
-            return cls(id=str(d.get("id", "")), name=str(fn["name"]), arguments=dict(args))
-        args = d.get("arguments", {})
-        if isinstance(args, str):
-            args = json.loads(args) if args.strip() else {}
-        return cls(id=str(d.get("id", "")), name=str(_require(d, "name", "ToolCall")), arguments=dict(args))
+            name, raw = str(fn["name"]), fn.get("arguments", {})
+        else:
+            name, raw = str(_require(d, "name", "ToolCall")), d.get("arguments", {})
+        error = d.get("error")
+        if type(raw) is dict:  # structured arguments: taken as they are
+            args: dict[str, Any] = dict(raw)
+        else:  # text from the model: read as Hermes text is (imported on use, so importing protocol loads no text/)
+            from crossgym.text.tool_calls import MalformedToolCall, read_arguments
+
+            try:
+                args = read_arguments(raw)
+            except MalformedToolCall as exc:
+                args, error = {}, error if error is not None else str(exc)
+        return cls(id=str(d.get("id", "")), name=name, arguments=args,
+                   error=None if error is None else str(error))
 
 
 @dataclass(frozen=True)

@@ -94,9 +94,15 @@ class Task:
         for key in ("id", "prompt", "verifier"):
             if key not in d:
                 raise ValueError(f"Task is missing required key {key!r}")
+        prompt = messages_from(d["prompt"])
+        for i, m in enumerate(prompt):  # a task's own data: an unreadable call in it is an error, not a judgement
+            for j, c in enumerate(m.tool_calls):
+                if c.error is not None:
+                    raise ValueError(f"Task {str(d['id'])!r}: prompt message {i + 1}, tool call {j + 1} ({c.name}): "
+                                     f"{c.error}; write its arguments as one JSON object")
         return cls(
             id=str(d["id"]),
-            prompt=messages_from(d["prompt"]),
+            prompt=prompt,
             answer=d.get("answer"),
             verifier=VerifierSpec.from_dict(d["verifier"]),
             env=str(d.get("env", "single_turn")),

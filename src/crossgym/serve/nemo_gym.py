@@ -118,19 +118,14 @@ def _text(content: Any) -> str:
 
 
 def _call(item: dict[str, Any], where: str) -> ToolCall:
-    args = item.get("arguments", "{}")
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except ValueError:
-            args = {"__unparsed__": args}  # a malformed call is the policy's fault: the verifier judges it
-    if not isinstance(args, dict):
-        args = {"__unparsed__": json.dumps(args)}
     name = item.get("name")
     if not isinstance(name, str) or not name:
         raise ApiError(422, "invalid_request", "a function_call item has no name", where=where,
                        fix="give every function_call item a 'name'")
-    return ToolCall(id=str(item.get("call_id") or item.get("id") or ""), name=name, arguments=args)
+    # arguments read as every call form reads them: not one JSON object, the call carries an error and the
+    # verifier judges it malformed (a malformed call is the policy's fault, not the request's)
+    return ToolCall.from_dict({"id": str(item.get("call_id") or item.get("id") or ""), "name": name,
+                               "arguments": item.get("arguments", "{}")})
 
 
 def items_to_messages(items: list[dict[str, Any]], where: str) -> list[Message]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
@@ -118,18 +118,29 @@ def _call_from_obj(obj: Any, index: int) -> ToolCall:
     if "arguments" in obj and "parameters" in obj and obj["arguments"] != obj["parameters"]:
         raise MalformedToolCall(f"{where} ({name}): both 'arguments' and 'parameters', different: parsers differ on "
                                 "which one counts")
-    args = obj.get("arguments", obj.get("parameters", {}))
+    try:
+        args = read_arguments(obj.get("arguments", obj.get("parameters", {})))
+    except MalformedToolCall as exc:
+        raise MalformedToolCall(f"{where} ({name}): {exc}") from None
+    # the name exactly as written: " get_weather" is not get_weather (a function name has no spaces)
+    return ToolCall(id=str(obj.get("id") or f"call_{index}"), name=name, arguments=args)
+
+
+def read_arguments(args: Any) -> dict[str, Any]:
+    """A call's arguments as one JSON object, read as every tool-call form reads them (Hermes text, OpenAI
+    ``tool_calls``, ``ToolCall.from_dict``): an object as it is; a JSON text of one object, strictly (no duplicate
+    key, NaN/Infinity or nesting past MAX_JSON_DEPTH: parsers and tools read those differently); None or blank text
+    as {}. Raises MalformedToolCall saying why (the caller names the call)."""
     if isinstance(args, str):
         try:
             args = loads_strict(args, unique_keys=True) if args.strip() else {}
         except MalformedJSON as exc:
-            raise MalformedToolCall(f"{where} ({name}): arguments string is not JSON: {exc}") from None
+            raise MalformedToolCall(f"arguments string is not JSON: {exc}") from None
     if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        raise MalformedToolCall(f"{where} ({name}): arguments must be an object, got {type(args).__name__}")
-    # the name exactly as written: " get_weather" is not get_weather (a function name has no spaces)
-    return ToolCall(id=str(obj.get("id") or f"call_{index}"), name=name, arguments=args)
+        return {}
+    if isinstance(args, Mapping):
+        return dict(args)
+    raise MalformedToolCall(f"arguments must be an object, got {type(args).__name__}")
 
 
 def parse_python_calls(text: str, tools: Sequence[ToolSpec] = ()) -> list[ToolCall]:

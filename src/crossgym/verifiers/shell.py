@@ -36,7 +36,9 @@ def extract_commands(completion: Completion, *, env: str | None = None) -> list[
     assistant = [m for m in completion.messages if m.role == "assistant"]
     for m in assistant:
         calls = list(m.tool_calls)
-        if not calls and "<tool_call>" in (m.content or ""):
+        if any(c.error is not None for c in calls):  # arguments that are not one JSON object: the environment
+            calls = []  # refused the message with an error and ran none of its calls, as for a bad Hermes block
+        elif not calls and "<tool_call>" in (m.content or ""):
             try:
                 calls = parse_tool_calls(m)
             except MalformedToolCall:
@@ -106,8 +108,9 @@ class Shell(BaseVerifier):
     # forbid_extra counts the directories, links and fifos made, and a file the caller cannot read cuts the snapshot;
     # 7: a run call's reasoning ends at the first </think>, as vLLM's reasoning parsers read it; 8: a task of the
     # shell environment replays only what it executes (run calls with a command: no other tool, no cmd key, no
-    # ```bash block in the final message)
-    version = "8"
+    # ```bash block in the final message); 9: a message with a tool call whose arguments are not one JSON object
+    # runs none of its calls (the environment refuses it whole, as it does a bad Hermes block)
+    version = "9"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0

@@ -100,7 +100,9 @@ class ToolCallVerifier(BaseVerifier):
     # twice in a call is malformed, and with allow_extra_calls more calls to an expected function than expected fail;
     # 4: a call in the reasoning (before the last </think>) is not made, a block parsers read two ways is malformed;
     # 5: the reasoning ends at the first </think>, as vLLM's reasoning parsers read it (one in an argument is content)
-    version = "5"
+    # 6: OpenAI tool_calls whose arguments are not one JSON object (invalid, a list of pairs, a key twice, NaN) are
+    # malformed, as in Hermes text (they raised building the Completion, or were read as some object)
+    version = "6"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
@@ -125,9 +127,13 @@ class ToolCallVerifier(BaseVerifier):
         out: list[ToolCall] = []
         for m in msgs:
             try:
-                out.extend(parse_tool_calls(m, tools))
+                found = parse_tool_calls(m, tools)
             except MalformedToolCall as exc:
                 raise Malformed(str(exc)) from None
+            for i, c in enumerate(found):  # arguments ToolCall.from_dict could not read: malformed, as in Hermes text
+                if c.error is not None:
+                    raise Malformed(f"tool call {i + 1} ({c.name}): {c.error}")
+            out.extend(found)
             if len(out) > MAX_CALLS:
                 raise Malformed(f"more than {MAX_CALLS} tool calls")
         return out
