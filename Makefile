@@ -31,6 +31,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q $(TORCH)
 	$(PIP) install -q -e '.[dev]' $(TORCH)
+	$(PIP) install -q --no-deps 'bfcl-eval==2026.3.23'  # BFCL's own AST checker, tool_call's strings=bfcl is tested on
 	touch $@
 
 venv: $(VENV)/.installed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
@@ -16,26 +18,86 @@ MAX_CALLS = 64
 
 
 def _norm_str(s: str) -> str:
+    """strings="normalized": case and runs of whitespace ignored."""
     return " ".join(s.casefold().split())
 
 
-def _norm_deep(v: Any, depth: int = 0) -> Any:
-    """Every string value normalised, at any depth of lists and objects (keys stay exact), as BFCL does."""
+_BFCL_DROP = re.compile(r"[ ,./\-_*^]")
+
+
+def _bfcl_str(s: str) -> str:
+    """strings="bfcl": a string as BFCL's AST checker compares it (its ``standardize_string``): spaces and the
+    characters , . / - _ * ^ dropped, lower-cased, ' read as \" ("April 1, 2024" is "April 1 2024")."""
+    return _BFCL_DROP.sub("", s).lower().replace("'", '"')
+
+
+_NORMS = {"normalized": _norm_str, "bfcl": _bfcl_str, "exact": None}
+
+
+def _norm_deep(v: Any, norm: Callable[[str], str] = _norm_str, depth: int = 0) -> Any:
+    """Every string value normalised, at any depth of lists and objects (keys stay exact)."""
     if isinstance(v, str):
-        return _norm_str(v)
+        return norm(v)
     if depth > 100:
         return v
     if isinstance(v, list):
-        return [_norm_deep(x, depth + 1) for x in v]
+        return [_norm_deep(x, norm, depth + 1) for x in v]
     if isinstance(v, dict):
-        return {k: _norm_deep(x, depth + 1) for k, x in v.items()}
+        return {k: _norm_deep(x, norm, depth + 1) for k, x in v.items()}
     return v
+
+
+#: a BFCL dict argument's per-key alternatives expand to at most this many whole values
+MAX_BFCL_COMBINATIONS = 1024
+
+
+def _from_bfcl(d: Any, index: int) -> Any:
+    """An expected call in BFCL's possible-answer form, ``{"get_weather": {"city": ["Paris", "paris"], "unit":
+    ["celsius", ""]}}`` (one key, the function; each argument's accepted values, "" meaning it may be left out), as
+    crossgym's ``{"name", "arguments", "optional"}``; anything else unchanged. A dict-valued argument's accepted
+    values are objects of per-key alternatives in BFCL (``{"k": ["a", "b"], "n": [1, ""]}``): they are expanded
+    into the whole objects they accept."""
+    if not isinstance(d, dict) or len(d) != 1:
+        return d
+    ((name, params),) = d.items()
+    if name == "name" or not isinstance(params, dict) or not all(isinstance(v, list) for v in params.values()):
+        return d
+    args: dict[str, list[Any]] = {}
+    optional = []
+    for arg, accepted in params.items():
+        if any(a == "" and isinstance(a, str) for a in accepted):
+            optional.append(arg)
+        values: list[Any] = []
+        for a in accepted:
+            if isinstance(a, str) and a == "":
+                continue
+            if isinstance(a, dict) and a and all(isinstance(x, list) for x in a.values()):
+                values.extend(_expand(a, f"expected call {index + 1} ({name}): {arg}"))
+            else:
+                values.append(a)
+        args[arg] = values
+    return {"name": name, "arguments": args, "optional": optional}
+
+
+def _expand(alternatives: dict[str, list[Any]], where: str) -> list[dict[str, Any]]:
+    """The objects a BFCL per-key alternatives object accepts ("" for a key: it may be absent)."""
+    out: list[dict[str, Any]] = [{}]
+    for key, values in alternatives.items():
+        grown = []
+        for partial in out:
+            for v in values:
+                grown.append(partial if isinstance(v, str) and v == "" else {**partial, key: v})
+        out = grown
+        if len(out) > MAX_BFCL_COMBINATIONS:
+            raise BadTask(f"{where}: its alternatives make more than {MAX_BFCL_COMBINATIONS} objects")
+    return out
 
 
 class _Expected:
     """One expected call: name, argument alternatives, optional argument names."""
 
     def __init__(self, d: Any, index: int) -> None:
+        d = _from_bfcl(d, index)
         if not isinstance(d, dict) or not isinstance(d.get("name"), str):
             raise BadTask(f"expected call {index + 1} must be an object with a string 'name'")
         args = d.get("arguments", {})
@@ -84,13 +146,17 @@ class ToolCallVerifier(BaseVerifier):
     ``{"name": "get_weather", "arguments": {"city": ["Paris", "Paris, France"], "unit": "celsius"},
     "optional": ["unit"]}``. An argument's value is its accepted value, or a list of accepted values (so a
     list-valued argument is written inside a list: ``"ids": [[1, 2]]``). Names in ``optional`` may be left out;
-    an argument left out that has a ``default`` in the tool's schema is compared as that default.
+    an argument left out that has a ``default`` in the tool's schema is compared as that default. BFCL's
+    possible-answer form is taken too: ``{"get_weather": {"city": ["Paris"], "unit": ["celsius", ""]}}`` ("" marks
+    an argument that may be left out; a dict argument's per-key alternatives are expanded).
     Calls are read from OpenAI ``tool_calls``, Hermes ``<tool_call>{json}</tool_call>`` or Python syntax
     ``get_weather(city="Paris")`` after the reasoning (text before the first ``</think>`` makes no call); ``task.tools`` (ToolSpecs) name the callable functions and their JSON Schemas:
     a call to an unknown function, or with arguments the schema rejects, fails.
     params: order (False: parallel calls may come in any order), allow_extra_args (False), allow_extra_calls
     (False; True allows calls to other functions than the expected ones, never more calls to one than expected),
-    strings ("normalized": case and whitespace ignored in every string value, at any depth | "exact"), scope ("last": the final assistant
+    strings ("normalized": case and whitespace ignored in every string value, at any depth | "bfcl": BFCL's AST
+    checker's rules, its string standardisation (spaces and , . / - _ * ^ dropped, case ignored), a float is no
+    integer, a left-out argument must be optional (a schema default does not stand in) | "exact"), scope ("last": the final assistant
     message | "all": every assistant message, for multi-turn episodes), reward ("all" | "fraction": matched
     calls / max(expected, made)). Unreadable call syntax is malformed.
     """
@@ -102,19 +168,21 @@ class ToolCallVerifier(BaseVerifier):
     # 5: the reasoning ends at the first </think>, as vLLM's reasoning parsers read it (one in an argument is content)
     # 6: OpenAI tool_calls whose arguments are not one JSON object (invalid, a list of pairs, a key twice, NaN) are
     # malformed, as in Hermes text (they raised building the Completion, or were read as some object)
-    version = "6"
+    # 7: strings="bfcl" (BFCL's AST checker's rules) and answers in BFCL's possible-answer form
+    version = "7"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
                  strings: str = "normalized", scope: str = "last", reward: str = "all", **params: Any) -> None:
         super().__init__(**params)
-        for k, v, ok in (("strings", strings, ("normalized", "exact")), ("scope", scope, ("last", "all")),
+        for k, v, ok in (("strings", strings, tuple(_NORMS)), ("scope", scope, ("last", "all")),
                          ("reward", reward, ("all", "fraction"))):
             if v not in ok:
                 raise VerifierError(f"verifier 'tool_call': {k}={v!r} must be one of {', '.join(ok)}")
         self.order, self.allow_extra_args, self.allow_extra_calls = bool(order), bool(allow_extra_args), \
             bool(allow_extra_calls)
         self.strings, self.scope, self.reward = strings, scope, reward
+        self._norm = _NORMS[strings]
 
     # ---------------------------------------------------------------- reading
     def calls(self, completion: Completion, tools: tuple[ToolSpec, ...]) -> list[ToolCall]:
@@ -143,13 +211,14 @@ class ToolCallVerifier(BaseVerifier):
         for a in accepted:
             if type(a) is type(got) and a == got:  # the common case, before any normalising
                 return True
-            if self.strings == "normalized" and isinstance(a, str) and isinstance(got, str):
-                if _norm_str(a) == _norm_str(got):
+            norm = self._norm
+            if norm is not None and isinstance(a, str) and isinstance(got, str):
+                if norm(a) == norm(got):
                     return True
             elif json_equal(got, a):
                 return True
-            elif self.strings == "normalized" and isinstance(a, (list, dict)) and type(a) is type(got) \
-                    and json_equal(_norm_deep(got), _norm_deep(a)):
+            elif norm is not None and isinstance(a, (list, dict)) and type(a) is type(got) \
+                    and json_equal(_norm_deep(got, norm), _norm_deep(a, norm)):
                 return True
         return False
 
@@ -160,11 +229,16 @@ class ToolCallVerifier(BaseVerifier):
                 return f"called {call.name!r}, expected {exp.name!r} (a name compares exactly: no spaces around it)"
             return f"called {call.name}, expected {exp.name}"
         props = (spec.parameters.get("properties") or {}) if spec else {}
+        bfcl = self.strings == "bfcl"  # BFCL's rules: a float is no integer, and no schema default stands in
         for arg, accepted in exp.args.items():
             if arg in call.arguments:
-                if not self._value_ok(call.arguments[arg], accepted):
-                    return f"{exp.name}: {arg}={clip(repr(call.arguments[arg]), 40)} is not accepted"
-            elif isinstance(props.get(arg), dict) and "default" in props[arg]:
+                value = call.arguments[arg]
+                if bfcl and type(value) is float and isinstance(props.get(arg), dict) \
+                        and props[arg].get("type") == "integer":
+                    return f"{exp.name}: {arg}={clip(repr(value), 40)} is a float where the tool takes an integer"
+                if not self._value_ok(value, accepted):
+                    return f"{exp.name}: {arg}={clip(repr(value), 40)} is not accepted"
+            elif not bfcl and isinstance(props.get(arg), dict) and "default" in props[arg]:
                 if not self._value_ok(props[arg]["default"], accepted) and arg not in exp.optional:
                     return f"{exp.name}: {arg} left at its default {props[arg]['default']!r}"
             elif arg not in exp.optional:
@@ -174,7 +248,7 @@ class ToolCallVerifier(BaseVerifier):
                 if arg in exp.args:
                     continue
                 default = props.get(arg, {}).get("default", ...) if isinstance(props.get(arg), dict) else ...
-                if default is ... or not json_equal(v, default):
+                if default is ... or bfcl or not json_equal(v, default):
                     return f"{exp.name}: unexpected argument {arg!r}"
         return ""
 
