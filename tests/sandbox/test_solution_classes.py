@@ -289,3 +289,25 @@ def test_control_flow_subclasses_named_by_the_tests_still_pass_nothing(sandbox: 
         tests = "KIND = Done\nassert all(map(is_even, [2, 4]))\nassert not any(map(is_even, [1]))\n"
         got = judge(sandbox, cheat, tests)
         assert (got.passed, got.total) == (0, 2), (base, got.details)
+
+
+FORGED_TYPE_NAMES = (
+    "import os, struct\nint_ = type('int', (), {})\nclass generator:\n    pass\nclass M(type):\n"
+    "    __name__ = property(lambda cls: 'list')\nclass L(metaclass=M):\n    pass\n"
+    "def f(x):\n    return [int_(), generator(), L(), ValueError('v')][x]\n"
+    "def g(n):\n    return (i for i in range(n))\n"
+    "def forged(x):\n    d = b'[\"ok\",[[\"h\",12345,\"str\"],{}]]'\n    os.write(4, struct.pack('>I', len(d)) + d)\n"
+    "    return 0\n")
+
+
+def test_a_class_named_like_a_built_in_type_is_not_taken_for_it(sandbox: Sandbox, call: str) -> None:
+    """``type(x).__name__ == 'int'`` is no test a handle passes (issue 20): an object of a class of the solution
+    named like a built-in type (made with ``type()``, or a metaclass's ``__name__``) is ``solution.<name>``, and a
+    handle of a type whose objects cross as plain values (a forged frame) is too; built-in types keep their names."""
+    tests = ["assert type(f(0)).__name__ == 'int'", "assert type(f(1)).__name__ == 'generator'",
+             "assert type(f(2)).__name__ == 'list'",
+             "assert type(g(2)).__name__ == 'generator' and type(f(3)).__name__ == 'ValueError'",
+             "assert [type(f(i)).__name__ for i in range(2)] == ['solution.int', 'solution.generator']",
+             "assert type(forged(1)).__name__ == 'str'"]  # (last: its forged frame answers the call)
+    r = judge(sandbox, FORGED_TYPE_NAMES, tests)
+    assert [d.passed for d in r.details] == [False, False, False, True, True, False], r.details

@@ -168,6 +168,8 @@ class Remote:
             return self.classes.get(exact) or Proxy(self, str(exact))  # type: ignore[arg-type]
         kind: Any = self.classes.get(exact) if exact is not None else None
         if kind is None:
+            if tname in codec.VALUE_NAMES:  # (no object of these crosses as a handle: a forged frame)
+                tname = "solution." + tname
             kind = self.types.get(tname)
             if kind is None:
                 kind = RemoteObject

@@ -118,7 +118,7 @@ class _Server:
         return id(obj)
 
     def enc(self, value: Any) -> Any:
-        return codec.encode(value, self.handle)
+        return codec.encode(value, self.handle, True)
 
     def dec(self, tree: Any) -> Any:
         return codec.decode(tree, lambda hid, _t, cls=None: self.classes[cls] if hid == 0 else self.handles[hid])
