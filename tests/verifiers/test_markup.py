@@ -91,3 +91,84 @@ def test_an_error_quoting_nesting_depth_fails_on_either_yaml_loader(monkeypatch:
     monkeypatch.delattr(yaml, "CSafeLoader", raising=False)  # the pure-Python loader, as without libyaml
     v = yml(text)
     assert (v.reward, v.passed, v.error) == (0.0, False, None), v
+
+
+# Inputs on which libyaml and PyYAML's pure-Python loader disagree (verdict or type), one or more per class found by
+# the differential run (bench/yaml_valid.py); yaml_valid must judge each the same with and without libyaml.
+KNOWN_DIVERGENT = [
+    "a:\tb", "a: b\t", "a:\t\n  b: 1", "[a,\tb]", "a: [1,\t2]", "a: {b:\t1}", "a:  \t  b", "---\t\n---",  # tabs
+    '"\\uD800"', '"\\U00110000"', 'q: "\\ud83d\\ude00"',  # double-quoted escapes: surrogates, past U+10FFFF
+    "a: 1\n\ufeffb: 2", "---\n\ufeff\na: 1", "---\n\ufeff&a {k: *a}",  # a BOM past the start
+    "%YAML 1.3\n---\na", "%FOO bar\n---\n[x]",  # directives
+    "!", "--- !", "! ", "a: !\nb: !",  # the non-specific tag on an empty node
+    "run: [No?~, 1e3]", "path: [a: b?0x1F]",  # '?' inside a flow plain scalar
+    "password: >#  # c\nimage: x\n", "a: |-#\n  x",  # a block scalar header followed by '#'
+    "[" * 500 + "]" * 500, "{a: " * 700 + "x" + "}" * 700, "- " * 600 + "x",  # nesting between the limits
+]
+
+
+def _verdicts(texts, **params):
+    v, task = YamlValid(**params), YamlValid.task(None, params=params)
+    return [(r.reward, r.passed, r.error_kind, r.reason) for r in (v.verify(task, Completion.from_text(t))
+                                                                     for t in texts)]
+
+
+def _both_ways(texts, monkeypatch):
+    import yaml
+
+    with_c = _verdicts(texts)
+    with monkeypatch.context() as m:
+        m.delattr(yaml, "CSafeLoader", raising=False)  # as PyYAML built without libyaml
+        without = _verdicts(texts)
+    return with_c, without
+
+
+def test_yaml_known_divergent_inputs_judged_alike_with_and_without_libyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    from crossgym.verifiers.markup import reference_loader
+
+    def raw(text, loader):
+        try:
+            return [type(d).__name__ for d in yaml.load_all(text, Loader=loader)]
+        except Exception as exc:  # noqa: BLE001 - any failure is one outcome here
+            return type(exc).__name__
+
+    if hasattr(yaml, "CSafeLoader"):  # the inputs are real divergences of the two loaders as installed
+        differ = [t for t in KNOWN_DIVERGENT if raw(t, yaml.CSafeLoader) != raw(t, yaml.SafeLoader)]
+        assert len(differ) >= len(KNOWN_DIVERGENT) // 2, differ
+    with_c, without = _both_ways(KNOWN_DIVERGENT, monkeypatch)
+    for text, a, b in zip(KNOWN_DIVERGENT, with_c, without, strict=True):
+        assert a == b, (text[:40], a, b)
+    # the reference decides: pure refuses a tab after ':', takes a BOM mid-text
+    assert with_c[0][:3] == (0.0, False, None) and "cannot start any token" in with_c[0][3]
+    assert with_c[KNOWN_DIVERGENT.index("a: 1\n\ufeffb: 2")][1]
+    assert all(v[2] == "malformed" and "deeper than 100" in v[3] for v in with_c[-3:])
+    assert issubclass(reference_loader(), yaml.SafeLoader)
+
+
+def test_yaml_seeded_differential_with_and_without_libyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    """2,000 seeded YAML-like texts (tests/verifiers/yaml_texts.py: tabs, indentation, flow/block mixes,
+    anchors/aliases, tags, several documents, BOMs, control characters, escapes, directives, deep nesting, long
+    lines): every verdict, reason included, is the same with libyaml and with it forced off."""
+    from yaml_texts import documents
+
+    texts = documents(2026, 600)
+    with_c, without = _both_ways(texts, monkeypatch)
+    diffs = [(t[:60], a, b) for t, a, b in zip(texts, with_c, without, strict=True) if a != b]
+    assert not diffs, diffs[:5]
+    kinds = {(v[1], v[2]) for v in with_c}
+    assert {(True, None), (False, None), (False, "malformed")} <= kinds  # passes, fails and refusals all seen
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("[" * 99 + "x" + "]" * 99, None), ("[" * 100 + "x" + "]" * 100, "malformed"),
+    ("[" * 100 + "]" * 100, None), ("[" * 101 + "]" * 101, "malformed"),
+    ("{a: [" + "[" * 100 + "]" * 100 + "], a: 1}", "malformed"),  # a duplicate key drops the deep value
+    ("a: &x [1, *x]", None), ("&a {k: *a}", None),  # a cycle through an alias
+    ("a: &a " + "[" * 98 + "]" * 98 + "\nb: [*a]\nc: {d: *a}", None),  # aliases do not add syntactic depth
+])
+def test_yaml_depth_limit_is_the_same_on_both_loaders(text, kind, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_c, without = _both_ways([text], monkeypatch)
+    assert with_c == without
+    assert with_c[0][2] == kind, with_c[0]

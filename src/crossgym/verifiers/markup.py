@@ -2,11 +2,13 @@
 
 XML is parsed by expat with DTDs refused outright (no DOCTYPE, no entity declarations), so entity-expansion
 ("billion laughs") and external-entity attacks cannot start. YAML goes through ``safe_load`` (no Python objects)
-with alias counts and nesting capped (alias bombs, deep nesting).
+with alias counts and nesting capped (alias bombs, deep nesting), judged as PyYAML's pure-Python loader judges on every
+machine, libyaml used only where it cannot differ.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, NoReturn
 
@@ -122,23 +124,133 @@ class XmlValid(_MarkupBase):
         ]
 
 
-def load_yaml(text: str) -> Any:
-    """``yaml.safe_load`` (C loader when present) with alias bombs refused; ValueError for bad YAML."""
+#: YAML nesting deeper than this (nodes on the deepest path, a top-level scalar is 1) is refused, on every machine
+MAX_YAML_DEPTH = 100
+#: Where libyaml's scanner is known or not shown to agree with PyYAML's pure-Python one, the reference decides:
+#: any character but newline and the printable ones (tabs, CR, NEL, U+2028/9, BOMs, controls, surrogates, U+FFFE/F,
+#: no-break spaces), a backslash (double-quoted escapes: pure accepts a lone surrogate and raises on \U00110000,
+#: libyaml refuses both), in a text with a flow collection a '?' (pure ends a flow plain scalar at '?', libyaml
+#: does not: '[a?b]'), a '!' that can start a tag (pure: a lone '!' node is null, libyaml: ''), a '%' directive
+#: (pure takes %YAML 1.3 and unknown directives, libyaml refuses them) and a block scalar header followed by '#'
+#: ('>#': libyaml takes a comment, pure refuses).
+_TAG = re.compile(r"(?<![0-9A-Za-z])!")
+_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
+
+
+def libyaml_may_differ(text: str) -> bool:
+    """True where libyaml's reading of ``text`` is not shown to match the reference's (the classes above)."""
+    return ("\\" in text or not text.replace("\n", " ").isprintable()
+            or ("?" in text and ("[" in text or "{" in text))
+            or text.startswith("%") or "\n%" in text
+            or ("!" in text and _TAG.search(text) is not None)
+            or ("#" in text and _HEADER_COMMENT.search(text) is not None))
+
+
+class _Deep(Exception):
+    pass
+
+
+@functools.cache
+def reference_loader() -> type:
+    """PyYAML's pure-Python SafeLoader (the reference on every machine) with nesting past MAX_YAML_DEPTH refused
+    at a fixed depth (its recursion would otherwise stop wherever the caller's stack runs out)."""
     import yaml
 
-    if len(_ALIAS.findall(text)) > MAX_YAML_ALIASES:
-        raise _Refused(f"more than {MAX_YAML_ALIASES} YAML aliases (alias expansion attack?)")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    class ReferenceLoader(yaml.SafeLoader):  # type: ignore[misc]
+        _depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self._depth += 1
+            try:
+                if self._depth > MAX_YAML_DEPTH:
+                    raise _Deep
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return ReferenceLoader
+
+
+def _node_depth(root: Any) -> float:
+    """Nodes on the longest path down a composed node graph (aliases followed, each node once); inf for a cycle.
+    It bounds the document's syntactic nesting from above, which the reference loader's limit counts."""
+    memo: dict[int, float] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        value = node.value
+        if isinstance(value, str):
+            memo[key] = 1
+            continue
+        kids = [n for pair in value for n in pair] if node.id == "mapping" else value
+        if done:
+            memo[key] = 1 + max((memo[id(k)] for k in kids), default=0)
+        elif key in memo:
+            if memo[key] < 0:
+                return float("inf")  # reached again while its own subtree is open: a cycle
+        else:
+            memo[key] = -1
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if memo.get(id(k), 0) <= 0)
+    return memo[id(root)]
+
+
+def _load_fast(loader_cls: type, text: str) -> list[Any] | None:
+    """The documents as libyaml loads them, or None where the reference must decide (any error included)."""
     try:
-        docs = list(yaml.load_all(text, Loader=loader))
-    except RecursionError:
-        raise _Refused("YAML nests too deeply") from None
+        loader = loader_cls(text)
+    except Exception:
+        return None
+    # each collection on a path down owns one of these characters (a flow one its '[' or '{', a block sequence
+    # its '-', a block or single-pair mapping its ':' or '?'), so with few of them no node needs the walk
+    walk = 1 + sum(text.count(c) for c in "[{-?:") > MAX_YAML_DEPTH
+    try:
+        docs = []
+        while loader.check_node():
+            node = loader.get_node()
+            if walk and _node_depth(node) > MAX_YAML_DEPTH:
+                return None
+            docs.append(loader.construct_document(node))
+        return docs
+    except Exception:  # the verdict and the reason of every failure come from the reference
+        return None
+    finally:
+        loader.dispose()
+
+
+def load_reference(text: str) -> list[Any]:
+    """Every document as the reference (pure-Python) loader reads it; _Refused past the depth limit, ValueError
+    with the reference's reason for bad YAML."""
+    import yaml
+
+    try:
+        return list(yaml.load_all(text, Loader=reference_loader()))
+    except (_Deep, RecursionError):
+        raise _Refused(f"YAML nests deeper than {MAX_YAML_DEPTH} levels") from None
     except yaml.YAMLError as exc:
-        if "nesting depth" in str(getattr(exc, "problem", None) or ""):  # libyaml's limit; str(exc) quotes the text
-            raise _Refused("YAML nests too deeply") from None
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ValueError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}{where}") from None
+    except (ValueError, OverflowError) as exc:  # e.g. "\U00110000" in the scanner, a bad date in the constructor
+        raise ValueError(f"invalid YAML: {exc}") from None
+
+
+def load_yaml(text: str) -> Any:
+    """The one document of ``text`` as PyYAML's pure-Python SafeLoader reads it (the same on every machine), alias
+    bombs and nesting past MAX_YAML_DEPTH refused (_Refused); ValueError for bad YAML or several documents.
+
+    libyaml (``CSafeLoader``, where PyYAML has it) answers only where it cannot differ from the reference: text with
+    none of the characters and constructs of ``libyaml_may_differ`` that it loads without an error, nested no deeper than
+    the limit. Everything else (every error, so every reason) is the reference's."""
+    import yaml
+
+    if "*" in text and len(_ALIAS.findall(text)) > MAX_YAML_ALIASES:
+        raise _Refused(f"more than {MAX_YAML_ALIASES} YAML aliases (alias expansion attack?)")
+    fast = getattr(yaml, "CSafeLoader", None)
+    docs = _load_fast(fast, text) if fast is not None and not libyaml_may_differ(text) else None
+    if docs is None:
+        docs = load_reference(text)
     if len(docs) != 1:
         raise ValueError(f"{len(docs)} YAML documents, expected one")
     return docs[0]
@@ -150,12 +262,15 @@ class YamlValid(_MarkupBase):
     answer: null, or the required top-level type as a JSON type name ("object" for a mapping, "array", ...).
     params: fenced ("allow": bare or one ```yaml block | "require" | "forbid"), think (True),
     plain_scalar (False: a document that is a single plain string, i.e. any prose, fails unless True).
-    Invalid YAML, several documents or the wrong type fails; alias bombs, nesting deeper than the parser allows
-    and a blank completion are malformed.
+    Invalid YAML, several documents or the wrong type fails; alias bombs, nesting deeper than MAX_YAML_DEPTH and a
+    blank completion are malformed. The verdict is the pure-Python loader's on every machine (see load_yaml).
     """
 
     name = "yaml_valid"
-    version = "2"  # 2: only libyaml's depth limit is "nests too deeply", not an error quoting "nesting depth"
+    # 2: only libyaml's depth limit is "nests too deeply", not an error quoting "nesting depth"
+    # 3: PyYAML's pure-Python loader is the reference on every machine (libyaml only where it cannot differ), every
+    #    reason is its; nesting past MAX_YAML_DEPTH (100) is malformed (was libyaml's 1000 or the caller's stack)
+    version = "3"
     description = "one safe YAML document (alias bombs and deep nesting refused), optional top-level type"
     langs = ("yaml", "yml", "")
 
