@@ -240,3 +240,17 @@ def test_import_crossgym_does_not_import_verifiers() -> None:
             "print(any(m == 'verifiers' or m.startswith(('verifiers.', 'crossgym.interop')) for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_an_unreadable_tool_call_crosses_to_verifiers_unreadable() -> None:
+    # written as json.dumps(call.arguments), a malformed call reached verifiers as a readable call with {} arguments
+    from crossgym.interop.prime_verifiers import from_vf_message, to_vf_message
+
+    msg = Message.from_dict({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "ping", "arguments": "{bad"}}]})
+    vf_msg = to_vf_message(msg)
+    assert vf_msg.tool_calls[0].arguments == "{bad"
+    (back,) = from_vf_message(vf_msg).tool_calls
+    assert back.error is not None and back.arguments == {} and back.raw_arguments == "{bad"
+    good = to_vf_message(Message(role="assistant", tool_calls=(ToolCall("c1", "ping", {"n": 1}),)))
+    assert json.loads(good.tool_calls[0].arguments) == {"n": 1}

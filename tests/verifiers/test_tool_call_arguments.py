@@ -155,3 +155,64 @@ def test_an_openai_server_answer_keeps_the_unreadable_call() -> None:
     (call,) = comp.messages[0].tool_calls
     assert call.id == "call_0" and call.error is not None and call.error.startswith("arguments string is not JSON")
     assert ToolCallVerifier().verify(TASK, comp) == ToolCallVerifier().verify(TASK, hermes_completion('{"city": "Paris"'))
+
+
+PING = ToolCallVerifier.task({"name": "ping", "arguments": {}},
+                             tools=[{"name": "ping", "parameters": {"type": "object", "properties": {}}}])
+
+
+def _ping(arguments: str) -> Completion:
+    return Completion.from_dict({"messages": [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "ping", "arguments": arguments}}]}]})
+
+
+def _written_out(comp: Completion) -> dict[str, Completion]:
+    """The completion after each form crossgym writes a call in and reads it back from."""
+    from crossgym.adapters.kit.replay import action_text
+
+    msg = comp.messages[0]
+    return {
+        "openai": Completion(messages=(Message.from_dict(msg.to_openai()),)),
+        "record": Completion.from_dict(json.loads(json.dumps(comp.to_dict()))),
+        "record twice": Completion.from_dict(json.loads(json.dumps(
+            Completion.from_dict(json.loads(json.dumps(comp.to_dict()))).to_dict()))),
+        "hermes text": Completion.from_text(action_text(msg)),
+    }
+
+
+@pytest.mark.parametrize("arguments", [*BAD, "5", "true"])
+def test_an_unreadable_call_stays_unreadable_in_every_form_it_is_written_in(arguments: str) -> None:
+    # a malformed call to a tool without arguments used to come back readable ({}) from OpenAI's wire form and
+    # from Hermes text (the replay server's), and then scored 1.0
+    comp = _ping(arguments)
+    (call,) = comp.messages[0].tool_calls
+    assert call.error is not None and call.raw_arguments == arguments  # what the model wrote is kept
+    assert call.to_openai()["function"]["arguments"] == arguments
+    solo = ToolCallVerifier().verify(PING, comp)
+    assert solo.error_kind == "malformed" and solo.reward == 0.0
+    for form, back in _written_out(comp).items():
+        (again,) = back.messages[0].tool_calls or (None,)
+        if again is not None:  # Hermes text refuses the whole block; the other forms keep the call
+            assert again.error is not None and again.arguments == {}, form
+            assert again.to_openai()["function"]["arguments"] == arguments, form
+        v = ToolCallVerifier().verify(PING, back)
+        assert v.error_kind == "malformed" and v.reward == 0.0 and not v.passed, form
+    assert ToolCallVerifier().verify(PING, _ping("{}")).passed  # the readable call still passes
+
+
+def test_an_unreadable_call_renders_as_its_own_text_for_chat_templates() -> None:
+    from crossgym.inference.base import render_messages
+
+    (rendered,) = render_messages(_ping("{bad").messages)
+    assert rendered["tool_calls"][0]["function"]["arguments"] == "{bad"
+    (good,) = render_messages(_ping('{"n": 1}').messages)
+    assert good["tool_calls"][0]["function"]["arguments"] == {"n": 1}  # a readable call stays a dict
+
+
+def test_an_error_without_the_models_text_is_still_unreadable_when_written_out() -> None:
+    call = ToolCall.from_dict({"id": "c1", "name": "ping", "arguments": {}, "error": "arguments string is not JSON"})
+    assert call.raw_arguments is not None
+    back = ToolCall.from_dict(call.to_openai())
+    assert back.error is not None and back.arguments == {}
+    assert ToolCall("c1", "ping", {}, error="x").arguments_text() != "{}"  # built directly: never a readable {}
+    assert ToolCall("c1", "ping", {"a": 1}).arguments_text() == '{"a": 1}'

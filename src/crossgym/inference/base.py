@@ -52,8 +52,9 @@ def render_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     for m in messages:
         d = m.to_dict()
         if m.tool_calls:
-            d["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                               for c in m.tool_calls]
+            d["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+                "name": c.name, "arguments": c.arguments if c.error is None else c.arguments_text()}}
+                for c in m.tool_calls]  # an unreadable call renders as the text the model wrote, never as {}
         out.append(d)
     return out
 

@@ -45,7 +45,7 @@ def to_vf_message(m: Message) -> Any:
         return vf.UserMessage(content=m.content)
     if m.role == "tool":
         return vf.ToolMessage(tool_call_id=m.tool_call_id or "", content=m.content, name=m.name)
-    calls = [vf.ToolCall(id=c.id, name=c.name, arguments=json.dumps(c.arguments)) for c in m.tool_calls]
+    calls = [vf.ToolCall(id=c.id, name=c.name, arguments=c.arguments_text()) for c in m.tool_calls]
     return vf.AssistantMessage(content=m.content, tool_calls=calls or None)
 
 

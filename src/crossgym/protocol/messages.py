@@ -16,31 +16,57 @@ def _require(d: Mapping[str, Any], key: str, kind: str) -> Any:
     return d[key]
 
 
+# what an unreadable call's arguments are written as when the model's text is unknown: unreadable again
+_UNREADABLE = "<unreadable arguments>"
+
+
+def _as_text(raw: Any) -> str:
+    """A call's arguments as the text a model sent (a JSON value other than an object, written back as JSON)."""
+    if type(raw) is str:
+        return raw
+    try:
+        return json.dumps(raw, allow_nan=False)
+    except (TypeError, ValueError):
+        return _UNREADABLE
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One function call made by the assistant.
 
     ``error`` says why the call's arguments could not be read as one JSON object (then ``arguments`` is {}): set by
     ``from_dict`` for model output such as ``"arguments": "{bad"``, it makes the call malformed wherever it is
-    judged or run, as the same call written as a Hermes ``<tool_call>`` block is. None for a readable call."""
+    judged or run, as the same call written as a Hermes ``<tool_call>`` block is. None for a readable call.
+    ``raw_arguments`` keeps what the model wrote for such a call, so that every form the call is written out in
+    (OpenAI's, Hermes text, verifiers v1, a chat template) carries the unreadable text, never a readable ``{}``."""
 
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    raw_arguments: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
         if self.error is not None:
             d["error"] = self.error
+        if self.raw_arguments is not None:
+            d["raw_arguments"] = self.raw_arguments
         return d
 
+    def arguments_text(self) -> str:
+        """The arguments as OpenAI's wire form writes them: a JSON object's text, or for an unreadable call what
+        the model wrote (read back, it is unreadable again)."""
+        if self.error is not None:
+            return self.raw_arguments if self.raw_arguments is not None else _UNREADABLE
+        return json.dumps(self.arguments)
+
     def to_openai(self) -> dict[str, Any]:
-        """The OpenAI wire form: arguments as a JSON string."""
+        """The OpenAI wire form: arguments as a JSON string (an unreadable call's own text)."""
         return {
             "id": self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
+            "function": {"name": self.name, "arguments": self.arguments_text()},
         }
 
     @classmethod
@@ -54,7 +80,7 @@ class ToolCall:
             name, raw = str(fn["name"]), fn.get("arguments", {})
         else:
             name, raw = str(_require(d, "name", "ToolCall")), d.get("arguments", {})
-        error = d.get("error")
+        error, text = d.get("error"), d.get("raw_arguments")
         if type(raw) is dict:  # structured arguments: taken as they are
             args: dict[str, Any] = dict(raw)
         else:  # text from the model: read as Hermes text is (imported on use, so importing protocol loads no text/)
@@ -63,9 +89,13 @@ class ToolCall:
             try:
                 args = read_arguments(raw)
             except MalformedToolCall as exc:
-                args, error = {}, error if error is not None else str(exc)
+                args, error, text = {}, error if error is not None else str(exc), _as_text(raw)
+        if error is None:
+            text = None
+        elif text is None and not args:  # an unreadable call whose text was not kept: never a readable {}
+            text = _UNREADABLE
         return cls(id=str(d.get("id", "")), name=name, arguments=args,
-                   error=None if error is None else str(error))
+                   error=None if error is None else str(error), raw_arguments=None if text is None else str(text))
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,8 @@ def action_text(message: Any) -> str:
 
     parts = [message.content] if message.content else []
     for call in message.tool_calls:
-        parts.append("<tool_call>\n" + json.dumps({"name": call.name, "arguments": call.arguments}) + "\n</tool_call>")
+        args = call.arguments if call.error is None else call.arguments_text()  # unreadable stays unreadable
+        parts.append("<tool_call>\n" + json.dumps({"name": call.name, "arguments": args}) + "\n</tool_call>")
     return "\n".join(parts)
 
 
