@@ -311,3 +311,55 @@ def test_a_class_named_like_a_built_in_type_is_not_taken_for_it(sandbox: Sandbox
              "assert type(forged(1)).__name__ == 'str'"]  # (last: its forged frame answers the call)
     r = judge(sandbox, FORGED_TYPE_NAMES, tests)
     assert [d.passed for d in r.details] == [False, False, False, True, True, False], r.details
+
+
+RAISING = """
+import errno
+class ParseError(ValueError):
+    def __init__(self, code, where):
+        super().__init__(code, where)
+        self.code, self.where = code, where
+class Shown(ValueError):
+    def __str__(self):
+        return 'shown its own way'
+def f(x):
+    if x == 'args':
+        raise ValueError('negative', -1, 2.5, None, True)
+    if x == 'key':
+        raise KeyError('k')
+    if x == 'own':
+        raise ParseError(7, 'line 3')
+    if x == 'os':
+        raise FileNotFoundError(errno.ENOENT, 'No such file', 'a.txt')
+    if x == 'shown':
+        raise Shown(1, 2)
+    if x == 'big':
+        raise ValueError(10 ** 100)
+    if x == 'shadow':
+        e = ValueError('v')
+        e.__dict__.update(args=5, with_traceback=1, _private=2, __class__=3)
+        raise e
+    return x
+"""
+
+RAISING_TESTS = [
+    "try:\n    f('args')\nexcept ValueError as e:\n    assert e.args == ('negative', -1, 2.5, None, True), e.args\n",
+    "try:\n    f('key')\nexcept KeyError as e:\n    assert e.args == ('k',) and str(e) == \"'k'\", (e.args, str(e))\n",
+    "try:\n    f('own')\nexcept ParseError as e:\n    assert (e.args, e.code, e.where) == ((7, 'line 3'), 7, 'line 3')\n",
+    "import errno\ntry:\n    f('os')\nexcept OSError as e:\n"
+    "    assert (e.errno, e.strerror, e.filename) == (errno.ENOENT, 'No such file', 'a.txt')\n"
+    "    assert isinstance(e, FileNotFoundError)\n",
+    "try:\n    f('shown')\nexcept ValueError as e:\n    assert str(e) == 'shown its own way', str(e)\n",
+    "try:\n    f('big')\nexcept ValueError as e:\n    assert str(e) == str(10 ** 100)\n",
+    "try:\n    f('shadow')\nexcept ValueError as e:\n"
+    "    assert e.args == ('v',) and callable(e.with_traceback) and type(e) is ValueError\n"
+    "    assert not hasattr(e, '_private')\n",
+]
+
+
+def test_a_raised_exception_keeps_its_arguments_and_attributes(sandbox: Sandbox, call: str) -> None:
+    """An honest solution's exception reads as in one process: ``e.args``, ``str(e)``, ``e.errno``, its own
+    attributes (plain values only; a message its ``__str__`` wrote is kept over the arguments), and nothing it
+    sets can shadow what the class defines."""
+    r = judge(sandbox, RAISING, RAISING_TESTS, entry_point="f")
+    assert (r.passed, r.total) == (len(RAISING_TESTS), len(RAISING_TESTS)), [d for d in r.details if not d.passed]

@@ -41,6 +41,40 @@ class SolutionError(Exception):
     """The solution raised something that is not a built-in exception, or its process died."""
 
 
+def _rebuilt(kind: type[BaseException], text: str, parts: dict[str, Any], fallback: str) -> BaseException:
+    """The harness's own ``kind`` standing for what the solution raised: built from the exception's plain
+    arguments when they give the same message (so ``e.args``, ``e.errno`` and ``str(e)`` read as in one process),
+    else from its message; its plain attributes set where the class has no such name. A SolutionError when
+    ``kind`` takes neither (UnicodeDecodeError's five arguments): never the TypeError building it raises."""
+    exc: BaseException | None = None
+    args = parts.get("args")
+    if type(args) is list and all(a is None or type(a) in _EXC_PART for a in args):
+        try:
+            exc = kind(*args)
+            if str(exc) != text:
+                exc = None
+        except Exception:
+            exc = None
+    if exc is None:
+        try:
+            exc = kind(text)
+        except Exception:
+            return SolutionError(fallback)
+    attrs = parts.get("attrs")
+    if type(attrs) is dict:
+        for name, value in attrs.items():
+            if (type(name) is str and name.isidentifier() and not name.startswith("_") and not hasattr(kind, name)
+                    and (value is None or type(value) in _EXC_PART)):
+                try:
+                    setattr(exc, name, value)
+                except Exception:
+                    pass
+    return exc
+
+
+_EXC_PART = (bool, int, float, str)  # what an exception's arguments and attributes may be
+
+
 class Remote:
     """The current solution process; a fresh one is taken after a timeout or a death."""
 
@@ -138,22 +172,15 @@ class Remote:
             self.stop()
             raise SolutionError(self.broken)
         cls, module, text = reply[1], reply[2], reply[3]
+        parts = reply[5] if len(reply) > 5 and type(reply[5]) is dict else {}
         if len(reply) > 4 and self.exceptions and type(reply[4]) is list:
             for name in reply[4]:  # an instance of the solution's own class (or a subclass) that the tests name
                 local = self.exceptions.get(name) if type(name) is str else None
                 if local is not None:
-                    try:
-                        exc = local(text)
-                    except Exception:
-                        exc = SolutionError(f"{cls}: {text}")
-                    raise exc
+                    raise _rebuilt(local, text, parts, f"{cls}: {text}")
         if module == "builtins" and cls in _BUILTIN_EXC and (cls not in _CONTROL or iterating and
                                                              cls == "StopIteration"):
-            try:
-                exc = _BUILTIN_EXC[cls](text)
-            except Exception:  # one that takes other arguments (UnicodeDecodeError): never the TypeError it raises
-                exc = SolutionError(f"{cls}: {text}")
-            raise exc
+            raise _rebuilt(_BUILTIN_EXC[cls], text, parts, f"{cls}: {text}")
         raise SolutionError(f"{cls}: {text}")
 
     def value(self, tree: Any) -> Any:
