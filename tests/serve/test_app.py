@@ -143,3 +143,27 @@ def test_batch_with_shared_tasks_equals_inline_tasks(client: Any) -> None:
     bad = client.post("/verify/batch", json={"tasks": [task.to_dict()], "items": [{"task": 0, "completion": "4"},
                                                                                  {"task": 3, "completion": "4"}]})
     assert bad.status_code == 422 and bad.json()["error"]["where"] == "body.items[1].task"
+
+
+def test_a_rollout_records_unreadable_tool_call_is_judged_as_it_was(client: Any) -> None:
+    """A completion as a rollout record writes it (an unreadable call keeps its error and the model's text), or
+    with OpenAI's string arguments, is scored by /verify as in process: malformed, never a readable {} call."""
+    from crossgym.protocol.messages import Message
+    from crossgym.verifiers.tool_call import ToolCallVerifier
+
+    task = ToolCallVerifier.task({"name": "ping", "arguments": {}},
+                                 tools=[{"name": "ping", "parameters": {"type": "object", "properties": {}}}])
+    comp = Completion(messages=(Message.from_dict({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "ping", "arguments": "{bad"}}]}),))
+    local = ToolCallVerifier().verify(task, comp)
+    assert local.error_kind == "malformed"
+    for completion in (comp.to_dict(), {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "name": "ping", "arguments": "{bad"}]}]}):
+        r = client.post("/verify", json={"task": task.to_dict(), "completion": completion})
+        assert r.status_code == 200, r.text
+        got = Verdict.from_dict(r.json()["verdict"])
+        assert (got.reward, got.passed, got.error, got.reason) == (local.reward, local.passed, local.error,
+                                                                   local.reason)
+    good = {"messages": [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "ping",
+                                                                             "arguments": "{}"}]}]}
+    assert client.post("/verify", json={"task": task.to_dict(), "completion": good}).json()["verdict"]["passed"]

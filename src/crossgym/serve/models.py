@@ -37,8 +37,13 @@ class ToolCallIn(_In):
     """Call id (tool results answer it through tool_call_id)."""
     name: str = Field(min_length=1)
     """The tool's name."""
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    """Arguments as a JSON object."""
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    """Arguments as a JSON object, or as OpenAI writes them: the object's JSON text (text that is not one JSON object
+    makes the call unreadable: judged malformed)."""
+    error: str | None = None
+    """Why the call's arguments could not be read, as rollout records carry it (the call is judged malformed)."""
+    raw_arguments: str | None = None
+    """An unreadable call's arguments as the model wrote them, as rollout records carry them."""
 
 
 class MessageIn(_In):
@@ -291,7 +296,7 @@ class ErrorResponse(_Out):
 # ---------------------------------------------------------------------------------------------- conversion
 def to_message(m: MessageIn) -> Message:
     return Message(role=m.role, content=m.content or "",
-                   tool_calls=tuple(ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls),
+                   tool_calls=tuple(ToolCall.from_dict(c.model_dump(exclude_none=True)) for c in m.tool_calls),
                    tool_call_id=m.tool_call_id, name=m.name)
 
 
