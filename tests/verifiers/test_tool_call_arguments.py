@@ -211,7 +211,9 @@ def test_an_unreadable_call_renders_as_its_own_text_for_chat_templates() -> None
 
 def test_an_error_without_the_models_text_is_still_unreadable_when_written_out() -> None:
     call = ToolCall.from_dict({"id": "c1", "name": "ping", "arguments": {}, "error": "arguments string is not JSON"})
-    assert call.raw_arguments is not None
+    assert call.raw_arguments is None and call.arguments_text() != "{}"  # nothing made up is kept as the model's text
+    assert ToolCall.from_dict(call.to_dict()) == call  # a record round trip keeps it as it is
+    assert call.structured_arguments() == call.arguments_text()  # chat templates and Hermes text: unreadable too
     back = ToolCall.from_dict(call.to_openai())
     assert back.error is not None and back.arguments == {}
     assert ToolCall("c1", "ping", {}, error="x").arguments_text() != "{}"  # built directly: never a readable {}

@@ -53,7 +53,7 @@ def render_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         d = m.to_dict()
         if m.tool_calls:
             d["tool_calls"] = [{"id": c.id, "type": "function", "function": {
-                "name": c.name, "arguments": c.arguments if c.error is None else c.arguments_text()}}
+                "name": c.name, "arguments": c.structured_arguments()}}
                 for c in m.tool_calls]  # an unreadable call renders as the text the model wrote, never as {}
         out.append(d)
     return out

@@ -61,6 +61,11 @@ class ToolCall:
             return self.raw_arguments if self.raw_arguments is not None else _UNREADABLE
         return json.dumps(self.arguments)
 
+    def structured_arguments(self) -> dict[str, Any] | str:
+        """The arguments where a form carries them as a JSON value (a chat template, a Hermes ``<tool_call>``
+        block): the object, or for an unreadable call the text the model wrote (read back, unreadable again)."""
+        return self.arguments if self.error is None else self.arguments_text()
+
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI wire form: arguments as a JSON string (an unreadable call's own text)."""
         return {
@@ -91,9 +96,7 @@ class ToolCall:
             except MalformedToolCall as exc:
                 args, error, text = {}, error if error is not None else str(exc), _as_text(raw)
         if error is None:
-            text = None
-        elif text is None and not args:  # an unreadable call whose text was not kept: never a readable {}
-            text = _UNREADABLE
+            text = None  # (an unreadable call whose text was not kept is written out unreadable: arguments_text)
         return cls(id=str(d.get("id", "")), name=name, arguments=args,
                    error=None if error is None else str(error), raw_arguments=None if text is None else str(text))
 

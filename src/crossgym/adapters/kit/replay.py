@@ -55,8 +55,8 @@ def action_text(message: Any) -> str:
 
     parts = [message.content] if message.content else []
     for call in message.tool_calls:
-        args = call.arguments if call.error is None else call.arguments_text()  # unreadable stays unreadable
-        parts.append("<tool_call>\n" + json.dumps({"name": call.name, "arguments": args}) + "\n</tool_call>")
+        parts.append("<tool_call>\n" + json.dumps({"name": call.name, "arguments": call.structured_arguments()})
+                     + "\n</tool_call>")  # an unreadable call stays unreadable
     return "\n".join(parts)
 
 
