@@ -53,6 +53,16 @@ def test_verify_batch_cli_scores_and_writes_rollouts(tmp_path: Path) -> None:
 
     drift = reverify(out)
     assert drift["ok"] and drift["checked"] == len(rollouts) and drift["changed"] == 0
+    # scored again and again: every verdict stored before stays, oldest first, with the provenance it came with
+    twice, thrice = tmp_path / "twice.jsonl", tmp_path / "thrice.jsonl"
+    assert _cli(str(out), "--out", str(twice)).returncode == 0
+    assert _cli(str(twice), "--out", str(thrice)).returncode == 0
+    third = [json.loads(x) for x in thrice.read_text().splitlines()]
+    assert [x["verdict_history"][0]["verdict"]["reason"] for x in third] == ["stored"] * len(rollouts)
+    assert [x["verdict_history"][0]["provenance"] for x in third] == [r.provenance for r in rollouts]
+    assert [x["verdict_history"][1]["verdict"] for x in third] == [x["verdict"] for x in lines]
+    assert [x["previous_verdict"] for x in third] == [x["verdict"] for x in lines]  # what twice.jsonl held
+    assert all(len(x["verdict_history"]) == 2 for x in third)
 
 
 def test_verify_batch_accepts_plain_task_completion_lines(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from crossgym.protocol.errors import ConfigError
 #: file suffixes read as Parquet
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: columns whose string values are JSON objects (a completion string is text)
-JSON_COLUMNS = ("task", "verdict", "provenance", "previous_verdict", "previous_provenance")
+JSON_COLUMNS = ("task", "verdict", "provenance", "previous_verdict", "previous_provenance", "verdict_history")
 
 
 def is_parquet(path: str | Path) -> bool:

@@ -2,7 +2,8 @@
 
 Input lines are rollout records (what `crossgym eval` writes: ``task``, ``completion``, ``verdict``, provenance...)
 or bare ``{"task", "completion"}`` records (a completion may be plain text). ``--out`` writes every record back
-with the new ``verdict`` (the stored one, if any, kept as ``previous_verdict``); the summary counts rewards,
+with the new ``verdict`` (the stored one, if any, kept as ``previous_verdict``, and one kept from an earlier
+scoring appended to ``verdict_history``, oldest first: scoring a file again loses nothing); the summary counts rewards,
 passes, errors and verdicts that changed.
 """
 
@@ -540,6 +541,10 @@ def _rescored(records: list[dict[str, Any]], pairs: list[tuple[Task, Completion]
     docs = []
     for doc, (task, _), v in zip(records, pairs, verdicts, strict=True):
         rec = dict(doc)
+        if "previous_verdict" in rec or "previous_provenance" in rec:  # scored again: the older ones move on
+            older = {k: rec.pop(f"previous_{k}") for k in ("verdict", "provenance") if f"previous_{k}" in rec}
+            history = rec.get("verdict_history")
+            rec["verdict_history"] = [*(history if isinstance(history, list) else []), older]
         if "verdict" in rec:
             rec["previous_verdict"] = rec["verdict"]
         if isinstance(rec.get("provenance"), dict):
