@@ -70,3 +70,19 @@ def test_intervals_in_the_metrics_document():
     b = m["by_source"]["b"]["intervals"]  # both tasks of b at 2/4: no spread over tasks
     assert (b["mean_reward"]["low"], b["mean_reward"]["high"]) == (0.5, 0.5)
     assert compute_metrics(rollouts)["intervals"] == ci  # deterministic
+
+
+def test_statistics_are_the_definitional_sums_over_a_resample() -> None:
+    import random
+
+    rng = random.Random(3)
+    values = [rng.random() for _ in range(500)]
+    sparse = [None if i % 5 == 0 else v for i, v in enumerate(values)]
+    weights = [float(rng.randint(0, 2)) for _ in values]
+    idx = rng.choices(range(len(values)), k=len(values))
+    assert mean_stat(values)(idx) == sum(values[i] for i in idx) / len(idx)  # exactly: same order
+    kept = [sparse[i] for i in idx if sparse[i] is not None]
+    assert mean_stat(sparse)(idx) == sum(kept) / len(kept)  # type: ignore[arg-type]
+    assert ratio_stat(values, weights)(idx) == sum(values[i] for i in idx) / sum(weights[i] for i in idx)
+    assert ratio_stat(values, [0.0] * len(values))(idx) is None
+    assert mean_stat([None, None])([0, 1]) is None

@@ -79,15 +79,25 @@ def bootstrap(n_units: int, statistics: dict[str, Callable[[Sequence[int]], floa
 def ratio_stat(numerators: Sequence[float], denominators: Sequence[float]) -> Callable[[Sequence[int]], float | None]:
     """sum(numerators[i]) / sum(denominators[i]) over a resample (None when the denominator is 0)."""
 
-    def stat(idx: Sequence[int]) -> float | None:
-        den = sum(denominators[i] for i in idx)
-        return sum(numerators[i] for i in idx) / den if den else None
+    num, den_of = list(numerators).__getitem__, list(denominators).__getitem__
+
+    def stat(idx: Sequence[int]) -> float | None:  # (map: the same sums in the same order, a third of the time)
+        den = sum(map(den_of, idx))
+        return sum(map(num, idx)) / den if den else None
 
     return stat
 
 
 def mean_stat(values: Sequence[float | None]) -> Callable[[Sequence[int]], float | None]:
     """The mean of the defined values[i] over a resample (None when none is defined)."""
+    if all(v is not None for v in values):  # every value defined: the same sum, in the same order, faster
+        defined: list[float] = [v for v in values if v is not None]
+        of = defined.__getitem__
+
+        def dense(idx: Sequence[int]) -> float | None:
+            return sum(map(of, idx)) / len(idx) if idx else None
+
+        return dense
 
     def stat(idx: Sequence[int]) -> float | None:
         got = [v for i in idx if (v := values[i]) is not None]
