@@ -80,6 +80,29 @@ def test_output_paths(tmp_path: Path) -> None:
         check_output_dir(tmp_path / "f", "--output-dir")
 
 
+def test_an_output_file_is_never_a_device_fifo_or_socket(tmp_path: Path) -> None:
+    import os
+    import socket
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "to-fifo").symlink_to(tmp_path / "fifo")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "sock"))
+        for name, kind in (("fifo", "a FIFO"), ("to-fifo", "a FIFO"), ("sock", "a socket")):
+            with pytest.raises(ConfigError, match=f"--out: .*{name} is {kind}.*, not a regular file") as exc:
+                check_output_file(tmp_path / name, "--out")
+            assert "\n" not in str(exc.value)
+    for device in ("/dev/null", "/dev/zero"):  # only looked at (stat): nothing is written or removed there
+        with pytest.raises(ConfigError, match=f"{device} is a device"):
+            check_output_file(device, "--html")
+    check_output_file(tmp_path / "dangling", "--out")  # written as a new file
+    check_output_dir(tmp_path, "--output-dir", ("new.json", "dangling"))
+    with pytest.raises(ConfigError, match="--output-dir: .*fifo is a FIFO .* crossgym writes its fifo there"):
+        check_output_dir(tmp_path, "--output-dir", ("metrics.json", "fifo"))
+    assert (tmp_path / "fifo").exists() and os.path.exists("/dev/null")
+
+
 @pytest.mark.parametrize(("kw", "words"), [
     ({"temperature": -1.0}, "--temperature: must be >= 0"), ({"temperature": float("inf")}, "--temperature"),
     ({"top_p": 0.0}, "--top-p: must be in (0, 1]"), ({"top_p": 1.5}, "--top-p"),

@@ -88,6 +88,25 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
 
 
+def test_an_out_that_is_a_fifo_is_refused_and_left_alone(tmp_path: Path) -> None:
+    """verify-batch removed an empty --out ("nothing to resume") and replaced one it wrote: given /dev/null or a
+    FIFO (size 0), it deleted it (as root, /dev/null itself)."""
+    import os
+    import stat
+
+    src = tmp_path / "rollouts.jsonl"
+    _write_rollouts(src)
+    os.mkfifo(tmp_path / "fifo")
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    os.mkfifo(folder / "rollouts.jsonl")  # the file the folder form would write for this input
+    for out in (tmp_path / "fifo", folder):
+        proc = _cli(str(src), "--out", str(out))
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "is a FIFO (named pipe), not a regular file" in proc.stderr
+    assert stat.S_ISFIFO(os.stat(tmp_path / "fifo").st_mode) and stat.S_ISFIFO(os.stat(folder / "rollouts.jsonl").st_mode)
+
+
 def test_chunked_output_equals_one_chunk(tmp_path: Path) -> None:
     from crossgym.serve.batch_cmd import verify_batch
 

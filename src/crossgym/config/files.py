@@ -12,7 +12,8 @@ checking the paths it will write, so that every mistake is one ConfigError line 
 - ``check_sampling(...)``: sampling flags out of range (``--max-tokens -5``, ``--temperature -1``, top_p outside
   (0, 1], n < 1), checked before anything loads.
 - ``check_output_file(path, option)`` / ``check_output_dir(path, option)``: an output path that cannot be one
-  (a directory where a file goes, a file where a directory goes or above it) before any work starts.
+  (a directory where a file goes, a device, FIFO or socket where a file goes - crossgym replaces or removes what it
+  writes, and must never do that to /dev/null -, a file where a directory goes or above it) before any work starts.
 """
 
 from __future__ import annotations
@@ -114,7 +115,31 @@ def check_output_file(path: str | Path | None, option: str) -> None:
     if p.is_dir():
         raise ConfigError(f"{p} is a directory; a file is written here", where=option,
                           fix=f"name a file, e.g. {option} {p / 'out.jsonl'}")
+    kind = _special_kind(p)
+    if kind is not None:  # written to a temporary file then renamed over, or removed when empty: not a device's
+        raise ConfigError(f"{p} is {kind}, not a regular file; crossgym writes a file of its own here", where=option,
+                          fix="name a regular file (for the output on the terminal, leave the option out where "
+                              "the command prints it)")
     _check_parents(p, option)
+
+
+def _special_kind(p: Path) -> str | None:
+    """What an existing path that is not a regular file (nor a link to one) is: "a device", "a FIFO"..."""
+    import stat
+
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return None  # absent (or a dangling link): created as a file
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def _check_parents(p: Path, option: str) -> None:
@@ -126,8 +151,9 @@ def _check_parents(p: Path, option: str) -> None:
             break
 
 
-def check_output_dir(path: str | Path | None, option: str) -> None:
-    """Refuse an output directory path that is an existing file or lies below one, before any work starts."""
+def check_output_dir(path: str | Path | None, option: str, files: tuple[str, ...] = ()) -> None:
+    """Refuse an output directory path that is an existing file or lies below one, before any work starts;
+    ``files``: what is written in it, each refused where it is a device, FIFO or socket already."""
     if path is None:
         return
     p = Path(path).expanduser()
@@ -135,6 +161,11 @@ def check_output_dir(path: str | Path | None, option: str) -> None:
         raise ConfigError(f"{p} is a file; a directory is written here", where=option,
                           fix="name a directory that does not exist yet or already is one")
     _check_parents(p, option)
+    for name in files:
+        kind = _special_kind(p / name)
+        if kind is not None:
+            raise ConfigError(f"{p / name} is {kind}, not a regular file; crossgym writes its {name} there",
+                              where=option, fix="remove it, or choose another directory")
 
 
 def task_from_user_dict(doc: Any, where: str) -> Task:

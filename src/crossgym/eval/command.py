@@ -25,6 +25,7 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
                            seed=seed)
     from crossgym.config.files import check_model_path, check_output_dir, check_sampling
     from crossgym.eval.run import (
+        METRICS_FILE,
         ROLLOUTS_FILE,
         build_engine,
         engine_model_name,
@@ -37,7 +38,8 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
     check_sampling(temperature=temperature, max_tokens=max_tokens, n=n)
     if limit is not None and limit < 1:
         raise ConfigError(f"must be >= 1, got {limit}", where="--limit", fix="e.g. --limit 20")
-    check_output_dir(output_dir, "--output-dir")
+    written = (ROLLOUTS_FILE, METRICS_FILE, "report.html")  # (a FIFO there: the resume would wait forever)
+    check_output_dir(output_dir, "--output-dir", written)
     if not endpoint:  # with --endpoint, --model is the served model's name, which may look like a server's path
         model = check_model_path(model, "--model")
     environment: str | None = None
@@ -66,7 +68,7 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
             task_list = load_task_list(tasks, limit=limit)
         if output_dir is None:
             output_dir = Path(run.output_dir).expanduser() / "eval"
-            check_output_dir(output_dir, f"{config}: output_dir")
+            check_output_dir(output_dir, f"{config}: output_dir", written)
     else:
         if tasks is None:
             raise ConfigError("no tasks given", where="crossgym eval",

@@ -310,6 +310,7 @@ def output_groups(files: list[Path], out: Path | None, source: Path | None = Non
     """Which input files go to which output: all to ``out`` (a file, or None), or, when ``out`` is an existing
     directory, each input file to its own ``out/<name>.jsonl`` (the output sharded like the input). An output
     that ``source`` (the input folder or glob) would read back on a rerun is refused: the resume could not run."""
+    from crossgym.config.files import check_output_file
     from crossgym.scoring.parquet import is_parquet
 
     if out is not None and out.is_dir():
@@ -328,6 +329,7 @@ def output_groups(files: list[Path], out: Path | None, source: Path | None = Non
         groups = [(files, out)]
     inputs = {f.resolve() for f in files}
     for _, target in groups:
+        check_output_file(target, "--out")  # (a device or FIFO is never replaced, nor removed as "empty")
         if target is not None and target.resolve() in inputs:
             raise ConfigError(f"{target} is also an input file", where="--out",
                               fix="write the re-scored records elsewhere")
