@@ -48,3 +48,12 @@ def test_one_writer_at_a_time(tmp_path):
         with pytest.raises(ConfigError, match="another run is writing"):
             RolloutStore(path).open()
     RolloutStore(path).open().close()  # free again once the first writer closed
+
+
+def test_a_store_is_never_a_fifo(tmp_path):
+    import stat
+
+    os.mkfifo(tmp_path / "rollouts.jsonl")
+    with pytest.raises(ConfigError, match="rollouts.jsonl: is not a regular file"):
+        RolloutStore(tmp_path / "rollouts.jsonl").open()
+    assert stat.S_ISFIFO(os.stat(tmp_path / "rollouts.jsonl").st_mode)

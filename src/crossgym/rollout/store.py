@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,12 @@ class RolloutStore:
         if self._fd is not None:
             return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o644)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device, FIFO or socket: never written (nor cut) as a store
+            os.close(fd)
+            raise ConfigError("is not a regular file; rollouts are stored in a file of their own", where=str(self.path),
+                              fix="remove it, or choose another output path")
+        os.set_blocking(fd, True)
         try:
             import fcntl
 
