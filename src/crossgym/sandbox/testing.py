@@ -38,12 +38,13 @@ def _planned(tests: str | tuple[str, ...], entry: str | None, prelude: str | Non
     import sys
 
     from ._runtime import plan
+    from ._runtime.prelude import compile_prelude
 
     if getattr(sys, "get_int_max_str_digits", lambda: 4300)() != 4300:
         return None  # this process parses big int literals as the harness would not (-X int_max_str_digits)
     try:
         module, names, kinds = plan.build(tests if isinstance(tests, str) else list(tests), entry)
-        code = compile(prelude, "prelude.py", "exec", dont_inherit=True, optimize=0) if prelude else None
+        code = compile_prelude(prelude) if prelude else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the harness finds the same problem and reports it
     return {"magic": MAGIC_NUMBER.hex(), "module": base64.b64encode(marshal.dumps(module)).decode(),

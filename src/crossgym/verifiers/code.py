@@ -107,8 +107,10 @@ class CodeTests(BaseVerifier):
     # (unittest.TestCase, pytest's class Test*) are judged, one unit per test method (they were "no test found"),
     # a unit run more than once passes only if every run does, a solution's own ValueError subclass (say) is caught
     # by the tests' `except ValueError`, and a group member that hangs the harness is stopped alone; 4: code in the
-    # reasoning (before the last </think>) is not the answer
-    version = "4"
+    # reasoning (before the last </think>) is not the answer; 5: objects of the prompt's classes (ListNode, TreeNode)
+    # cross between the tests and the solution as their attributes, the prompt runs first in the solution's process,
+    # and a prompt ending in the bare signature compiles (honest LeetCode-style solutions failed every such test)
+    version = "5"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0

@@ -4,6 +4,14 @@ Only exact built-in types travel (``type(v) is int``, never a subclass), so an o
 always answers True cannot reach the harness as a value: the solution side turns it into an opaque handle that
 compares by identity only. An instance of a subclass of a built-in type (an ``int`` with a forged ``__eq__``, a
 namedtuple, a Counter) travels as the plain value it holds, so the test compares the data, not the dunders.
+
+Objects of the *value classes* (a class the problem's prompt defines and the solution defines too, such as
+LeetCode's ``ListNode`` and ``TreeNode``) travel as their attributes: ``handle`` answers ``(name, attributes)``
+for one, each is encoded once into the value's table (so shared nodes stay shared and cycles end), and the
+receiving side makes an object of its own class of that name (``make``) without running its ``__init__``, then
+sets the attributes. A value holding any is ``["g", tree, [[class name, [[attribute, tree], ...]], ...]]`` and
+``["@", i]`` in a tree is the table's i-th object. No link between objects nests: a list of 10,000 nodes is as
+deep as one.
 """
 
 from __future__ import annotations
@@ -26,8 +34,53 @@ class Unencodable(TypeError):
 def encode(value: Any, handle: Callable[[Any], Any] | None = None, named: bool = False) -> Any:
     """A JSON-able tree for ``value``; objects of other types go through ``handle`` (or raise). ``named``: the
     solution's side, where a handle's type is named by :func:`type_name`."""
-    budget = [MAX_ITEMS, named]
-    return _enc(value, handle, 0, budget)
+    budget: list[Any] = [MAX_ITEMS, named, {}, []]  # items left, named, id -> table index, the table's objects
+    tree = _enc(value, handle, 0, budget)
+    table = budget[3]
+    if not table:
+        return tree
+    nodes: list[Any] = []
+    while len(nodes) < len(table):  # (each object's attributes may add more objects to the table)
+        _, name, attrs = table[len(nodes)]
+        nodes.append([name, [[k, _enc(x, handle, 1, budget)] for k, x in attrs.items() if _attribute(k)]])
+    return ["g", tree, nodes]
+
+
+def _attribute(name: Any) -> bool:
+    """An attribute a value class's object may travel with: a plain name, never a dunder (``__class__``)."""
+    return type(name) is str and name.isidentifier() and not (name.startswith("__") and name.endswith("__"))
+
+
+def state(obj: Any) -> dict[str, Any]:
+    """The attributes an object of a value class travels with: its instance dictionary and its slots, read with
+    object's own lookup."""
+    out: dict[str, Any] = {}
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        own = None
+    if type(own) is dict:
+        out.update(own)
+    for kind in _MRO_OF(type(obj)):
+        slots = kind.__dict__.get("__slots__", ())
+        for name in (slots,) if type(slots) is str else slots if type(slots) in (list, tuple) else ():
+            if type(name) is str and name not in out:
+                try:
+                    out[name] = object.__getattribute__(obj, name)
+                except AttributeError:
+                    pass
+    return out
+
+
+def value_class(kind: Any, module: str) -> bool:
+    """Whether a class can be a value class: a plain class (no metaclass, no built-in base but object, no
+    ``__new__`` of its own) made in ``module``, as are the ones it derives from."""
+    if type(kind) is not type:
+        return False
+    for k in _MRO_OF(kind)[:-1]:
+        if type(k) is not type or k.__dict__.get("__module__") != module or "__new__" in k.__dict__:
+            return False
+    return _MRO_OF(kind)[-1] is object
 
 
 def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[Any]) -> Any:
@@ -59,10 +112,17 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
     if handle is None:
         raise Unencodable(f"a {t.__name__} object")
     hid = handle(v)  # an id, or [id, name of the solution's class it is exactly an object of]
+    if type(hid) is tuple:  # an object of a value class: (class name, its attributes), into the value's table
+        index = budget[2].get(id(v))
+        if index is None:
+            index = budget[2][id(v)] = len(budget[3])
+            budget[3].append((v, str(hid[0]), hid[1]))  # (kept: the id stays this object's while encoding)
+        return ["@", index]
     name = type_name(t) if budget[1] else t.__name__
     return ["h", hid, name] if type(hid) is int else ["h", hid[0], name, hid[1]]
 
 
+_MRO_OF = type.__dict__["__mro__"].__get__  # a class's real MRO (never a metaclass's own attribute)
 _FLAGS = type.__dict__["__flags__"].__get__  # a class's real flags and name (never a metaclass's own attribute)
 _NAME = type.__dict__["__name__"].__get__
 _HEAPTYPE = 1 << 9
@@ -124,13 +184,26 @@ def _spread(keys: list[Any]) -> None:
         raise ValueError("malformed value: set or dict keys with too many equal hashes")  # collisions there)
 
 
-def decode(tree: Any, handle: Callable[..., Any] | None = None) -> Any:
+def decode(tree: Any, handle: Callable[..., Any] | None = None, make: Callable[[str], Any] | None = None) -> Any:
     """The value for a tree from :func:`encode`; ``handle(id, type_name)`` (``handle(id, type_name, class_name)``:
-    see solution._Server.handle) builds handle objects."""
+    see solution._Server.handle) builds handle objects; ``make(class name)`` a fresh object of a value class (or
+    raises ValueError), whose attributes are then set with ``object.__setattr__`` (no hook of the class runs)."""
+    if type(tree) is list and len(tree) == 3 and tree[0] == "g" and make is not None and type(tree[2]) is list:
+        nodes = tree[2]
+        if len(nodes) > MAX_ITEMS or any(type(n) is not list or len(n) != 2 or type(n[0]) is not str
+                                         or type(n[1]) is not list for n in nodes):
+            raise ValueError("malformed value")
+        objects = [make(name) for name, _ in nodes]
+        for obj, (_, attrs) in zip(objects, nodes, strict=True):
+            for pair in attrs:
+                if type(pair) is not list or len(pair) != 2 or not _attribute(pair[0]):
+                    raise ValueError("malformed value")
+                object.__setattr__(obj, pair[0], _dec(pair[1], handle, 1, objects))
+        return _dec(tree[1], handle, 0, objects)
     return _dec(tree, handle, 0)
 
 
-def _dec(x: Any, handle: Callable[..., Any] | None, depth: int) -> Any:
+def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[Any] | None = None) -> Any:
     if depth > MAX_DEPTH:
         raise ValueError("value too deep")
     if x is None or type(x) in (bool, str, int, float):
@@ -143,12 +216,12 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int) -> Any:
     if tag == "f":
         return float(x[1])
     if tag in ("l", "t", "s", "z"):
-        items = [_dec(e, handle, depth + 1) for e in x[1]]
+        items = [_dec(e, handle, depth + 1, objects) for e in x[1]]
         if tag in ("s", "z") and len(items) > MAX_SHARED_HASHES:
             _spread(items)
         return {"l": list, "t": tuple, "s": set, "z": frozenset}[tag](items)
     if tag == "d":
-        pairs = [(_dec(k, handle, depth + 1), _dec(v, handle, depth + 1)) for k, v in x[1]]
+        pairs = [(_dec(k, handle, depth + 1, objects), _dec(v, handle, depth + 1, objects)) for k, v in x[1]]
         if len(pairs) > MAX_SHARED_HASHES:
             _spread([k for k, _ in pairs])
         return dict(pairs)
@@ -159,6 +232,8 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int) -> Any:
         return complex(_dec(x[1], None, depth + 1), _dec(x[2], None, depth + 1))
     if tag == "r":
         return range(int(x[1]), int(x[2]), int(x[3]))
+    if tag == "@" and objects is not None and len(x) == 2 and type(x[1]) is int and 0 <= x[1] < len(objects):
+        return objects[x[1]]
     if tag == "h" and handle is not None:
         return handle(int(x[1]), str(x[2])) if len(x) < 4 else handle(int(x[1]), str(x[2]), str(x[3]))
     raise ValueError(f"unknown value tag {tag!r}")

@@ -91,6 +91,7 @@ class Remote:
         self.exceptions: dict[str, type] = {}  # the tests' classes for the solution's exception classes (_bind)
         self.classes: dict[str, SolutionClass] = {}  # the tests' names for its other classes (_bind)
         self.types: dict[str, Any] = {}  # handles' classes by their type's name
+        self.values: dict[str, type] = {}  # the value classes: the prompt's classes the solution defines too
 
     def send_init(self) -> None:
         """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
@@ -109,7 +110,7 @@ class Remote:
         self.generation += 1
         self._pending = True
         try:
-            wire.write_all(self.req, wire.pack(["init", self.source]))
+            wire.write_all(self.req, wire.pack(["init", self.source, PRELUDE[0]] if PRELUDE[0] else ["init", self.source]))
         except OSError:
             pass  # reading the reply reports it
 
@@ -185,7 +186,25 @@ class Remote:
 
     def value(self, tree: Any) -> Any:
         generation = self.generation
-        return codec.decode(tree, lambda hid, tname, exact=None: self._handle(hid, tname, exact, generation))
+        return codec.decode(tree, lambda hid, tname, exact=None: self._handle(hid, tname, exact, generation),
+                            self._make if self.values else None)
+
+    def _make(self, name: str) -> Any:
+        kind = self.values.get(name)
+        if kind is None:  # (only a forged frame names another)
+            raise ValueError(f"malformed value: an object of a class {name!r} the tests do not define")
+        return object.__new__(kind)
+
+    def share_values(self, ns: dict[str, Any], names: set[str], manifest: dict[str, Any]) -> None:
+        """The prompt's plain classes that the solution defines too (a ListNode, a TreeNode) become value classes:
+        their objects cross as their attributes, each side making objects of its own class (as in one process,
+        where the tests' and the solution's ListNode are one class). Asked of the solution once it loaded."""
+        offer = sorted(name for name in names if type(manifest.get(name)) is list and manifest[name][:1] == ["c"]
+                       and codec.value_class(ns.get(name), ns["__name__"]) and ns[name].__name__ == name)
+        if not offer:
+            return
+        taken = self.value(self.request(["values", 0, offer]))
+        self.values = {name: ns[name] for name in taken if name in offer} if type(taken) is list else {}
 
     def _handle(self, hid: int, tname: str, exact: str | None, generation: int) -> Any:
         """A handle, of the tests' class for its solution class when the solution's process says its type is exactly
@@ -219,6 +238,8 @@ class Remote:
 
     def arg(self, value: Any) -> Any:
         def handle(obj: Any) -> Any:
+            if self.values and self.values.get(type(obj).__name__) is type(obj):  # by value (see share_values)
+                return type(obj).__name__, codec.state(obj)
             if isinstance(obj, RemoteObject) and obj._generation == self.generation:  # as it came (see _handle)
                 kind = type(obj).__dict__.get("_cg_remote") is self and type(obj).__dict__["_cg_name"]
                 return [obj._hid, kind] if kind else obj._hid
@@ -1149,6 +1170,7 @@ def _close_holders(fds: set[int]) -> None:
 
 
 FDS: Fds | None = None  # while a group is judged
+PRELUDE: list[str | None] = [None]  # the problem's prompt, run in each solution's process before the solution
 
 
 def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
@@ -1159,6 +1181,7 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     global FIXTURES
     spec = payload["tests"]
     OUTPUT_CAP[0] = int(spec.get("output_cap") or OUTPUT_CAP[0])
+    PRELUDE[0] = spec.get("prelude") if type(spec.get("prelude")) is str else None
     FIXTURES = fixtures.Fixtures(payload["seeded"]) if payload.get("seeded") else None
     sys.path[:] = confine.stdlib_path()
     streams = _capped_streams()  # the tests' own output: each solution's share of what the task may write, no more
@@ -1293,6 +1316,8 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
         manifest = remote.manifest()
         if FIXTURES:
             FIXTURES.restore()  # what it wrote while loading
+        if prelude_names:
+            remote.share_values(ns, prelude_names, manifest)
         signal.setitimer(signal.ITIMER_REAL, 0)
     except BaseException as exc:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -1372,8 +1397,10 @@ def _compile_prelude(prelude: str | None) -> Any:
     """Trusted code (a problem's prompt), compiled once for every solution; a SyntaxError is reported per run."""
     if not prelude:
         return None
+    from .prelude import compile_prelude
+
     try:
-        return compile(prelude, "prelude.py", "exec", dont_inherit=True, optimize=0)
+        return compile_prelude(prelude)
     except SyntaxError as exc:
         return exc
 

@@ -15,7 +15,7 @@ import sys
 if False:  # annotations only: the server does not import typing
     from typing import Any
 
-from . import child, cleanup, codec, confine, landlock, wire
+from . import child, cleanup, codec, confine, landlock, prelude, wire
 
 MAX_MESSAGE = 1000
 MAX_PARTS = 16  # arguments, and attributes, of a raised exception sent to the harness
@@ -102,11 +102,17 @@ class _Server:
         self.classes: dict[str, Any] = {}  # the solution's top-level classes by name, as it loaded them
         self.raised: dict[int, tuple[Any, list[str]]] = {}  # id -> (class, names): its own exception classes
         self.exact: dict[int, tuple[Any, str]] = {}  # id -> (class, its first name): its top-level classes
+        self.values: dict[str, Any] = {}  # its value classes (the harness's ``share_values``), by name
 
     def handle(self, obj: Any) -> Any:
         """The id the harness names ``obj`` by; ``[id, name]`` for an object of exactly one of its top-level classes
         (the tests' class for it: ``type(x) is Stack``), ``[0, name]`` for such a class itself (the tests' name for
-        it; ``f(Stack)`` arrives as the class, and goes back as it)."""
+        it; ``f(Stack)`` arrives as the class, and goes back as it); ``(name, attributes)`` for an object of a value
+        class (it crosses as its attributes)."""
+        if self.values:
+            kind = _TYPE(obj)
+            if self.values.get(_NAME(kind)) is kind:
+                return _NAME(kind), codec.state(obj)
         if self.exact:
             kept = self.exact.get(id(obj))
             if kept is not None and kept[0] is obj:
@@ -122,9 +128,25 @@ class _Server:
         return codec.encode(value, self.handle, True)
 
     def dec(self, tree: Any) -> Any:
-        return codec.decode(tree, lambda hid, _t, cls=None: self.classes[cls] if hid == 0 else self.handles[hid])
+        return codec.decode(tree, lambda hid, _t, cls=None: self.classes[cls] if hid == 0 else self.handles[hid],
+                            self._make if self.values else None)
 
-    def init(self, source: str) -> Any:
+    def _make(self, name: str) -> Any:
+        kind = self.values.get(name)
+        if kind is None:
+            raise ValueError(f"the solution defines no class {name!r} for the tests' objects of it")
+        return object.__new__(kind)
+
+    def init(self, source: str, prelude_text: str | None = None) -> Any:
+        """Load the solution; ``prelude_text``: the problem's prompt, run first in the solution's namespace, as in one
+        process where the prompt precedes the completion (a solution that is the completion alone uses the prompt's
+        imports and classes; one that repeats the prompt defines them again). Its failure is the harness's to
+        report, not the solution's."""
+        if type(prelude_text) is str and prelude_text:
+            try:
+                exec(prelude.compile_prelude(prelude_text), self.ns)
+            except BaseException:
+                pass
         code = compile(source, "solution.py", "exec", dont_inherit=True, optimize=0)
         try:
             exec(code, self.ns)
@@ -184,6 +206,11 @@ class _Server:
             return self.classcheck(name, hid, args)
         if name == "classattr":
             return self.enc(getattr(self.classes[str(args[0])], str(args[1])))
+        if name == "values":  # the tests' value classes it defines too: their objects cross as attributes
+            module = str(self.ns.get("__name__"))
+            self.values = {n: self.classes[n] for n in args if type(n) is str and n in self.classes
+                           and codec.value_class(self.classes[n], module) and _NAME(self.classes[n]) == n}
+            return self.enc(sorted(self.values))
         obj = self.handles[hid]
         if name == "getattr":
             return self.enc(getattr(obj, args[0]))
@@ -238,6 +265,7 @@ class _Server:
 
 
 _TYPE = type
+_NAME = type.__dict__["__name__"].__get__
 _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own ``__mro__`` attribute is not it)
 
 
@@ -296,7 +324,7 @@ def _serve(req: int, rep: int) -> None:
             break
         try:
             if msg[0] == "init":
-                reply: list[Any] = ["ok", server.init(msg[1])]
+                reply: list[Any] = ["ok", server.init(msg[1], msg[2] if len(msg) > 2 else None)]
             elif msg[0] == "call":
                 reply = ["ok", server.call(msg[1], msg[2], msg[3])]
             else:
