@@ -109,7 +109,10 @@ class CodeTests(BaseVerifier):
     # by the tests' `except ValueError`, and a group member that hangs the harness is stopped alone; 4: code in the
     # reasoning (before the last </think>) is not the answer; 5: objects of the prompt's classes (ListNode, TreeNode)
     # cross between the tests and the solution as their attributes, the prompt runs first in the solution's process,
-    # and a prompt ending in the bare signature compiles (honest LeetCode-style solutions failed every such test)
+    # and a prompt ending in the bare signature compiles (honest LeetCode-style solutions failed every such test);
+    # an argument returned unchanged is the tests' own object, attributes/items of the solution's objects are set in
+    # its process, what cannot cross fails the unit (no TypeError a test catches), @expectedFailure counts as in
+    # unittest, and exit()/quit() exist
     version = "5"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
@@ -233,8 +236,8 @@ class CodeOutput(BaseVerifier):
     name = "code_output"
     # 2: output cut at the capture limit fails the case; 3: a run that crashed after printing the right output fails
     # (a Python exit status other than 0, or any signal); 4: code in the reasoning (before the last </think>) is not
-    # the answer
-    version = "4"
+    # the answer; 5: a program may end with exit()/quit() (NameError under the sandbox's -S before)
+    version = "5"
     description = "run the model's program on stdin; compare stdout with the expected output"
     isolation = "thread"
     default_timeout = 60.0

@@ -102,6 +102,33 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
     os._exit(SETUP_FAILED)
 
 
+class Quitter:
+    """``exit`` and ``quit`` as ``site`` makes them (the sandbox's interpreter runs with ``-S``, where they do not
+    exist): a program that ends with ``exit()`` ran as under ``python3``, where it was a NameError here."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Use {self.name}() or Ctrl-D (i.e. EOF) to exit"
+
+    def __call__(self, code: Any = None) -> None:
+        try:
+            sys.stdin.close()
+        except BaseException:
+            pass
+        raise SystemExit(code)
+
+
+def install_quitters() -> None:
+    """Once in a server or zygote: every task it forks has them."""
+    import builtins
+
+    for name in ("exit", "quit"):
+        if not hasattr(builtins, name):
+            setattr(builtins, name, Quitter(name))
+
+
 def base_env(scratch: str) -> dict[str, str]:
     """The environment every task starts from (a call's ``env`` adds to it)."""
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",
@@ -135,6 +162,7 @@ def _run_python(source: str, filename: str, scratch: str) -> None:
     import builtins
 
     hide_runtime(READY.get("modules"))
+    install_quitters()  # (done already where a zygote or server prepared the interpreter)
     sys.path[:] = READY.get("path") or [scratch] + confine.stdlib_path()
     sys.argv[:] = [filename]
     if not READY.get("streams"):

@@ -31,10 +31,13 @@ class Unencodable(TypeError):
     """The value is not made of exact built-in types."""
 
 
-def encode(value: Any, handle: Callable[[Any], Any] | None = None, named: bool = False) -> Any:
+def encode(value: Any, handle: Callable[[Any], Any] | None = None, named: bool = False,
+           same: dict[int, str] | None = None) -> Any:
     """A JSON-able tree for ``value``; objects of other types go through ``handle`` (or raise). ``named``: the
-    solution's side, where a handle's type is named by :func:`type_name`."""
-    budget: list[Any] = [MAX_ITEMS, named, {}, []]  # items left, named, id -> table index, the table's objects
+    solution's side, where a handle's type is named by :func:`type_name`. ``same``: id -> key of the call's
+    arguments (a list, dict, set or bytearray the call did not change): one of them in the value is ``["a", key]``,
+    and the tests get their own object back (``clone(xs) is not xs`` fails for ``return xs``, as in one process)."""
+    budget: list[Any] = [MAX_ITEMS, named, {}, [], same]  # items left, named, id -> table index, table, args
     tree = _enc(value, handle, 0, budget)
     table = budget[3]
     if not table:
@@ -94,6 +97,8 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
         return v if -(1 << 53) < v < (1 << 53) else ["i", format(v, "x")]
     if t is float:
         return v if math.isfinite(v) else ["f", repr(v)]
+    if budget[4] and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget[4]:
+        return ["a", budget[4][id(v)]]
     if t is list or t is tuple or t is set or t is frozenset:
         tag = {list: "l", tuple: "t", set: "s", frozenset: "z"}[t]  # type: ignore[index]
         return [tag, [_enc(x, handle, depth + 1, budget) for x in v]]
@@ -184,10 +189,23 @@ def _spread(keys: list[Any]) -> None:
         raise ValueError("malformed value: set or dict keys with too many equal hashes")  # collisions there)
 
 
-def decode(tree: Any, handle: Callable[..., Any] | None = None, make: Callable[[str], Any] | None = None) -> Any:
+_GIVEN: list[dict[str, Any] | None] = [None]  # the call's arguments by key, while its reply is decoded (``["a", key]``)
+
+
+def decode(tree: Any, handle: Callable[..., Any] | None = None, make: Callable[[str], Any] | None = None,
+           given: dict[str, Any] | None = None) -> Any:
     """The value for a tree from :func:`encode`; ``handle(id, type_name)`` (``handle(id, type_name, class_name)``:
     see solution._Server.handle) builds handle objects; ``make(class name)`` a fresh object of a value class (or
-    raises ValueError), whose attributes are then set with ``object.__setattr__`` (no hook of the class runs)."""
+    raises ValueError), whose attributes are then set with ``object.__setattr__`` (no hook of the class runs);
+    ``given``: the call's arguments by key, for ``["a", key]``."""
+    _GIVEN[0] = given
+    try:
+        return _decode(tree, handle, make)
+    finally:
+        _GIVEN[0] = None
+
+
+def _decode(tree: Any, handle: Callable[..., Any] | None, make: Callable[[str], Any] | None) -> Any:
     if type(tree) is list and len(tree) == 3 and tree[0] == "g" and make is not None and type(tree[2]) is list:
         nodes = tree[2]
         if len(nodes) > MAX_ITEMS or any(type(n) is not list or len(n) != 2 or type(n[0]) is not str
@@ -234,6 +252,8 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
         return range(int(x[1]), int(x[2]), int(x[3]))
     if tag == "@" and objects is not None and len(x) == 2 and type(x[1]) is int and 0 <= x[1] < len(objects):
         return objects[x[1]]
+    if tag == "a" and _GIVEN[0] is not None and len(x) == 2 and type(x[1]) is str and x[1] in _GIVEN[0]:
+        return _GIVEN[0][x[1]]
     if tag == "h" and handle is not None:
         return handle(int(x[1]), str(x[2])) if len(x) < 4 else handle(int(x[1]), str(x[2]), str(x[3]))
     raise ValueError(f"unknown value tag {tag!r}")

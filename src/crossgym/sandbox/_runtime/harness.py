@@ -41,6 +41,13 @@ class SolutionError(Exception):
     """The solution raised something that is not a built-in exception, or its process died."""
 
 
+class Untransportable(BaseException):
+    """What cannot cross between the tests and the solution's process: an argument or a result that is no plain
+    value, an operator on an object of the solution's. A BaseException, so no test's ``except TypeError`` or
+    ``except Exception`` takes the harness's own limit for the solution's error (a "raises TypeError" test passed
+    for a solution that checked nothing); the unit fails, saying what could not cross."""
+
+
 def _rebuilt(kind: type[BaseException], text: str, parts: dict[str, Any], fallback: str) -> BaseException:
     """The harness's own ``kind`` standing for what the solution raised: built from the exception's plain
     arguments when they give the same message (so ``e.args``, ``e.errno`` and ``str(e)`` read as in one process),
@@ -92,6 +99,7 @@ class Remote:
         self.classes: dict[str, SolutionClass] = {}  # the tests' names for its other classes (_bind)
         self.types: dict[str, Any] = {}  # handles' classes by their type's name
         self.values: dict[str, type] = {}  # the value classes: the prompt's classes the solution defines too
+        self._known: dict[tuple[int, int], RemoteObject] = {}  # (generation, id) -> its handle, made once
 
     def send_init(self) -> None:
         """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
@@ -168,6 +176,13 @@ class Remote:
             raise SolutionError("the solution's process exited during the call") from None
         if reply[0] == "ok":
             return reply[1]
+        if reply[0] == "untransportable":  # its value is no plain value (too deep, too large): not its TypeError
+            text = f"the solution's value cannot reach the tests: {str(reply[1])[:300] if len(reply) > 1 else ''}"
+            if loading:
+                self.broken = text
+                self.stop()
+                raise SolutionError(text)
+            raise Untransportable(text)
         if loading:
             self.broken = f"the solution failed to load: {reply[1]}: {reply[3]}"
             self.stop()
@@ -184,10 +199,10 @@ class Remote:
             raise _rebuilt(_BUILTIN_EXC[cls], text, parts, f"{cls}: {text}")
         raise SolutionError(f"{cls}: {text}")
 
-    def value(self, tree: Any) -> Any:
+    def value(self, tree: Any, given: dict[str, Any] | None = None) -> Any:
         generation = self.generation
         return codec.decode(tree, lambda hid, tname, exact=None: self._handle(hid, tname, exact, generation),
-                            self._make if self.values else None)
+                            self._make if self.values else None, given)
 
     def _make(self, name: str) -> Any:
         kind = self.values.get(name)
@@ -225,8 +240,14 @@ class Remote:
                     except (TypeError, ValueError):
                         pass
                 self.types[tname] = kind
+        key = (generation, hid)
+        known = self._known.get(key)
+        if known is not None:  # the same object of the solution is the same handle (an Enum member, ``return self``)
+            return known
         obj: RemoteObject = object.__new__(kind)
-        obj._remote, obj._hid, obj._type, obj._generation = self, hid, tname, generation
+        for slot, value in (("_cg_link", self), ("_cg_hid", hid), ("_cg_type", tname), ("_cg_gen", generation)):
+            object.__setattr__(obj, slot, value)
+        self._known[key] = obj
         return obj
 
     def bind_class(self, name: str) -> SolutionClass:
@@ -240,13 +261,16 @@ class Remote:
         def handle(obj: Any) -> Any:
             if self.values and self.values.get(type(obj).__name__) is type(obj):  # by value (see share_values)
                 return type(obj).__name__, codec.state(obj)
-            if isinstance(obj, RemoteObject) and obj._generation == self.generation:  # as it came (see _handle)
+            if isinstance(obj, RemoteObject) and obj._cg_gen == self.generation:  # as it came (see _handle)
                 kind = type(obj).__dict__.get("_cg_remote") is self and type(obj).__dict__["_cg_name"]
-                return [obj._hid, kind] if kind else obj._hid
+                return [obj._cg_hid, kind] if kind else obj._cg_hid
             if type(obj) is SolutionClass and obj.__dict__.get("_cg_remote") is self:  # its class, by name
                 return [0, obj.__dict__["_cg_name"]]
             raise codec.Unencodable(f"cannot pass a {type(obj).__name__} to the solution")
-        return codec.encode(value, handle)
+        try:
+            return codec.encode(value, handle)
+        except codec.Unencodable as exc:  # the harness's limit, never the solution's TypeError
+            raise Untransportable(str(exc)) from None
 
     def call(self, target: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not self.pid:
@@ -257,12 +281,14 @@ class Remote:
             original = kwargs.get(key[1:]) if key[:1] == "=" else args[int(key)]
             if type(original) in _MIRRORED:
                 _MIRROR.append((original, self.value(tree)))
-        return self.value(result)
+        given = {str(i): a for i, a in enumerate(args) if type(a) in _MIRRORED and str(i) not in mutated}
+        given.update({"=" + k: v for k, v in kwargs.items() if type(v) in _MIRRORED and "=" + k not in mutated})
+        return self.value(result, given)  # (an argument it gave back unchanged is the test's own object)
 
     def op(self, name: str, obj: RemoteObject, *args: Any) -> Any:
-        if obj._generation != self.generation or not self.pid:
+        if obj._cg_gen != self.generation or not self.pid:
             raise SolutionError("this object belonged to a solution process that was stopped")
-        return self.value(self.request([name, obj._hid, [self.arg(a) for a in args]]))
+        return self.value(self.request([name, obj._cg_hid, [self.arg(a) for a in args]]))
 
     def subclass(self, sub: str, cls: str) -> bool:
         """``issubclass(D, C)`` for two classes of the solution, by name."""
@@ -546,7 +572,7 @@ class SolutionClass(type):
     def __instancecheck__(cls, obj: Any) -> bool:
         kind = type(obj)
         remote: Any = cls.__dict__.get("_cg_remote")
-        if RemoteObject not in kind.__mro__ or remote is None or obj._remote is not remote:
+        if RemoteObject not in kind.__mro__ or remote is None or obj._cg_link is not remote:
             return False
         return kind is cls or remote.op("isinstance", obj, cls._cg_name) is True
 
@@ -561,7 +587,7 @@ class SolutionClass(type):
             ask = remote.subclass
             return any(k.__dict__.get("_cg_remote") is remote and ask(k.__dict__["_cg_name"], cls._cg_name) for k in mro)
         if RemoteObject in type(sub).__mro__:  # a class the solution returned
-            return sub._remote is remote and remote.op("issubclass", sub, cls._cg_name) is True
+            return sub._cg_link is remote and remote.op("issubclass", sub, cls._cg_name) is True
         if isinstance(sub, type):
             return False
         raise TypeError("issubclass() arg 1 must be a class")
@@ -575,44 +601,61 @@ SolutionClass.__name__ = SolutionClass.__qualname__ = "type"  # ``type(Stack).__
 
 
 class RemoteObject:
-    """An object that stays in the solution's process. Equal only to itself."""
+    """An object that stays in the solution's process. Equal only to itself (the same object of the solution is
+    the same handle). Attributes and items are read, set and deleted in the solution's process, so its class
+    decides (a frozen one refuses: an "it must be immutable" test is not passed by the harness refusing); an
+    operator (``+``, ``<``, ``float()``) is not carried out here and fails the unit (:class:`Untransportable`).
+    The handle's own slots are ``_cg_*`` (a solution's attribute of that name is not reachable)."""
 
-    __slots__ = ("_remote", "_hid", "_type", "_generation")
-
-    def __init__(self, remote: Remote, hid: int, tname: str, generation: int) -> None:
-        self._remote, self._hid, self._type, self._generation = remote, hid, tname, generation
+    __slots__ = ("_cg_link", "_cg_hid", "_cg_type", "_cg_gen")
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("__") or name.startswith("_cg_"):
             raise AttributeError(name)
-        return self._remote.op("getattr", self, name)
+        return self._cg_link.op("getattr", self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("__") or name.startswith("_cg_"):
+            raise Untransportable(f"cannot set {name} of the solution's object from the tests")
+        self._cg_link.op("setattr", self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name.startswith("__") or name.startswith("_cg_"):
+            raise Untransportable(f"cannot delete {name} of the solution's object from the tests")
+        self._cg_link.op("delattr", self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._remote.call(["h", self._hid], args, kwargs)
+        return self._cg_link.call(["h", self._cg_hid], args, kwargs)
 
     def __iter__(self) -> Any:
-        return self._remote.op("iter", self)
+        return self._cg_link.op("iter", self)
 
     def __next__(self) -> Any:
-        return self._remote.op("next", self)
+        return self._cg_link.op("next", self)
 
     def __len__(self) -> int:
-        return self._remote.op("len", self)  # type: ignore[no-any-return]
+        return self._cg_link.op("len", self)  # type: ignore[no-any-return]
 
     def __bool__(self) -> bool:
-        return self._remote.op("bool", self)  # type: ignore[no-any-return]
+        return self._cg_link.op("bool", self)  # type: ignore[no-any-return]
 
     def __getitem__(self, key: Any) -> Any:
-        return self._remote.op("getitem", self, key)
+        return self._cg_link.op("getitem", self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._cg_link.op("setitem", self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._cg_link.op("delitem", self, key)
 
     def __contains__(self, item: Any) -> bool:
         """Answered here, by the test's own ``==`` on the items the object gives (as ``in`` does for an object
         without ``__contains__``): asked in the solution's process, it would see the test's value and could
         say yes to anything."""
-        it = self._remote.op("iter", self)
+        it = self._cg_link.op("iter", self)
         n = 8
         while True:
-            chunk, end = self._remote.op("take", it, n)
+            chunk, end = self._cg_link.op("take", it, n)
             if any(v is item or v == item for v in chunk):
                 return True
             if end:
@@ -620,10 +663,25 @@ class RemoteObject:
             n = min(n * 2, 4096)
 
     def __repr__(self) -> str:
-        return self._remote.op("repr", self)  # type: ignore[no-any-return]
+        return self._cg_link.op("repr", self)  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
-        return self._remote.op("str", self)  # type: ignore[no-any-return]
+        return self._cg_link.op("str", self)  # type: ignore[no-any-return]
+
+
+def _no_operator(name: str) -> Any:
+    def refuse(self: RemoteObject, *args: Any) -> Any:
+        raise Untransportable(f"{name} of the solution's {self._cg_type} object is not carried out in the tests' "
+                              "process (compare plain values the solution returns)")
+    refuse.__name__ = name
+    return refuse
+
+
+for _op in ("add sub mul matmul truediv floordiv mod divmod pow lshift rshift and xor or radd rsub rmul rmatmul "
+            "rtruediv rfloordiv rmod rdivmod rpow rlshift rrshift rand rxor ror iadd isub imul imatmul itruediv "
+            "ifloordiv imod ipow ilshift irshift iand ixor ior neg pos abs invert complex int float index round trunc "
+            "floor ceil lt le gt ge").split():
+    setattr(RemoteObject, f"__{_op}__", _no_operator(f"__{_op}__"))
 
 
 class Reporter:

@@ -382,6 +382,7 @@ def main(argv: list[str]) -> None:
     mode, cfg = argv[0], json.loads(argv[1])
     os.environ.clear()
     server = Server(cfg, zygotes=mode == "serve" and not cfg.get("no_zygotes"))
+    child.install_quitters()  # (the tasks it forks itself)
     gc.collect()
     gc.freeze()  # forked tasks then leave the server's objects (and their memory pages) alone
     if mode == "serve":

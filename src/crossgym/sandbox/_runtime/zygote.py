@@ -45,6 +45,7 @@ def boot(cfg_json: str) -> None:
     os.environ.update(child.base_env(cfg["scratch"]))
     child.READY["path"] = [cfg["scratch"]] + confine.stdlib_path()
     child.set_streams()  # fresh, never used: every task of the slot takes them over (fds 0-2 are its own)
+    child.install_quitters()
     confine.prepare_rlimits()
     warm_up()
     child.READY["streams"] = True

