@@ -143,3 +143,25 @@ def test_exit_and_quit_end_a_program_as_under_python3(sandbox: Sandbox) -> None:
     assert done.ok and done.stdout == "1\n"
     assert run_python("quit(3)\n", timeout=5, sandbox=sandbox).exit_code == 3
     assert run_python("print(repr(exit))\n", timeout=5, sandbox=sandbox).stdout == "Use exit() or Ctrl-D (i.e. EOF) to exit\n"
+
+
+OUTPUT_TESTS = [
+    "import io\nfrom unittest import mock\nwith mock.patch('sys.stdout', new_callable=io.StringIO) as out:\n"
+    "    quiet()\nassert out.getvalue() == ''",
+    "import io, contextlib\nbuf = io.StringIO()\nwith contextlib.redirect_stdout(buf):\n    greet('bob')\n"
+    "    greet('é')\nassert buf.getvalue() == 'hi bob\\nhi é\\n'",
+    "import io, contextlib\nbuf = io.StringIO()\nwith contextlib.redirect_stderr(buf):\n    warn()\n"
+    "assert buf.getvalue() == 'careful\\n'",
+]
+
+
+def test_what_the_solution_prints_reaches_the_tests_captured_streams(sandbox: Sandbox, call: str) -> None:
+    """A "prints nothing" test passed a noisy solution, and an honest one that prints what the test captures failed:
+    its output went to the task's stdout, never to the tests' redirected sys.stdout."""
+    honest = ("import sys\ndef quiet():\n    pass\ndef greet(n):\n    print('hi', n)\n"
+              "def warn():\n    print('careful', file=sys.stderr)\n")
+    assert judge(sandbox, honest, OUTPUT_TESTS).all_passed
+    noisy = honest.replace("def quiet():\n    pass", "def quiet():\n    print('noise')")
+    assert outcomes(judge(sandbox, noisy, OUTPUT_TESTS)) == [False, True, True]
+    plain = run_python_tests("def greet(n):\n    print('hi', n)\n", ["greet('plain')"], timeout=5, sandbox=sandbox)
+    assert plain.all_passed and plain.exec is not None and plain.exec.stdout == "hi plain\n"  # not captured: as before

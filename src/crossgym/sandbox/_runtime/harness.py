@@ -298,20 +298,26 @@ class Remote:
 class Output:
     """A solution process's own stdout and stderr pipes, drained here whenever the harness waits for it: copied to
     the task's (up to :data:`OUTPUT_CAP` bytes a solution, the rest read and dropped), so no solution can fill,
-    block or shrink a pipe another one writes to, nor end the task by flooding it."""
+    block or shrink a pipe another one writes to, nor end the task by flooding it. While the tests have replaced
+    ``sys.stdout`` or ``sys.stderr`` (``contextlib.redirect_stdout``, ``mock.patch("sys.stdout", ...)``), what the
+    solution printed during a call goes there, as its text, before the call returns (the solution flushes before
+    each reply): the tests capture it as in one process."""
 
     def __init__(self) -> None:
         self.fds: dict[int, int] = {}  # our read end -> the task's fd it is copied to
         self.left = {1: OUTPUT_CAP[0], 2: OUTPUT_CAP[0]}
         self._poller: Any = None
         self._rep, self._buf = -1, b""  # the reply pipe polled with them, and what was read of it ahead
+        self._text: dict[int, Any] = {}  # incremental UTF-8 decoders of what goes to the tests' own streams
 
     def attach(self, out: int, err: int) -> None:
         self.detach()
         self.fds = {out: 1, err: 2}
         self._poller = select.poll()
         for fd in self.fds:
+            os.set_blocking(fd, False)  # (read only when ready, or drained after a reply)
             self._poller.register(fd, select.POLLIN)
+        self._text = {}
 
     def detach(self) -> None:
         """The process is let go: take what its pipes hold now (without waiting) and close them."""
@@ -345,6 +351,10 @@ class Output:
         while len(self._buf) < 4 + n:
             self._fill(rep, 4 + n - len(self._buf))
         data, self._buf = self._buf[4:4 + n], self._buf[4 + n:]
+        if sys.stdout is not _OWN[1] or sys.stderr is not _OWN[2]:  # the tests capture output: the call's first
+            for fd in list(self.fds):
+                while self._copy(fd):
+                    pass
         return wire.loads(data)
 
     def _fill(self, rep: int, want: int = 1 << 16) -> None:
@@ -373,14 +383,30 @@ class Output:
         keep = data[: max(0, self.left[target])]
         if keep:
             self.left[target] -= len(keep)
+            stream = sys.stdout if target == 1 else sys.stderr
+            if stream is not _OWN[target] and _OWN[target] is not None:  # the tests' own stream: the text
+                self._to_tests(target, stream, keep)
+                return True
             try:
                 wire.write_all(target, keep)
             except OSError:
                 self.left[target] = 0
         return True
 
+    def _to_tests(self, target: int, stream: Any, data: bytes) -> None:
+        import codecs
+
+        decoder = self._text.get(target)
+        if decoder is None:
+            decoder = self._text[target] = codecs.getincrementaldecoder("utf-8")("replace")
+        try:
+            stream.write(decoder.decode(data))
+        except Exception:  # a stream of the tests' that refuses text: what one process would have raised in print
+            pass
+
 
 OUTPUT_CAP = [1 << 20]  # bytes of a solution's stdout (and of its stderr) passed on: the caller's limit / the group
+_OWN: dict[int, Any] = {1: None, 2: None}  # the harness's own sys.stdout/sys.stderr (see _capped_streams)
 _HEADER = struct.Struct(">I")
 
 
@@ -1439,6 +1465,7 @@ def _capped_streams() -> list[Capped]:
         raw.text = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", line_buffering=True,
                                     errors="strict" if fd == 1 else "backslashreplace")
         setattr(sys, name, raw.text)
+        _OWN[fd] = raw.text
         streams.append(raw)
     return streams
 
