@@ -165,3 +165,61 @@ def test_what_the_solution_prints_reaches_the_tests_captured_streams(sandbox: Sa
     assert outcomes(judge(sandbox, noisy, OUTPUT_TESTS)) == [False, True, True]
     plain = run_python_tests("def greet(n):\n    print('hi', n)\n", ["greet('plain')"], timeout=5, sandbox=sandbox)
     assert plain.all_passed and plain.exec is not None and plain.exec.stdout == "hi plain\n"  # not captured: as before
+
+
+STDLIB_SOLUTION = """
+from collections import Counter, OrderedDict, deque
+from decimal import Decimal
+from fractions import Fraction
+import datetime as dt
+
+
+def ordered():
+    return OrderedDict([("b", 2), ("a", 1)])
+
+
+def counts():
+    return Counter({"a": 1, "b": 0})
+
+
+def window(xs):
+    return deque(xs, maxlen=3)
+
+
+def double(x):
+    return Decimal(x) * 2
+
+
+def third():
+    return Fraction(1, 3)
+
+
+def next_day(s):
+    return dt.date.fromisoformat(s) + dt.timedelta(days=1)
+
+
+def stamp():
+    return dt.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+
+
+def first(q):
+    return q[0]
+"""
+STDLIB_TESTS = [
+    "from collections import OrderedDict\nassert ordered() != OrderedDict([('a', 1), ('b', 2)])",  # order counts
+    "from collections import OrderedDict\nassert type(ordered()) is OrderedDict and ordered() == OrderedDict([('b', 2), ('a', 1)])",
+    "from collections import Counter\nassert counts() == Counter({'a': 1})",  # a Counter's own equality (3.10+)
+    "from collections import deque\nassert window([1, 2, 3, 4]) == deque([2, 3, 4]) and window([1]).maxlen == 3",
+    "from decimal import Decimal\nassert double('1.10') == Decimal('2.20') and str(double('1.10')) == '2.20'",
+    "from fractions import Fraction\nassert third() == Fraction(1, 3)",
+    "import datetime as dt\nassert next_day('2024-02-28') == dt.date(2024, 2, 29)",
+    "import datetime as dt\nassert stamp().utcoffset() == dt.timedelta(hours=2) and stamp().microsecond == 6",
+    "from collections import deque\nassert first(deque([7, 8])) == 7",
+]
+
+
+def test_the_standard_librarys_value_types_cross_as_themselves(sandbox: Sandbox, call: str) -> None:
+    """An OrderedDict arrived as a dict (a wrong order passed an order-sensitive test), a Counter as a dict (its
+    own equality lost), and a deque, Decimal, Fraction or date could not cross at all."""
+    got = judge(sandbox, STDLIB_SOLUTION, STDLIB_TESTS)
+    assert got.all_passed and got.total == len(STDLIB_TESTS), got

@@ -3,7 +3,8 @@
 Only exact built-in types travel (``type(v) is int``, never a subclass), so an object whose ``__eq__``
 always answers True cannot reach the harness as a value: the solution side turns it into an opaque handle that
 compares by identity only. An instance of a subclass of a built-in type (an ``int`` with a forged ``__eq__``, a
-namedtuple, a Counter) travels as the plain value it holds, so the test compares the data, not the dunders.
+namedtuple, a subclass of Counter) travels as the plain value it holds, so the test compares the data, not the
+dunders. A few value types of the standard library cross as themselves (exactly them: see ``_STDLIB_VALUES``).
 
 Objects of the *value classes* (a class the problem's prompt defines and the solution defines too, such as
 LeetCode's ``ListNode`` and ``TreeNode``) travel as their attributes: ``handle`` answers ``(name, attributes)``
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import math
+import sys
 from collections.abc import Callable
 
 if False:  # annotations only: the server does not import typing
@@ -111,6 +113,9 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
         return ["c", _enc(v.real, None, depth + 1, budget), _enc(v.imag, None, depth + 1, budget)]
     if t is range:
         return ["r", v.start, v.stop, v.step]
+    std = _stdlib_value(v, t, handle, depth, budget)
+    if std is not None:
+        return std
     for base, plain in _PLAIN:
         if issubclass(t, base):  # a subclass (IntEnum, namedtuple, Counter, a forged int) travels as its data
             return _enc(plain(v), handle, depth, budget)
@@ -128,7 +133,58 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
 
 
 _MRO_OF = type.__dict__["__mro__"].__get__  # a class's real MRO (never a metaclass's own attribute)
-_FLAGS = type.__dict__["__flags__"].__get__  # a class's real flags and name (never a metaclass's own attribute)
+_FLAGS = type.__dict__["__flags__"].__get__
+_MODULE = type.__dict__["__module__"].__get__
+
+
+# The standard library's value types that cross as themselves (exactly these classes, never a subclass, which
+# crosses as the built-in value it holds): an OrderedDict compares with its order, a Counter as a Counter, a Decimal,
+# Fraction, date or timedelta keeps its value. Each side makes its own module's object; nothing of the sender's runs.
+_STDLIB_VALUES = {"collections": ("OrderedDict", "Counter", "deque"), "decimal": ("Decimal",),
+                  "fractions": ("Fraction",), "datetime": ("date", "datetime", "time", "timedelta")}
+
+
+def _stdlib_value(v: Any, t: type, handle: Any, depth: int, budget: list[Any]) -> Any:
+    module = _MODULE(t)
+    names = _STDLIB_VALUES.get(module) if type(module) is str else None
+    name = _NAME(t)
+    if not names or name not in names or getattr(sys.modules.get(module), name, None) is not t:
+        return None
+    if name in ("OrderedDict", "Counter"):
+        items = dict.items(v)
+        return ["x", name, [[_enc(k, handle, depth + 1, budget), _enc(x, handle, depth + 1, budget)] for k, x in items]]
+    if name == "deque":
+        return ["x", name, [[_enc(x, handle, depth + 1, budget) for x in v], v.maxlen]]
+    if name == "Fraction":
+        return ["x", name, [_enc(int(v.numerator), None, depth + 1, budget), _enc(int(v.denominator), None, depth + 1,
+                                                                                  budget)]]
+    if name == "timedelta":
+        return ["x", name, [v.days, v.seconds, v.microseconds]]
+    if name in ("datetime", "time") and v.tzinfo is not None and type(v.tzinfo) is not sys.modules["datetime"].timezone:
+        return None  # (a zone of its own: a handle, as before)
+    return ["x", name, v.isoformat() if name != "Decimal" else str(v)]
+
+
+def _stdlib_decode(name: str, body: Any, handle: Any, depth: int, objects: Any) -> Any:
+    module = next((m for m, names in _STDLIB_VALUES.items() if name in names), None)
+    if module is None:
+        raise ValueError(f"unknown value type {name!r}")
+    kind = getattr(__import__(module), name)
+    if name in ("OrderedDict", "Counter"):
+        pairs = [(_dec(k, handle, depth + 1, objects), _dec(x, handle, depth + 1, objects)) for k, x in body]
+        if len(pairs) > MAX_SHARED_HASHES:
+            _spread([k for k, _ in pairs])
+        return kind(pairs) if name == "OrderedDict" else kind(dict(pairs))
+    if name == "deque":
+        items, maxlen = body
+        return kind([_dec(x, handle, depth + 1, objects) for x in items], None if maxlen is None else int(maxlen))
+    if name == "Fraction":
+        return kind(_dec(body[0], None, depth + 1), _dec(body[1], None, depth + 1))
+    if name == "timedelta":
+        return kind(days=int(body[0]), seconds=int(body[1]), microseconds=int(body[2]))
+    if type(body) is not str:
+        raise ValueError("malformed value")
+    return kind(body) if name == "Decimal" else kind.fromisoformat(body)  # a class's real flags and name (never a metaclass's own attribute)
 _NAME = type.__dict__["__name__"].__get__
 _HEAPTYPE = 1 << 9
 
@@ -248,6 +304,8 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
         return raw if tag == "b" else bytearray(raw)
     if tag == "c":
         return complex(_dec(x[1], None, depth + 1), _dec(x[2], None, depth + 1))
+    if tag == "x" and len(x) == 3 and type(x[1]) is str:
+        return _stdlib_decode(x[1], x[2], handle, depth, objects)
     if tag == "r":
         return range(int(x[1]), int(x[2]), int(x[3]))
     if tag == "@" and objects is not None and len(x) == 2 and type(x[1]) is int and 0 <= x[1] < len(objects):
