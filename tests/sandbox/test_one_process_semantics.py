@@ -223,3 +223,43 @@ def test_the_standard_librarys_value_types_cross_as_themselves(sandbox: Sandbox,
     own equality lost), and a deque, Decimal, Fraction or date could not cross at all."""
     got = judge(sandbox, STDLIB_SOLUTION, STDLIB_TESTS)
     assert got.all_passed and got.total == len(STDLIB_TESTS), got
+
+
+SHARED_SOLUTION = """
+import os
+import random
+
+
+def draws():
+    return [random.randint(0, 100) for _ in range(3)]
+
+
+def mode():
+    return os.environ.get("MODE")
+
+
+def mark():
+    os.environ["BACK"] = "1"
+
+
+def roll():
+    return random.random()
+"""
+SHARED_TESTS = [
+    "import random\nrandom.seed(42)\nexpected = [random.randint(0, 100) for _ in range(3)]\nrandom.seed(42)\n"
+    "assert draws() == expected",
+    "import os\nos.environ['MODE'] = 'x'\nassert mode() == 'x'",
+    "import os\nmark()\nassert os.environ.get('BACK') == '1'",
+    "import random\nrandom.seed(1)\na = roll()\nb = random.random()\nrandom.seed(1)\n"
+    "assert [random.random(), random.random()] == [a, b]",  # the tests' draws go on from the solution's
+]
+
+
+def test_the_random_generator_and_environment_are_shared_as_in_one_process(sandbox: Sandbox, call: str) -> None:
+    """``random.seed(42)`` in the tests did not seed the solution's draws, nor did ``os.environ`` set by the tests
+    reach it (BigCodeBench's shape): honest solutions failed."""
+    got = judge(sandbox, SHARED_SOLUTION, SHARED_TESTS)
+    assert got.all_passed, got
+    saboteur = "import random, os\ndef draws():\n    random.seed(9)\n    os.environ['MODE'] = 'y'\n    return []\n"
+    _, second = run_python_tests_many([saboteur, SHARED_SOLUTION], SHARED_TESTS, timeout=10, sandbox=sandbox)
+    assert second.all_passed, second  # nothing the first member's solution changed reaches the second's tests

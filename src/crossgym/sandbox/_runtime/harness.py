@@ -100,6 +100,7 @@ class Remote:
         self.types: dict[str, Any] = {}  # handles' classes by their type's name
         self.values: dict[str, type] = {}  # the value classes: the prompt's classes the solution defines too
         self._known: dict[tuple[int, int], RemoteObject] = {}  # (generation, id) -> its handle, made once
+        self.shared = _Shared()  # the process-wide state one process would share: random's, the environment
 
     def send_init(self) -> None:
         """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
@@ -276,7 +277,14 @@ class Remote:
         if not self.pid:
             self.manifest()
         sent = [self.arg(a) for a in args]
-        result, mutated = self.request(["call", target, sent, {k: self.arg(v) for k, v in kwargs.items()}])
+        msg = ["call", target, sent, {k: self.arg(v) for k, v in kwargs.items()}]
+        shared = self.shared.outgoing()
+        if shared:
+            msg.append(shared)
+        reply = self.request(msg)
+        result, mutated = reply[0], reply[1]
+        if len(reply) > 2 and type(reply[2]) is dict:
+            self.shared.incoming(reply[2])
         for key, tree in mutated.items():  # mirrored at the end of the test's statement (see flush)
             original = kwargs.get(key[1:]) if key[:1] == "=" else args[int(key)]
             if type(original) in _MIRRORED:
@@ -293,6 +301,57 @@ class Remote:
     def subclass(self, sub: str, cls: str) -> bool:
         """``issubclass(D, C)`` for two classes of the solution, by name."""
         return self.value(self.request(["issubclass", 0, [cls, sub]])) is True
+
+
+class _Shared:
+    """What the tests and the solution would share in one process, sent with a call when it changed here and taken
+    back when the call changed it there: the ``random`` module's state (``random.seed(42)`` in the tests seeds the
+    solution's draws, and the tests' later draws go on from the solution's) and ``os.environ``. Only while the tests
+    have imported ``random`` (nothing is sent otherwise), and the environment's changes only. In a group, only
+    once the tests imported the module (``random``, ``os``): :class:`Globals` then puts it back before the next
+    member, so what one member's solution left never reaches another's tests."""
+
+    def __init__(self) -> None:
+        self.random: Any = None  # the state the solution's process has, as last sent or received
+        self.env = dict(os.environ)
+
+    def outgoing(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        rand = sys.modules.get("random") if _tracked("random") else None
+        if rand is not None:
+            state = rand.getstate()
+            if state != self.random:
+                out["random"] = [state[0], list(state[1]), state[2]]
+                self.random = state
+        if _tracked("os") and os.environ != self.env:
+            now = dict(os.environ)
+            out["env"] = [{k: v for k, v in now.items() if self.env.get(k) != v}, [k for k in self.env if k not in now]]
+            self.env = now
+        return out
+
+    def incoming(self, back: dict[str, Any]) -> None:
+        rand = sys.modules.get("random") if _tracked("random") else None
+        state = back.get("random")
+        if rand is not None and type(state) is list and len(state) == 3 and type(state[1]) is list:
+            try:
+                rand.setstate((state[0], tuple(state[1]), state[2]))
+                self.random = rand.getstate()
+            except (TypeError, ValueError, OverflowError):  # (a forged state: the tests' generator stays as it was)
+                pass
+        env = back.get("env")
+        if _tracked("os") and type(env) is list and len(env) == 2 and type(env[0]) is dict and type(env[1]) is list:
+            for k, v in env[0].items():
+                if type(k) is str and type(v) is str and k and "=" not in k and "\0" not in k + v:
+                    os.environ[k] = v
+            for k in env[1]:
+                if type(k) is str:
+                    os.environ.pop(k, None)
+            self.env = dict(os.environ)
+
+
+def _tracked(module: str) -> bool:
+    """Whether the tests' changes to a module's state are put back before a group's next member (always alone)."""
+    return GLOBALS is None or module in GLOBALS.seen
 
 
 class Output:

@@ -183,8 +183,13 @@ class _Server:
                         kind[2] += kept[1]
         return manifest
 
-    def call(self, target: list[Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def call(self, target: list[Any], args: list[Any], kwargs: dict[str, Any], shared: Any = None) -> Any:
         fn = self.ns[target[1]] if target[0] == "n" else self.handles[target[1]]
+        if type(shared) is dict:
+            _take_shared(shared)
+        rand = sys.modules.get("random")
+        before = rand.getstate() if rand is not None else None
+        env = dict(os.environ)
         pargs = [self.dec(a) for a in args]
         kw = {k: self.dec(v) for k, v in kwargs.items()}
         result = fn(*pargs, **kw)
@@ -201,7 +206,16 @@ class _Server:
                     mutated["=" + k] = after
         same = {id(now): str(i) for i, now in enumerate(pargs) if type(now) in _MUTABLE and str(i) not in mutated}
         same.update({id(now): "=" + k for k, now in kw.items() if type(now) in _MUTABLE and "=" + k not in mutated})
-        return [self.enc(result, same), mutated]  # an argument it returns unchanged: the tests' own object
+        back: dict[str, Any] = {}  # what the call changed of the state the tests share with it in one process
+        rand = sys.modules.get("random")
+        if rand is not None and rand.getstate() != before:
+            state = rand.getstate()
+            back["random"] = [state[0], list(state[1]), state[2]]
+        if os.environ != env:
+            now = dict(os.environ)
+            back["env"] = [{k: v for k, v in now.items() if env.get(k) != v}, [k for k in env if k not in now]]
+        out = [self.enc(result, same), mutated]  # an argument it returns unchanged: the tests' own object
+        return out + [back] if back else out
 
     def op(self, name: str, hid: int, args: list[Any]) -> Any:
         if name == "isinstance" or name == "issubclass":
@@ -286,6 +300,21 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 _MUTABLE = (list, dict, set, bytearray)
 
 
+def _take_shared(shared: dict[str, Any]) -> None:
+    """The tests' ``random`` state and environment changes, before a call (see harness._Shared)."""
+    state = shared.get("random")
+    if type(state) is list and len(state) == 3:
+        import random
+
+        random.setstate((state[0], tuple(state[1]), state[2]))
+    env = shared.get("env")
+    if type(env) is list and len(env) == 2:
+        for k, v in env[0].items():
+            os.environ[str(k)] = str(v)
+        for k in env[1]:
+            os.environ.pop(str(k), None)
+
+
 def _exact(value: Any, kind: type) -> Any:
     if type(value) is not kind:
         raise TypeError(f"expected a {kind.__name__}, got {type(value).__name__}")
@@ -340,7 +369,7 @@ def _serve(req: int, rep: int) -> None:
             if msg[0] == "init":
                 reply: list[Any] = ["ok", server.init(msg[1], msg[2] if len(msg) > 2 else None)]
             elif msg[0] == "call":
-                reply = ["ok", server.call(msg[1], msg[2], msg[3])]
+                reply = ["ok", server.call(msg[1], msg[2], msg[3], msg[4] if len(msg) > 4 else None)]
             else:
                 reply = ["ok", server.op(msg[0], msg[1], msg[2])]
         except codec.Unencodable as exc:  # what it returned cannot be sent: the harness's limit, not a TypeError
