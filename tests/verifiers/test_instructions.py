@@ -16,7 +16,7 @@ def run(answer, text, **params):
 @pytest.mark.parametrize("constraint,good,bad", [
     ({"type": "word_count", "min": 3}, "one two three", "one two"),
     ({"type": "word_count", "max": 3}, "one two three", "one two three four"),
-    ({"type": "word_count", "exactly": 2}, "don't stop", "do not stop"),
+    ({"type": "word_count", "exactly": 3}, "don't stop", "do not stop now"),  # IFEval: don't is two words
     ({"type": "char_count", "max": 5}, "abcde", "abcdef"),
     ({"type": "sentence_count", "exactly": 2}, "Hi there. How are you?", "Hi. There. You?"),
     ({"type": "sentence_count", "min": 2}, "One. Two without a stop", "Just one"),

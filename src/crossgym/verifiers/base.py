@@ -62,7 +62,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.protocol.messages import Message, ToolSpec
+from crossgym.protocol.messages import Message, ToolCall, ToolSpec
 from crossgym.protocol.task import Completion, Example, Expect, Task, Verdict, VerifierSpec, carried_task
 
 log = logging.getLogger(__name__)
@@ -116,6 +116,9 @@ def check_inputs(task: Any, completion: Any, max_chars: int = MAX_CHARS) -> Verd
     for m in msgs:
         if not isinstance(m, Message) or not isinstance(m.content, str):
             return Verdict.malformed("completion messages must be crossgym Messages with text content")
+        if m.tool_calls and not _tool_calls_ok(m.tool_calls):
+            return Verdict.malformed("completion tool_calls must be crossgym ToolCalls with a text id and name and "
+                                     "an arguments object (build them with ToolCall.from_dict)")
         total += len(m.content)
         if total > max_chars:
             return Verdict.malformed(f"completion is over the {max_chars:,}-character cap")
@@ -125,6 +128,40 @@ def check_inputs(task: Any, completion: Any, max_chars: int = MAX_CHARS) -> Verd
             except UnicodeEncodeError as exc:
                 return Verdict.malformed(f"completion text is not valid Unicode ({exc.reason} at {exc.start})")
     return None
+
+
+def _tool_calls_ok(calls: Any) -> bool:
+    """Whether a message's tool calls are ToolCalls verifiers can read: a dict or a string there (the public API
+    takes any object) made tool_call, sql and shell raise, an infrastructure error instead of a malformed call."""
+    return isinstance(calls, (tuple, list)) and all(
+        isinstance(c, ToolCall) and isinstance(c.name, str) and isinstance(c.id, str)
+        and isinstance(c.arguments, dict) and (c.error is None or isinstance(c.error, str))
+        and (c.raw_arguments is None or isinstance(c.raw_arguments, str)) for c in calls)
+
+
+#: a task nested deeper than this is the dataset's fault when scoring it runs out of stack
+TASK_DEPTH = 256
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` (lists, tuples, dicts) nests more than ``limit`` levels; iterative, so it cannot itself
+    run out of stack."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def _deep_task(task: Any) -> bool:
+    parts = (getattr(task, "prompt", None), getattr(task, "answer", None), getattr(task, "metadata", None),
+             getattr(getattr(task, "verifier", None), "params", None))
+    return any(_nests_deeper(p, TASK_DEPTH) for p in parts)
 
 
 def _finite(v: Verdict) -> Verdict:
@@ -266,7 +303,10 @@ class BaseVerifier:
             return Verdict.malformed(clip(str(exc) or "unusable completion", MAX_REASON))
         except BadTask as exc:
             return Verdict.exception(clip(f"bad task {getattr(task, 'id', '?')!r}: {exc}", MAX_REASON))
-        except RecursionError:
+        except RecursionError:  # the task's fault when it is the deep one (its answer, metadata...), else the model's
+            if _deep_task(task):
+                return Verdict.exception(f"bad task {clip(str(getattr(task, 'id', '?')), 200)!r}: it nests more "
+                                         f"than {TASK_DEPTH} levels deep")
             return Verdict.malformed("input is nested too deeply")
         except Exception as exc:
             log.debug("verifier %s raised", self.name, exc_info=True)

@@ -9,7 +9,14 @@ from typing import Any
 from crossgym.text import MalformedJSON, parse_json_text
 
 Result = tuple[bool, str]
-_WORD = re.compile(r"\w+(?:['’-]\w+)*")
+#: a word as written (``don't``, ``well-known`` whole): what first_word_of_paragraph compares
+_WHOLE_WORD = re.compile(r"\w+(?:['’-]\w+)*")
+#: CJK scripts written without spaces: Han (with extensions and compatibility ideographs), hiragana, katakana
+_CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+#: the unit words are counted in: IFEval's (nltk's RegexpTokenizer(r"\w+"): a run of letters and digits, so
+#: "well-known" and "don't" are two each, and hyphen-chained text cannot pass as one word), except that each CJK
+#: character is a word of its own (a run of them is a sentence, not one word)
+_COUNTED = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _SENT_END = re.compile(r"[.!?]+(?=\s|$)")
 _BULLET = re.compile(r"^[ \t]*[*\-•+][ \t]+\S", re.M)
 _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+\S", re.M)
@@ -31,7 +38,8 @@ def _range(count: int, what: str, min: int | None = None, max: int | None = None
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text)
+    """The words a word count counts (see ``_COUNTED``)."""
+    return _COUNTED.findall(text)
 
 
 def word_count(text: str, **kw: Any) -> Result:
@@ -67,7 +75,7 @@ def first_word_of_paragraph(text: str, n: int, word: str, separator: str = "blan
     ps = paragraphs(text, separator)
     if len(ps) < n:
         return False, f"only {len(ps)} paragraphs"
-    w = words(ps[n - 1])
+    w = _WHOLE_WORD.findall(ps[n - 1])
     ok = bool(w) and w[0].casefold() == word.casefold()
     return ok, f"paragraph {n} starts with {w[0] if w else '(nothing)'!r}"
 

@@ -36,7 +36,9 @@ class Instructions(BaseVerifier):
     """
 
     name = "instructions"
-    version = "1"
+    # 2: words are counted as IFEval counts them (runs of letters and digits: "well-known" is two words, so a
+    # hyphen-chained reply is no longer one word) and each CJK character is a word (a run of them was one)
+    version = "2"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:
