@@ -6,6 +6,7 @@ Every `--json` prints exactly one JSON document on stdout.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import itertools
 import json
@@ -44,19 +45,21 @@ def _print_json(doc: Any) -> None:
 
 
 def _parse_json_option(value: str | None, option: str) -> dict[str, Any]:
+    """A JSON object given as text or as a file holding one. The value is a file when it names one that exists,
+    or when it is no JSON and looks like a path (then a missing file says so); a long JSON text is never probed
+    in a way that fails (see ``is_user_file``)."""
     if not value:
         return {}
-    if Path(value).is_file():
-        from crossgym.config.files import read_user_text
+    from crossgym.config.files import is_user_file, load_user_json, read_user_text
+    from crossgym.verify_cmd import looks_like_path
 
-        text = read_user_text(value, what=f"{option} file")
+    where = option
+    if is_user_file(value) or (not value.lstrip().startswith(("{", "[")) and looks_like_path(value)):
+        text = read_user_text(Path(value).expanduser(), what=f"{option} file")
+        where = f"{option} {value}"
     else:
         text = value
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"not valid JSON ({exc.msg} at column {exc.colno})", where=option,
-                          fix="""pass a JSON object, e.g. '{"key": 1}', or a file holding one""") from None
+    parsed = load_user_json(text, where, fix="""pass a JSON object, e.g. '{"key": 1}', or a file holding one""")
     if not isinstance(parsed, dict):
         raise ConfigError("must be a JSON object", where=option, fix="""e.g. '{"key": 1}'""")
     return parsed
@@ -185,13 +188,22 @@ def _write_jsonl(out: Path, lines: Iterator[str]) -> int:
                 count += 1
         os.replace(partial, out)
     except OSError as exc:
-        partial.unlink(missing_ok=True)
+        _discard(partial)
         raise ConfigError(f"cannot write: {exc.strerror or exc}", where=str(out), fix="choose another --out") \
             from None
     except BaseException:
-        partial.unlink(missing_ok=True)
+        _discard(partial)
         raise
     return count
+
+
+def _discard(partial: Path) -> None:
+    """Remove a half-written file if the file system lets us: on a read-only or failing one, removing it fails
+    too, and that second error must not hide the first."""
+    try:
+        partial.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 # ---------------------------------------------------------------- eval / train / plan
@@ -369,6 +381,20 @@ def _one_line(text: str) -> str:
     return out
 
 
+#: errors of the file system rather than of crossgym, each with what to do about it
+_OS_FIXES = {
+    errno.EROFS: "the file system is read-only; choose an output path on a writable one",
+    errno.ENOSPC: "free some space, or choose an output path on another disk; a rerun resumes or rewrites it",
+    errno.EDQUOT: "your disk quota is used up; free some space or write elsewhere",
+    errno.ENAMETOOLONG: "shorten the path",
+    errno.EIO: "the disk failed to read or write; check it, or use another path",
+    errno.ELOOP: "the path holds a loop of symbolic links; check it",
+    errno.EACCES: "check the path's permissions",
+}
+#: failures that are clear without the path (a full disk is reported by write(), which names no file)
+_NO_PATH_NEEDED = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors are one line and exit 2."""
     try:
@@ -378,11 +404,15 @@ def main(argv: list[str] | None = None) -> None:
             raise
         sys.stderr.write(f"crossgym: error: {_one_line(str(exc))}\n")
         sys.exit(exc.exit_code)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError) as exc:
-        if _state["debug"] or not exc.filename:  # the net under the checks: a path that cannot be read or written
+    except OSError as exc:
+        fix = _OS_FIXES.get(exc.errno or 0) if not isinstance(exc, (FileNotFoundError, IsADirectoryError,
+                                                                   NotADirectoryError, PermissionError,
+                                                                   FileExistsError)) else "check the path"
+        # the net under the checks: a path that cannot be read or written, a disk that is full or read-only
+        if _state["debug"] or fix is None or not (exc.filename or exc.errno in _NO_PATH_NEEDED):
             raise
-        sys.stderr.write(f"crossgym: error: {exc.filename}: {exc.strerror} (fix: check the path; --debug shows "
-                         "where it was used)\n")
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"crossgym: error: {where}{exc.strerror} (fix: {fix}; --debug shows where it was used)\n")
         sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write("crossgym: interrupted\n")

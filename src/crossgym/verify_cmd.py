@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from crossgym.api import load_verifier
-from crossgym.config.files import read_user_text, task_from_user_dict
+from crossgym.config.files import is_user_file, load_user_json, read_user_text, task_from_user_dict
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
+
+_TASK_FIX = "write one Task object as JSON (see `crossgym tasks`)"
 
 
 def read_task(path: Path, task_id: str | None = None) -> Task:
@@ -19,8 +21,11 @@ def read_task(path: Path, task_id: str | None = None) -> Task:
     text = read_user_text(path, what="task file", fix_missing="check the path; `crossgym tasks --out FILE` writes one")
     try:
         whole = json.loads(text)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError:  # several lines: JSONL, read line by line below
         pass
+    except (ValueError, RecursionError):  # too deep, or an integer over the digit limit: the same error, one line
+        load_user_json(text, str(path), fix=_TASK_FIX)
+        raise
     else:
         task = task_from_user_dict(whole, str(path))
         if task_id is not None and task.id != task_id:
@@ -33,8 +38,10 @@ def read_task(path: Path, task_id: str | None = None) -> Task:
         try:
             docs.append((n, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"not a task JSON document ({exc.msg})", where=f"{path}:{n}",
-                              fix="write one Task object as JSON (see `crossgym tasks`)") from None
+            raise ConfigError(f"not a task JSON document ({exc.msg})", where=f"{path}:{n}", fix=_TASK_FIX) from None
+        except (ValueError, RecursionError):
+            load_user_json(line, f"{path}:{n}", fix=_TASK_FIX)
+            raise
     if not docs:
         raise ConfigError("the task file is empty", where=str(path), fix="write one Task object as JSON "
                                                                          "(see `crossgym tasks`)")
@@ -70,20 +77,60 @@ def looks_like_path(value: str) -> bool:
 
 
 def read_completion(value: str) -> Completion:
-    """Completion text, or a file holding text or a Completion JSON document (see ``looks_like_path``)."""
-    p = Path(value).expanduser()
-    if len(value) < 4096 and (p.is_file() or looks_like_path(value)):
+    """Completion text, or a file holding text or a Completion JSON document (see ``looks_like_path``). A long text
+    is never probed as a file name in a way that fails (``is_user_file``); a Completion document with a field of the
+    wrong type is one ConfigError line naming the file."""
+    if is_user_file(value) or looks_like_path(value):
+        p = Path(value).expanduser()
         text = read_user_text(p, what="completion file",
                               fix_missing="check the path; to score text that looks like a path, put it in a file")
         if p.suffix == ".json":
             try:
                 data = json.loads(text)
-                if isinstance(data, dict) and "messages" in data:
-                    return Completion.from_dict(data)
-            except json.JSONDecodeError:
-                pass
+            except json.JSONDecodeError:  # JSON-looking text that is no document: scored as the text it is
+                return Completion.from_text(text)
+            except (ValueError, RecursionError):
+                load_user_json(text, str(p), fix=_COMPLETION_FIX)
+                raise
+            if isinstance(data, dict) and "messages" in data:
+                return _completion_from_user_dict(data, str(p))
         return Completion.from_text(text)
     return Completion.from_text(value)
+
+
+_COMPLETION_FIX = 'write {"messages": [{"role": "assistant", "content": "..."}]}, or the plain text in a .txt file'
+
+
+def _completion_from_user_dict(data: dict[str, Any], where: str) -> Completion:
+    """``Completion.from_dict`` of a user's document; a field of the wrong type is one line naming that field."""
+    for key, kind, rule in (("messages", list, "a list of messages"), ("token_ids", list, "a list of integers"),
+                            ("logprobs", list, "a list of numbers")):
+        if data.get(key) is not None and not isinstance(data[key], kind):
+            raise ConfigError(f"'{key}' must be {rule}, got {type(data[key]).__name__}", where=where,
+                              fix=_COMPLETION_FIX)
+    for i, m in enumerate(data["messages"]):
+        if not isinstance(m, dict):
+            raise ConfigError(f"'messages[{i}]' must be an object with role and content, got {type(m).__name__}",
+                              where=where, fix=_COMPLETION_FIX)
+        calls = m.get("tool_calls")
+        if calls is not None and not (isinstance(calls, list) and all(isinstance(c, dict) for c in calls)):
+            raise ConfigError(f"'messages[{i}].tool_calls' must be a list of objects (name, arguments)",
+                              where=where, fix='e.g. "tool_calls": [{"name": "f", "arguments": {}}]')
+    try:
+        return Completion.from_dict(data)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        field = next((k for k in ("token_ids", "logprobs") if data.get(k) is not None and str(exc) and
+                      _bad_numbers(data[k], int if k == "token_ids" else float)), "messages")
+        raise ConfigError(f"not a valid completion: '{field}': {exc}", where=where, fix=_COMPLETION_FIX) from None
+
+
+def _bad_numbers(values: list[Any], kind: type) -> bool:
+    try:
+        for v in values:
+            kind(v)
+    except (ValueError, TypeError, OverflowError):
+        return True
+    return False
 
 
 def verify_one(*, verifier: str | None, params: dict[str, Any], task_path: Path, completion: str,

@@ -91,7 +91,7 @@ def test_mapping_errors_name_the_row_and_the_fix(tmp_path: Path, rows: list[Any]
 def test_invalid_json_line_and_missing_file(tmp_path: Path) -> None:
     p = tmp_path / "broken.jsonl"
     p.write_text('{"prompt": "x", "answer": 1}\n{not json\n')
-    with pytest.raises(ConfigError, match=r"broken.jsonl:2: invalid JSON"):
+    with pytest.raises(ConfigError, match=r"broken.jsonl:2: not valid JSON"):
         crossgym.load_tasks("jsonl", path=str(p), verifier="numeric")
     with pytest.raises(ConfigError, match="does not exist"):
         crossgym.load_tasks("jsonl", path=str(tmp_path / "nope.jsonl"))

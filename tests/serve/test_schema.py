@@ -30,7 +30,7 @@ _rejection.expected_statuses = [*_rejection.expected_statuses, "413"]
 
 @pytest.fixture(scope="module")
 def server_url() -> Any:
-    from conftest import LiveServer
+    from crossgym.serve.live import LiveServer
 
     with LiveServer(ServeSettings(**SETTINGS)) as srv:
         yield srv.url

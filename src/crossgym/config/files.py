@@ -5,6 +5,10 @@ checking the paths it will write, so that every mistake is one ConfigError line 
   naming the file and its likely encoding ("save it as UTF-8"). A UTF-8 byte-order mark is dropped.
 - ``decode_user_line(raw, where)``: one line of a file read as bytes (JSONL readers that stream), same errors.
 - ``check_user_encoding(path)``: the same check on the head of a file too large to read whole (rollouts).
+- ``is_user_file(value)``: whether an option's value names an existing file; text too long to be a file name (a
+  JSON document, a sentence) is simply not one, never an OSError (ENAMETOOLONG).
+- ``load_user_json(text, where, fix)``: ``json.loads``; not JSON, nested too deeply or an integer of thousands of
+  digits is one ConfigError line.
 - ``task_from_user_dict(doc, where)``: a Task from a JSON object a user wrote; a key that is not a Task field
   (``answr``) is one line naming it, with the field it most likely means.
 - ``check_model_path(model, where)``: ``~`` expanded; a model that looks like a local path (see ``looks_local``)
@@ -21,6 +25,7 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import difflib
+import json
 import math
 import os
 from collections.abc import Mapping
@@ -81,6 +86,31 @@ def read_user_text(path: str | Path, *, what: str = "file", fix_missing: str = "
         raise _encoding_error(str(p), enc)
     text = raw.decode("utf-8")
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def is_user_file(value: str | Path) -> bool:
+    """Whether ``value`` names an existing file. Text passed where a file or text may go can be far longer than a
+    file name may be (ENAMETOOLONG) or hold a NUL: then it is text, not a file, and never an error."""
+    try:
+        return Path(value).expanduser().is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def load_user_json(text: str, where: str, *, fix: str) -> Any:
+    """``json.loads(text)``; every way it fails (not JSON, too deep for the parser, an integer over Python's digit
+    limit) is one ConfigError line naming ``where``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", where=where,
+                          fix=fix) from None
+    except RecursionError:
+        raise ConfigError("not readable JSON: it nests too deeply", where=where,
+                          fix=f"{fix}, nested a few hundred levels at most") from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        raise ConfigError(f"not readable JSON ({exc})", where=where, fix=f"{fix}; write a long number as a string") \
+            from None
 
 
 def decode_user_line(raw: bytes, where: str) -> str:

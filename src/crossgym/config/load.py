@@ -105,8 +105,18 @@ def load_run_config(path: str | Path) -> RunConfig:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         fix = "indent with spaces, not tabs" if "'\\t'" in problem else "fix the YAML syntax at that line"
         raise ConfigError(f"invalid YAML: {problem}", where=where, fix=fix) from None
-    data = _resolve_files(data, p.parent)
-    return parse_run_config(data, source=str(p))
+    except RecursionError:  # even balanced brackets, a few thousand deep, exhaust the parser's stack
+        raise ConfigError("the YAML nests too deeply to read", where=str(p),
+                          fix="a config is nested a few levels; look for a runaway [ or { in it") from None
+    except ValueError as exc:  # an integer over Python's digit limit (4300), e.g. max_steps: 999...9
+        raise ConfigError(f"a value cannot be read: {exc}", where=str(p),
+                          fix="write numbers of ordinary size; a long one as a quoted string") from None
+    try:
+        data = _resolve_files(data, p.parent)
+        return parse_run_config(data, source=str(p))
+    except RecursionError:
+        raise ConfigError("the config nests too deeply to check", where=str(p),
+                          fix="a config is nested a few levels; look for a runaway [ or { in it") from None
 
 
 class _DuplicateKey(yaml.YAMLError):  # type: ignore[misc]

@@ -217,8 +217,9 @@ def load_task_list(source: str | None = None, *, params: dict[str, Any] | None =
     from crossgym.environments.sources.common import MAX_TASKS
 
     if source:
-        p = Path(source)
-        if p.suffix in (".jsonl", ".json") or (p.exists() and p.is_file()):
+        from crossgym.config.files import is_user_file
+
+        if Path(source).suffix in (".jsonl", ".json") or is_user_file(source):  # a long text: no file, no OSError
             files = [source, *files]
             source = None
     for f in files:

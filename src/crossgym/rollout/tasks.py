@@ -7,7 +7,6 @@ Nothing here is adapter-specific: every backend, `crossgym train` and the gate r
 from __future__ import annotations
 
 import functools
-import json
 import typing
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,7 +57,7 @@ def run_eval_tasks(run: RunConfig) -> list[Task] | None:
 
 def read_task_file(path: str | Path) -> list[Task]:
     """Tasks from a JSONL file (one Task JSON object per line); a bad line is one ConfigError naming it."""
-    from crossgym.config.files import read_user_text, task_from_user_dict
+    from crossgym.config.files import load_user_json, read_user_text, task_from_user_dict
 
     p = Path(path).expanduser()
     text = read_user_text(p, what="task file", fix_missing="check the path in tasks.files")
@@ -66,11 +65,7 @@ def read_task_file(path: str | Path) -> list[Task]:
     for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): JSON text may hold a raw U+2028 or \x85
         if not line.strip():
             continue
-        try:
-            doc = json.loads(line)
-        except ValueError as exc:
-            raise ConfigError(f"not JSON ({exc})", where=f"{p}:{n}",
-                              fix="each line must be a Task JSON object (see `crossgym tasks`)") from None
+        doc = load_user_json(line, f"{p}:{n}", fix="each line must be a Task JSON object (see `crossgym tasks`)")
         out.append(task_from_user_dict(doc, f"{p}:{n}"))
     return out
 

@@ -206,8 +206,13 @@ def _numbered_records(path: str | Path, skipped: Callable[[str, str], None] | No
 
 
 def rollout_from_record(doc: Mapping[str, Any]) -> Rollout:
-    """A Rollout from any record crossgym wrote, as written (read its provenance with ``provenance_of``)."""
-    return Rollout.from_dict(doc)
+    """A Rollout from any record crossgym wrote, as written (read its provenance with ``provenance_of``). Its
+    provenance is read here too, so a damaged one (a schema that is no number, verifier params that are no object)
+    makes the record "not a rollout", skipped and named like any other damage, rather than a crash later in
+    reverify or compare."""
+    rollout = Rollout.from_dict(doc)
+    provenance_of(rollout)
+    return rollout
 
 
 def provenance_of(rollout: Rollout) -> Provenance:

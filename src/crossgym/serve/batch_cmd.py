@@ -9,6 +9,7 @@ passes, errors and verdicts that changed.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
@@ -30,6 +31,10 @@ log = logging.getLogger(__name__)
 CHUNK = 2048
 #: the most local --workers (or 8 per CPU, if more): each may be a verifier process (math-verify's is ~100 MB)
 MAX_LOCAL_WORKERS = 64
+
+
+#: write errors that name no file (a full disk, a quota, a failing disk): reported with --out's path
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG})
 
 
 def _parse(raw: bytes | dict[str, Any], where: str) -> tuple[dict[str, Any], tuple[Task, Completion]]:
@@ -252,10 +257,15 @@ def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, 
         done += 1
         last = doc
         _check_version(doc, built, checked, f"{out}:{done}")
+        if "verdict" not in doc:  # e.g. a copy of the input: its records were never scored here
+            raise ConfigError(f"{out} is not the output of verify-batch (no verdict at line {done}); nothing was "
+                              "scored", where="--out", fix="pass a new --out path (or remove this file)")
         try:
             v = Verdict.from_dict(doc["verdict"])
-        except (KeyError, ValueError, TypeError):
-            v = Verdict.exception("unreadable verdict in --out")
+        except (KeyError, ValueError, TypeError, AttributeError, RecursionError):
+            raise ConfigError(f"--out holds an unreadable verdict at {out}:{done}, so its records cannot be "
+                              "counted", where="--out", fix="remove it (or pass another --out) to score afresh") \
+                from None
         tallied.add(doc.get("previous_verdict"), v)
     store = RolloutStore(out).open()  # the writer's lock; a torn last line cut off
     tally.merge(tallied)
@@ -415,6 +425,13 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
                             store = RolloutStore(group_out).open()
                         store.append_docs(_rescored(records, pairs, verdicts, built))
                     bar.show(tally.n)
+            except OSError as exc:
+                if group_out is None or exc.filename is not None or exc.errno not in _WRITE_ERRNOS:
+                    raise
+                # write() on a full disk names no file: this names --out (its records so far are kept)
+                raise ConfigError(f"cannot write: {exc.strerror}", where=str(group_out),
+                                  fix="free some space or pass another --out; rerun with this --out to resume") \
+                    from None
             finally:
                 if store is not None:
                     store.close()

@@ -8,14 +8,13 @@ columns in ``metadata``. ``prompt_template`` ("Q: {question}") builds the prompt
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from crossgym.config.files import check_user_encoding, decode_user_line, task_from_user_dict
+from crossgym.config.files import check_user_encoding, decode_user_line, load_user_json, task_from_user_dict
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
 from crossgym.protocol.messages import Message, ToolSpec, messages_from
 from crossgym.protocol.task import Task, VerifierSpec
@@ -170,11 +169,7 @@ def jsonl(path: str, *, columns: Mapping[str, str] | None = None, verifier: str 
                 line = decode_user_line(raw, f"{p}:{lineno}")
                 if not line.strip():
                     continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(f"{p}:{lineno}: invalid JSON ({exc.msg})", fix="one JSON object per line") \
-                        from None
+                row = load_user_json(line, f"{p}:{lineno}", fix="one JSON object per line")  # deep, huge ints too
                 yield mapper(row, index, f"{p}:{lineno}")
                 index += 1
 
@@ -198,12 +193,26 @@ def parquet(path: str, *, columns: Mapping[str, str] | None = None, verifier: st
     def rows() -> Iterator[Task]:
         index = 0
         for f in files:
-            for batch in pq.ParquetFile(f).iter_batches(batch_size=1024):
-                for row in batch.to_pylist():
+            for batch in _parquet_batches(pq, f):
+                for row in batch:
                     yield mapper(row, index, f"{f} row {index}")
                     index += 1
 
     return _finish(rows(), limit if limit is not None else n, shuffle, seed)
+
+
+def _parquet_batches(pq: Any, f: Path) -> Iterator[list[dict[str, Any]]]:
+    """The rows of one Parquet file, 1024 at a time; not Parquet or corrupt (pyarrow's ArrowInvalid is a ValueError,
+    its IO errors OSErrors), at the start or in a later row group, is one ConfigError naming the file."""
+    try:
+        batches = pq.ParquetFile(f).iter_batches(batch_size=1024)
+        while (batch := next(batches, None)) is not None:
+            rows: list[dict[str, Any]] = batch.to_pylist()
+            yield rows
+    except (OSError, ValueError) as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise ConfigError(f"task source 'parquet': not a readable Parquet file ({detail})", where=str(f),
+                          fix="pass a Parquet file of task rows (or use the jsonl source)") from None
 
 
 def hf_dataset(path: str, *, split: str | None = None, columns: Mapping[str, str] | None = None,
