@@ -263,3 +263,71 @@ def test_the_random_generator_and_environment_are_shared_as_in_one_process(sandb
     saboteur = "import random, os\ndef draws():\n    random.seed(9)\n    os.environ['MODE'] = 'y'\n    return []\n"
     _, second = run_python_tests_many([saboteur, SHARED_SOLUTION], SHARED_TESTS, timeout=10, sandbox=sandbox)
     assert second.all_passed, second  # nothing the first member's solution changed reaches the second's tests
+
+
+GLOBALS_SOLUTION = """
+count = 0
+items = []
+limit = 3
+def inc():
+    global count
+    count += 1
+def add(x):
+    items.append(x)
+def below(x):
+    return x < limit
+def setup():
+    global cache
+    cache = {"a": 1}
+"""
+GLOBALS_TESTS = ["inc()\nassert count == 1", "inc()\ninc()\nassert count == 3",
+                 "add(1)\nassert items == [1]", "items.append(5)\nadd(2)\nassert items == [1, 5, 2]",
+                 "limit = 10\nassert below(5)", "assert not below(20)",
+                 "setup()\nassert cache == {'a': 1}"]
+
+
+def test_the_solutions_globals_the_tests_name_are_one_variable(sandbox: Sandbox, call: str) -> None:
+    """A solution's module global was sent once, at load: ``global count; count += 1`` was never seen by the tests,
+    a global made by a call was a NameError, and the tests' own rebinding never reached the solution."""
+    got = judge(sandbox, GLOBALS_SOLUTION, GLOBALS_TESTS)
+    assert outcomes(got) == [True] * len(GLOBALS_TESTS), got
+    wrong = GLOBALS_SOLUTION.replace("count += 1", "count += 2").replace("items.append(x)", "items.insert(0, x)")
+    assert outcomes(judge(sandbox, wrong, GLOBALS_TESTS)) == [False, False, True, False, True, True, True]
+
+
+CAPS_SOLUTION = """
+from dataclasses import dataclass
+class Plain:
+    pass
+class Bag:
+    def __init__(self): self.items = [1, 2]
+    def __len__(self): return len(self.items)
+    def __iter__(self): return iter(self.items)
+    def __getitem__(self, i): return self.items[i]
+@dataclass
+class P:
+    x: int
+def plain(): return object()
+def gen():
+    yield 1
+    yield 2
+def adder(): return lambda x: x + 1
+"""
+CAPS_TESTS = [
+    "from collections.abc import Iterator\nassert isinstance(plain(), Iterator)",  # False in one process
+    "assert callable(plain())",
+    "from collections.abc import Sized\nassert isinstance(Plain(), Sized)",
+    "assert hasattr(Plain(), '__iter__') or hasattr(Plain(), '__len__')",
+    "hash(P(1))",
+    # what the solution's types do define still works
+    "b = Bag()\nassert len(b) == 2 and list(b) == [1, 2] and b[1] == 2 and 2 in b and 5 not in b",
+    "from collections.abc import Iterator\ng = gen()\nassert isinstance(g, Iterator) and next(g) == 1 and list(g) == [2]",
+    "assert callable(adder()) and adder()(1) == 2",
+    "b = Bag()\nassert {b: 1}[b] == 1",
+]
+
+
+def test_a_handle_does_only_what_its_type_defines(sandbox: Sandbox, call: str) -> None:
+    """Every handle was an Iterator, Sized, Container and callable, and hashed though its type was unhashable:
+    tests of those passed for any object."""
+    assert outcomes(judge(sandbox, CAPS_SOLUTION, CAPS_TESTS)) == [False] * 5 + [True] * 4

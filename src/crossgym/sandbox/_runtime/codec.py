@@ -128,8 +128,38 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
             index = budget[2][id(v)] = len(budget[3])
             budget[3].append((v, str(hid[0]), hid[1]))  # (kept: the id stays this object's while encoding)
         return ["@", index]
-    name = type_name(t) if budget[1] else t.__name__
-    return ["h", hid, name] if type(hid) is int else ["h", hid[0], name, hid[1]]
+    if budget[1]:  # the solution's side: what its type can do goes with it (see capabilities)
+        name = type_name(t)
+        return ["h", hid, name, None, capabilities(t)] if type(hid) is int else \
+            ["h", hid[0], name, hid[1], capabilities(t)]
+    return ["h", hid, t.__name__] if type(hid) is int else ["h", hid[0], t.__name__, hid[1]]
+
+
+#: the protocols a handle takes part in, as bits: those its type does not define, the tests' handle lacks too, so
+#: ``isinstance(h, Iterator)``, ``callable(h)``, ``hasattr(h, "__len__")`` and ``hash(h)`` answer as in one process
+CAPABILITIES = ("__iter__", "__next__", "__len__", "__contains__", "__call__", "__getitem__", "__setitem__",
+                "__delitem__", "__hash__")
+_CAPS: dict[int, tuple[type, int]] = {}  # id(type) -> (the type, its bits); the type kept, so the id stays its own
+
+
+def capabilities(kind: type) -> int:
+    """The bits of :data:`CAPABILITIES` the type defines (not None), read from its real MRO's dictionaries: no
+    metaclass ``__getattr__`` answers for it."""
+    kept = _CAPS.get(id(kind))
+    if kept is not None and kept[0] is kind:
+        return kept[1]
+    bits = 0
+    mro = _MRO_OF(kind)
+    for i, name in enumerate(CAPABILITIES):
+        for k in mro:
+            found = type.__dict__["__dict__"].__get__(k)
+            if name in found:
+                if found[name] is not None:
+                    bits |= 1 << i
+                break
+    if len(_CAPS) < 4096:
+        _CAPS[id(kind)] = (kind, bits)
+    return bits
 
 
 _MRO_OF = type.__dict__["__mro__"].__get__  # a class's real MRO (never a metaclass's own attribute)
@@ -313,5 +343,9 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
     if tag == "a" and _GIVEN[0] is not None and len(x) == 2 and type(x[1]) is str and x[1] in _GIVEN[0]:
         return _GIVEN[0][x[1]]
     if tag == "h" and handle is not None:
-        return handle(int(x[1]), str(x[2])) if len(x) < 4 else handle(int(x[1]), str(x[2]), str(x[3]))
+        if len(x) < 4:
+            return handle(int(x[1]), str(x[2]))
+        if len(x) == 4:
+            return handle(int(x[1]), str(x[2]), str(x[3]))
+        return handle(int(x[1]), str(x[2]), None if x[3] is None else str(x[3]), int(x[4]))
     raise ValueError(f"unknown value tag {tag!r}")

@@ -82,6 +82,9 @@ def _rebuilt(kind: type[BaseException], text: str, parts: dict[str, Any], fallba
 _EXC_PART = (bool, int, float, str)  # what an exception's arguments and attributes may be
 
 
+_ALL_CAPS = (1 << len(codec.CAPABILITIES)) - 1  # a handle of a frame that says nothing of its type's capabilities
+
+
 class Remote:
     """The current solution process; a fresh one is taken after a timeout or a death."""
 
@@ -97,10 +100,14 @@ class Remote:
         self._pending = False
         self.exceptions: dict[str, type] = {}  # the tests' classes for the solution's exception classes (_bind)
         self.classes: dict[str, SolutionClass] = {}  # the tests' names for its other classes (_bind)
-        self.types: dict[str, Any] = {}  # handles' classes by their type's name
+        self.types: dict[tuple[str, int], Any] = {}  # handles' classes by their type's name and capabilities
         self.values: dict[str, type] = {}  # the value classes: the prompt's classes the solution defines too
         self._known: dict[tuple[int, int], RemoteObject] = {}  # (generation, id) -> its handle, made once
         self.shared = _Shared()  # the process-wide state one process would share: random's, the environment
+        self.ns: dict[str, Any] | None = None  # the tests' namespace (_bind)
+        self.live: dict[str, list[Any]] = {}  # the solution's globals the tests name (see _globals_out)
+        self._synced = 0  # the generation whose globals ``live`` holds, and the one told which names to report
+        self._watching = 0
 
     def send_init(self) -> None:
         """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
@@ -202,7 +209,8 @@ class Remote:
 
     def value(self, tree: Any, given: dict[str, Any] | None = None) -> Any:
         generation = self.generation
-        return codec.decode(tree, lambda hid, tname, exact=None: self._handle(hid, tname, exact, generation),
+        return codec.decode(tree, lambda hid, tname, exact=None, caps=_ALL_CAPS: self._handle(hid, tname, exact,
+                                                                                              generation, caps),
                             self._make if self.values else None, given)
 
     def _make(self, name: str) -> Any:
@@ -222,25 +230,26 @@ class Remote:
         taken = self.value(self.request(["values", 0, offer]))
         self.values = {name: ns[name] for name in taken if name in offer} if type(taken) is list else {}
 
-    def _handle(self, hid: int, tname: str, exact: str | None, generation: int) -> Any:
+    def _handle(self, hid: int, tname: str, exact: str | None, generation: int, caps: int = _ALL_CAPS) -> Any:
         """A handle, of the tests' class for its solution class when the solution's process says its type is exactly
-        that class (``exact``), else of a class of its type's name (``type(x).__name__``), made once a name; for
-        ``hid`` 0, that class itself (a proxy of it, when the tests never name it)."""
+        that class (``exact``), else of a class of its type's name (``type(x).__name__``) and capabilities (what
+        its type defines, see codec.capabilities), made once; for ``hid`` 0, that class itself (a proxy of it,
+        when the tests never name it)."""
         if hid == 0:
             return self.classes.get(exact) or Proxy(self, str(exact))  # type: ignore[arg-type]
         kind: Any = self.classes.get(exact) if exact is not None else None
         if kind is None:
             if tname in codec.VALUE_NAMES:  # (no object of these crosses as a handle: a forged frame)
                 tname = "solution." + tname
-            kind = self.types.get(tname)
+            kind = self.types.get((tname, caps))
             if kind is None:
-                kind = RemoteObject
+                kind = _capable("RemoteObject", caps, type)
                 if len(self.types) < 256:
                     try:
-                        kind = type(tname, (RemoteObject,), {"__slots__": (), "__module__": "solution"})
+                        kind = _capable(tname, caps, type)
                     except (TypeError, ValueError):
                         pass
-                self.types[tname] = kind
+                self.types[(tname, caps)] = kind
         key = (generation, hid)
         known = self._known.get(key)
         if known is not None:  # the same object of the solution is the same handle (an Enum member, ``return self``)
@@ -251,10 +260,10 @@ class Remote:
         self._known[key] = obj
         return obj
 
-    def bind_class(self, name: str) -> SolutionClass:
-        """The tests' name for the solution's class ``name`` (one per solution)."""
-        kind = SolutionClass(name, (RemoteObject,), {"__slots__": (), "__module__": "solution", "_cg_remote": self,
-                                                      "_cg_name": name})
+    def bind_class(self, name: str, caps: int = _ALL_CAPS) -> SolutionClass:
+        """The tests' name for the solution's class ``name`` (one per solution); its objects can do what the class
+        defines (``caps``, see codec.capabilities)."""
+        kind: SolutionClass = _capable(name, caps, SolutionClass, {"_cg_remote": self, "_cg_name": name})
         self.classes[name] = kind
         return kind
 
@@ -279,12 +288,16 @@ class Remote:
         sent = [self.arg(a) for a in args]
         msg = ["call", target, sent, {k: self.arg(v) for k, v in kwargs.items()}]
         shared = self.shared.outgoing()
+        if self.live:
+            self._globals_out(shared)
         if shared:
             msg.append(shared)
         reply = self.request(msg)
         result, mutated = reply[0], reply[1]
         if len(reply) > 2 and type(reply[2]) is dict:
             self.shared.incoming(reply[2])
+            if type(reply[2].get("globals")) is dict:
+                self._globals_in(reply[2]["globals"])
         for key, tree in mutated.items():  # mirrored at the end of the test's statement (see flush)
             original = kwargs.get(key[1:]) if key[:1] == "=" else args[int(key)]
             if type(original) in _MIRRORED:
@@ -292,6 +305,66 @@ class Remote:
         given = {str(i): a for i, a in enumerate(args) if type(a) in _MIRRORED and str(i) not in mutated}
         given.update({"=" + k: v for k, v in kwargs.items() if type(v) in _MIRRORED and "=" + k not in mutated})
         return self.value(result, given)  # (an argument it gave back unchanged is the test's own object)
+
+    def watch(self, ns: dict[str, Any], bound: dict[str, Any], unbound: set[str]) -> None:
+        """The solution's module globals the tests name are one variable on both sides, as in one process where
+        the tests and the solution share a namespace: ``bound`` (name -> the tests' object for a global the solution
+        defined) is sent again when the tests rebind or change it, and taken back when a call of the solution
+        rebinds or changes it (``global count; count += 1``); ``unbound``: names the tests use that the solution
+        may make global only when called, taken back once it does. A function, class or module is never one."""
+        self.ns = ns
+        self.live = {name: [value, self._held(value)] for name, value in bound.items()}
+        self.live.update({name: [_UNSET, None] for name in sorted(unbound)[:_MAX_WATCHED] if name not in bound})
+        self._synced = self.generation
+
+    def _held(self, value: Any) -> Any:
+        """How a mutable global stood when last sent or received (so a change made in place is seen); None for
+        the rest, whose rebinding is seen by identity."""
+        if type(value) not in _MIRRORED:
+            return None
+        try:
+            return self.arg(value)
+        except Untransportable:
+            return None
+
+    def _globals_out(self, shared: dict[str, Any]) -> None:
+        """What the tests did to the globals they share with the solution, for the call about to be made (all of
+        them for a fresh process of the solution, which loaded their first values)."""
+        fresh = self._synced != self.generation
+        if self._watching != self.generation:
+            shared["watch"] = list(self.live)
+            self._watching = self.generation
+        changed: dict[str, Any] = {}
+        ns = self.ns or {}
+        for name, kept in self.live.items():
+            now = ns.get(name, _UNSET)
+            if now is _UNSET or kept[0] is _UNSET or (now is kept[0] and kept[1] is None and not fresh):
+                continue
+            try:
+                tree = self.arg(now)
+            except Untransportable:  # (the tests' value cannot cross: the solution keeps its own)
+                continue
+            if now is kept[0] and tree == kept[1] and not fresh:
+                continue
+            changed[name] = tree
+            kept[:] = [now, tree if type(now) in _MIRRORED else None]
+        self._synced = self.generation
+        if changed:
+            shared["globals"] = changed
+
+    def _globals_in(self, changed: dict[str, Any]) -> None:
+        """The globals a call of the solution rebound or changed, now the tests' too."""
+        if self.ns is None:
+            return
+        for name, tree in changed.items():
+            if type(name) is not str or name not in self.live:
+                continue
+            try:
+                value = self.value(tree)
+            except (ValueError, IndexError, TypeError):
+                continue
+            self.ns[name] = value
+            self.live[name] = [value, self._held(value)]
 
     def op(self, name: str, obj: RemoteObject, *args: Any) -> Any:
         if obj._cg_gen != self.generation or not self.pid:
@@ -604,6 +677,8 @@ def _held(value: Any, wanted: set[int]) -> set[int] | None:
 
 
 _MIRRORED = (list, dict, set, bytearray)
+_UNSET = object()  # a global the solution has not made (yet)
+_MAX_WATCHED = 256  # names the tests use that the solution may make global when called
 _MIRROR: list[tuple[Any, Any]] = []  # (the test's argument, the solution's value of it after the call), pending
 _APPLIED: list[tuple[int, Any, Any, Any]] = []  # (sequence, argument, before, after): applied inside a helper
 _SEQ = [0]
@@ -709,43 +784,8 @@ class RemoteObject:
             raise Untransportable(f"cannot delete {name} of the solution's object from the tests")
         self._cg_link.op("delattr", self, name)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._cg_link.call(["h", self._cg_hid], args, kwargs)
-
-    def __iter__(self) -> Any:
-        return self._cg_link.op("iter", self)
-
-    def __next__(self) -> Any:
-        return self._cg_link.op("next", self)
-
-    def __len__(self) -> int:
-        return self._cg_link.op("len", self)  # type: ignore[no-any-return]
-
     def __bool__(self) -> bool:
         return self._cg_link.op("bool", self)  # type: ignore[no-any-return]
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._cg_link.op("getitem", self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._cg_link.op("setitem", self, key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self._cg_link.op("delitem", self, key)
-
-    def __contains__(self, item: Any) -> bool:
-        """Answered here, by the test's own ``==`` on the items the object gives (as ``in`` does for an object
-        without ``__contains__``): asked in the solution's process, it would see the test's value and could
-        say yes to anything."""
-        it = self._cg_link.op("iter", self)
-        n = 8
-        while True:
-            chunk, end = self._cg_link.op("take", it, n)
-            if any(v is item or v == item for v in chunk):
-                return True
-            if end:
-                return False
-            n = min(n * 2, 4096)
 
     def __repr__(self) -> str:
         return self._cg_link.op("repr", self)  # type: ignore[no-any-return]
@@ -767,6 +807,92 @@ for _op in ("add sub mul matmul truediv floordiv mod divmod pow lshift rshift an
             "ifloordiv imod ipow ilshift irshift iand ixor ior neg pos abs invert complex int float index round trunc "
             "floor ceil lt le gt ge").split():
     setattr(RemoteObject, f"__{_op}__", _no_operator(f"__{_op}__"))
+
+
+class _Callable:
+    __slots__ = ()
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._cg_link.call(["h", self._cg_hid], args, kwargs)
+
+
+class _Iterable:
+    __slots__ = ()
+
+    def __iter__(self: Any) -> Any:
+        return self._cg_link.op("iter", self)
+
+
+class _Iterator:
+    __slots__ = ()
+
+    def __next__(self: Any) -> Any:
+        return self._cg_link.op("next", self)
+
+
+class _Sized:
+    __slots__ = ()
+
+    def __len__(self: Any) -> int:
+        return self._cg_link.op("len", self)  # type: ignore[no-any-return]
+
+
+class _Container:
+    __slots__ = ()
+
+    def __contains__(self: Any, item: Any) -> bool:
+        """Answered here, by the test's own ``==`` on the items the object gives (as ``in`` does for an object
+        without ``__contains__``): asked in the solution's process, it would see the test's value and could
+        say yes to anything."""
+        it = self._cg_link.op("iter", self)
+        n = 8
+        while True:
+            chunk, end = self._cg_link.op("take", it, n)
+            if any(v is item or v == item for v in chunk):
+                return True
+            if end:
+                return False
+            n = min(n * 2, 4096)
+
+
+class _Subscriptable:
+    __slots__ = ()
+
+    def __getitem__(self: Any, key: Any) -> Any:
+        return self._cg_link.op("getitem", self, key)
+
+
+class _ItemSetter:
+    __slots__ = ()
+
+    def __setitem__(self: Any, key: Any, value: Any) -> None:
+        self._cg_link.op("setitem", self, key, value)
+
+
+class _ItemDeleter:
+    __slots__ = ()
+
+    def __delitem__(self: Any, key: Any) -> None:
+        self._cg_link.op("delitem", self, key)
+
+
+#: the mixin of each bit of codec.CAPABILITIES (``__hash__``: a handle hashes by identity unless its type is
+#: unhashable)
+_MIXINS: tuple[Any, ...] = (_Iterable, _Iterator, _Sized, _Container, _Callable, _Subscriptable, _ItemSetter,
+                            _ItemDeleter, None)
+_UNHASHABLE, _ITERABLE, _CONTAINER = (1 << codec.CAPABILITIES.index(n) for n in ("__hash__", "__iter__",
+                                                                                 "__contains__"))
+
+
+def _capable(name: str, caps: int, meta: Any, extra: dict[str, Any] | None = None) -> Any:
+    """A handle class named ``name`` (of metaclass ``meta``) with the protocols of ``caps`` and no others."""
+    if caps & _ITERABLE:  # ``in`` is answered here from the items it yields (fewer round trips than Python's own)
+        caps |= _CONTAINER
+    bases = tuple(m for i, m in enumerate(_MIXINS) if m is not None and caps >> i & 1)
+    body: dict[str, Any] = {"__slots__": (), "__module__": "solution", **(extra or {})}
+    if not caps & _UNHASHABLE:
+        body["__hash__"] = None
+    return meta(name, (RemoteObject, *bases), body)
 
 
 class Reporter:
@@ -1594,6 +1720,10 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
     made: dict[str, Any] = {}
     if type(manifest) is not dict:  # (only a solution that forged its reply sends another)
         manifest = {}
+    named = _referenced(tests)
+    shared: dict[str, Any] = {}  # its globals the tests name (see Remote.watch)
+    unbound = {name for name in named if name not in manifest and name not in prelude and name not in ns
+               and not hasattr(builtins, name) and not name.startswith("__")}
     for name, kind in manifest.items():
         if type(name) is not str or type(kind) is not list or not kind:
             continue
@@ -1602,9 +1732,10 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
         if kind[0] == "f":
             ns[name] = Proxy(remote, name)
         elif kind[0] == "c" or kind[0] == "e":  # (a class the tests never name stays a proxy: nothing to make)
-            named = _referenced(tests)
             local = _exception_class(name, manifest, made, named, 0) if kind[0] == "e" else None
-            ns[name] = local or (remote.bind_class(name) if name in named or name == entry else Proxy(remote, name))
+            caps = kind[1] if kind[0] == "c" and len(kind) > 1 and type(kind[1]) is int else _ALL_CAPS
+            ns[name] = local or (remote.bind_class(name, caps) if name in named or name == entry
+                                 else Proxy(remote, name))
         elif kind[0] == "m":
             module = _module(str(kind[1]))
             if module is not None:
@@ -1615,9 +1746,14 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             try:
                 ns[name] = remote.value(kind[1])
             except (ValueError, IndexError, TypeError):
-                pass
+                continue
+            if name in named:
+                shared[name] = ns[name]
     if entry and type(ns.get(entry)) is not SolutionClass:
         ns[entry] = Proxy(remote, entry)
+    shared.pop(entry or "", None)
+    if shared or unbound:
+        remote.watch(ns, shared, unbound)
     remote.exceptions = {name: cls for name, cls in made.items() if cls is not None}
 
 

@@ -103,6 +103,7 @@ class _Server:
         self.raised: dict[int, tuple[Any, list[str]]] = {}  # id -> (class, names): its own exception classes
         self.exact: dict[int, tuple[Any, str]] = {}  # id -> (class, its first name): its top-level classes
         self.values: dict[str, Any] = {}  # its value classes (the harness's ``share_values``), by name
+        self.watched: dict[str, list[Any]] = {}  # its globals the tests name -> [value, its encoding as last told]
 
     def handle(self, obj: Any) -> Any:
         """The id the harness names ``obj`` by; ``[id, name]`` for an object of exactly one of its top-level classes
@@ -128,7 +129,7 @@ class _Server:
         return codec.encode(value, self.handle, True, same)
 
     def dec(self, tree: Any) -> Any:
-        return codec.decode(tree, lambda hid, _t, cls=None: self.classes[cls] if hid == 0 else self.handles[hid],
+        return codec.decode(tree, lambda hid, _t, cls=None, *_: self.classes[cls] if hid == 0 else self.handles[hid],
                             self._make if self.values else None)
 
     def _make(self, name: str) -> Any:
@@ -163,7 +164,7 @@ class _Server:
                 if issubclass(_TYPE(value), type):  # a class (its real type: not what __class__ says)
                     self.classes[name] = value
                     self.exact.setdefault(id(value), (value, name))
-                    manifest[name] = ["c"]
+                    manifest[name] = ["c", codec.capabilities(value)]
             else:
                 manifest[name] = ["v", self.enc(value)]
         for name, cls in self.classes.items():  # its exception classes: their built-in base and own ancestors
@@ -187,6 +188,7 @@ class _Server:
         fn = self.ns[target[1]] if target[0] == "n" else self.handles[target[1]]
         if type(shared) is dict:
             _take_shared(shared)
+            self.take_globals(shared)
         rand = sys.modules.get("random")
         before = rand.getstate() if rand is not None else None
         env = dict(os.environ)
@@ -215,7 +217,53 @@ class _Server:
             now = dict(os.environ)
             back["env"] = [{k: v for k, v in now.items() if env.get(k) != v}, [k for k in env if k not in now]]
         out = [self.enc(result, same), mutated]  # an argument it returns unchanged: the tests' own object
+        if self.watched:
+            changed = self.changed_globals()
+            if changed:
+                back["globals"] = changed
         return out + [back] if back else out
+
+    def take_globals(self, shared: dict[str, Any]) -> None:
+        """The names of its globals the tests use (once a process), and the values the tests gave them since the
+        last call (see harness Remote.watch)."""
+        names = shared.get("watch")
+        if type(names) is list:
+            for name in names[:512]:
+                if type(name) is str and not name.startswith("__"):
+                    value = self.ns.get(name, _UNSET)
+                    if value is _UNSET or _shared_value(value):
+                        self.watched[name] = [value, self._told(value)]
+        given = shared.get("globals")
+        if type(given) is dict:
+            for name, tree in given.items():
+                if type(name) is str and name in self.watched:
+                    value = self.dec(tree)
+                    self.ns[name] = value
+                    self.watched[name] = [value, self._told(value)]
+
+    def changed_globals(self) -> dict[str, Any]:
+        """Its watched globals this call rebound or changed in place, encoded."""
+        changed: dict[str, Any] = {}
+        for name, kept in self.watched.items():
+            value = self.ns.get(name, _UNSET)
+            if value is _UNSET or (value is kept[0] and type(value) in _SCALARS) or not _shared_value(value):
+                continue
+            try:
+                tree = self.enc(value)
+            except codec.Unencodable:
+                continue
+            if tree != kept[1]:
+                changed[name] = tree
+                kept[:] = [value, tree]
+        return changed
+
+    def _told(self, value: Any) -> Any:
+        if value is _UNSET:
+            return None
+        try:
+            return self.enc(value)
+        except codec.Unencodable:
+            return None
 
     def op(self, name: str, hid: int, args: list[Any]) -> Any:
         if name == "isinstance" or name == "issubclass":
@@ -298,6 +346,13 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 
 
 _MUTABLE = (list, dict, set, bytearray)
+_SCALARS = (int, float, str, bytes, bool, complex, type(None))  # a global of these changes only by rebinding
+_UNSET = object()
+
+
+def _shared_value(value: Any) -> bool:
+    """Whether a global is a value the tests share (never a function, class or module: those are bound once)."""
+    return not callable(value) and type(value).__name__ != "module"
 
 
 def _take_shared(shared: dict[str, Any]) -> None:
