@@ -331,3 +331,40 @@ def test_a_handle_does_only_what_its_type_defines(sandbox: Sandbox, call: str) -
     """Every handle was an Iterator, Sized, Container and callable, and hashed though its type was unhashable:
     tests of those passed for any object."""
     assert outcomes(judge(sandbox, CAPS_SOLUTION, CAPS_TESTS)) == [False] * 5 + [True] * 4
+
+
+NESTED_TESTS = [
+    "inner = [1]\nassert touch([inner]) == 1\nassert inner == [1]",  # touch changes it: fails as in one process
+    "xs = []\npush((xs,))\nassert xs == [1]",
+    "row = [3, 1]\ng = [row]\nsort_rows(g)\nassert row == [1, 3] and g[0] is row",
+    "a = [3]\nb = [1]\ng = [a, b]\norder(g)\nassert g == [[1], [3]] and g[0] is b and g[1] is a and a == [3]",
+    "inner = [1]\ng = [inner]\nreplace(g)\nassert inner == [1] and g == [[9]]",
+    "v = [1]\nd = {'k': v}\nr = extend(d)\nassert r == [1, 2]\nassert v == [1, 2] and d['k'] is v",
+    "v = [1]\nassert first([v]) is v",
+]
+NESTED_SOLUTION = """
+def touch(g):
+    g[0].append(9)
+    return 1
+def push(t):
+    t[0].append(1)
+def sort_rows(g):
+    for r in g:
+        r.sort()
+def order(g):
+    g.sort()
+def replace(g):
+    g[0] = [9]
+def extend(d):
+    d["k"].append(2)
+    return d["k"]
+def first(g):
+    return g[0]
+"""
+
+
+def test_a_change_inside_an_argument_reaches_the_tests_object(sandbox: Sandbox, call: str) -> None:
+    """Only an argument's own contents were mirrored, each list inside it replaced by a copy: ``f([inner])`` that
+    changed ``inner`` passed "inner is unchanged", and honest in-place code on nested data (sorting each row, a
+    list inside a tuple) failed."""
+    assert outcomes(judge(sandbox, NESTED_SOLUTION, NESTED_TESTS)) == [False] + [True] * 6

@@ -34,12 +34,16 @@ class Unencodable(TypeError):
 
 
 def encode(value: Any, handle: Callable[[Any], Any] | None = None, named: bool = False,
-           same: dict[int, str] | None = None) -> Any:
+           same: dict[int, str] | None = None, moved: dict[int, str] | None = None) -> Any:
     """A JSON-able tree for ``value``; objects of other types go through ``handle`` (or raise). ``named``: the
     solution's side, where a handle's type is named by :func:`type_name`. ``same``: id -> key of the call's
     arguments (a list, dict, set or bytearray the call did not change): one of them in the value is ``["a", key]``,
-    and the tests get their own object back (``clone(xs) is not xs`` fails for ``return xs``, as in one process)."""
-    budget: list[Any] = [MAX_ITEMS, named, {}, [], same]  # items left, named, id -> table index, table, args
+    and the tests get their own object back (``clone(xs) is not xs`` fails for ``return xs``, as in one process).
+    ``moved``: id -> key of a list, dict, set or bytearray inside an argument that the call changed: it is
+    ``["m", key, its new contents]`` (once; ``["a", key]`` where it is met again), the tests' own object changed."""
+    if moved:
+        same = dict(same or {})
+    budget: list[Any] = [MAX_ITEMS, named, {}, [], same, moved]  # items left, named, id -> index, table, args
     tree = _enc(value, handle, 0, budget)
     table = budget[3]
     if not table:
@@ -101,6 +105,11 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
         return v if math.isfinite(v) else ["f", repr(v)]
     if budget[4] and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget[4]:
         return ["a", budget[4][id(v)]]
+    if budget[5] and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget[5]:
+        key = budget[5].pop(id(v))
+        contents = _enc(v, handle, depth + 1, budget)
+        budget[4][id(v)] = key  # (met again: the same object of the tests, already changed)
+        return ["m", key, contents]
     if t is list or t is tuple or t is set or t is frozenset:
         tag = {list: "l", tuple: "t", set: "s", frozenset: "z"}[t]  # type: ignore[index]
         return [tag, [_enc(x, handle, depth + 1, budget) for x in v]]
@@ -275,15 +284,18 @@ def _spread(keys: list[Any]) -> None:
         raise ValueError("malformed value: set or dict keys with too many equal hashes")  # collisions there)
 
 
-_GIVEN: list[dict[str, Any] | None] = [None]  # the call's arguments by key, while its reply is decoded (``["a", key]``)
+# The call's arguments, while its reply is decoded (``["a"/"m", key...]``): an object whose ``find(key)`` is the
+# tests' list, dict, set or bytearray of a key (None: no such object) and whose ``changed(obj, new)`` is told of
+# ``["m", key, new contents]`` (harness.Given).
+_GIVEN: list[Any] = [None]
 
 
 def decode(tree: Any, handle: Callable[..., Any] | None = None, make: Callable[[str], Any] | None = None,
-           given: dict[str, Any] | None = None) -> Any:
+           given: Any = None) -> Any:
     """The value for a tree from :func:`encode`; ``handle(id, type_name)`` (``handle(id, type_name, class_name)``:
     see solution._Server.handle) builds handle objects; ``make(class name)`` a fresh object of a value class (or
     raises ValueError), whose attributes are then set with ``object.__setattr__`` (no hook of the class runs);
-    ``given``: the call's arguments by key, for ``["a", key]``."""
+    ``given``: the call's arguments, for ``["a", key]`` and ``["m", key, contents]``."""
     _GIVEN[0] = given
     try:
         return _decode(tree, handle, make)
@@ -340,8 +352,18 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
         return range(int(x[1]), int(x[2]), int(x[3]))
     if tag == "@" and objects is not None and len(x) == 2 and type(x[1]) is int and 0 <= x[1] < len(objects):
         return objects[x[1]]
-    if tag == "a" and _GIVEN[0] is not None and len(x) == 2 and type(x[1]) is str and x[1] in _GIVEN[0]:
-        return _GIVEN[0][x[1]]
+    given = _GIVEN[0]
+    if tag == "a" and given is not None and len(x) == 2 and type(x[1]) is str:
+        found = given.find(x[1])
+        if found is not None:
+            return found
+    if tag == "m" and given is not None and len(x) == 3 and type(x[1]) is str and "." in x[1]:
+        found = given.find(x[1])
+        new = _dec(x[2], handle, depth + 1, objects)
+        if found is None or type(new) is not type(found):
+            raise ValueError("malformed value: a changed argument the call was not given")
+        given.changed(found, new)
+        return found
     if tag == "h" and handle is not None:
         if len(x) < 4:
             return handle(int(x[1]), str(x[2]))

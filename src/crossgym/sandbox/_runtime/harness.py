@@ -207,7 +207,7 @@ class Remote:
             raise _rebuilt(_BUILTIN_EXC[cls], text, parts, f"{cls}: {text}")
         raise SolutionError(f"{cls}: {text}")
 
-    def value(self, tree: Any, given: dict[str, Any] | None = None) -> Any:
+    def value(self, tree: Any, given: Given | None = None) -> Any:
         generation = self.generation
         return codec.decode(tree, lambda hid, tname, exact=None, caps=_ALL_CAPS: self._handle(hid, tname, exact,
                                                                                               generation, caps),
@@ -298,12 +298,13 @@ class Remote:
             self.shared.incoming(reply[2])
             if type(reply[2].get("globals")) is dict:
                 self._globals_in(reply[2]["globals"])
+        given = Given(args, kwargs, mutated)
         for key, tree in mutated.items():  # mirrored at the end of the test's statement (see flush)
-            original = kwargs.get(key[1:]) if key[:1] == "=" else args[int(key)]
+            original = given.roots.get(key)
             if type(original) in _MIRRORED:
-                _MIRROR.append((original, self.value(tree)))
-        given = {str(i): a for i, a in enumerate(args) if type(a) in _MIRRORED and str(i) not in mutated}
-        given.update({"=" + k: v for k, v in kwargs.items() if type(v) in _MIRRORED and "=" + k not in mutated})
+                _MIRROR.append((original, self.value(tree, given)))
+            elif type(original) is tuple:  # (its lists are changed, the tuple itself cannot be)
+                self.value(tree, given)
         return self.value(result, given)  # (an argument it gave back unchanged is the test's own object)
 
     def watch(self, ns: dict[str, Any], bound: dict[str, Any], unbound: set[str]) -> None:
@@ -682,6 +683,43 @@ _MAX_WATCHED = 256  # names the tests use that the solution may make global when
 _MIRROR: list[tuple[Any, Any]] = []  # (the test's argument, the solution's value of it after the call), pending
 _APPLIED: list[tuple[int, Any, Any, Any]] = []  # (sequence, argument, before, after): applied inside a helper
 _SEQ = [0]
+
+
+class Given:
+    """A call's arguments as the tests hold them, while the reply is decoded (see codec.decode): a key names an
+    argument ("0", "=k": only one the call did not change, given back as the tests' own object) or a list, dict,
+    set or bytearray inside one ("0.2.1": positions, in a dict by the order of its values, as the solution's
+    process found them before the call); a change the call made to one inside is mirrored at the end of the
+    statement like the argument's own (so the test's ``inner`` in ``f([inner])`` is changed, not replaced)."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], mutated: dict[str, Any]) -> None:
+        self.roots: dict[str, Any] = {str(i): a for i, a in enumerate(args)}
+        self.roots.update({"=" + k: v for k, v in kwargs.items()})
+        self.mutated = mutated
+        self._values: dict[int, list[Any]] = {}  # a dict's values in order, listed once
+
+    def find(self, key: str) -> Any:
+        root, _, rest = key.partition(".")
+        obj = self.roots.get(root)
+        if not rest:
+            return obj if type(obj) in _MIRRORED and root not in self.mutated else None
+        for part in rest.split("."):
+            if not part.isdigit() or len(part) > 9:
+                return None
+            index = int(part)
+            if type(obj) is list or type(obj) is tuple:
+                obj = obj[index] if index < len(obj) else None
+            elif type(obj) is dict:
+                values = self._values.get(id(obj))
+                if values is None:
+                    values = self._values[id(obj)] = list(obj.values())
+                obj = values[index] if index < len(values) else None
+            else:
+                return None
+        return obj if type(obj) in _MIRRORED else None
+
+    def changed(self, obj: Any, new: Any) -> None:
+        _MIRROR.append((obj, new))
 
 
 class Proxy:

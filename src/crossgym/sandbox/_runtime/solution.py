@@ -194,20 +194,23 @@ class _Server:
         env = dict(os.environ)
         pargs = [self.dec(a) for a in args]
         kw = {k: self.dec(v) for k, v in kwargs.items()}
+        given = [(str(i), a, args[i]) for i, a in enumerate(pargs)] + [("=" + k, v, kwargs[k]) for k, v in kw.items()]
+        inner = _inner(given)  # the lists, dicts, sets and bytearrays inside them, as the tests hold them
         result = fn(*pargs, **kw)
         mutated = {}  # what the call did to a list, dict, set or bytearray argument (positional "0", keyword "=k")
-        for i, now in enumerate(pargs):
-            if type(now) in _MUTABLE:
+        same: dict[int, str] = {}  # those it did not change, by key: the tests' own objects where it returns them
+        for key, now, sent in given:
+            if type(now) in _MUTABLE or (type(now) is tuple and inner and any(k.startswith(key + ".")
+                                                                                 for k, _ in inner.values())):
                 after = self.enc(now)
-                if after != args[i]:
-                    mutated[str(i)] = after
-        for k, now in kw.items():
-            if type(now) in _MUTABLE:
-                after = self.enc(now)
-                if after != kwargs[k]:
-                    mutated["=" + k] = after
-        same = {id(now): str(i) for i, now in enumerate(pargs) if type(now) in _MUTABLE and str(i) not in mutated}
-        same.update({id(now): "=" + k for k, now in kw.items() if type(now) in _MUTABLE and "=" + k not in mutated})
+                if after == sent:
+                    if type(now) is not tuple:
+                        same[id(now)] = key
+                    same.update({i: k for i, (k, _) in (inner or {}).items() if k.startswith(key + ".")})
+                else:
+                    mutated[key] = self._changed(key, now, sent, after, inner, same)
+            elif inner:
+                same.update({i: k for i, (k, _) in inner.items() if k.startswith(key + ".")})
         back: dict[str, Any] = {}  # what the call changed of the state the tests share with it in one process
         rand = sys.modules.get("random")
         if rand is not None and rand.getstate() != before:
@@ -222,6 +225,28 @@ class _Server:
             if changed:
                 back["globals"] = changed
         return out + [back] if back else out
+
+    def _changed(self, key: str, now: Any, sent: Any, after: Any, inner: dict[int, tuple[str, Any]] | None,
+                 same: dict[int, str]) -> Any:
+        """What an argument the call changed is now, for the tests: each list, dict, set or bytearray the tests
+        hold inside it is named by its key, unchanged (``["a", key]``) or with its new contents (``["m", key,
+        ...]``), so a test's ``inner`` in ``f([inner])`` is changed, not replaced, and one moved (a sort of rows)
+        is still its object (adds the unchanged ones to ``same``, for the result)."""
+        if not inner or type(sent) is not list or sent[:1] == ["g"]:  # (none inside, or objects of value classes)
+            return after
+        kept: dict[int, str] = {}
+        moved: dict[int, str] = {}
+        for ident, (path, obj) in inner.items():
+            if path.startswith(key + "."):
+                try:
+                    was = _subtree(sent, path[len(key) + 1:])
+                    (kept if was is not None and self.enc(obj) == was else moved)[ident] = path
+                except codec.Unencodable:
+                    moved[ident] = path
+        if not kept and not moved:
+            return after
+        same.update(kept)
+        return codec.encode(now, self.handle, True, kept, moved)
 
     def take_globals(self, shared: dict[str, Any]) -> None:
         """The names of its globals the tests use (once a process), and the values the tests gave them since the
@@ -346,6 +371,48 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 
 
 _MUTABLE = (list, dict, set, bytearray)
+_WALKED = (list, tuple, dict)  # what holds the objects :func:`_inner` looks for
+_MAX_INNER = 1000
+
+
+def _inner(given: list[tuple[str, Any, Any]]) -> dict[int, tuple[str, Any]] | None:
+    """id -> (key, object) of every list, dict, set and bytearray inside the call's arguments (not the arguments
+    themselves), keyed by where the tests hold it: the argument's key, then positions ("0.2.1"; in a dict, by the
+    order of its values). Taken before the call, so an object the call moves or replaces is still known by where
+    the tests hold it. None when an argument holds more than _MAX_INNER (only the arguments' own contents are then
+    mirrored)."""
+    found: dict[int, tuple[str, Any]] = {}
+    stack = [(key, value) for key, value, _ in given if type(value) in _WALKED]
+    while stack:
+        key, value = stack.pop()
+        items = dict.values(value) if type(value) is dict else value
+        if set(map(type, items)).isdisjoint(_MUTABLE + _WALKED):  # (a list of numbers: nothing inside)
+            continue
+        for pos, item in enumerate(items):
+            kind = type(item)
+            if kind in _MUTABLE or kind is tuple:
+                path = f"{key}.{pos}"
+                if kind is not tuple:
+                    if id(item) in found:
+                        continue
+                    found[id(item)] = (path, item)
+                    if len(found) > _MAX_INNER:
+                        return None
+                if kind is not set and kind is not bytearray:
+                    stack.append((path, item))
+    return found
+
+
+def _subtree(tree: Any, path: str) -> Any:
+    """The part of an argument's tree (as the tests sent it) at ``path`` (positions), or None."""
+    for part in path.split("."):
+        if type(tree) is not list or len(tree) != 2 or tree[0] not in ("l", "t", "d") or type(tree[1]) is not list:
+            return None
+        index = int(part)
+        if index >= len(tree[1]):
+            return None
+        tree = tree[1][index][1] if tree[0] == "d" else tree[1][index]
+    return tree
 _SCALARS = (int, float, str, bytes, bool, complex, type(None))  # a global of these changes only by rebinding
 _UNSET = object()
 
