@@ -100,7 +100,7 @@ def test_what_cannot_cross_is_no_typeerror_of_the_solutions(sandbox: Sandbox, ca
     tests = ["try:\n    Money(5) + 'x'\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')",
              "try:\n    Money(5) < 'x'\nexcept Exception:\n    pass\nelse:\n    raise AssertionError('no TypeError')",
              "try:\n    add(object(), 1)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')",
-             "try:\n    add(lambda: 1, 1)\nexcept Exception:\n    pass\nelse:\n    raise AssertionError('no error')",
+             "try:\n    add(type('T', (), {})(), 1)\nexcept Exception:\n    pass\nelse:\n    raise AssertionError('no error')",
              "try:\n    deep(300)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('no TypeError')"]
     got = judge(sandbox, lazy, tests)
     assert outcomes(got) == [False] * 5 and all("Untransportable" in str(d.error) for d in got.details), got
@@ -368,3 +368,41 @@ def test_a_change_inside_an_argument_reaches_the_tests_object(sandbox: Sandbox, 
     changed ``inner`` passed "inner is unchanged", and honest in-place code on nested data (sorting each row, a
     list inside a tuple) failed."""
     assert outcomes(judge(sandbox, NESTED_SOLUTION, NESTED_TESTS)) == [False] + [True] * 6
+
+
+LENT_SOLUTION = """
+def sort_by(xs, key):
+    return sorted(xs, key=key)
+def apply(f, x):
+    return f(x)
+def total(it):
+    return sum(it)
+def count(it):
+    return len(it)
+def same(f):
+    return f
+def peek(f):
+    return getattr(f, "__globals__", None) is None and getattr(f, "__code__", None) is None
+"""
+LENT_TESTS = [
+    "assert sort_by(['bb', 'a', 'ccc'], key=len) == ['a', 'bb', 'ccc']",
+    "assert sort_by(['B', 'a', 'C'], key=str.lower) == ['a', 'B', 'C']",
+    "assert apply(lambda x: x * 2, 5) == 10",
+    "assert total(x for x in range(5)) == 10 and total(iter([1, 2, 3])) == 6",
+    "d = {'a': 1, 'b': 2}\nassert total(d.values()) == 3 and count(d.values()) == 2",
+    "f = lambda x: x\nassert same(f) is f",
+    "calls = []\napply(calls.append, 3)\nassert calls == [3]",
+    "def boom(x):\n    raise ValueError('no')\ntry:\n    apply(boom, 1)\nexcept ValueError as e:\n    assert str(e) == 'no'",
+    "assert apply(lambda x: sort_by(x, key=len), ['bb', 'a']) == ['a', 'bb']",
+    "assert peek(lambda: 1)",  # a lent function is called, nothing more: its globals stay the tests'
+]
+
+
+def test_the_tests_functions_and_iterators_are_lent_to_the_solution(sandbox: Sandbox, call: str) -> None:
+    """``sort_by(xs, key=len)``, a lambda, a generator or a dict's values could not be passed to the solution
+    ("Untransportable: cannot pass a function"): honest higher-order solutions failed. They are called and iterated
+    in the tests' process now, as in one process, and nothing else of them reaches the solution."""
+    assert outcomes(judge(sandbox, LENT_SOLUTION, LENT_TESTS)) == [True] * len(LENT_TESTS)
+    spin = "def apply(f, x):\n    while True:\n        f(x)\n"
+    got = judge(sandbox, spin, ["apply(lambda x: x, 1)"], test_timeout=1.0)
+    assert not got.all_passed and "timeout" in str(got.details[0].error)

@@ -131,6 +131,8 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
     if handle is None:
         raise Unencodable(f"a {t.__name__} object")
     hid = handle(v)  # an id, or [id, name of the solution's class it is exactly an object of]
+    if type(hid) is Lent:  # an object of the tests' process the solution calls or iterates there
+        return ["k", hid.rid, hid.caps]
     if type(hid) is tuple:  # an object of a value class: (class name, its attributes), into the value's table
         index = budget[2].get(id(v))
         if index is None:
@@ -169,6 +171,17 @@ def capabilities(kind: type) -> int:
     if len(_CAPS) < 4096:
         _CAPS[id(kind)] = (kind, bits)
     return bits
+
+
+class Lent:
+    """What a ``handle`` returns for an object of the tests that the solution may use only through the tests'
+    process (a function, ``key=len``, a lambda, an iterator or generator of theirs): ``["k", id, capabilities]``,
+    which the solution's side decodes as a stand-in whose calls and iteration are asked of the tests' process."""
+
+    __slots__ = ("rid", "caps")
+
+    def __init__(self, rid: int, caps: int) -> None:
+        self.rid, self.caps = rid, caps
 
 
 _MRO_OF = type.__dict__["__mro__"].__get__  # a class's real MRO (never a metaclass's own attribute)
@@ -288,19 +301,21 @@ def _spread(keys: list[Any]) -> None:
 # tests' list, dict, set or bytearray of a key (None: no such object) and whose ``changed(obj, new)`` is told of
 # ``["m", key, new contents]`` (harness.Given).
 _GIVEN: list[Any] = [None]
+_LENT: list[Any] = [None]  # rid, capabilities -> the object of a ``["k", ...]``, while a tree is decoded
 
 
 def decode(tree: Any, handle: Callable[..., Any] | None = None, make: Callable[[str], Any] | None = None,
-           given: Any = None) -> Any:
+           given: Any = None, lent: Callable[[int, int], Any] | None = None) -> Any:
     """The value for a tree from :func:`encode`; ``handle(id, type_name)`` (``handle(id, type_name, class_name)``:
     see solution._Server.handle) builds handle objects; ``make(class name)`` a fresh object of a value class (or
     raises ValueError), whose attributes are then set with ``object.__setattr__`` (no hook of the class runs);
-    ``given``: the call's arguments, for ``["a", key]`` and ``["m", key, contents]``."""
-    _GIVEN[0] = given
+    ``given``: the call's arguments, for ``["a", key]`` and ``["m", key, contents]``; ``lent(id, capabilities)``:
+    the object of a ``["k", id, capabilities]`` (see :class:`Lent`)."""
+    _GIVEN[0], _LENT[0] = given, lent
     try:
         return _decode(tree, handle, make)
     finally:
-        _GIVEN[0] = None
+        _GIVEN[0] = _LENT[0] = None
 
 
 def _decode(tree: Any, handle: Callable[..., Any] | None, make: Callable[[str], Any] | None) -> Any:
@@ -352,6 +367,8 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
         return range(int(x[1]), int(x[2]), int(x[3]))
     if tag == "@" and objects is not None and len(x) == 2 and type(x[1]) is int and 0 <= x[1] < len(objects):
         return objects[x[1]]
+    if tag == "k" and _LENT[0] is not None and len(x) == 3 and type(x[1]) is int and type(x[2]) is int:
+        return _LENT[0](x[1], x[2])
     given = _GIVEN[0]
     if tag == "a" and given is not None and len(x) == 2 and type(x[1]) is str:
         found = given.find(x[1])

@@ -83,6 +83,8 @@ _EXC_PART = (bool, int, float, str)  # what an exception's arguments and attribu
 
 
 _ALL_CAPS = (1 << len(codec.CAPABILITIES)) - 1  # a handle of a frame that says nothing of its type's capabilities
+_LENDABLE = sum(1 << codec.CAPABILITIES.index(n) for n in ("__call__", "__iter__", "__next__", "__len__"))
+_MAX_LENT = 65536
 
 
 class Remote:
@@ -105,6 +107,8 @@ class Remote:
         self._known: dict[tuple[int, int], RemoteObject] = {}  # (generation, id) -> its handle, made once
         self.shared = _Shared()  # the process-wide state one process would share: random's, the environment
         self.ns: dict[str, Any] | None = None  # the tests' namespace (_bind)
+        self._lent: dict[int, Any] = {}  # the tests' objects lent to the solution (see lend), by id
+        self._lent_ids: dict[int, int] = {}
         self.live: dict[str, list[Any]] = {}  # the solution's globals the tests name (see _globals_out)
         self._synced = 0  # the generation whose globals ``live`` holds, and the one told which names to report
         self._watching = 0
@@ -171,6 +175,9 @@ class Remote:
     def _receive(self, loading: bool = False, iterating: bool = False) -> Any:
         try:
             reply = self.output.read_frame(self.rep, _MAX_REPLY)
+            while type(reply) is list and reply[:1] == ["lent"] and not loading:  # the solution uses the tests'
+                wire.write_all(self.req, self._lent_answer(reply))  # function (``key=len``) or iterator
+                reply = self.output.read_frame(self.rep, _MAX_REPLY)
         except TestTimeout:
             self.stop()
             if loading:
@@ -211,7 +218,14 @@ class Remote:
         generation = self.generation
         return codec.decode(tree, lambda hid, tname, exact=None, caps=_ALL_CAPS: self._handle(hid, tname, exact,
                                                                                               generation, caps),
-                            self._make if self.values else None, given)
+                            self._make if self.values else None, given, self._lent_back)
+
+    def _lent_back(self, rid: int, caps: int) -> Any:
+        """An object the tests lent, given back by the solution: the tests' own."""
+        obj = self._lent.get(rid)
+        if obj is None:
+            raise ValueError("malformed value: an object the tests did not lend")
+        return obj
 
     def _make(self, name: str) -> Any:
         kind = self.values.get(name)
@@ -267,6 +281,53 @@ class Remote:
         self.classes[name] = kind
         return kind
 
+    def lend(self, obj: Any) -> codec.Lent | None:
+        """An object of the tests the solution may call or iterate through this process (a function, a lambda,
+        ``len``, a generator, a dict's view), or None. It stays alive, and is the same id, as long as the
+        solution's process."""
+        caps = codec.capabilities(type(obj)) & _LENDABLE
+        if not caps:
+            return None
+        rid = self._lent_ids.get(id(obj))
+        if rid is None or self._lent[rid] is not obj:
+            if len(self._lent) >= _MAX_LENT:
+                return None
+            rid = len(self._lent) + 1
+            self._lent[rid] = obj
+            self._lent_ids[id(obj)] = rid
+        return codec.Lent(rid, caps)
+
+    def _lent_answer(self, frame: list[Any]) -> bytes:
+        """Carry out a call (``iter``, ``next``, ``len``) of a lent object for the solution; what it raises goes
+        back to the solution (``StopIteration`` ends its loop); the unit's timer still runs."""
+        try:
+            op, rid, args, kwargs = frame[1], frame[2], frame[3], frame[4]
+            obj = self._lent.get(rid) if type(rid) is int else None
+            if obj is None or type(args) is not list or type(kwargs) is not dict:
+                raise ValueError("an object the tests did not lend")
+            if op == "call":
+                out = obj(*[self.value(a) for a in args], **{str(k): self.value(v) for k, v in kwargs.items()})
+            elif op == "iter":
+                out = iter(obj)
+            elif op == "next":
+                out = next(obj)
+            elif op == "len":
+                out = len(obj)
+            else:
+                raise ValueError(f"unknown operation {op!r}")
+            return wire.pack(["lent-ok", self.arg(out)])
+        except TestTimeout:
+            raise
+        except Untransportable as exc:
+            return wire.pack(["lent-raise", "RuntimeError", str(exc)[:1000]])
+        except Exception as exc:
+            kind = type(exc).__name__ if _BUILTIN_EXC.get(type(exc).__name__) is type(exc) else "Exception"
+            try:
+                text = str(exc)[:1000]
+            except Exception:
+                text = ""
+            return wire.pack(["lent-raise", kind, text])
+
     def arg(self, value: Any) -> Any:
         def handle(obj: Any) -> Any:
             if self.values and self.values.get(type(obj).__name__) is type(obj):  # by value (see share_values)
@@ -276,6 +337,9 @@ class Remote:
                 return [obj._cg_hid, kind] if kind else obj._cg_hid
             if type(obj) is SolutionClass and obj.__dict__.get("_cg_remote") is self:  # its class, by name
                 return [0, obj.__dict__["_cg_name"]]
+            lent = self.lend(obj)
+            if lent is not None:
+                return lent
             raise codec.Unencodable(f"cannot pass a {type(obj).__name__} to the solution")
         try:
             return codec.encode(value, handle)

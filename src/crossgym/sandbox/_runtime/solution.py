@@ -104,8 +104,15 @@ class _Server:
         self.exact: dict[int, tuple[Any, str]] = {}  # id -> (class, its first name): its top-level classes
         self.values: dict[str, Any] = {}  # its value classes (the harness's ``share_values``), by name
         self.watched: dict[str, list[Any]] = {}  # its globals the tests name -> [value, its encoding as last told]
+        self.lent: dict[int, Any] = {}  # stand-ins of the tests' objects lent to it, by their id there
+        self.req = self.rep = -1  # the pipes to the harness (``ask`` writes on them during a call)
 
     def handle(self, obj: Any) -> Any:
+        if issubclass(_TYPE(obj), _Lent):  # (a stand-in: the tests get their own object back)
+            return codec.Lent(object.__getattribute__(obj, "_cg_rid"), object.__getattribute__(obj, "_cg_caps"))
+        return self._handle(obj)
+
+    def _handle(self, obj: Any) -> Any:
         """The id the harness names ``obj`` by; ``[id, name]`` for an object of exactly one of its top-level classes
         (the tests' class for it: ``type(x) is Stack``), ``[0, name]`` for such a class itself (the tests' name for
         it; ``f(Stack)`` arrives as the class, and goes back as it); ``(name, attributes)`` for an object of a value
@@ -130,13 +137,40 @@ class _Server:
 
     def dec(self, tree: Any) -> Any:
         return codec.decode(tree, lambda hid, _t, cls=None, *_: self.classes[cls] if hid == 0 else self.handles[hid],
-                            self._make if self.values else None)
+                            self._make if self.values else None, lent=self.lend)
 
     def _make(self, name: str) -> Any:
         kind = self.values.get(name)
         if kind is None:
             raise ValueError(f"the solution defines no class {name!r} for the tests' objects of it")
         return object.__new__(kind)
+
+    def lend(self, rid: int, caps: int) -> Any:
+        """The stand-in for an object the tests lent (see codec.Lent), one per object."""
+        obj = self.lent.get(rid)
+        if obj is None:
+            obj = object.__new__(_lent_class(caps & _LENT_CAPS))
+            for slot, value in (("_cg_server", self), ("_cg_rid", rid), ("_cg_caps", caps & _LENT_CAPS)):
+                object.__setattr__(obj, slot, value)
+            self.lent[rid] = obj
+        return obj
+
+    def ask(self, op: str, rid: int, args: Any, kwargs: dict[str, Any]) -> Any:
+        """Call (iterate, ...) an object the tests lent, in their process; what they ask meanwhile (their
+        function calls one of the solution's) is answered here first."""
+        frame = wire.pack(["lent", op, rid, [self.enc(a) for a in args], {k: self.enc(v) for k, v in kwargs.items()}])
+        _flush_streams()
+        wire.write_all(self.rep, frame)
+        while True:
+            msg = wire.read_obj(self.req)
+            if type(msg) is list and msg[:1] == ["lent-ok"] and len(msg) == 2:
+                return self.dec(msg[1])
+            if type(msg) is list and msg[:1] == ["lent-raise"] and len(msg) == 3:
+                kind = getattr(builtins, str(msg[1]), None)
+                if not (isinstance(kind, type) and issubclass(kind, Exception)):
+                    kind = Exception
+                raise kind(str(msg[2]))
+            wire.write_all(self.rep, _answer(self, msg))
 
     def init(self, source: str, prelude_text: str | None = None) -> Any:
         """Load the solution; ``prelude_text``: the problem's prompt, run first in the solution's namespace, as in one
@@ -371,6 +405,7 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 
 
 _MUTABLE = (list, dict, set, bytearray)
+_LENT_CAPS = sum(1 << codec.CAPABILITIES.index(n) for n in ("__call__", "__iter__", "__next__", "__len__"))
 _WALKED = (list, tuple, dict)  # what holds the objects :func:`_inner` looks for
 _MAX_INNER = 1000
 
@@ -482,41 +517,105 @@ KEEP = ("_runtime", "_runtime.solution", "_runtime.codec", "_runtime.wire")
 def _serve(req: int, rep: int) -> None:
     """Answer the harness until it closes the request pipe."""
     server = _Server(os.getcwd())
+    server.req, server.rep = req, rep
     while True:
         try:
             msg = wire.read_obj(req)
         except (EOFError, OSError, ValueError):
             break
+        _flush_streams()
+        wire.write_all(rep, _answer(server, msg))
+
+
+def _answer(server: _Server, msg: Any) -> bytes:
+    """The reply frame to one request of the harness (also one it makes while the solution calls the tests back)."""
+    try:
+        if msg[0] == "init":
+            reply: list[Any] = ["ok", server.init(msg[1], msg[2] if len(msg) > 2 else None)]
+        elif msg[0] == "call":
+            reply = ["ok", server.call(msg[1], msg[2], msg[3], msg[4] if len(msg) > 4 else None)]
+        else:
+            reply = ["ok", server.op(msg[0], msg[1], msg[2])]
+    except codec.Unencodable as exc:  # what it returned cannot be sent: the harness's limit, not a TypeError
+        reply = ["untransportable", _message(exc)]
+    except BaseException as exc:  # includes SystemExit: reported as an exception, never a pass
+        reply = ["raise", *_kind(exc), _message(exc)]
         try:
-            if msg[0] == "init":
-                reply: list[Any] = ["ok", server.init(msg[1], msg[2] if len(msg) > 2 else None)]
-            elif msg[0] == "call":
-                reply = ["ok", server.call(msg[1], msg[2], msg[3], msg[4] if len(msg) > 4 else None)]
-            else:
-                reply = ["ok", server.op(msg[0], msg[1], msg[2])]
-        except codec.Unencodable as exc:  # what it returned cannot be sent: the harness's limit, not a TypeError
-            reply = ["untransportable", _message(exc)]
-        except BaseException as exc:  # includes SystemExit: reported as an exception, never a pass
-            reply = ["raise", *_kind(exc), _message(exc)]
-            try:
-                own = server.own_classes(exc)
-            except BaseException:
-                own = []
-            parts = _parts(exc)
-            if own or parts:
-                reply.append(own)
-            if parts:
-                reply.append(parts)
+            own = server.own_classes(exc)
+        except BaseException:
+            own = []
+        parts = _parts(exc)
+        if own or parts:
+            reply.append(own)
+        if parts:
+            reply.append(parts)
+    try:
+        data = wire.pack(reply)
+    except BaseException as exc:
+        data = wire.pack(["raise", "TypeError", "builtins", f"unsendable reply: {type(exc).__name__}"])
+    _flush_streams()
+    return data
+
+
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
         try:
-            data = wire.pack(reply)
-        except BaseException as exc:
-            data = wire.pack(["raise", "TypeError", "builtins", f"unsendable reply: {type(exc).__name__}"])
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:
-                pass
-        wire.write_all(rep, data)
+            stream.flush()
+        except BaseException:
+            pass
+
+
+class _Lent:
+    """An object of the tests lent to the solution (``key=len``, a lambda, a generator of theirs): calling it,
+    iterating it and its ``len`` are asked of the tests' process, as calling the solution is asked of this one;
+    nothing else of it (no attribute: the tests' namespace stays theirs)."""
+
+    __slots__ = ("_cg_server", "_cg_rid", "_cg_caps")
+
+    def __repr__(self) -> str:
+        return "<an object of the tests>"
+
+
+class _LentCall:
+    __slots__ = ()
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._cg_server.ask("call", self._cg_rid, args, kwargs)
+
+
+class _LentIter:
+    __slots__ = ()
+
+    def __iter__(self: Any) -> Any:
+        return self._cg_server.ask("iter", self._cg_rid, (), {})
+
+
+class _LentNext:
+    __slots__ = ()
+
+    def __next__(self: Any) -> Any:
+        return self._cg_server.ask("next", self._cg_rid, (), {})
+
+
+class _LentLen:
+    __slots__ = ()
+
+    def __len__(self: Any) -> int:
+        return self._cg_server.ask("len", self._cg_rid, (), {})  # type: ignore[no-any-return]
+
+
+_LENT_MIXINS = {codec.CAPABILITIES.index(name): kind for name, kind in (
+    ("__call__", _LentCall), ("__iter__", _LentIter), ("__next__", _LentNext), ("__len__", _LentLen))}
+_LENT_CLASSES: dict[int, type] = {}
+
+
+def _lent_class(caps: int) -> type:
+    kind = _LENT_CLASSES.get(caps)
+    if kind is None:
+        bases = tuple(m for bit, m in _LENT_MIXINS.items() if caps >> bit & 1)
+        kind = _LENT_CLASSES[caps] = type("function" if caps & 1 << codec.CAPABILITIES.index("__call__")
+                                          else "iterator", (_Lent, *bases), {"__slots__": ()})
+    return kind
 
 
 def _kind(exc: BaseException) -> tuple[str, str]:
