@@ -83,9 +83,11 @@ def test_other_threads_cpu_does_not_time_out_a_match():
     """
     text = "2024-05-17 " * 90_000  # a linear search with no match, under the 1M-character cap: about 0.1 s
     pattern = r"\d{4}-\d{2}-\d{2}X"
-    t0 = time.thread_time()
-    assert run(pattern, text, timeout=30).reason == "pattern not found"
-    alone = time.thread_time() - t0
+    alone = 0.0
+    for _ in range(3):  # the slowest of three: a cold first run or a busy machine must not shrink the budget
+        t0 = time.thread_time()
+        assert run(pattern, text, timeout=30).reason == "pattern not found"
+        alone = max(alone, time.thread_time() - t0)
     stop = threading.Event()
     block = b"\0" * (256 << 20)
 

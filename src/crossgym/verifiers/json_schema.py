@@ -3,11 +3,14 @@
 Trusted schemas (the ``schema`` param, written by whoever wrote the config, or task schemas when
 ``trusted_answers=True``) are compiled by fastjsonschema, which generates and execs Python code: ~10-20x faster
 than jsonschema, but a hostile schema could inject code, so schemas that arrive as task data use jsonschema's
-validator (also compiled once and cached) unless trusted.
+validator (also compiled once and cached) unless trusted. jsonschema is the reference on both paths (Draft 2020-12
+unless "$schema" names another draft): a trusted schema that uses a keyword fastjsonschema reads otherwise
+(json_schema_keywords.py) is judged by jsonschema too. No path ever fetches a remote "$ref".
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -17,11 +20,14 @@ from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, clip
 from crossgym.verifiers.json_checks import _JsonBase
+from crossgym.verifiers.json_schema_keywords import fastjsonschema_agrees
 
 #: compiled validators kept per process
 CACHE_SIZE = 2048
 
 Check = Callable[[Any], "str | None"]  # returns None when valid, else the first error message
+#: a JSON number past 1.8e308 reads as infinity, on which some checks (multipleOf) raise: the completion fails
+OUT_OF_RANGE = "a number out of range (JSON numbers past 1.8e308 read as infinity): "
 
 
 class _LRU:
@@ -44,16 +50,56 @@ class _LRU:
 _CACHE = _LRU(CACHE_SIZE)
 
 
+def _refuse(uri: str) -> Any:
+    raise ValueError(f"$ref {uri!r} is not inside the schema, and remote schemas are never fetched")
+
+
+class _NoFetch(dict[str, Callable[[str], Any]]):
+    """fastjsonschema's URI-scheme handlers: one for every scheme, refusing. Without a handler for a scheme it
+    calls urlopen, so a "$ref" could make the verifier send requests (schemas using one never get here anyway)."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> Callable[[str], Any]:
+        return _refuse
+
+
+def _finite(value: Any) -> bool:
+    """No float in ``value`` is infinite (JSON 1e400 reads as inf). jsonschema-rs takes inf for no type at all,
+    so it said "valid" to 1e400 for "maximum": 150 and for "not": {"type": "number"}."""
+    t = type(value)
+    if t is dict or t is list:
+        for x in value.values() if t is dict else value:
+            tx = type(x)
+            if (tx is float and x - x != 0.0) or ((tx is dict or tx is list) and not _finite(x)):
+                return False
+        return True
+    return t is not float or value - value == 0.0
+
+
+def _has_key(node: Any, keys: frozenset[str]) -> bool:
+    """Some object in ``node`` (a schema) has one of ``keys`` (a property named so counts too: only a cost)."""
+    if isinstance(node, dict):
+        return any(k in keys for k in node) or any(_has_key(v, keys) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_key(v, keys) for v in node)
+    return False
+
+
 def _fast(schema: dict[str, Any]) -> Check:
     import fastjsonschema
 
-    fn = fastjsonschema.compile(schema, use_default=False, use_formats=True)
+    # a copy: fastjsonschema rewrites "$ref"s in place
+    fn = fastjsonschema.compile(copy.deepcopy(schema), handlers=_NoFetch(), use_default=False, use_formats=True)
     first = _rust_is_valid(schema)
+    # only bounds, "not" and "oneOf" can turn its reading of inf into a wrong "valid"; other schemas skip the walk
+    finite = _finite if first is not None and _has_key(schema, _INF_SENSITIVE) else None
 
     def check(value: Any) -> str | None:
         if first is not None:
             try:
-                if first(value):
+                if first(value) and (finite is None or finite(value)):
                     return None
             except Exception:  # noqa: BLE001 - a value jsonschema-rs cannot take: fastjsonschema decides
                 pass
@@ -62,15 +108,18 @@ def _fast(schema: dict[str, Any]) -> Check:
             return None
         except fastjsonschema.JsonSchemaValueException as exc:
             return str(exc.message)
+        except (OverflowError, ValueError) as exc:
+            return OUT_OF_RANGE + str(exc)
 
     return check
 
 
 # jsonschema-rs (Rust, ~7x fastjsonschema here) answers first for schemas written only with keywords on which the two
 # agree: it may only say "valid" where fastjsonschema says so too, and every "invalid" is fastjsonschema's to judge
-# and word. Left to fastjsonschema alone: format and pattern (different regex and format rules), multipleOf (float
-# arithmetic), uniqueItems (Python equality), $ref and $id (resolution), conditionals, tuple items, other drafts, and
-# numbers in the schema at or past 2**53 (jsonschema-rs may compare them as doubles).
+# and word. Left to fastjsonschema alone (or to jsonschema, json_schema_keywords.py): format and pattern (different
+# regex and format rules), multipleOf (float arithmetic), uniqueItems (Python equality), $ref and $id (resolution),
+# conditionals, tuple items, other drafts, and numbers in the schema at or past 2**53 (jsonschema-rs may compare
+# them as doubles). It reads an infinite float (JSON 1e400) as no type at all: _finite keeps its "valid" from those.
 _DRAFT7 = ("http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema")
 _TYPES = frozenset(("string", "integer", "number", "object", "array", "boolean", "null"))
 _ANNOTATIONS = frozenset(("title", "description", "$comment", "default", "examples", "readOnly", "writeOnly",
@@ -80,6 +129,7 @@ _SUBSCHEMAS = frozenset(("anyOf", "allOf", "oneOf"))
 _COUNTS = frozenset(("minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"))
 _BOUNDS = frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
 _EXACT = 2**53
+_INF_SENSITIVE = _BOUNDS | {"not", "oneOf"}
 
 
 def _rust_is_valid(schema: Any) -> Callable[[Any], bool] | None:
@@ -174,15 +224,51 @@ def format_checker(schema: Any) -> Any:
     return checker
 
 
-def _slow(schema: dict[str, Any]) -> Check:
+def _reference(schema: dict[str, Any]) -> Any:
+    """jsonschema's validator class for ``schema``, the one draft both paths judge by: the draft "$schema" names,
+    else 2020-12. Raises SchemaError for a schema that draft's metaschema refuses."""
     import jsonschema
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     cls.check_schema(schema)
-    v = cls(schema, format_checker=format_checker(schema))
+    return cls
+
+
+#: drafts whose reading of fastjsonschema's agreed keywords is 2020-12's (its generator has no 2020-12 of its own)
+_FAST_DRAFTS = frozenset(("Draft202012Validator", "Draft201909Validator", "Draft7Validator"))
+
+
+def _trusted(schema: dict[str, Any]) -> Check:
+    """fastjsonschema where it gives jsonschema's verdicts, else jsonschema (also compiled once)."""
+    cls = _reference(schema)
+    if cls.__name__ in _FAST_DRAFTS and fastjsonschema_agrees(schema):
+        try:
+            return _fast(schema)
+        except ImportError:
+            raise
+        except Exception:  # noqa: BLE001 - it refuses some valid schemas: jsonschema judges those
+            pass  # e.g. {"required": ["x"], "additionalProperties": false}: "x" is required but not allowed
+    return _slow(schema, cls)
+
+
+def _slow(schema: dict[str, Any], cls: Any = None) -> Check:
+    import jsonschema
+    import referencing
+    import referencing.exceptions
+
+    cls = cls or _reference(schema)
+    # an empty registry retrieves nothing (jsonschema's default fetches remote "$ref"s, with a warning); the
+    # metaschemas stay resolvable, jsonschema adds them to any registry
+    v = cls(schema, format_checker=format_checker(schema), registry=referencing.Registry())
 
     def check(value: Any) -> str | None:
-        err = jsonschema.exceptions.best_match(v.iter_errors(value))
+        try:
+            err = jsonschema.exceptions.best_match(v.iter_errors(value))
+        except referencing.exceptions.Unresolvable as exc:
+            raise BadTask(f"$ref {clip(str(getattr(exc, 'ref', exc)), 100)!r} is not inside the schema "
+                          "(remote schemas are never fetched)") from None
+        except (OverflowError, ValueError) as exc:  # Fraction(inf) in multipleOf
+            return OUT_OF_RANGE + str(exc)
         if err is None:
             return None
         path = "/".join(str(p) for p in err.absolute_path)
@@ -196,7 +282,8 @@ _BY_ID_LOCK = threading.Lock()
 
 
 def compile_schema(schema: Any, trusted: bool) -> Check:
-    """A cached validator for ``schema``: fastjsonschema when trusted, jsonschema otherwise. Raises ValueError.
+    """A cached validator for ``schema``: fastjsonschema when trusted and it agrees, jsonschema otherwise. Raises
+    ValueError for a schema jsonschema refuses.
     The same schema object (a task reused across a GRPO group) is found by identity without re-serialising it."""
     hit = _BY_ID.get((id(schema), trusted))
     if hit is not None and hit[0] is schema:
@@ -218,7 +305,7 @@ def _compile_schema(schema: Any, trusted: bool) -> Check:
 
     def make() -> Check:
         try:
-            return _fast(schema) if trusted else _slow(schema)
+            return _trusted(schema) if trusted else _slow(schema)
         except ImportError as exc:
             raise VerifierError(f"verifier 'json_schema' needs {exc.name} (fix: pip install "
                                 "'crossgym[verifiers]')") from None
@@ -243,14 +330,18 @@ class JsonSchema(_JsonBase):
 
     answer: the schema (an object), or null to use the ``schema`` param.
     params: schema (the schema when tasks do not carry one; always trusted), trusted_answers (False: schemas from
-    task answers go through jsonschema; True compiles them with fastjsonschema too), partial (False: True gives
+    task answers go through jsonschema; True compiles them with fastjsonschema too, where it agrees), partial (False: True gives
     credit per top-level property of an object schema: required present, present values valid, no forbidden
     extra keys), plus json_valid's fenced / allow_surrounding / think. Text that is not JSON is malformed;
     JSON that breaks the schema fails with the first error as the reason.
     """
 
     name = "json_schema"
-    version = "2"  # 2: task schemas check "format" as trusted ones do, whatever optional packages are installed
+    # 2: task schemas check "format" as trusted ones do, whatever optional packages are installed; 3: one verdict per
+    # schema, jsonschema's (2020-12 unless "$schema" names a draft): trusted schemas with keywords fastjsonschema
+    # reads otherwise (unevaluated*, dependent*, prefixItems, $ref siblings, multipleOf, "$" in pattern...) go to
+    # jsonschema, 1e400 (inf) no longer passes numeric bounds, raising checks on it fail, no "$ref" is ever fetched
+    version = "3"
     description = "JSON validates against a JSON Schema (fastjsonschema when trusted, cached; partial credit)"
 
     def __init__(self, *, schema: dict[str, Any] | bool | None = None, trusted_answers: bool = False,
