@@ -59,3 +59,13 @@ def test_answer_forms():
 def test_roman_numeral_i_is_not_option_i_by_accident():
     assert run("A", "I think it is A.").passed
     assert run("A", "I am not sure").error_kind == "malformed"
+
+
+@pytest.mark.parametrize("text", ["(A) (B) (C) (D)", "A. B. C. D.", "A) B) C)", "[A] [B]", "A: Paris, B: Lyon"])
+def test_a_line_listing_the_options_picks_none(text):
+    """"(A) (B) (C) (D)" read as A: listing every option earned 1.0 a quarter of the time."""
+    for answer in "ABCD":
+        v = run(answer, text)
+        assert v.error_kind == "malformed" and "several options" in v.reason, (answer, v)
+    assert run("B", "The options are (A) (B) (C) (D). Answer: B").reward == 1.0
+    assert run("B", "The answer is: B").reward == 1.0

@@ -123,3 +123,17 @@ def test_params_validated():
     for bad in ({"float_rounding": 0}, {"numeric_precision": "x"}, {"timeout": -1}, {"nope": 1}):
         with pytest.raises(VerifierError):
             Math(**bad)
+
+
+@pytest.mark.parametrize("gold,right,wrong", [
+    ("\\$18.90", "The answer is $\\boxed{18.90}$", "The answer is $\\boxed{19.90}$"),  # MATH's escaped dollar
+    ("x=3 and y=4", "$\\boxed{x=3, y=4}$", "$\\boxed{4}$"),  # read as the last number, 4, it paid half an answer
+    (1e-07, "$\\boxed{0.0000001}$", "$\\boxed{e}$"),  # repr "1e-07" read as Euler's number times ...
+    (1e20, "$\\boxed{100000000000000000000}$", "$\\boxed{20}$"),
+    ("5 dollars", "The answer is $5$", "The answer is $6$"),
+])
+def test_references_are_read_as_written(gold, right, wrong):
+    """rt3: an escaped \\$ was taken for a math delimiter, "x=3 and y=4" for 4, the float 1e-07 for 'e'."""
+    assert run(gold, right).passed, run(gold, right)
+    v = run(gold, wrong)
+    assert not v.passed and v.error is None, v

@@ -121,3 +121,31 @@ def test_the_last_number_is_the_full_scans_wherever_the_window_edge_falls(number
         text = "We get x = " + number + "z" * tail
         assert last_number(text) == numbers_in(text)[-1], tail
     assert run(0.5, "So x = " + number + " and that is all" + "." * 250).reward == 1.0
+
+
+@pytest.mark.parametrize("answer,text,reward", [
+    (-0.5, "The answer is -\\frac{1}{2}", 1.0), (0.5, "The answer is -\\frac{1}{2}", 0.0),
+    (-0.25, "x = -\\dfrac{1}{4}", 1.0), (0.5, "The answer is \\frac12", 1.0), (12, "The answer is \\frac12", 0.0),
+    (0.75, "\\boxed{\\tfrac 3 4}", 1.0), (5, "x - \\frac12 = 5", 1.0),
+    (3e8, "The answer is $3 \\times 10^{8}$ m/s", 1.0), (3e8, "c = 3\\times10^8", 1.0), (2e-3, "\\boxed{2 \\cdot 10^{-3}}", 1.0),
+    (90, "The angle is $90^\\circ$", 1.0), (90, "\\boxed{90^{\\circ}}", 1.0), (8, "2^3 = 8", 1.0),
+])
+def test_signs_short_fractions_and_powers_of_ten(answer, text, reward):
+    """-\\frac{1}{2} read as +1/2 (a wrong sign earned 1.0), \\frac12 as twelve, 3 \\times 10^{8} as 8."""
+    v = run(answer, text)
+    assert (v.reward, v.error) == (reward, None), v
+
+
+@pytest.mark.parametrize("text", ["The answer is \\sqrt{2}", "The answer is 3\\pi", "\\boxed{2^3}", "so 2^{10}",
+                                  "\\boxed{2\\frac{1}{2}}", "Answer: 2 \\times 3", "\\boxed{\\log 8}",
+                                  "The answer is \\sqrt[3]{27}", "\\boxed{\\frac{\\sqrt{2}}{2}}", "Answer: 10^{3}"])
+def test_a_number_inside_an_expression_is_not_the_answer(text):
+    """\\sqrt{2} was read as 2, 3\\pi as 3: a gold 2 or 3 paid the wrong answer. Each of these numbers is an
+    operand, so no number is the answer: malformed, whatever the reference."""
+    from crossgym.verifiers.numeric import last_number
+
+    for answer in (2, 3, 8, 1024, 1000, 6, 2.5):
+        v = run(answer, text)
+        assert v.error_kind == "malformed" and "expression" in v.reason, (answer, v)
+    with pytest.raises(Exception, match="expression"):
+        last_number(text)

@@ -142,3 +142,17 @@ def test_string_similarity_caps_edit_distance_and_validates():
 @given(a=st.text(alphabet="abcé ", max_size=40), b=st.text(alphabet="abcdé ", max_size=40))
 def test_bit_parallel_edit_distance_equals_the_dp(a, b):
     assert _edit_distance(a, b) == _edit_distance_dp(a, b) == _edit_distance(b, a)
+
+
+@pytest.mark.parametrize("answer,text", [
+    ("Paris", "The answer is: Paris"), ("Paris", "The final answer is: **Paris**."), ("3", "The answer is = 3"),
+    ("U.S.", "The answer is U.S."), ("U.S.", "Answer: U.S."), ("Washington D.C.", "The answer is Washington D.C."),
+    ("U.S.", "Answer: U.S"),
+])
+def test_answer_is_colon_and_a_references_final_period(answer, text):
+    """"The answer is: Paris" read ": paris"; the marker line loses its final period, so "U.S." never matched."""
+    for cls in (ExactMatch, StringSimilarity):
+        v = run(cls, answer, text)
+        assert v.reward == 1.0 and v.error is None, (cls.name, v)
+    assert run(ExactMatch, "U.S.", "The answer is U.K.").reward == 0.0
+    assert run(ExactMatch, "U.S.", "<answer>U.S</answer>").reward == 0.0  # a tag keeps its text as written

@@ -14,6 +14,8 @@ _DECOR = str.maketrans("", "", "*_`$")
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}")
 _ALONE = re.compile(r"[(\[]?\s*([A-Za-z])\s*[)\]]?\s*[.:)]?")
 _LEAD = re.compile(r"(?:(?i:option|choice)\s+)?(?:[(\[]([A-Z])[)\]]|([A-Z])(?:[.:)]|\s*$))")
+#: an option label after the first one on the line: "(B)", "[C]", "D)", "B.", "C:"
+_LISTED = re.compile(r"(?<![A-Za-z])(?:[(\[]([A-Z])[)\]]|([A-Z])[.:)](?!\w))")
 _PHRASE = re.compile(
     r"(?i:answer|option|choice)\s{0,3}(?i:is|would be|should be)?\s{0,3}[:\-]?\s{0,3}(?i:option\s|choice\s)?"
     r"[(\[]?([A-Z])[)\]]?(?![\w'])"
@@ -36,7 +38,9 @@ class MultipleChoice(BaseVerifier):
     """
 
     name = "multiple_choice"
-    version = "3"  # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix
+    # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix; 4: a line listing the
+    # options ("(A) (B) (C) (D)") picks none, "answer is: B" reads B
+    version = "4"
     description = "multiple-choice letter or option text from varied phrasings"
 
     def __init__(self, *, num_options: int | None = None, extract: str = "auto", **params: Any) -> None:
@@ -88,7 +92,11 @@ class MultipleChoice(BaseVerifier):
                 raise Malformed(f"the answer names several options: {', '.join(sorted(found))}")
         m = _LEAD.match(first_line)
         if m and (m.group(1) or m.group(2)) in letters:
-            return self._agree(m.group(1) or m.group(2), first_line[m.end():], letters, options)
+            letter = m.group(1) or m.group(2)
+            listed = {x or y for x, y in _LISTED.findall(first_line[m.end():])} & set(letters)
+            if listed - {letter}:  # "(A) (B) (C) (D)" lists the options, it picks none of them
+                raise Malformed(f"the answer lists several options: {', '.join(sorted(listed | {letter}))}")
+            return self._agree(letter, first_line[m.end():], letters, options)
         picks: list[str] = [(x or y or z) for x, y, z in _PHRASE.findall(span[-2000:])]
         picks = [p for p in picks if p in letters]
         if picks:

@@ -19,7 +19,7 @@ from crossgym.verifiers.base import Malformed, clip
 EXTRACT_MODES = ("auto", "full", "answer_tag", "boxed", "marker", "last_line")
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
-_MARKER = re.compile(r"(?:final answer|the answer|answer)\s*(?:is|:|=)[ \t]*", re.I)
+_MARKER = re.compile(r"(?:final answer|the answer|answer)\s*(?:is(?:[ \t]*[:=])?|:|=)[ \t]*", re.I)
 #: the fast check before _MARKER, with its case rules (re.I folds any case mix, and "ſ" to "s")
 _MARKER_HINT = re.compile("nswer", re.I)
 _TAG_CACHE: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
@@ -123,7 +123,13 @@ def marker_answer(text: str) -> str | None:
         return None
     rest = text[last.end():]
     line = rest.split("\n", 1)[0].strip()
-    return line.rstrip(".").strip().strip("*").strip() or None
+    return sentence_answer(line) or None
+
+
+def sentence_answer(text: str) -> str:
+    """``text`` without the sentence's final period(s) and bold marks: what ``marker_answer`` keeps of its line,
+    applied to references too, so "The answer is U.S." matches "U.S."."""
+    return text.strip().rstrip(".").strip().strip("*").strip()
 
 
 def extract_answer(text: str, mode: str = "auto", *, tag: str = "answer", think: bool = True) -> str:

@@ -226,17 +226,21 @@ def _fast_expr(m: re.Match[str]) -> list[Any] | None:
 
 
 _DELIMS = ("$", "\\(", "\\[", "\\boxed", "\\fbox")
-_BARE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}")
+_BARE_WORD = re.compile(r"(?<![\\a-zA-Z])(?!and(?![a-zA-Z]))[a-zA-Z]{3,}")
+_GOLD_NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 
 
 @functools.lru_cache(maxsize=8192)
 def parse_gold(gold: str, fast: bool = True) -> tuple[Any, ...]:
-    """The reference, parsed like a prediction when it carries math delimiters ($..$, \\(..\\), \\boxed{..}).
-    A bare reference (MATH-style "2\\sqrt{2}", "(1,2)") is read as ``$gold$`` first, since math-verify's plain
-    expression extraction would take "2\\sqrt{2}" as 2; bare prose ("5 dollars") is read as it is first."""
-    if any(d in gold for d in _DELIMS):
+    """The reference, parsed like a prediction when it carries math delimiters ($..$, \\(..\\), \\boxed{..};
+    an escaped dollar, MATH's "\\$18.90", is none). A bare reference (MATH-style "2\\sqrt{2}", "(1,2)",
+    "x=3 and y=4") is read as ``$gold$`` first, since math-verify's plain expression extraction would take
+    "2\\sqrt{2}" as 2 and "x=3 and y=4" as 4. Prose around one number ("5 dollars", which ``$..$`` would read as
+    a product of letters) is read as it is first: with one number in it, that reading drops no other value."""
+    if any(d in gold.replace("\\$", "") for d in _DELIMS):
         return tuple(parse_answer(gold, fast))
-    order = [gold, f"${gold}$"] if "\\" not in gold and _BARE_WORD.search(gold) else [f"${gold}$", gold]
+    prose = "\\" not in gold and _BARE_WORD.search(gold) and len(_GOLD_NUMBER.findall(gold)) <= 1
+    order = [gold, f"${gold}$"] if prose else [f"${gold}$", gold]
     for text in order:
         parsed = parse_answer(text, fast)
         if parsed:
@@ -255,6 +259,16 @@ def zygote_warm() -> None:
     fast_parse("The answer is $\\boxed{42}$")  # builds the fast path's tables once, for every worker
 
 
+def _plain(x: float) -> str:
+    """A float as a plain decimal: repr's exponent form ("1e-07", "1e+20") reads as Euler's number to math-verify."""
+    r = repr(x)
+    if "e" not in r:
+        return r
+    from decimal import Decimal
+
+    return format(Decimal(r), "f")
+
+
 class Math(BaseVerifier):
     """The completion's final answer is mathematically equivalent to the reference (math-verify).
 
@@ -271,7 +285,9 @@ class Math(BaseVerifier):
     """
 
     name = "math"
-    version = "2"
+    # 3: references read as written: MATH's escaped "\\$18.90" is no delimiter, "x=3 and y=4" is not its last
+    # number, a float reference 1e-07 is 0.0000001 (repr's exponent form read as Euler's number)
+    version = "3"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
     default_timeout = 5.0
@@ -293,7 +309,7 @@ class Math(BaseVerifier):
                 raise BadTask(f"math answer must be a string or number, got {type(a).__name__}")
             if isinstance(a, float) and not _math.isfinite(a):
                 raise BadTask(f"math answer must be finite, got {a!r}")
-            g = str(a)
+            g = _plain(a) if isinstance(a, float) else str(a)
             parsed = parse_gold(g, self.fast_path)
             if not parsed:
                 raise BadTask(f"math-verify cannot parse the reference {clip(g, 60)!r}")

@@ -15,16 +15,29 @@ from crossgym.verifiers.extract import check_extract, locate_answer
 #: number tokens longer than this are refused (int() of huge digit strings is quadratic)
 MAX_NUMBER_CHARS = 200
 
-# signs, thousands separators (1,234,567), decimals, exponents, a/b fractions, LaTeX \frac{a}{b}, percent
+# signs, thousands separators (1,234,567), decimals, exponents (1e5, 3 \times 10^{8}), a/b fractions, LaTeX
+# \frac{a}{b} and \frac12 with their sign, percent
 _NUM = re.compile(
     r"(?=[-+$€£¥.\d\\])"  # a cheap first-character test keeps the scan fast on prose
-    r"(?:(?P<frac>\\[dt]?frac\{\s*(?P<fn>[-+]?\d+(?:\.\d+)?)\s*\}\{\s*(?P<fd>[-+]?\d+(?:\.\d+)?)\s*\})"
+    r"(?:(?:(?<![\w).\]}])(?P<fsign>[-+])\s?)?"
+    r"(?P<frac>\\[dt]?frac\s*(?:\{\s*(?P<fn>[-+]?\d+(?:\.\d+)?)\s*\}|(?P<fn1>\d))"
+    r"\s*(?:\{\s*(?P<fd>[-+]?\d+(?:\.\d+)?)\s*\}|(?P<fd1>\d)))"
     r"|(?:(?<![\w).\]}])(?P<sign>[-+])\s?)?(?:(?P<cur>[$€£¥])\s?)?"
     r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
     r"(?:\s?/\s?(?P<den>\d+(?:\.\d+)?)(?![\d.]))?"
-    r"(?P<exp>[eE][-+]?\d{1,4})?"
+    r"(?:(?P<exp>[eE][-+]?\d{1,4})|\s*(?:\\times|\\cdot|×)\s*10\s*\^\s*(?:\{\s*(?P<texp>[-+]?\d{1,4})\s*\}"
+    r"|(?P<texp1>[-+]?\d{1,4})))?"
     r"(?P<pct>\s?%)?)"
 )
+#: what makes a number an operand of an expression numeric does not evaluate (\sqrt{2}, 3\pi, 2^{10}, \log 8,
+#: 2\times 3): the answer is then not that number
+_OPERATOR_BEFORE = re.compile(
+    r"(?:\^|_|\\(?:sqrt(?:\[[^\]]{0,10}\])?|log|ln|lg|exp|sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh"
+    r"|tanh|binom|cdot|times|div|pm|mp|pi|[dt]?frac))\s*\{?\s*$|\}\s*\{\s*$")
+#: a digit right before \frac{1}{2}: a mixed number (2\frac{1}{2}), which numeric does not read
+_MIXED = re.compile(r"\d\s*$")
+_OPERATOR_AFTER = re.compile(
+    r"\s*(?:\^(?!\s*\{?\s*\\circ)|\\(?:pi|sqrt|cdot|times|div|pm|mp|[dt]?frac|log|ln|binom)(?![a-zA-Z]))")
 _CLEAN = [("{,}", ","), ("\\,", ""), ("\\!", ""), ("\\%", "%"), ("\\$", "$"), ("−", "-"), ("–", "-"),
           ("\u202f", ""), ("\u2009", "")]
 
@@ -42,21 +55,35 @@ def _to_fraction(tok: str) -> Fraction:
     return Fraction(tok.replace(",", ""))
 
 
+def _operand(m: re.Match[str]) -> bool:
+    """The number ``m`` found stands inside an expression numeric does not evaluate."""
+    text = m.string
+    start = m.start()
+    return (_OPERATOR_BEFORE.search(text, max(0, start - 24), start) is not None
+            or _OPERATOR_AFTER.match(text, m.end()) is not None
+            or (m.group("frac") is not None and _MIXED.search(text, max(0, start - 24), start) is not None))
+
+
 def _value(m: re.Match[str]) -> tuple[Fraction, bool, str]:
-    """(value, is_percent, source text) of one number match."""
+    """(value, is_percent, source text) of one number match; Malformed when it is an operand of an expression."""
+    if _operand(m):
+        raise Malformed(f"{clip(_context(m), 40)!r} is an expression, not a number (the math verifier reads those)")
     if m.group("frac"):
-        num, den = _to_fraction(m.group("fn")), _to_fraction(m.group("fd"))
+        num = _to_fraction(m.group("fn") or m.group("fn1"))
+        den = _to_fraction(m.group("fd") or m.group("fd1"))
         if den == 0:
             raise Malformed("division by zero in the answer")
-        return num / den, False, m.group(0)
+        return (-num / den if m.group("fsign") == "-" else num / den), False, m.group(0).strip()
     val = _to_fraction(m.group("num"))
     if m.group("den"):
         den = _to_fraction(m.group("den"))
         if den == 0:
             raise Malformed("division by zero in the answer")
         val = val / den
-    if m.group("exp"):
-        e = int(m.group("exp")[1:])
+    exp = m.group("exp")
+    exp = exp[1:] if exp else m.group("texp") or m.group("texp1")
+    if exp:
+        e = int(exp)
         if abs(e) > 400:
             raise Malformed("an exponent in the answer is out of range")
         val = val * Fraction(10) ** e
@@ -65,14 +92,19 @@ def _value(m: re.Match[str]) -> tuple[Fraction, bool, str]:
     return val, bool(m.group("pct")), m.group(0).strip()
 
 
+def _context(m: re.Match[str]) -> str:
+    """The number with the characters around it, for the reason."""
+    return m.string[max(0, m.start() - 12):m.end() + 12].strip()
+
+
 def numbers_in(text: str) -> list[tuple[Fraction, bool, str]]:
     """Every number in ``text`` as (value, is_percent, source text), in order. Linear time."""
     return [_value(m) for m in _NUM.finditer(_clean(text))]
 
 
 #: a character no number match can hold (outside _NUM's digits, whitespace, signs, currencies, separators,
-#: exponent, percent and \\[dt]frac{..}{..}): a window starting right after one cuts no match
-_OUTSIDE = re.compile(r"[^\s\d\\{}acdefrtE.,/%$€£¥+\-]")
+#: exponents with \times/\cdot/× 10^, percent and \[dt]frac{..}{..}): a window starting right after one cuts no match
+_OUTSIDE = re.compile(r"[^\s\d\\{}acdefimorstE.,/%$€£¥+\-^×]")
 
 
 def _window_start(text: str, start: int) -> int:
@@ -156,7 +188,9 @@ class Numeric(BaseVerifier):
     """
 
     name = "numeric"
-    version = "3"  # 2: the answer marker in any case mix; 3: the last number is never cut by the scan window
+    # 2: the answer marker in any case mix; 3: the last number is never cut by the scan window; 4: the sign of
+    # -\frac{1}{2}, \frac12, 3 \times 10^{8}; a number inside an expression (\sqrt{2}, 3\pi, 2^{10}) is not the answer
+    version = "4"
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
     def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float = 1e-9, extract: str = "auto",

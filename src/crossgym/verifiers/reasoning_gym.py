@@ -71,7 +71,7 @@ class ReasoningGym(BaseVerifier):
     """A reasoning-gym task, scored by its dataset's own score_answer (reward in 0..1)."""
 
     name = "reasoning_gym"
-    version = "2"  # 2: the answer marker in any case mix
+    version = "3"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"
     description = "reasoning-gym tasks scored by the dataset's own score_answer"
     isolation = "process"
     default_timeout = 30.0

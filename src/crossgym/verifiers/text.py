@@ -8,7 +8,14 @@ from typing import Any
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BaseVerifier, Malformed, clip
-from crossgym.verifiers.extract import answers_list, check_extract, extract_answer, normalize, normalize_cached
+from crossgym.verifiers.extract import (
+    answers_list,
+    check_extract,
+    locate_answer,
+    normalize,
+    normalize_cached,
+    sentence_answer,
+)
 
 
 class _TextBase(BaseVerifier):
@@ -20,11 +27,17 @@ class _TextBase(BaseVerifier):
         self.norm = {"case_sensitive": bool(case_sensitive), "whitespace": bool(whitespace),
                      "punctuation": bool(punctuation), "articles": bool(articles)}
 
-    def _pred(self, completion: Completion) -> str:
-        span = extract_answer(completion.text, self.extract, tag=self.tag)
+    def _pred(self, completion: Completion) -> tuple[str, str]:
+        """(the normalised answer span, where it came from: see ``locate_answer``)."""
+        span, where = locate_answer(completion.text, self.extract, tag=self.tag)
         if not span.strip():
             raise Malformed("no answer in the completion")
-        return span
+        return normalize(span, **self.norm), where
+
+    def _ref(self, ref: str, where: str) -> str:
+        """A reference normalised as the span was: an "answer is" line loses its final period, so the reference
+        does too ("U.S." against "The answer is U.S.")."""
+        return normalize_cached(sentence_answer(ref) if where == "marker" else ref, **self.norm)
 
 
 class ExactMatch(_TextBase):
@@ -38,14 +51,16 @@ class ExactMatch(_TextBase):
     """
 
     name = "exact_match"
-    version = "3"  # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix
+    # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix; 4: "answer is: X" reads
+    # X, and a reference ending in a period ("U.S.") matches an "answer is" line, which loses its final period
+    version = "4"
     description = "answer equals the reference after normalisation (case, whitespace, punctuation, articles)"
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         refs = answers_list(task.answer, self.name)
-        pred = normalize(self._pred(completion), **self.norm)
+        pred, where = self._pred(completion)
         for r in refs:
-            if pred == normalize_cached(r, **self.norm):
+            if pred == self._ref(r, where):
                 return Verdict.ok(1.0, reason=f"matches {clip(r)!r}")
         return Verdict.ok(0.0, reason=f"{clip(pred)!r} matches none of {len(refs)} reference(s)")
 
@@ -145,7 +160,7 @@ class StringSimilarity(_TextBase):
     """
 
     name = "string_similarity"
-    version = "2"  # 2: the answer marker in any case mix
+    version = "3"  # 2: the answer marker in any case mix; 3: "answer is: X" and final periods as exact_match 4
     description = "normalised edit distance or token F1 against a reference, with a threshold"
 
     def __init__(self, *, metric: str = "edit", threshold: float = 0.8, reward: str = "similarity",
@@ -161,11 +176,11 @@ class StringSimilarity(_TextBase):
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         refs = answers_list(task.answer, self.name)
-        pred = normalize(self._pred(completion), **self.norm)
+        pred, where = self._pred(completion)
         fn = edit_similarity if self.metric == "edit" else token_f1
         best, best_ref = -1.0, ""
         for r in refs:
-            s = fn(pred, normalize_cached(r, **self.norm))
+            s = fn(pred, self._ref(r, where))
             if s > best:
                 best, best_ref = s, r
         passed = best >= self.threshold
