@@ -149,3 +149,10 @@ def test_a_number_inside_an_expression_is_not_the_answer(text):
         assert v.error_kind == "malformed" and "expression" in v.reason, (answer, v)
     with pytest.raises(Exception, match="expression"):
         last_number(text)
+
+
+def test_units_and_prose_around_a_number_keep_it():
+    for answer, text in [(3, "v = 3\\,\\frac{m}{s}"), (5, "\\text{The answer is }5"), (3.14, "x \\approx 3.14"),
+                         (20, "5 \\times 4 = 20"), (45, "The angle is 45^{\\circ}."), (75, "\\frac{3}{4} \\cdot 100 = 75")]:
+        v = run(answer, text)
+        assert v.reward == 1.0 and v.error is None, (text, v)

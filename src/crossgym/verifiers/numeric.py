@@ -37,7 +37,8 @@ _OPERATOR_BEFORE = re.compile(
 #: a digit right before \frac{1}{2}: a mixed number (2\frac{1}{2}), which numeric does not read
 _MIXED = re.compile(r"\d\s*$")
 _OPERATOR_AFTER = re.compile(
-    r"\s*(?:\^(?!\s*\{?\s*\\circ)|\\(?:pi|sqrt|cdot|times|div|pm|mp|[dt]?frac|log|ln|binom)(?![a-zA-Z]))")
+    r"\s*(?:\^(?!\s*\{?\s*\\circ)|\\(?:pi|sqrt|cdot|times|div|pm|mp|log|ln|binom)(?![a-zA-Z])"
+    r"|\\[dt]?frac\s*\{?\s*\d)")  # 2\frac{1}{2}, not a unit: 3\frac{m}{s}
 _CLEAN = [("{,}", ","), ("\\,", ""), ("\\!", ""), ("\\%", "%"), ("\\$", "$"), ("−", "-"), ("–", "-"),
           ("\u202f", ""), ("\u2009", "")]
 
