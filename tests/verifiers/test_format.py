@@ -59,3 +59,11 @@ def test_malformed_and_params():
     for bad in ({"tags": []}, {"tags": "think"}, {"tags": ["a b"]}, {"tags": ["x", "x"]}, {"reward": "any"}):
         with pytest.raises(VerifierError):
             FormatTags(**bad)
+
+
+@pytest.mark.parametrize("blank", ["\u200b", "\u200b\u200d\ufeff", "\u2060 \u00a0", "\u3164", "\u2800", "\u0301", " \t"])
+def test_a_block_of_invisible_characters_is_empty(blank):
+    """nonempty used str.strip(), which keeps zero-width characters: "<answer>\\u200b</answer>" had content."""
+    v = run(f"<think>{blank}</think><answer>{blank}</answer>")
+    assert v.reward == 0.0, v
+    assert run(f"<think>ok{blank}</think><answer>é{blank}</answer>").reward == 1.0

@@ -24,7 +24,7 @@ def reward(text: str, target: object = 7, **params: object) -> float:
     ('```\n{"answer": 7}\n```', 2.0),             # bare fence allowed
     ('{ "answer" : 7 }', 2.0),
     ('The answer: {"answer": 7}', 1.5),           # lenient + right value, not only the object
-    ('{"answer": 7} {"answer": 8}', 1.5),         # first lenient match counts
+    ('{"answer": 7} {"answer": 8}', 0.5),         # two different values: hedging earns no value credit
     ('{"answer": 8}', 1.0),                       # exact object, wrong value
     ('So {"answer": 8}.', 0.5),                   # lenient only
     ('{"answer": 7, "why": "sum"}', 0.0),         # other keys: neither pattern
@@ -100,3 +100,14 @@ def test_unicode_digits_are_not_a_json_int(digits: str) -> None:
     v = verify(JsonAnswer.task(7), f'{{"answer": {digits}}}')
     assert (v.reward, v.components["value"]) == (0.0, 0.0), v
     assert verify(JsonAnswer.task(7), 'so {"answer": 7}').reward == 1.5
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('<think>{"answer": 7}</think>{"answer": 8}', 1.0),  # the reasoning's 7 earned the lenient 0.5 on an 8
+    ('maybe {"answer": 7} or {"answer": 8}', 0.5),  # hedging earned the value's 1.0
+    ('{"answer": 8, "answer": 7}', 0.0),  # a repeated key: parsers differ on which one counts
+    ('<think>hmm, {"answer": 8}?</think>{"answer": 7}', 2.0),
+    ('The sum is {"answer": 7}, so {"answer": 7}.', 1.5),
+])
+def test_reasoning_hedges_and_repeated_keys_earn_no_value(text: str, expected: float) -> None:
+    assert reward(text) == expected

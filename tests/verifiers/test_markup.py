@@ -172,3 +172,28 @@ def test_yaml_depth_limit_is_the_same_on_both_loaders(text, kind, monkeypatch: p
     with_c, without = _both_ways([text], monkeypatch)
     assert with_c == without
     assert with_c[0][2] == kind, with_c[0]
+
+
+@pytest.mark.parametrize("text,answer", [
+    ("Sure: I cannot produce that YAML right now.", None), ("Sure: I cannot produce that YAML right now.", "object"),
+    ("- I refuse to answer", "array"), ("---", None), ("~", None), ("42", None),
+    ("```yaml\nname: Ada\n```\nHope this helps!", "object"), ("```yaml\nname: [\n```\n```yaml\nname: Ada\n```", "object"),
+])
+def test_yaml_prose_vacuous_documents_and_text_after_a_block_fail(text, answer):
+    """A sentence with a colon is a one-entry mapping, "- I refuse" a list, "---" a null document: each passed."""
+    v = yml(text, answer)
+    assert v.reward == 0.0 and v.error is None, v
+    assert yml("name: Ada\nlanguages: [en, fr]", answer if answer != "array" else None).reward == 1.0
+    assert yml("- a\n- b", "array").reward == 1.0 and yml("```yaml\nname: Ada\n```", "object").reward == 1.0
+    assert yml("42", None, plain_scalar=True).reward == 1.0
+
+
+@pytest.mark.parametrize("text", ["```xml\n<note/>\n```\nAnd here is some text that is not XML <<<",
+                                  "```xml\n<note><bad></note>\n```\n```xml\n<note/>\n```",
+                                  "Here it is:\n```xml\n<note/>\n```"])
+def test_xml_allow_reads_the_whole_reply_or_one_whole_block(text):
+    """The last block was judged alone: text after it, and a broken block before it, were never read."""
+    v = xml(text, "note")
+    assert v.reward == 0.0, v
+    assert xml("```xml\n<note/>\n```", "note").reward == 1.0
+    assert xml(text.replace("<note><bad></note>", "<x/>"), "note", fenced="require").reward == 1.0

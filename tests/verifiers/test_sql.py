@@ -157,3 +157,16 @@ def test_thread_safe_under_concurrency() -> None:
     for th in threads:
         th.join()
     assert len(results) == 32 and all(results)
+
+
+def test_the_query_is_read_after_the_reasoning() -> None:
+    """A ```sql block written only in the reasoning was run; a bare statement after the reasoning was malformed."""
+    want = {"query": "SELECT name FROM items WHERE qty = 10"}
+    right = "SELECT name FROM items WHERE qty = 10"
+    v = score(want, f"<think>\nlet me think\n</think>\n{right}")
+    assert v.passed, v
+    v = score(want, f"<think>\n```sql\n{right}\n```\n</think>\nThe answer is pen and pad.")
+    assert v.error_kind == "malformed", v
+    v = score(want, f"<think>\nthe plan: {right}\n</think>\n```sql\nSELECT 1\n```")
+    assert not v.passed and v.error is None, v
+    assert score(want, f"<think>I will try {right}").error_kind == "malformed"

@@ -156,3 +156,21 @@ def test_answer_is_colon_and_a_references_final_period(answer, text):
         assert v.reward == 1.0 and v.error is None, (cls.name, v)
     assert run(ExactMatch, "U.S.", "The answer is U.K.").reward == 0.0
     assert run(ExactMatch, "U.S.", "<answer>U.S</answer>").reward == 0.0  # a tag keeps its text as written
+
+
+@pytest.mark.parametrize("answer,text", [
+    ("-5", "Answer: 5"), ("3.14", "Answer: 314"), ("1/2", "Answer: 12"), ("C++", "Answer: C"), ("C#", "Answer: C"),
+    ("Vitamin A", "Answer: Vitamin"), ("?", "!"), ("the", "a"), ("12%", "Answer: 12"),
+])
+def test_dropping_punctuation_and_articles_keeps_what_changes_the_answer(answer, text):
+    """string_similarity drops punctuation and articles by default: "-5" matched "5", "3.14" "314", "Vitamin A"
+    "Vitamin", and a reference left empty ("?") matched any answer left empty ("!")."""
+    for params in ({}, {"metric": "token_f1"}, {"reward": "binary"}):
+        v = run(StringSimilarity, answer, text, **params)
+        assert not v.passed, (params, v)
+    v = run(ExactMatch, answer, text, punctuation=True, articles=True)
+    assert not v.passed, v
+    for answer, text in [("-5", "Answer: -5"), ("U.S.A.", "USA"), ("The Beatles", "beatles"), ("?", "?"),
+                         ("New York, NY", "new york ny"), ("A Tale of Two Cities", "tale of two cities")]:
+        assert run(StringSimilarity, answer, text).passed, (answer, text)
+        assert run(ExactMatch, answer, text, punctuation=True, articles=True).passed, (answer, text)

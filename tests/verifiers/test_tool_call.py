@@ -141,3 +141,12 @@ def test_bad_tasks_and_params():
     for bad in ({"scope": "first"}, {"reward": "half"}, {"strings": "fuzzy"}):
         with pytest.raises(VerifierError):
             ToolCallVerifier(**bad)
+
+
+@pytest.mark.parametrize("completion", ['gｅt_weather(city="Paris")', 'get_weather(cｉty="Paris")',
+                                        '[get_weather(city="Paris"), ｇet_time(tz="UTC")]', 'get_weather(ｃity="Paris")'])
+def test_python_call_names_compare_as_written(completion):
+    """Python's parser reads identifiers after NFKC: the fullwidth 'ｅ' in gｅt_weather matched get_weather."""
+    v = run(PARIS, completion)
+    assert v.error_kind == "malformed" and "not written as Python reads it" in v.reason, v
+    assert run(PARIS, 'get_weather(city="Pärïs")').error is None  # non-ASCII strings are values, not names

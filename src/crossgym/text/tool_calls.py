@@ -160,6 +160,8 @@ def _parse_python_ast(src: str, tools: Sequence[ToolSpec]) -> list[ToolCall]:
         tree = ast.parse(src, mode="exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
         raise MalformedToolCall(f"not valid Python call syntax: {getattr(exc, 'msg', None) or exc}") from None
+    if not src.isascii():
+        _names_as_written(src)
     nodes: list[ast.expr] = []
     for stmt in tree.body:
         if not isinstance(stmt, ast.Expr):
@@ -219,6 +221,22 @@ def _simple_call(src: str) -> ToolCall | None:
         else:
             args[key] = float(tok) if "." in tok else int(tok)
     return ToolCall(id="call_0", name=m.group(1), arguments=args)
+
+
+def _names_as_written(src: str) -> None:
+    """Python reads identifiers after NFKC ("gｅt_weather" is get_weather): a name compares as written, so a name
+    that NFKC changes is refused rather than matched as another."""
+    import io
+    import tokenize
+    import unicodedata
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type == tokenize.NAME and unicodedata.normalize("NFKC", tok.string) != tok.string:
+                raise MalformedToolCall(f"the name {tok.string!r} is not written as Python reads it "
+                                        f"({unicodedata.normalize('NFKC', tok.string)!r}): write it in plain form")
+    except (tokenize.TokenError, SyntaxError):
+        pass  # ast.parse read it: nothing the tokenizer refuses holds a name ast would have changed
 
 
 def _dotted(node: ast.expr) -> str | None:

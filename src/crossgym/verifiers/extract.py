@@ -180,7 +180,11 @@ def locate_answer(text: str, mode: str = "auto", *, tag: str = "answer", think: 
 
 # ---------------------------------------------------------------------------------------------- normalisation
 _PUNCT = str.maketrans("", "", string.punctuation + "‘’“”«»…–—·¿¡")
-_ARTICLES = re.compile(r"\b(?:a|an|the)\b", re.I)
+#: English articles in any case, but a capital "A" inside a phrase is a letter ("Vitamin A", "Plan A")
+_ARTICLES = re.compile(r"\b(?i:an|the)\b|\ba\b|(?:^|(?<=[.!?:]\s))\s*A\b")
+#: what dropping punctuation keeps: a number's sign, decimal point, separators, fraction bar and percent ("-5",
+#: "3.14", "1/2", "12%"), and "++"/"#" after a letter ("C++", "C#"); without them "-5" matched "5" and "3.14" "314"
+_KEPT_PUNCT = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,/:]\d+)*%?|(?<![^\W\d_])[^\W\d_](?:\+\+|#)(?!\w)")
 _LATEX_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|operatorname)\{([^{}]*)\}")
 
 
@@ -197,15 +201,26 @@ def normalize(text: str, *, case_sensitive: bool = False, whitespace: bool = Tru
             s = text.strip()
             if len(s) >= 2 and s[0] == "$" and s[-1] == "$":
                 text = s.strip("$")
+    if articles:  # before case folding: "Vitamin A" keeps its letter
+        text = _ARTICLES.sub(" ", text)
     if not case_sensitive:
         text = text.casefold()
     if punctuation:
-        text = text.translate(_PUNCT)
-    if articles:
-        text = _ARTICLES.sub(" ", text)
+        text = _drop_punctuation(text)
     if whitespace:
         text = " ".join(text.split())
     return text
+
+
+def _drop_punctuation(text: str) -> str:
+    """``text`` without punctuation, except what ``_KEPT_PUNCT`` keeps."""
+    out, pos = [], 0
+    for m in _KEPT_PUNCT.finditer(text):
+        out.append(text[pos:m.start()].translate(_PUNCT))
+        out.append(m.group())
+        pos = m.end()
+    out.append(text[pos:].translate(_PUNCT))
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -7,6 +7,7 @@ from typing import Any
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
+from crossgym.text import is_blank
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
 
 _NAME = re.compile(r"[A-Za-z_][\w.:-]{0,63}")
@@ -18,14 +19,14 @@ class FormatTags(BaseVerifier):
 
     answer: null (use the ``tags`` param) or a list of tag names overriding it.
     params: tags (["think", "answer"]), order (True: blocks in the listed order), strict (True: nothing but
-    whitespace outside the blocks), nonempty (True: every block has non-blank content), reward ("all": 1.0 only
+    whitespace outside the blocks), nonempty (True: every block has visible content; zero-width and other invisible characters are blank), reward ("all": 1.0 only
     when every rule holds | "fraction": the share of rules that hold, reported per rule in components).
     A missing, repeated or unclosed tag fails (it is what this verifier checks); only a blank completion is
     malformed.
     """
 
     name = "format_tags"
-    version = "1"
+    version = "2"  # 2: a block holding only invisible characters (zero-width space, joiners, fillers) is empty
     description = "required <tag>...</tag> blocks: exactly one each, in order, nothing outside (strict)"
 
     def __init__(self, *, tags: list[str] | tuple[str, ...] = ("think", "answer"), order: bool = True,
@@ -83,7 +84,7 @@ class FormatTags(BaseVerifier):
         if self.order:
             rules["order"] = well and [b[0] for b in blocks] == list(tags)
         if self.nonempty:
-            rules["nonempty"] = well and all(text[b[2]:b[3]].strip() for b in blocks)
+            rules["nonempty"] = well and not any(is_blank(text[b[2]:b[3]]) for b in blocks)
         if self.strict:
             outside, pos = [], 0
             for b in blocks:

@@ -1,7 +1,8 @@
 """json_answer: the demo's JSON-addition reward. ``{"answer": N}`` somewhere (0.5), the whole reply exactly that
 object, a ```json fence allowed (0.5), and N equal to the task's answer (1.0): 0 to 2 in all.
 
-An empty reply is malformed (reward 0). The value counted is the strict object's when the reply is strict, else the first lenient match's. ``passed`` is the
+An empty reply is malformed (reward 0). The reply is read after any ``<think>`` reasoning. The value counted is the
+strict object's when the reply is strict, else the lenient matches' when they all agree (hedged values earn none). ``passed`` is the
 demo's pass@1 criterion: strict format and the right value. Weights are params; ``normalize=True`` scales to 0..1.
 """
 
@@ -14,11 +15,14 @@ from typing import Any
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
+from crossgym.verifiers.extract import strip_think
 
 #: the lenient pattern: {"answer": <int>} anywhere in the reply (linear: no nested quantifiers); a JSON int's digits
 #: are ASCII, as the strict reading's json.loads takes them (\d also matched "٧" and "７", which int() reads as 7)
 LENIENT = re.compile(r'\{\s*"answer"\s*:\s*(-?[0-9]{1,30})\s*\}')
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+#: the lenient objects are looked for in this much of the reply (a reply is a few characters; bounds the scan)
+_MAX_SCAN = 1 << 20
 
 
 def strict_value(text: str) -> int | None:
@@ -27,20 +31,28 @@ def strict_value(text: str) -> int | None:
     if len(s) > 200:  # a strict reply is a few characters; never parse big text
         return None
     try:
-        obj = json.loads(s)
-    except (ValueError, RecursionError):
+        obj = json.loads(s, object_pairs_hook=_unique)
+    except (ValueError, RecursionError):  # a repeated key too: parsers differ on which one counts
         return None
     if isinstance(obj, dict) and list(obj) == ["answer"] and type(obj["answer"]) is int:
         return int(obj["answer"])
     return None
 
 
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a repeated key")
+    return dict(pairs)
+
+
 def score_parts(text: str, target: int) -> dict[str, Any]:
-    """{"lenient", "strict", "value_ok", "value"} for one reply."""
-    m = LENIENT.search(text)
+    """{"lenient", "strict", "value_ok", "value"} for one reply (the text after any reasoning). Objects with
+    different values ('maybe {"answer": 7} or {"answer": 8}') give no value: hedging earns no value credit."""
+    found = {int(m.group(1)) for m in LENIENT.finditer(text[:_MAX_SCAN])}
     strict = strict_value(text)
-    value = strict if strict is not None else (int(m.group(1)) if m else None)
-    return {"lenient": m is not None, "strict": strict is not None, "value": value,
+    value = strict if strict is not None else (next(iter(found)) if len(found) == 1 else None)
+    return {"lenient": bool(found), "strict": strict is not None, "value": value,
             "value_ok": value is not None and value == target}
 
 
@@ -48,7 +60,9 @@ class JsonAnswer(BaseVerifier):
     """The demo's composite JSON-answer reward (answer: the int)."""
 
     name = "json_answer"
-    version = "2"  # 2: ASCII digits only, as JSON writes an int ('{"answer": ٧}' earned the value's credit)
+    # 2: ASCII digits only, as JSON writes an int ('{"answer": ٧}' earned the value's credit); 3: the reply is read
+    # after the reasoning, objects with different values earn no value credit, a repeated key is not strict
+    version = "3"
     description = 'demo reward: {"answer": N} present 0.5 + exact object 0.5 + right N 1.0'
 
     def __init__(self, *, lenient_weight: float = 0.5, strict_weight: float = 0.5, value_weight: float = 1.0,
@@ -70,7 +84,7 @@ class JsonAnswer(BaseVerifier):
             target = int(target)
         if type(target) is not int:
             raise BadTask(f"answer must be an int, got {target!r}")
-        text = completion.text
+        text = strip_think(completion.text)  # an object in the reasoning is not the answer
         if not text.strip():
             raise Malformed("empty reply")
         parts = score_parts(text, target)
@@ -83,6 +97,8 @@ class JsonAnswer(BaseVerifier):
         passed = parts["strict"] and parts["value_ok"]
         if passed:
             reason = f"exact object with the right answer {target}"
+        elif parts["value"] is None and parts["lenient"]:
+            reason = '{"answer": <int>} objects with different values (no value credit)'
         elif parts["value"] is None:
             reason = 'no {"answer": <int>} object in the reply'
         else:

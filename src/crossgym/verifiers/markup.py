@@ -14,8 +14,8 @@ from typing import Any, NoReturn
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
-from crossgym.text import extract_fenced
-from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
+from crossgym.text import extract_fenced, is_single_block, iter_fenced
+from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
 from crossgym.verifiers.extract import strip_think
 from crossgym.verifiers.json_checks import JSON_TYPES, json_type
 
@@ -29,14 +29,21 @@ class _Refused(Exception):
 
 
 def _body(text: str, fenced: str, langs: tuple[str, ...]) -> str:
+    """The document: the whole text, or (``allow``) the whole text being one fenced block in one of ``langs``,
+    as json_valid reads it; ``require`` takes the last such block, prose around it allowed. Text after a block
+    (``allow``) is part of the document: "```xml\n<note/>\n```\nnot XML <<<" is not one XML document."""
     text = text.strip()
     if fenced == "forbid":
         return text
-    block = extract_fenced(text, langs)
-    if block is not None and (fenced == "require" or text.startswith(("```", "~~~"))):
-        return block.strip()
     if fenced == "require":
-        raise Malformed(f"no ```{langs[0]} fenced block")
+        block = extract_fenced(text, langs)
+        if block is None:
+            raise Malformed(f"no ```{langs[0]} fenced block")
+        return block.strip()
+    if text.startswith(("```", "~~~")):
+        blocks = list(iter_fenced(text))
+        if len(blocks) == 1 and blocks[0][0] in langs and is_single_block(text):
+            return blocks[0][1].strip()
     return text
 
 
@@ -94,7 +101,7 @@ class XmlValid(_MarkupBase):
     """
 
     name = "xml_valid"
-    version = "1"
+    version = "2"  # 2: with fenced "allow", a block followed (or preceded) by other text is not one document
     description = "well-formed XML (DTDs refused: no entity-expansion attacks), optional root element"
     langs = ("xml", "html", "")
 
@@ -256,12 +263,28 @@ def load_yaml(text: str) -> Any:
     return docs[0]
 
 
+def _one_line_prose(body: str, value: Any) -> bool:
+    """A sentence that YAML reads as a one-entry mapping or list: "Sure: I cannot do that.", "- I refuse."
+    (one line, block style, one entry, its value a string of three or more words)."""
+    if "\n" in body or body.lstrip()[:1] in ("{", "["):
+        return False
+    if isinstance(value, dict) and len(value) == 1:
+        item = next(iter(value.values()))
+    elif isinstance(value, list) and len(value) == 1:
+        item = value[0]
+    else:
+        return False
+    return isinstance(item, str) and len(item.split()) >= 3
+
+
 class YamlValid(_MarkupBase):
     """The completion is one YAML document (safe_load: plain data only).
 
     answer: null, or the required top-level type as a JSON type name ("object" for a mapping, "array", ...).
     params: fenced ("allow": bare or one ```yaml block | "require" | "forbid"), think (True),
-    plain_scalar (False: a document that is a single plain string, i.e. any prose, fails unless True).
+    plain_scalar (False: with no required type, a document that is a scalar fails, i.e. any prose, a number or
+    an empty/null document ("---", "~"); so does one line of prose YAML reads as a one-entry mapping or list,
+    "Sure: I cannot do that.", whatever the type; True accepts them).
     Invalid YAML, several documents or the wrong type fails; alias bombs, nesting deeper than MAX_YAML_DEPTH and a
     blank completion are malformed. The verdict is the pure-Python loader's on every machine (see load_yaml).
     """
@@ -270,7 +293,9 @@ class YamlValid(_MarkupBase):
     # 2: only libyaml's depth limit is "nests too deeply", not an error quoting "nesting depth"
     # 3: PyYAML's pure-Python loader is the reference on every machine (libyaml only where it cannot differ), every
     #    reason is its; nesting past MAX_YAML_DEPTH (100) is malformed (was libyaml's 1000 or the caller's stack)
-    version = "3"
+    # 4: a fenced block followed by text is not one document (xml_valid 2 too); with no required type a scalar or
+    #    null document fails; one line of prose read as a one-entry mapping or list ("Sure: I cannot.") fails
+    version = "4"
     description = "one safe YAML document (alias bombs and deep nesting refused), optional top-level type"
     langs = ("yaml", "yml", "")
 
@@ -290,8 +315,12 @@ class YamlValid(_MarkupBase):
         except ValueError as exc:
             return Verdict.ok(0.0, reason=str(exc))
         got = json_type(value) if isinstance(value, (dict, list, str, int, float, bool, type(None))) else "other"
-        if want is None and got == "string" and not self.plain_scalar:
-            return Verdict.ok(0.0, reason="the document is a plain string (prose), not structured YAML")
+        if want is None and got not in ("object", "array") and not self.plain_scalar:
+            what = "a plain string (prose)" if got == "string" else f"a lone {got} ({clip(body, 20)!r})"
+            return Verdict.ok(0.0, reason=f"the document is {what}, not structured YAML")
+        if want in (None, "object", "array") and not self.plain_scalar and _one_line_prose(body, value):
+            return Verdict.ok(0.0, reason="the document is one line of prose (one entry whose value is a sentence), "
+                                          "not structured YAML")
         if want is not None and not (got == want or (want == "number" and got == "integer")):
             return Verdict.ok(0.0, reason=f"YAML {got}, expected {want}")
         return Verdict.ok(1.0, reason=f"valid YAML {got}")

@@ -150,6 +150,12 @@ def extract_query(completion: Completion) -> str:
                     return q.strip()
         if calls:
             raise Malformed("the final message calls a tool but does not submit a query")
+    from crossgym.text import MalformedToolCall, after_reasoning
+
+    try:
+        text = after_reasoning(text)  # a query written in the reasoning is not the answer, as a call there is not made
+    except MalformedToolCall as exc:
+        raise Malformed(str(exc)) from None
     body = extract_fenced(text, ("sql", "sqlite", ""))
     if body is not None and body.strip():
         return body.strip()
@@ -205,8 +211,9 @@ class SQL(BaseVerifier):
 
     name = "sql"
     # 2: a submit call in the reasoning (before the last </think>) is not made; 3: the reasoning ends at the first
-    # </think>, as vLLM's reasoning parsers read it
-    version = "3"
+    # </think>, as vLLM's reasoning parsers read it; 4: so does a query in a ```sql block or bare statement (one
+    # written only in the reasoning was run, a bare statement after it was malformed)
+    version = "4"
     description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
     default_timeout = 10.0
 

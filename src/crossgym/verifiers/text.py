@@ -28,16 +28,28 @@ class _TextBase(BaseVerifier):
                      "punctuation": bool(punctuation), "articles": bool(articles)}
 
     def _pred(self, completion: Completion) -> tuple[str, str]:
-        """(the normalised answer span, where it came from: see ``locate_answer``)."""
+        """(the answer span, where it came from: see ``locate_answer``)."""
         span, where = locate_answer(completion.text, self.extract, tag=self.tag)
         if not span.strip():
             raise Malformed("no answer in the completion")
-        return normalize(span, **self.norm), where
+        return span, where
 
-    def _ref(self, ref: str, where: str) -> str:
-        """A reference normalised as the span was: an "answer is" line loses its final period, so the reference
-        does too ("U.S." against "The answer is U.S.")."""
-        return normalize_cached(sentence_answer(ref) if where == "marker" else ref, **self.norm)
+    def _pairs(self, span: str, refs: list[str], where: str) -> list[tuple[str, str, str]]:
+        """(reference, normalised span, normalised reference) per reference. A reference normalised as the span
+        was: an "answer is" line loses its final period, so the reference does too ("U.S." against "The answer is
+        U.S."). A reference that punctuation or article dropping leaves empty ("?", "the") is compared with both
+        kept, on both sides: two empty strings matched any such answer."""
+        pred = normalize(span, **self.norm)
+        out = []
+        for r in refs:
+            ref = sentence_answer(r) if where == "marker" else r
+            n = normalize_cached(ref, **self.norm)
+            if n or not (self.norm["punctuation"] or self.norm["articles"]):
+                out.append((r, pred, n))
+                continue
+            light = {**self.norm, "punctuation": False, "articles": False}
+            out.append((r, normalize(span, **light), normalize_cached(ref, **light)))
+        return out
 
 
 class ExactMatch(_TextBase):
@@ -52,16 +64,20 @@ class ExactMatch(_TextBase):
 
     name = "exact_match"
     # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix; 4: "answer is: X" reads
-    # X, and a reference ending in a period ("U.S.") matches an "answer is" line, which loses its final period
+    # X, and a reference ending in a period ("U.S.") matches an "answer is" line, which loses its final period;
+    # dropping punctuation keeps a number's sign and point ("-5" is not "5") and C++/C#, dropping articles keeps
+    # "Vitamin A"'s letter, a reference left empty by them ("?") is compared with both kept
     version = "4"
     description = "answer equals the reference after normalisation (case, whitespace, punctuation, articles)"
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         refs = answers_list(task.answer, self.name)
-        pred, where = self._pred(completion)
-        for r in refs:
-            if pred == self._ref(r, where):
+        span, where = self._pred(completion)
+        pairs = self._pairs(span, refs, where)
+        for r, pred, ref in pairs:
+            if pred == ref:
                 return Verdict.ok(1.0, reason=f"matches {clip(r)!r}")
+        pred = pairs[0][1]
         return Verdict.ok(0.0, reason=f"{clip(pred)!r} matches none of {len(refs)} reference(s)")
 
     @classmethod
@@ -160,7 +176,9 @@ class StringSimilarity(_TextBase):
     """
 
     name = "string_similarity"
-    version = "3"  # 2: the answer marker in any case mix; 3: "answer is: X" and final periods as exact_match 4
+    # 2: the answer marker in any case mix; 3: "answer is: X", final periods, kept punctuation (-5, 3.14, C++),
+    # "Vitamin A" and references left empty by normalisation, as exact_match 4 (its defaults drop both)
+    version = "3"
     description = "normalised edit distance or token F1 against a reference, with a threshold"
 
     def __init__(self, *, metric: str = "edit", threshold: float = 0.8, reward: str = "similarity",
@@ -176,11 +194,11 @@ class StringSimilarity(_TextBase):
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         refs = answers_list(task.answer, self.name)
-        pred, where = self._pred(completion)
+        span, where = self._pred(completion)
         fn = edit_similarity if self.metric == "edit" else token_f1
         best, best_ref = -1.0, ""
-        for r in refs:
-            s = fn(pred, self._ref(r, where))
+        for r, pred, ref in self._pairs(span, refs, where):
+            s = fn(pred, ref)
             if s > best:
                 best, best_ref = s, r
         passed = best >= self.threshold
