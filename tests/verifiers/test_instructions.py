@@ -80,3 +80,93 @@ def test_bad_constraints_are_task_errors():
 
 def test_blank_is_malformed():
     assert run([{"type": "lowercase"}], "  ").error_kind == "malformed"
+
+
+@pytest.mark.parametrize("kind,text", [
+    ("lowercase", "12345 !!!"), ("uppercase", "1234."),  # IFEval's islower/isupper: no cased letter is neither
+    ("lowercase", "𝐓𝐇𝐈𝐒 𝐈𝐒 𝐋𝐎𝐔𝐃"), ("uppercase", "𝐡𝐞𝐥𝐥𝐨 𝐰𝐨𝐫𝐥𝐝"),  # mathematical bold letters are the letters (NFKC)
+    ("lowercase", "ｔｈｉｓ ＩＳ"), ("lowercase", "quiet ꓡꓳꓤꓓ"),  # fullwidth; Lisu letters drawn as capitals
+])
+def test_case_needs_a_cased_letter_and_reads_lookalikes_as_letters(kind, text):
+    v = run([{"type": kind}], text)
+    assert not v.passed and v.error is None, v
+    assert run([{"type": "lowercase"}], "𝐡𝐞𝐥𝐥𝐨, 123").passed and run([{"type": "uppercase"}], "𝐋𝐎𝐔𝐃 123").passed
+
+
+@pytest.mark.parametrize("joiner", ["_", "\u02bc", "\u02bb", "\uff3f", "\u203f", "\u3164", "\u0640"])
+def test_joined_words_are_still_counted(joiner):
+    v = run([{"type": "word_count", "max": 3}], joiner.join(["word"] * 200))
+    assert not v.passed and v.error is None and "200 words" in v.reason, v.reason
+    assert not run([{"type": "capital_word_frequency", "max": 1}], joiner.join(["LOUD"] * 5)).passed
+
+
+@pytest.mark.parametrize("text,n", [
+    ("don't stop", 3), ("don’t stop", 3), ("It's the cat's toy, isn’t it?", 9), ("well-known facts", 3),
+    ("naïve café", 2), ("nai\u0308ve", 1), ("hello\u200bworld", 1),  # an invisible character joins nothing
+    ("ｆｕｌｌ ｗｉｄｔｈ", 2), ("كـتـاب", 1),  # a tatweel inside an Arabic word is no separator
+])
+def test_honest_word_counts_are_unchanged(text, n):
+    assert run([{"type": "word_count", "exactly": n}], text).passed, text
+
+
+@pytest.mark.parametrize("text", ["my d\u200bog is nice", "my dоg is nice", "my DОG", "my d\u00adog", "my dog_house",
+                                  "my dogʼs bowl", "my 𝐝𝐨𝐠", "my ｄｏｇ", "my d\u034fog"])
+def test_unicode_cannot_hide_a_forbidden_word(text):
+    v = run([{"type": "keywords_exclude", "keywords": ["dog"]}], text)
+    assert not v.passed and v.error is None, text
+    assert run([{"type": "keywords_include", "keywords": ["dog"]}], text).passed, text
+    assert run([{"type": "keyword_frequency", "keyword": "dog", "exactly": 1}], text).passed, text
+
+
+def test_keywords_still_match_whole_words_only():
+    assert run([{"type": "keywords_exclude", "keywords": ["dog"]}], "dogma and hotdogs").passed
+    assert not run([{"type": "keywords_exclude", "keywords": ["ice cream"]}], "ice\ncream").passed
+    assert not run([{"type": "keywords_exclude", "keywords": ["кот"]}], "мой кот").passed  # a Cyrillic keyword
+    assert not run([{"type": "letter_frequency", "letter": "z", "max": 2}], "jazz ｚ").passed
+
+
+@pytest.mark.parametrize("comma", ["\u201a", "\u3001", "\uff0c", "\u060c", "\ufe50", "\ufe51", "\uff64", "\u2e41"])
+def test_every_scripts_comma_is_a_comma(comma):
+    v = run([{"type": "no_commas"}], f"apples{comma} pears")
+    assert not v.passed and v.error is None, comma
+
+
+@pytest.mark.parametrize("constraint,argument", [
+    ({"type": "keywords_exclude", "keywords": "dog"}, "keywords"),  # a string, not a list
+    ({"type": "keywords_include", "keywords": []}, "keywords"),
+    ({"type": "keywords_exclude", "keywords": ["dog", 3]}, "keywords"),
+    ({"type": "keywords_exclude", "keywords": ["", "dog"]}, "keywords"),
+    ({"type": "keywords_exclude", "keywords": ["\u200b"]}, "keywords"),
+    ({"type": "keyword_frequency", "keyword": ["cat"], "min": 1}, "keyword"),
+    ({"type": "first_word_of_paragraph", "n": 0, "word": "xyz"}, "n"),
+    ({"type": "first_word_of_paragraph", "n": -1, "word": "xyz"}, "n"),
+    ({"type": "first_word_of_paragraph", "n": True, "word": "xyz"}, "n"),
+    ({"type": "first_word_of_paragraph", "n": 1, "word": "two words"}, "word"),
+    ({"type": "first_word_of_paragraph", "n": 1}, "word"),
+    ({"type": "first_word_of_paragraph", "n": 1, "word": "x", "separator": "---"}, "separator"),
+    ({"type": "word_count", "max": -1}, "max"),
+    ({"type": "word_count", "max": True}, "max"),
+    ({"type": "word_count", "max": 3.5}, "max"),
+    ({"type": "word_count", "min": "3"}, "min"),
+    ({"type": "bullet_count", "exactly": -2}, "exactly"),
+    ({"type": "word_count", "max": 3, "relation": "less than"}, "relation"),
+    ({"type": "letter_frequency", "letter": 5, "min": 1}, "letter"),
+    ({"type": "contains", "phrase": 5}, "phrase"),
+    ({"type": "starts_with", "prefix": ""}, "prefix"),
+    ({"type": "ends_with", "suffix": "ok", "case_sensitive": "false"}, "case_sensitive"),
+    ({"type": "paragraph_count", "exactly": 2, "separator": "blanks"}, "separator"),
+    ({"type": "postscript", "marker": " "}, "marker"),
+    ({"type": "two_responses", "separator": ""}, "separator"),
+    ({"type": "lowercase", "strict": True}, "strict"),
+])
+def test_bad_arguments_are_task_errors_naming_the_argument(constraint, argument):
+    v = run([constraint], "I love my dog")
+    assert v.error_kind == "exception" and not v.passed, v
+    assert f"({constraint['type']})" in v.error and repr(argument) in v.error, v.error
+
+
+def test_contradicting_bounds_are_task_errors():
+    for c in ({"type": "word_count", "min": 5, "max": 3}, {"type": "word_count", "exactly": 3, "max": 4}):
+        v = run([c], "one two three")
+        assert v.error_kind == "exception" and "word_count" in v.error, v.error
+    assert run([{"type": "word_count", "min": None, "max": 3}], "one two three").passed  # null is no bound

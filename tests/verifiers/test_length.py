@@ -47,3 +47,10 @@ def test_per_task_bounds_and_errors():
     for bad in ({"max": -1}, {"unit": "bytes"}, {"mode": "cosine"}, {"slack": 0}, {"min": 1.5}):
         with pytest.raises(VerifierError):
             Length(**bad)
+
+
+@pytest.mark.parametrize("joiner", ["_", "\u02bc", "\uff3f", "\u3164"])
+def test_joined_words_are_still_counted(joiner):
+    v = run(joiner.join(["word"] * 200), max=3)
+    assert not v.passed and v.components == {"words": 200.0}, v.reason
+    assert run("don't stop", max=3).passed and run("𝐡𝐞𝐥𝐥𝐨 𝐰𝐨𝐫𝐥𝐝", min=2, max=2).passed

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -11,12 +13,79 @@ from crossgym.text import MalformedJSON, parse_json_text
 Result = tuple[bool, str]
 #: a word as written (``don't``, ``well-known`` whole): what first_word_of_paragraph compares
 _WHOLE_WORD = re.compile(r"\w+(?:['’-]\w+)*")
-#: CJK scripts written without spaces: Han (with extensions and compatibility ideographs), hiragana, katakana
-_CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+#: CJK scripts written without spaces: Han (with extensions and compatibility ideographs), hiragana, katakana,
+#: and the ideographic iteration and closing marks (々 〆 〇 〻 〼)
+_CJK = "\u3005-\u3007\u303b\u303c\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_IS_CJK = re.compile(f"[{_CJK}]")
 #: the unit words are counted in: IFEval's (nltk's RegexpTokenizer(r"\w+"): a run of letters and digits, so
 #: "well-known" and "don't" are two each, and hyphen-chained text cannot pass as one word), except that each CJK
-#: character is a word of its own (a run of them is a sentence, not one word)
+#: character is a word of its own (a run of them is a sentence, not one word); counted in ``canonical`` text, so
+#: "_" and modifier letters such as ʼ separate words as hyphens do and invisible characters join nothing
 _COUNTED = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+#: invisible characters that are not format characters (Cf, all dropped too): combining grapheme joiner, Khmer
+#: inherent vowels, Mongolian variation selectors, variation selectors
+_INVISIBLE = re.compile("[\u034f\u17b4\u17b5\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+#: letters that show as a blank (Hangul fillers): a space
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+_SEA_ZWSP = re.compile("(?<=[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff])\u200b")
+_TATWEEL = "\u0640"
+_ARABIC_TATWEEL = re.compile("(?<=[\u0620-\u06ff\u0750-\u077f\u08a0-\u08ff])\u0640+")
+#: Cyrillic, Greek and other letters drawn like Latin ones: a keyword is matched on these skeletons (so "dоg" with a
+#: Cyrillic о is "dog"), the text's and the keyword's alike
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁԛԝһӏкАВЕКМНОРСТУХІЈЅԌԚԜҮ"  # Cyrillic
+    "οαειϲκνρτυχϳΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ"  # Greek
+    "ıɡɑօ",  # Latin dotless i, script g, alpha; Armenian o
+    "aeopcyxijsdqwhlkABEKMHOPCTYXIJSGQWY"
+    "oaeickvptuxjABEZHIKMNOPTYXC"
+    "igao")
+#: caseless letters and symbols drawn as Latin capitals (Lisu letters, negative circled and squared capitals): they
+#: count as capitals in the case checks
+_CAPITAL_LOOKALIKE = re.compile("[\ua4d0-\ua4f7\U0001f150-\U0001f169\U0001f170-\U0001f189]")
+#: commas of every script, after NFKC (which maps fullwidth ， small ﹐ and vertical ︐ to ",", and ﹑ ､ to 、)
+_COMMAS = re.compile("[,\u201a\u3001\u060c\u2e41\u2e32\u2e34\u2e4c\u055d\u07f8\u1363\u1802\u1808\ua4fe"
+                     "\ua60d\ua6f5\ufe50\ufe51\uff0c\uff64]")
+
+
+def _visible(text: str) -> str:
+    """``text`` in NFKC without format characters (Cf: zero-width space, joiners, soft hyphen...) or other
+    invisible ones."""
+    if text.isascii():
+        return text
+    t = unicodedata.normalize("NFKC", text)
+    if "\u200b" in t:  # a zero-width space marks a word break in Thai, Lao, Myanmar and Khmer: keep it as a space
+        t = _SEA_ZWSP.sub(" ", t)
+    drop = {ord(c): None for c in set(t) if unicodedata.category(c) == "Cf" or _INVISIBLE.match(c)}
+    return t.translate(drop) if drop else t
+
+
+def canonical(text: str) -> str:
+    """The text words are counted and keywords matched in: ``_visible`` (NFKC, invisible characters dropped), with
+    connector punctuation (``_``), modifier letters used as joiners (ʼ ˈ ː; an Arabic tatweel only outside Arabic
+    words, where it is dropped) and blank letters (Hangul fillers) turned into spaces, so they separate words as a
+    hyphen does."""
+    if text.isascii():
+        return text.replace("_", " ")
+    t = _visible(text)
+    if _TATWEEL in t:
+        t = _ARABIC_TATWEEL.sub("", t)
+    space = {}
+    for c in set(t):
+        if c.isascii():
+            continue
+        cat = unicodedata.category(c)
+        if cat == "Pc" or c in _BLANK_LETTERS or (cat == "Lm" and not _IS_CJK.match(c)):
+            space[ord(c)] = " "
+    return (t.translate(space) if space else t).replace("_", " ")
+
+
+def _skeleton(text: str) -> str:
+    """``canonical`` text with look-alike letters mapped to Latin, case-folded: what keywords are matched in."""
+    t = canonical(text)
+    if t.isascii():
+        return t.casefold()
+    t = t.translate(_CONFUSABLES).casefold()
+    return t if t.isascii() else unicodedata.normalize("NFKC", t)
 _SENT_END = re.compile(r"[.!?]+(?=\s|$)")
 _BULLET = re.compile(r"^[ \t]*[*\-•+][ \t]+\S", re.M)
 _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+\S", re.M)
@@ -39,7 +108,7 @@ def _range(count: int, what: str, min: int | None = None, max: int | None = None
 
 def words(text: str) -> list[str]:
     """The words a word count counts (see ``_COUNTED``)."""
-    return _COUNTED.findall(text)
+    return _COUNTED.findall(canonical(text))
 
 
 def word_count(text: str, **kw: Any) -> Result:
@@ -75,45 +144,67 @@ def first_word_of_paragraph(text: str, n: int, word: str, separator: str = "blan
     ps = paragraphs(text, separator)
     if len(ps) < n:
         return False, f"only {len(ps)} paragraphs"
-    w = _WHOLE_WORD.findall(ps[n - 1])
-    ok = bool(w) and w[0].casefold() == word.casefold()
+    w = _WHOLE_WORD.findall(_visible(ps[n - 1]))
+    ok = bool(w) and w[0].casefold() == _visible(word).casefold()
     return ok, f"paragraph {n} starts with {w[0] if w else '(nothing)'!r}"
 
 
-def _has_word(text: str, kw: str) -> int:
-    return len(re.findall(rf"(?<!\w){re.escape(kw)}(?!\w)", text, re.I))
+@functools.lru_cache(maxsize=4096)
+def _keyword_re(kw: str) -> re.Pattern[str]:
+    """The keyword as a whole word (or words: any run of spaces between them) in ``_skeleton`` text."""
+    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(p) for p in _skeleton(kw).split()) + r"(?!\w)")
+
+
+def _has_word(skeleton: str, kw: str) -> int:
+    """How often ``kw`` occurs as a whole word in ``skeleton`` (a ``_skeleton`` text): NFKC, case-folded, without
+    invisible characters, look-alike Cyrillic and Greek letters read as the Latin ones, ``_`` and ʼ separating words."""
+    return len(_keyword_re(kw).findall(skeleton))
 
 
 def keywords_include(text: str, keywords: list[str]) -> Result:
-    missing = [k for k in keywords if not _has_word(text, k)]
+    sk = _skeleton(text)
+    missing = [k for k in keywords if not _has_word(sk, k)]
     return not missing, f"missing {missing}" if missing else "all keywords present"
 
 
 def keywords_exclude(text: str, keywords: list[str]) -> Result:
-    found = [k for k in keywords if _has_word(text, k)]
+    sk = _skeleton(text)
+    found = [k for k in keywords if _has_word(sk, k)]
     return not found, f"forbidden {found}" if found else "no forbidden words"
 
 
 def keyword_frequency(text: str, keyword: str, **kw: Any) -> Result:
-    return _range(_has_word(text, keyword), f"times {keyword!r}", **kw)
+    return _range(_has_word(_skeleton(text), keyword), f"times {keyword!r}", **kw)
 
 
 def letter_frequency(text: str, letter: str, **kw: Any) -> Result:
     if len(letter) != 1:
         raise TypeError("letter must be one character")
-    return _range(text.lower().count(letter.lower()), f"letters {letter!r}", **kw)
+    return _range(_skeleton(text).count(_skeleton(letter)), f"letters {letter!r}", **kw)
+
+
+def _cased(text: str) -> str:
+    """The text the case checks read: NFKC (𝐓 is T), look-alike capitals (Lisu letters, 🅃) as capitals."""
+    return _CAPITAL_LOOKALIKE.sub("A", _visible(text))
 
 
 def lowercase(text: str) -> Result:
-    return text == text.lower(), "all lowercase" if text == text.lower() else "has capital letters"
+    # IFEval's str.islower: every cased letter is lower-case, and there is one ("12345 !!!" is not lowercase)
+    ok = _cased(text).islower()
+    return ok, "all lowercase" if ok else "has capital letters or no letters"
 
 
 def uppercase(text: str) -> Result:
-    return text == text.upper(), "all capitals" if text == text.upper() else "has lowercase letters"
+    ok = _cased(text).isupper()
+    return ok, "all capitals" if ok else "has lowercase letters or no letters"
 
 
 def capital_word_frequency(text: str, **kw: Any) -> Result:
-    return _range(len(_CAP_WORD.findall(text)), "all-capital words", **kw)
+    t = _cased(canonical(text))
+    n = len(_CAP_WORD.findall(t)) if t.isascii() else sum(
+        1 for w in re.findall(r"\w+", t) if len(w) > 1 and w[0].isupper() and all(c.isupper() or c.isdigit()
+                                                                                  for c in w[1:]))
+    return _range(n, "all-capital words", **kw)
 
 
 def placeholders(text: str, **kw: Any) -> Result:
@@ -157,7 +248,7 @@ def ends_with(text: str, suffix: str, case_sensitive: bool = False) -> Result:
 
 
 def no_commas(text: str) -> Result:
-    n = text.count(",") + text.count("，")
+    n = len(_COMMAS.findall(_visible(text)))
     return n == 0, f"{n} commas"
 
 
@@ -199,3 +290,72 @@ CHECKS: dict[str, Callable[..., Result]] = {
     "no_commas": no_commas, "quotation": quotation, "title": title, "postscript": postscript,
     "two_responses": two_responses, "contains": contains,
 }
+
+_BOUNDS = {"min": "count", "max": "count", "exactly": "count"}
+#: each constraint's arguments (name -> kind) and which of them are required; every counted constraint (the ones
+#: taking min/max/exactly) needs at least one bound
+ARGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "word_count": (_BOUNDS, ()), "char_count": (_BOUNDS, ()), "sentence_count": (_BOUNDS, ()),
+    "paragraph_count": ({**_BOUNDS, "separator": "separator"}, ()),
+    "first_word_of_paragraph": ({"n": "index", "word": "word", "separator": "separator"}, ("n", "word")),
+    "keywords_include": ({"keywords": "keywords"}, ("keywords",)),
+    "keywords_exclude": ({"keywords": "keywords"}, ("keywords",)),
+    "keyword_frequency": ({**_BOUNDS, "keyword": "keyword"}, ("keyword",)),
+    "letter_frequency": ({**_BOUNDS, "letter": "letter"}, ("letter",)),
+    "lowercase": ({}, ()), "uppercase": ({}, ()), "capital_word_frequency": (_BOUNDS, ()),
+    "placeholders": (_BOUNDS, ()), "bullet_count": (_BOUNDS, ()), "numbered_count": (_BOUNDS, ()),
+    "highlighted_sections": (_BOUNDS, ()), "sections": ({**_BOUNDS, "marker": "text"}, ()),
+    "json_format": ({}, ()), "starts_with": ({"prefix": "text", "case_sensitive": "flag"}, ("prefix",)),
+    "ends_with": ({"suffix": "text", "case_sensitive": "flag"}, ("suffix",)),
+    "no_commas": ({}, ()), "quotation": ({}, ()), "title": ({}, ()), "postscript": ({"marker": "text"}, ()),
+    "two_responses": ({"separator": "text"}, ()),
+    "contains": ({"phrase": "text", "case_sensitive": "flag"}, ("phrase",)),
+}
+_EXPECTED = {
+    "count": "a non-negative integer", "index": "a positive integer (1 is the first)",
+    "text": "a non-blank string", "flag": "true or false", "separator": "'blank' or '***'",
+    "word": "one word (a non-blank string without spaces)", "keyword": "a non-blank string with a visible character",
+    "keywords": "a non-empty list of non-blank strings", "letter": "one letter (a string of length 1)",
+}
+
+
+def _keyword_ok(v: Any) -> bool:
+    return isinstance(v, str) and bool(_skeleton(v).strip())
+
+
+_VALID: dict[str, Callable[[Any], bool]] = {
+    "count": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+    "index": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+    "text": lambda v: isinstance(v, str) and bool(v.strip()),
+    "flag": lambda v: isinstance(v, bool),
+    "separator": lambda v: v in ("blank", "***") and isinstance(v, str),
+    "word": lambda v: isinstance(v, str) and _WHOLE_WORD.fullmatch(_visible(v).strip()) is not None,
+    "keyword": _keyword_ok,
+    "keywords": lambda v: isinstance(v, (list, tuple)) and bool(v) and all(_keyword_ok(k) for k in v),
+    "letter": lambda v: isinstance(v, str) and len(v) == 1 and v.isalpha(),
+}
+
+
+def arg_error(kind: str, kwargs: dict[str, Any]) -> str:
+    """What is wrong with constraint ``kind``'s arguments ("" when nothing): an unknown or missing argument, one of
+    the wrong type or out of range (a string where a list is expected, a count below 0, an index below 1, a bool
+    where a number is), or bounds that contradict each other."""
+    spec, required = ARGS[kind]
+    for name, value in kwargs.items():
+        if name not in spec:
+            takes = ", ".join(spec) or "no arguments"
+            return f"unknown argument {name!r} (it takes {takes})"
+        if not _VALID[spec[name]](value):
+            return f"argument {name!r} must be {_EXPECTED[spec[name]]}, got {value!r} ({type(value).__name__})"
+    missing = [n for n in required if n not in kwargs]
+    if missing:
+        return f"missing argument {missing[0]!r} ({_EXPECTED[spec[missing[0]]]})"
+    if "min" in spec:
+        lo, hi, ex = kwargs.get("min"), kwargs.get("max"), kwargs.get("exactly")
+        if lo is None and hi is None and ex is None:
+            return "give min, max or exactly (a non-negative integer)"
+        if ex is not None and (lo is not None or hi is not None):
+            return f"give exactly or min/max, not both (got exactly={ex!r}, min={lo!r}, max={hi!r})"
+        if lo is not None and hi is not None and lo > hi:
+            return f"min {lo!r} is over max {hi!r}"
+    return ""

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
-from crossgym.verifiers.constraints import CHECKS
+from crossgym.verifiers.constraints import CHECKS, arg_error
 from crossgym.verifiers.extract import strip_think
-
-
-def _signature_ok(fn: Any, kwargs: dict[str, Any]) -> str:
-    try:
-        inspect.signature(fn).bind("text", **kwargs)
-    except TypeError as exc:
-        return str(exc)
-    return ""
 
 
 class Instructions(BaseVerifier):
@@ -38,7 +29,11 @@ class Instructions(BaseVerifier):
     name = "instructions"
     # 2: words are counted as IFEval counts them (runs of letters and digits: "well-known" is two words, so a
     # hyphen-chained reply is no longer one word) and each CJK character is a word (a run of them was one)
-    version = "2"
+    # 3: words, keywords and commas are read in NFKC without invisible characters: "_" and modifier letters (ʼ)
+    # separate words as hyphens do, a zero-width space or a Cyrillic о no longer hides a forbidden word, every
+    # script's commas count; lowercase/uppercase need a cased letter (IFEval's islower/isupper: "12345 !!!" is
+    # neither) and read 𝐓 as T; every constraint argument is type- and range-checked (a bad one is a bad task)
+    version = "3"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:
@@ -60,7 +55,7 @@ class Instructions(BaseVerifier):
                 raise BadTask(f"constraint {i + 1}: type must be one of {', '.join(sorted(CHECKS))}, got "
                               f"{c.get('type') if isinstance(c, dict) else c!r}")
             kwargs = {k: v for k, v in c.items() if k != "type"}
-            err = _signature_ok(CHECKS[c["type"]], kwargs)
+            err = arg_error(c["type"], kwargs)
             if err:
                 raise BadTask(f"constraint {i + 1} ({c['type']}): {err}")
             out.append((c["type"], kwargs))

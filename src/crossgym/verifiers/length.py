@@ -34,7 +34,9 @@ class Length(BaseVerifier):
     name = "length"
     # 2: words are counted as IFEval counts them (runs of letters and digits: "well-known" is two words, so a
     # hyphen-chained reply is no longer one word) and each CJK character is a word (a run of them was one)
-    version = "2"
+    # 3: words are counted in NFKC without invisible characters, and "_" and modifier letters (ʼ) separate words as
+    # hyphens do ("_".join(["word"] * 200) is 200 words, not one)
+    version = "3"
     description = "length budget in words/chars/tokens, or a linear over/under-length penalty"
 
     def __init__(self, *, min: int | None = None, max: int | None = None, unit: str = "words",  # noqa: A002
