@@ -54,3 +54,13 @@ def test_joined_words_are_still_counted(joiner):
     v = run(joiner.join(["word"] * 200), max=3)
     assert not v.passed and v.components == {"words": 200.0}, v.reason
     assert run("don't stop", max=3).passed and run("𝐡𝐞𝐥𝐥𝐨 𝐰𝐨𝐫𝐥𝐝", min=2, max=2).passed
+
+
+def test_invisible_padding_does_not_reach_a_character_minimum():
+    from crossgym.verifiers.constraints import char_count
+
+    padded = "short" + "\u200b" * 200
+    assert not char_count(padded, min=100)[0]
+    assert char_count("x" * 100, min=100)[0]
+    assert not run(padded, min=100, unit="chars").passed
+    assert run("x" * 100, min=100, unit="chars").passed

@@ -116,7 +116,13 @@ def word_count(text: str, **kw: Any) -> Result:
 
 
 def char_count(text: str, **kw: Any) -> Result:
-    return _range(len(text.strip()), "characters", **kw)
+    """Characters as they show: in NFKC, without invisible ones (zero-width padding does not reach a minimum)."""
+    return _range(len(visible_chars(text).strip()), "characters", **kw)
+
+
+def visible_chars(text: str) -> str:
+    """``text`` in NFKC without invisible characters: what a character count counts."""
+    return _visible(text)
 
 
 def sentence_count(text: str, **kw: Any) -> Result:

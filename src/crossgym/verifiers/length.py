@@ -7,7 +7,7 @@ from typing import Any
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
-from crossgym.verifiers.constraints import words
+from crossgym.verifiers.constraints import visible_chars, words
 from crossgym.verifiers.extract import strip_think
 
 UNITS = ("words", "chars", "tokens")
@@ -35,7 +35,8 @@ class Length(BaseVerifier):
     # 2: words are counted as IFEval counts them (runs of letters and digits: "well-known" is two words, so a
     # hyphen-chained reply is no longer one word) and each CJK character is a word (a run of them was one)
     # 3: words are counted in NFKC without invisible characters, and "_" and modifier letters (ʼ) separate words as
-    # hyphens do ("_".join(["word"] * 200) is 200 words, not one)
+    # hyphens do ("_".join(["word"] * 200) is 200 words, not one); characters are counted as they show (NFKC,
+    # zero-width padding not counted)
     version = "3"
     description = "length budget in words/chars/tokens, or a linear over/under-length penalty"
 
@@ -70,7 +71,7 @@ class Length(BaseVerifier):
                 raise Malformed("unit 'tokens' needs the completion's token_ids")
             return len(completion.token_ids)
         text = completion.text if self.count_think else strip_think(completion.text)
-        return len(text) if self.unit == "chars" else len(words(text))
+        return len(visible_chars(text)) if self.unit == "chars" else len(words(text))
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         lo, hi = self._bounds(task)
