@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from crossgym.protocol.errors import VerifierError
@@ -111,3 +113,68 @@ def test_a_duplicate_key_fails_whatever_its_name(key: str) -> None:
     assert (v.reward, v.passed, v.error) == (0.0, False, None), v
     assert valid("[" * 300 + "]" * 300).error_kind == "malformed"  # nesting past the limit stays unreadable
     assert valid("  ").error_kind == "malformed"
+
+
+def test_a_number_too_large_for_a_float_is_a_mismatch_not_an_exception() -> None:
+    """math.isclose turned a 400-digit integer into a float: OverflowError, an exception verdict (rt5 F6)."""
+    huge = "9" * 400
+    for params in ({}, {"rel_tol": 0.1}, {"abs_tol": 1e300}):
+        v = match({"x": 1}, f'{{"x": {huge}}}', **params)
+        assert (v.reward, v.passed, v.error) == (0.0, False, None), (params, v)
+        assert match({"x": 1.5}, f'{{"x": {huge}}}', **params).error is None
+        assert match({"x": int(huge)}, f'{{"x": {huge}}}', **params).passed
+    assert match({"x": int(huge)}, f'{{"x": {huge[:-1]}8}}', rel_tol=1e-9).passed  # exact fraction arithmetic
+    assert not match({"x": int(huge)}, '{"x": 1e308}', rel_tol=0.5).passed
+    assert not match({"x": int(huge)}, '{"x": 1e400}', rel_tol=0.5).passed  # an infinity is close to nothing
+    assert not match({"x": 2**60}, f'{{"x": {2**60 + 1}}}').passed  # integers compare exactly (a float said equal)
+    assert match({"x": 2**60}, f'{{"x": {2**60 + 1}}}', abs_tol=1).passed
+
+
+def test_order_free_matching_finds_an_assignment_greedy_missed() -> None:
+    """Each expected element took the first that matched it, so a right answer could fail (rt5 F8)."""
+    assert match([{"a": 1}, {"a": 1, "b": 2}], '[{"a": 1, "b": 2}, {"a": 1}]', subset=True, list_order=False).passed
+    assert match([2, 1], "[1, 3]", abs_tol=1, list_order=False).passed  # 2<->3, 1<->1
+    assert match([2, 2, 1], "[1, 3, 2]", abs_tol=1, list_order=False).passed
+    assert not match([2, 1], "[3, 3]", abs_tol=1, list_order=False).passed  # 1 has no partner
+    assert not match([{"a": 1}, {"a": 1, "b": 2}], '[{"a": 1, "b": 2}, {"a": 2}]', subset=True,
+                     list_order=False).passed
+    v = match([[1, 2], [3, 4], [5, 6]], "[[6, 5], [9, 9], [2, 1]]", list_order=False, reward="fraction")
+    assert not v.passed and v.reward == pytest.approx(4 / 6) and "element 1" in v.reason
+    assert match([[0.0, 1.0], [1.0, 2.0]], "[[2.1, 1.1], [1.05, 0.02]]", abs_tol=0.11, list_order=False).passed
+
+
+@pytest.mark.parametrize("answer,text,params", [
+    ([[k * 10 + j for j in range(10)] for k in range(10)], json.dumps([[-1] * 40] * 500), {}),  # rt5 F2: 5.5 s
+    ([[k * 10 + j for j in range(10)] for k in range(10)], json.dumps([[-1] * 40] * 500), {"abs_tol": 0.5}),
+    ([[k * 10 + j for j in range(10)] for k in range(10)], json.dumps([[-1] * 40] * 500), {"subset": True}),
+    ([[float(i), i + 1.0] for i in range(20)], json.dumps([[0.5, 0.5]] * 3000), {"abs_tol": 1}),
+    ([0.0] * 1500 + [10.0] * 1500, json.dumps([10.0] * 1501 + [0.0] * 1499), {"abs_tol": 1}),
+])
+def test_order_free_matching_has_one_budget_for_the_whole_comparison(answer, text, params) -> None:
+    """The cap on pairs was per level, so nested lists multiplied (81 KB took 5.5 s, 20 KB 18 s, inline in the
+    trainer): one budget now covers every depth. Past it the completion is malformed; it is never a pass."""
+    v = match(answer, text, list_order=False, **params)
+    assert not v.passed and v.reward == 0.0, v
+    assert v.error is None or v.error_kind == "malformed" and "too large to match in any order" in v.reason, v
+
+
+def test_order_free_matching_is_fast_where_it_can_be() -> None:
+    """Equal arrays in another order need no pairwise search; nor do many records told apart by a field."""
+    exp = [[i] * 50 for i in range(100)]
+    assert match(exp, json.dumps(exp[::-1]), list_order=False).passed  # rt5 F2: 18 s
+    assert match(exp, json.dumps(exp[::-1]), list_order=False, abs_tol=0.1).passed
+    wrong = [list(x) for x in exp[::-1]]
+    wrong[3][7] = -5
+    v = match(exp, json.dumps(wrong), list_order=False, reward="fraction")
+    assert not v.passed and v.reward == pytest.approx(4999 / 5000)
+    recs = [{"id": i, "name": f"n{i}", "v": i / 2} for i in range(300)]
+    assert match(recs, json.dumps([dict(r, extra=1) for r in recs[::-1]]), list_order=False, subset=True).passed
+    assert match(recs, json.dumps([dict(r, v=r["v"] + 0.01) for r in recs[::-1]]), list_order=False,
+                 abs_tol=0.1).passed
+    nums = [i / 7 for i in range(3000)]
+    assert match(nums, json.dumps(nums[1::2] + nums[::2]), list_order=False, rel_tol=1e-9).passed
+    v = match(list(range(10_000)), json.dumps(list(range(1, 10_001))), list_order=False, reward="fraction")
+    assert v.error is None and v.reward == pytest.approx(0.9999)
+    deep = "[" * 190 + "1" + "]" * 190
+    assert match(json.loads(deep), deep, list_order=False, abs_tol=0.5).passed
+    assert match(json.loads(deep), deep.replace("1", "2"), list_order=False, abs_tol=0.5).error is None
