@@ -46,7 +46,8 @@ SOLVED = 0.5
 MAX_FLIPS = 50
 EXCERPT = 1500
 METHOD = (f"paired percentile bootstrap over the shared tasks ({stats.RESAMPLES} resamples with replacement, "
-          f"seed {stats.SEED}): the mean of per-task differences B - A")
+          f"seed {stats.SEED}; above {stats.EXACT_DRAWS:,} task draws, drawn as multinomial counts of the tasks' "
+          "distinct differences, the same distribution): the mean of per-task differences B - A")
 INPUTS = ("pass the --output-dir of a `crossgym eval`, or rollout records: a JSONL or Parquet file, a folder of "
           "them or a quoted glob")
 
@@ -258,8 +259,11 @@ def _delta(values_a: Sequence[float | None], values_b: Sequence[float | None]) -
     mean_a = sum(a for a, _ in pairs) / len(pairs)
     mean_b = sum(b for _, b in pairs) / len(pairs)
     low, high = bounds if bounds is not None else (None, None)
-    return {"a": mean_a, "b": mean_b, "delta": mean_b - mean_a, "low": low, "high": high, "n_tasks": len(pairs),
-            "significant": low is not None and high is not None and (low > 0 or high < 0)}
+    doc: dict[str, Any] = {"a": mean_a, "b": mean_b, "delta": mean_b - mean_a, "low": low, "high": high, "n_tasks": len(pairs),
+                           "significant": low is not None and high is not None and (low > 0 or high < 0)}
+    if getattr(bounds, "method", stats.BOOTSTRAP) == stats.NORMAL:  # too many distinct differences to resample
+        doc["method"] = stats.NORMAL_METHOD
+    return doc
 
 
 def _side(r: Rollout | None) -> dict[str, Any]:

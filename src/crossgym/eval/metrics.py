@@ -271,6 +271,10 @@ def compute_metrics(rollouts: Iterable[Rollout], *, ks: Sequence[int] | None = N
         "health": health.doc(),
     }
     doc["intervals"]["methods"] = dict(stats.METHODS)
+    groups = [doc, *doc["by_source"].values(), *doc["by_verifier"].values()]
+    if any(i is not None and i["method"] == stats.NORMAL
+           for g in groups for i in (g["intervals"]["mean_reward"], *g["intervals"]["pass@k"].values())):
+        doc["intervals"]["methods"][stats.NORMAL] = stats.NORMAL_METHOD  # a large run with continuous rewards
     from crossgym.eval.advice import next_steps
 
     doc["next_steps"] = next_steps(doc)  # "what to do next": the report's first box, the summary's "next:" lines
