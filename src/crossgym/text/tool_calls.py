@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crossgym.protocol.messages import Message, ToolCall, ToolSpec
+from crossgym.text import pyast
 from crossgym.text.fences import extract_fenced, is_single_block
 from crossgym.text.json_text import MAX_JSON_DEPTH, MalformedJSON, loads_strict
 
@@ -157,7 +158,7 @@ def parse_python_calls(text: str, tools: Sequence[ToolSpec] = ()) -> list[ToolCa
 
 def _parse_python_ast(src: str, tools: Sequence[ToolSpec]) -> list[ToolCall]:
     try:
-        tree = ast.parse(src, mode="exec")
+        tree = pyast.parse(src, mode="exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
         raise MalformedToolCall(f"not valid Python call syntax: {getattr(exc, 'msg', None) or exc}") from None
     if not src.isascii():

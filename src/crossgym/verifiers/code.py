@@ -22,7 +22,7 @@ from typing import Any
 
 from crossgym.protocol.errors import CrossgymError, VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
-from crossgym.text import extract_fenced
+from crossgym.text import extract_fenced, pyast
 from crossgym.verifiers.base import (
     BadTask,
     BaseVerifier,
@@ -73,7 +73,7 @@ def extract_code(completion: Completion, langs: tuple[str, ...] = CODE_LANGS) ->
     text = answer_text(assistant[-1].content).strip()
     if text and len(text) <= MAX_CODE_CHARS:
         try:
-            tree = ast.parse(text)
+            tree = pyast.parse(text)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             tree = None
         if tree is not None and any(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,

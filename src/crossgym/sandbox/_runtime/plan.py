@@ -26,6 +26,13 @@ from __future__ import annotations
 
 import ast
 
+try:  # in the caller's process: the lock every parse there holds (many threads plan and score at once)
+    from crossgym.text.pyast import LOCK as _AST_LOCK
+except ImportError:  # in the sandbox's own processes, which see only this package (and plan in one thread)
+    import _thread
+
+    _AST_LOCK = _thread.allocate_lock()
+
 if False:  # annotations only: the server does not import typing
     from typing import Any, TypeVar
 
@@ -33,7 +40,13 @@ if False:  # annotations only: the server does not import typing
 
 
 def build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], list[str]]:
-    """(code object, unit names, kind per wrapped statement: "unit" or "setup")."""
+    """(code object, unit names, kind per wrapped statement: "unit" or "setup"). Holds the process's AST lock:
+    ``ast`` is not safe from several threads at once before Python 3.13 (see crossgym.text.pyast)."""
+    with _AST_LOCK:
+        return _build(tests, entry)
+
+
+def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], list[str]]:
     names: list[str] = []
     kinds: list[str] = []
     body: list[ast.stmt] = []
