@@ -406,3 +406,99 @@ def test_the_tests_functions_and_iterators_are_lent_to_the_solution(sandbox: San
     spin = "def apply(f, x):\n    while True:\n        f(x)\n"
     got = judge(sandbox, spin, ["apply(lambda x: x, 1)"], test_timeout=1.0)
     assert not got.all_passed and "timeout" in str(got.details[0].error)
+
+
+GENERATOR_SOLUTION = """
+def count(n):
+    for i in range(n):
+        yield i
+    return "done"
+def squares(xs):
+    return (x * x for x in xs)
+def echo():
+    got = yield "ready"
+    while True:
+        got = yield got * 2
+def total(g):
+    return sum(g)
+"""
+GENERATOR_TESTS = [
+    "import types\nassert isinstance(count(3), types.GeneratorType)",
+    "import inspect\nassert inspect.isgenerator(squares([1, 2]))",
+    "assert list(count(3)) == [0, 1, 2] and list(squares([1, 2])) == [1, 4]",
+    "g = count(2)\nassert next(g) == 0 and next(g) == 1\ntry:\n    next(g)\nexcept StopIteration as stop:\n"
+    "    assert stop.value == 'done' or stop.value is None\nelse:\n    raise AssertionError('not exhausted')",
+    "g = echo()\nassert next(g) == 'ready' and g.send(3) == 6 and g.send(5) == 10",
+    "g = count(4)\nnext(g)\nassert total(g) == 6",  # given back, where it stands
+    "g = count(3)\nassert g is g and iter(g) is g and type(g).__name__ == 'generator'",
+]
+
+
+def test_the_solutions_generators_are_generators_in_the_tests(sandbox: Sandbox, call: str) -> None:
+    """``isinstance(g, types.GeneratorType)`` and ``inspect.isgenerator`` failed honest generator solutions (their
+    generators reached the tests as handles); they are generators of the tests' process now, yielding what the
+    solution's yields, taking ``send``, and given back to the solution as its own."""
+    assert outcomes(judge(sandbox, GENERATOR_SOLUTION, GENERATOR_TESTS)) == [True] * len(GENERATOR_TESTS)
+    listed = "def count(n):\n    return list(range(n))\n"  # the wrong type stays wrong
+    assert outcomes(judge(sandbox, listed, GENERATOR_TESTS[:1])) == [False]
+    named = ("class generator:\n    def __init__(self, n):\n        self.i, self.n = 0, n\n    def __iter__(self):\n"
+             "        return self\n    def __next__(self):\n        if self.i >= self.n:\n            raise StopIteration\n"
+             "        self.i += 1\n        return self.i - 1\ndef count(n):\n    return generator(n)\n")
+    assert outcomes(judge(sandbox, named, [GENERATOR_TESTS[0], "assert list(count(3)) == [0, 1, 2]"])) == [False, True]
+    broken = "def count(n):\n    yield 1\n    raise ValueError('broken')\n"
+    got = judge(sandbox, broken, ["assert list(count(3)) == [1]"])
+    assert not got.all_passed and "ValueError" in str(got.details[0].error)
+
+
+ATTRIBUTE_SOLUTION = """
+from dataclasses import dataclass, field
+class Stack:
+    def __init__(self):
+        self.items = []
+        self.seen = {}
+        self.tags = set()
+        self.grid = [[0, 0], [0, 0]]
+    def size(self):
+        return len(self.items)
+    def push(self, x):
+        self.items.append(x)
+    def lookup(self, k):
+        return self.seen.get(k)
+    def tagged(self, t):
+        return t in self.tags
+    def at(self, i, j):
+        return self.grid[i][j]
+    def reset(self):
+        self.items = []
+@dataclass(frozen=True)
+class Post:
+    tags: list = field(default_factory=list)
+    def count(self):
+        return len(self.tags)
+def make():
+    return Stack()
+def post():
+    return Post()
+"""
+ATTRIBUTE_TESTS = [
+    "s = make()\ns.items.append(1)\nassert s.size() == 1",
+    "s = make()\ns.seen['a'] = 2\nassert s.lookup('a') == 2",
+    "s = make()\ns.tags.add('x')\nassert s.tagged('x') and not s.tagged('y')",
+    "s = make()\ns.grid[0][1] = 5\nassert s.at(0, 1) == 5 and s.at(1, 1) == 0",
+    "s = make()\nitems = s.items\nitems.extend([1, 2])\ns.push(3)\nassert s.size() == 3 and s.items == [1, 2, 3]",
+    "p = post()\np.tags.append('x')\nassert p.count() == 1",  # a frozen class's list is still a list
+    "s = make()\nold = s.items\ns.reset()\nold.append(1)\nassert s.size() == 0",  # no longer its attribute
+    "s = make()\nt = make()\ns.items.append(1)\nassert t.size() == 0 and s.size() == 1",
+]
+
+
+def test_attributes_the_tests_change_in_place_change_in_the_solution(sandbox: Sandbox, call: str) -> None:
+    """``s.items.append(1)`` changed the tests' copy of the attribute only, so ``s.size()`` said 0 and honest
+    class solutions failed; the change now reaches the object the tests read before the solution runs again (in
+    one process they are one object), and not an attribute rebound since."""
+    assert outcomes(judge(sandbox, ATTRIBUTE_SOLUTION, ATTRIBUTE_TESTS)) == [True] * len(ATTRIBUTE_TESTS)
+    mine = ("class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n"
+            "        self.items.append(x)\n    def size(self):\n        return len(self.items)\n"
+            "def make():\n    return Stack()\n")
+    both = "s = make()\nitems = s.items\ns.push(2)\nitems.append(3)\nassert s.size() >= 1 and 2 in s.items"
+    assert outcomes(judge(sandbox, mine, [both])) == [True]  # its own change since the read is never overwritten

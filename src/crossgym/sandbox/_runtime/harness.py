@@ -83,6 +83,24 @@ _EXC_PART = (bool, int, float, str)  # what an exception's arguments and attribu
 
 
 _ALL_CAPS = (1 << len(codec.CAPABILITIES)) - 1  # a handle of a frame that says nothing of its type's capabilities
+def _generator(handle: Any) -> Any:
+    """A generator of the tests' process that yields what the solution's generator ``handle`` yields, so tests
+    that ask for one (``isinstance(g, types.GeneratorType)``, ``inspect.isgenerator``) see one, as in one process;
+    ``send`` is passed on, and its return value ends it as the solution's does."""
+    try:
+        value = next(handle)
+    except StopIteration as stop:
+        return stop.value
+    while True:
+        sent = yield value
+        try:
+            value = next(handle) if sent is None else handle.send(sent)
+        except StopIteration as stop:
+            return stop.value
+
+
+_GENERATOR = type(_generator(None))
+_NEXT = 1 << codec.CAPABILITIES.index("__next__")
 _LENDABLE = sum(1 << codec.CAPABILITIES.index(n) for n in ("__call__", "__iter__", "__next__", "__len__"))
 _MAX_LENT = 65536
 
@@ -104,7 +122,10 @@ class Remote:
         self.classes: dict[str, SolutionClass] = {}  # the tests' names for its other classes (_bind)
         self.types: dict[tuple[str, int], Any] = {}  # handles' classes by their type's name and capabilities
         self.values: dict[str, type] = {}  # the value classes: the prompt's classes the solution defines too
-        self._known: dict[tuple[int, int], RemoteObject] = {}  # (generation, id) -> its handle, made once
+        self._known: dict[tuple[int, int], Any] = {}  # (generation, id) -> its handle, made once
+        self._attrs: dict[tuple[int, int, str], list[Any]] = {}  # mutable attributes read: see _attrs_out
+        self._syncing = False
+        self._wrapped: dict[int, RemoteObject] = {}  # id(a generator made for a handle, see _generator) -> the handle
         self.shared = _Shared()  # the process-wide state one process would share: random's, the environment
         self.ns: dict[str, Any] | None = None  # the tests' namespace (_bind)
         self._lent: dict[int, Any] = {}  # the tests' objects lent to the solution (see lend), by id
@@ -146,6 +167,8 @@ class Remote:
     def request(self, msg: list[Any]) -> Any:
         if not self.pid:
             self.manifest()
+        if self._attrs and not self._syncing:
+            self._attrs_out()
         if FIXTURES:
             FIXTURES.adopt()  # what the tests wrote since the last reply is theirs
         try:
@@ -271,6 +294,11 @@ class Remote:
         obj: RemoteObject = object.__new__(kind)
         for slot, value in (("_cg_link", self), ("_cg_hid", hid), ("_cg_type", tname), ("_cg_gen", generation)):
             object.__setattr__(obj, slot, value)
+        if tname == "generator" and exact is None and caps & _NEXT:  # the solution's generator: a generator here
+            gen = _generator(obj)
+            self._wrapped[id(gen)] = obj
+            self._known[key] = gen
+            return gen
         self._known[key] = obj
         return obj
 
@@ -332,6 +360,8 @@ class Remote:
         def handle(obj: Any) -> Any:
             if self.values and self.values.get(type(obj).__name__) is type(obj):  # by value (see share_values)
                 return type(obj).__name__, codec.state(obj)
+            if type(obj) is _GENERATOR and self._wrapped.get(id(obj)) is not None:  # the solution's, given back
+                obj = self._wrapped[id(obj)]
             if isinstance(obj, RemoteObject) and obj._cg_gen == self.generation:  # as it came (see _handle)
                 kind = type(obj).__dict__.get("_cg_remote") is self and type(obj).__dict__["_cg_name"]
                 return [obj._cg_hid, kind] if kind else obj._cg_hid
@@ -434,7 +464,44 @@ class Remote:
     def op(self, name: str, obj: RemoteObject, *args: Any) -> Any:
         if obj._cg_gen != self.generation or not self.pid:
             raise SolutionError("this object belonged to a solution process that was stopped")
-        return self.value(self.request([name, obj._cg_hid, [self.arg(a) for a in args]]))
+        value = self.value(self.request([name, obj._cg_hid, [self.arg(a) for a in args]]))
+        if name == "getattr" and type(value) in _MIRRORED and len(value) <= _MAX_HELD_ITEMS:
+            self._hold(obj, args[0], value)
+        return value
+
+    def _hold(self, obj: RemoteObject, name: str, value: Any) -> None:
+        """Keep the tests' copy of a mutable attribute of the solution's object, as it came: a change the tests make
+        to it in place (``s.items.append(1)``) reaches the solution's object before the solution runs again."""
+        try:
+            tree = self.arg(value)
+            if len(wire.pack(tree)) > _MAX_HELD_BYTES:  # (checked before every request: kept cheap)
+                return
+        except (Untransportable, ValueError, TypeError):
+            return
+        if len(self._attrs) >= _MAX_HELD:
+            self._attrs.pop(next(iter(self._attrs)))
+        self._attrs.pop((self.generation, obj._cg_hid, name), None)
+        self._attrs[(self.generation, obj._cg_hid, name)] = [value, tree]
+
+    def _attrs_out(self) -> None:
+        """Send each held attribute the tests changed in place since it came (the solution's process applies it to
+        the object they read, unless that changed there meanwhile: see solution.py's ``update``)."""
+        self._syncing = True
+        try:
+            for key, kept in list(self._attrs.items()):
+                if key[0] != self.generation:
+                    del self._attrs[key]
+                    continue
+                try:
+                    tree = self.arg(kept[0])
+                except Untransportable:
+                    del self._attrs[key]
+                    continue
+                if tree != kept[1]:
+                    self.request(["update", key[1], [key[2], kept[1], tree]])
+                    kept[1] = tree
+        finally:
+            self._syncing = False
 
     def subclass(self, sub: str, cls: str) -> bool:
         """``issubclass(D, C)`` for two classes of the solution, by name."""
@@ -742,6 +809,9 @@ def _held(value: Any, wanted: set[int]) -> set[int] | None:
 
 
 _MIRRORED = (list, dict, set, bytearray)
+_MAX_HELD = 16  # mutable attributes of the solution's objects whose in-place changes are sent (Remote._hold)
+_MAX_HELD_ITEMS = 10_000
+_MAX_HELD_BYTES = 1 << 16
 _UNSET = object()  # a global the solution has not made (yet)
 _MAX_WATCHED = 256  # names the tests use that the solution may make global when called
 _MIRROR: list[tuple[Any, Any]] = []  # (the test's argument, the solution's value of it after the call), pending

@@ -105,6 +105,7 @@ class _Server:
         self.values: dict[str, Any] = {}  # its value classes (the harness's ``share_values``), by name
         self.watched: dict[str, list[Any]] = {}  # its globals the tests name -> [value, its encoding as last told]
         self.lent: dict[int, Any] = {}  # stand-ins of the tests' objects lent to it, by their id there
+        self.fetched: dict[tuple[int, str], Any] = {}  # (handle, name) -> the mutable attribute the tests last read
         self.req = self.rep = -1  # the pipes to the harness (``ask`` writes on them during a call)
 
     def handle(self, obj: Any) -> Any:
@@ -336,7 +337,24 @@ class _Server:
             return self.enc(sorted(self.values))
         obj = self.handles[hid]
         if name == "getattr":
-            return self.enc(getattr(obj, args[0]))
+            value = getattr(obj, args[0])
+            tree = self.enc(value)
+            if _TYPE(value) in _MUTABLE:  # the tests' copy of it may be changed in place: see "update"
+                if len(self.fetched) >= _MAX_FETCHED:
+                    self.fetched.pop(next(iter(self.fetched)))
+                self.fetched[(hid, str(args[0]))] = value
+            return tree
+        if name == "update":  # the tests changed their copy of a mutable attribute in place: so changes the object
+            held = self.fetched.get((hid, str(args[0])))  # they read (one object in one process), unless this
+            if held is not None and self.enc(held) == args[1]:  # process changed it since (its change is kept)
+                new = self.dec(args[2])
+                if _TYPE(held) is _TYPE(new):
+                    if _TYPE(held) is list or _TYPE(held) is bytearray:
+                        held[:] = new
+                    else:
+                        held.clear()
+                        held.update(new)
+            return None
         if name == "setattr":  # the tests set an attribute: its class decides (a frozen one raises)
             setattr(obj, str(args[0]), self.dec(args[1]))
             return None
@@ -405,6 +423,7 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 
 
 _MUTABLE = (list, dict, set, bytearray)
+_MAX_FETCHED = 64
 _LENT_CAPS = sum(1 << codec.CAPABILITIES.index(n) for n in ("__call__", "__iter__", "__next__", "__len__"))
 _WALKED = (list, tuple, dict)  # what holds the objects :func:`_inner` looks for
 _MAX_INNER = 1000
