@@ -489,6 +489,7 @@ ATTRIBUTE_TESTS = [
     "p = post()\np.tags.append('x')\nassert p.count() == 1",  # a frozen class's list is still a list
     "s = make()\nold = s.items\ns.reset()\nold.append(1)\nassert s.size() == 0",  # no longer its attribute
     "s = make()\nt = make()\ns.items.append(1)\nassert t.size() == 0 and s.size() == 1",
+    "s = make()\nxs = [1]\ns.items = xs\nxs.append(2)\nassert s.size() == 2",  # set, then changed: one object
 ]
 
 

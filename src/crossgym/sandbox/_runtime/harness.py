@@ -467,6 +467,8 @@ class Remote:
         value = self.value(self.request([name, obj._cg_hid, [self.arg(a) for a in args]]))
         if name == "getattr" and type(value) in _MIRRORED and len(value) <= _MAX_HELD_ITEMS:
             self._hold(obj, args[0], value)
+        elif name == "setattr" and type(args[1]) in _MIRRORED and len(args[1]) <= _MAX_HELD_ITEMS:
+            self._hold(obj, args[0], args[1])  # (``s.items = xs``: xs is the attribute, as in one process)
         return value
 
     def _hold(self, obj: RemoteObject, name: str, value: Any) -> None:

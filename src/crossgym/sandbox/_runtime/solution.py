@@ -340,9 +340,7 @@ class _Server:
             value = getattr(obj, args[0])
             tree = self.enc(value)
             if _TYPE(value) in _MUTABLE:  # the tests' copy of it may be changed in place: see "update"
-                if len(self.fetched) >= _MAX_FETCHED:
-                    self.fetched.pop(next(iter(self.fetched)))
-                self.fetched[(hid, str(args[0]))] = value
+                self._fetched(hid, str(args[0]), value)
             return tree
         if name == "update":  # the tests changed their copy of a mutable attribute in place: so changes the object
             held = self.fetched.get((hid, str(args[0])))  # they read (one object in one process), unless this
@@ -359,7 +357,10 @@ class _Server:
                 pass
             return None
         if name == "setattr":  # the tests set an attribute: its class decides (a frozen one raises)
-            setattr(obj, str(args[0]), self.dec(args[1]))
+            value = self.dec(args[1])
+            setattr(obj, str(args[0]), value)
+            if _TYPE(value) in _MUTABLE:  # the tests' object, in one process: their changes to it follow (update)
+                self._fetched(hid, str(args[0]), value)
             return None
         if name == "delattr":
             delattr(obj, str(args[0]))
@@ -392,6 +393,13 @@ class _Server:
             return _exact((repr if name == "repr" else str)(obj), str)[:100_000]
         raise ValueError(f"unknown operation {name!r}")
 
+
+    def _fetched(self, hid: int, name: str, value: Any) -> None:
+        """Remember the mutable attribute the tests hold a copy of (the latest _MAX_FETCHED)."""
+        self.fetched.pop((hid, name), None)
+        if len(self.fetched) >= _MAX_FETCHED:
+            self.fetched.pop(next(iter(self.fetched)))
+        self.fetched[(hid, name)] = value
 
     def classcheck(self, name: str, hid: int, args: list[Any]) -> bool:
         """``isinstance(handle, C)``, ``issubclass(handle, C)`` and ``issubclass(D, C)`` of the tests, for C (and
