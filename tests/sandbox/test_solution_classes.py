@@ -335,6 +335,8 @@ def f(x):
         raise Shown(1, 2)
     if x == 'big':
         raise ValueError(10 ** 100)
+    if x == 'bare':
+        raise ValueError
     if x == 'shadow':
         e = ValueError('v')
         e.__dict__.update(args=5, with_traceback=1, _private=2, __class__=3)
@@ -351,6 +353,7 @@ RAISING_TESTS = [
     "    assert isinstance(e, FileNotFoundError)\n",
     "try:\n    f('shown')\nexcept ValueError as e:\n    assert str(e) == 'shown its own way', str(e)\n",
     "try:\n    f('big')\nexcept ValueError as e:\n    assert str(e) == str(10 ** 100)\n",
+    "try:\n    f('bare')\nexcept ValueError as e:\n    assert e.args == () and str(e) == '', e.args\n",
     "try:\n    f('shadow')\nexcept ValueError as e:\n"
     "    assert e.args == ('v',) and callable(e.with_traceback) and type(e) is ValueError\n"
     "    assert not hasattr(e, '_private')\n",

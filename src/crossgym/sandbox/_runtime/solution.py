@@ -675,7 +675,7 @@ def _parts(exc: BaseException) -> dict[str, Any] | None:
         args = exc.args
         if isinstance(exc, OSError) and exc.filename is not None:  # kept apart from args by OSError itself
             args = (exc.errno, exc.strerror, exc.filename) + (() if exc.filename2 is None else (None, exc.filename2))
-        if type(args) is tuple and args and len(args) <= MAX_PARTS and all(_plain(a, budget) for a in args):
+        if type(args) is tuple and len(args) <= MAX_PARTS and all(_plain(a, budget) for a in args):  # () too
             out["args"] = list(args)
         attrs = getattr(exc, "__dict__", None)
         if type(attrs) is dict and attrs:
