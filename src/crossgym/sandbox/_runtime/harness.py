@@ -83,6 +83,8 @@ _EXC_PART = (bool, int, float, str)  # what an exception's arguments and attribu
 
 
 _ALL_CAPS = (1 << len(codec.CAPABILITIES)) - 1  # a handle of a frame that says nothing of its type's capabilities
+
+
 def _generator(handle: Any) -> Any:
     """A generator of the tests' process that yields what the solution's generator ``handle`` yields, so tests
     that ask for one (``isinstance(g, types.GeneratorType)``, ``inspect.isgenerator``) see one, as in one process;
