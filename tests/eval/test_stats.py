@@ -146,6 +146,10 @@ def test_many_distinct_values_take_the_normal_limit(monkeypatch: pytest.MonkeyPa
     width = counted[1] - counted[0]
     assert abs(normal[0] - counted[0]) < 0.1 * width and abs(normal[1] - counted[1]) < 0.1 * width
     assert stats.interval(normal, stats.BOOTSTRAP)["method"] == "normal"  # type: ignore[index]
+    import copy
+    import pickle
+
+    assert pickle.loads(pickle.dumps(normal)).method == copy.deepcopy(normal).method == "normal"  # type: ignore[attr-defined]
     assert bootstrap(3, {"m": ratio_stat([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])}) == {"m": None}
     monkeypatch.setattr(stats, "MAX_KINDS", 1)
     assert bootstrap(3, {"m": ratio_stat([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])}) == {"m": None}

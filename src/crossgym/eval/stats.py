@@ -55,6 +55,9 @@ class Bounds(tuple):  # type: ignore[type-arg]
         self.method = method
         return self
 
+    def __getnewargs__(self) -> tuple[float, float, str]:  # (pickle, copy)
+        return self[0], self[1], self.method
+
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
     """The Wilson score interval of a proportion (None without trials)."""
