@@ -503,3 +503,34 @@ def test_attributes_the_tests_change_in_place_change_in_the_solution(sandbox: Sa
             "def make():\n    return Stack()\n")
     both = "s = make()\nitems = s.items\ns.push(2)\nitems.append(3)\nassert s.size() >= 1 and 2 in s.items"
     assert outcomes(judge(sandbox, mine, [both])) == [True]  # its own change since the read is never overwritten
+
+
+FUNCTION_SOLUTION = """
+from math import sqrt
+def double(x):
+    '''Twice x.'''
+    return 2 * x
+square = lambda v: v * v
+def apply(g, x):
+    return g(x)
+alias = double
+"""
+FUNCTION_TESTS = [
+    "import types\nassert isinstance(double, types.FunctionType) and callable(double)",
+    "assert double.__doc__ == 'Twice x.' and double.__name__ == double.__qualname__ == 'double'",
+    "assert square.__name__ == '<lambda>' and square.__doc__ is None and square(3) == 9",
+    "assert alias.__name__ == 'double' and alias(2) == 4",
+    "import types\nassert not isinstance(sqrt, types.FunctionType) and sqrt(9) == 3.0",  # a built-in stays one
+    "assert apply(double, 2) == 4 and apply(square, 3) == 9 and apply(lambda v: v + 1, 1) == 2",
+    "assert repr(double).startswith('<function double')",
+]
+
+
+def test_the_solutions_functions_are_functions_in_the_tests(sandbox: Sandbox, call: str) -> None:
+    """``isinstance(f, types.FunctionType)`` and ``f.__doc__`` failed honest solutions (their functions were
+    proxies); a function the solution defines is a function in the tests now, with its own name (``<lambda>``),
+    qualified name and docstring, called in the solution's process."""
+    assert outcomes(judge(sandbox, FUNCTION_SOLUTION, FUNCTION_TESTS)) == [True] * len(FUNCTION_TESTS)
+    got = judge(sandbox, FUNCTION_SOLUTION, "def check(candidate):\n    assert candidate.__doc__ == 'Twice x.'\n"
+                "    assert candidate(4) == 8\n", entry_point="double")
+    assert got.all_passed, got.details

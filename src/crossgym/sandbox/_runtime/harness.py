@@ -860,8 +860,25 @@ class Given:
         _MIRROR.append((obj, new))
 
 
+def _function(remote: Remote, name: str, doc: Any, own_name: Any = None, qualname: Any = None) -> Any:
+    """The tests' name ``name`` for a function the solution defines: a function of the tests' process
+    (``isinstance(f, types.FunctionType)``, its ``__name__``, ``__qualname__`` and ``__doc__`` as in one process:
+    ``<lambda>`` for a lambda) whose calls are made in the solution's process, by that name."""
+    target = ["n", name]
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        return remote.call(target, args, kwargs)
+
+    function.__name__ = own_name if type(own_name) is str else name
+    function.__qualname__ = qualname if type(qualname) is str else function.__name__
+    function.__doc__ = doc if type(doc) is str else None
+    function.__module__ = "solution"
+    return function
+
+
 class Proxy:
-    """A function of the solution, called by name in the solution's process."""
+    """A callable of the solution that is no function of its own (an imported built-in, a callable object), called
+    by name in the solution's process."""
 
     def __init__(self, remote: Remote, name: str) -> None:
         self._remote = remote
@@ -1898,6 +1915,7 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
         manifest = {}
     named = _referenced(tests)
     shared: dict[str, Any] = {}  # its globals the tests name (see Remote.watch)
+    functions: set[str] = set()  # its functions made functions of the tests (_function)
     unbound = {name for name in named if name not in manifest and name not in prelude and name not in ns
                and not hasattr(builtins, name) and not name.startswith("__")}
     for name, kind in manifest.items():
@@ -1906,7 +1924,11 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
         if name != entry and (name in prelude or hasattr(builtins, name) or name in ns):
             continue
         if kind[0] == "f":
-            ns[name] = Proxy(remote, name)
+            if len(kind) > 2 and kind[2] == 1:  # a function of the solution's own (a def or lambda)
+                ns[name] = _function(remote, name, kind[1], *kind[3:5])
+                functions.add(name)
+            else:
+                ns[name] = Proxy(remote, name)
         elif kind[0] == "c" or kind[0] == "e":  # (a class the tests never name stays a proxy: nothing to make)
             local = _exception_class(name, manifest, made, named, 0) if kind[0] == "e" else None
             caps = kind[1] if kind[0] == "c" and len(kind) > 1 and type(kind[1]) is int else _ALL_CAPS
@@ -1925,7 +1947,7 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
                 continue
             if name in named:
                 shared[name] = ns[name]
-    if entry and type(ns.get(entry)) is not SolutionClass:
+    if entry and type(ns.get(entry)) is not SolutionClass and entry not in functions:
         ns[entry] = Proxy(remote, entry)
     shared.pop(entry or "", None)
     if shared or unbound:

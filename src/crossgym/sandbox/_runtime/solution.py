@@ -196,6 +196,10 @@ class _Server:
                 manifest[name] = ["m", getattr(value, "__name__", name)]
             elif callable(value):
                 manifest[name] = ["f"]
+                if _TYPE(value) is _FUNCTION:  # a function of its own: one in the tests too, with its docstring
+                    doc = value.__doc__
+                    manifest[name] = ["f", doc[:_MAX_DOC] if type(doc) is str else None, 1, value.__name__[:_MAX_DOC],
+                                      value.__qualname__[:_MAX_DOC]]
                 if issubclass(_TYPE(value), type):  # a class (its real type: not what __class__ says)
                     self.classes[name] = value
                     self.exact.setdefault(id(value), (value, name))
@@ -434,6 +438,8 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 
 
 _MUTABLE = (list, dict, set, bytearray)
+_FUNCTION = type(lambda: None)
+_MAX_DOC = 10_000
 _MAX_FETCHED = 64
 _LENT_CAPS = sum(1 << codec.CAPABILITIES.index(n) for n in ("__call__", "__iter__", "__next__", "__len__"))
 _WALKED = (list, tuple, dict)  # what holds the objects :func:`_inner` looks for

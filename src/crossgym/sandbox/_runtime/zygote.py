@@ -74,9 +74,9 @@ def warm_up(tests: bool = False) -> None:
         remote = harness.Remote(None, "")  # type: ignore[arg-type]  # the harness's end, answered right here
         remote.pid = 1
         remote.request = lambda msg: wire.loads(wire.pack(["ok", server.call(*msg[1:])])[4:])[1]  # type: ignore
-        call = harness.Proxy(remote, "f")
-        for _ in range(20):
-            call([3, 1, 2])
+        for call in (harness.Proxy(remote, "f"), harness._function(remote, "f", None)):
+            for _ in range(20):
+                call([3, 1, 2])
     child.READY["modules"] = [m for m in sys.modules if m == "_runtime" or m.startswith("_runtime.")]
     gc.collect()
     gc.freeze()  # the objects made so far stay out of tasks' garbage collections (and their pages untouched)
