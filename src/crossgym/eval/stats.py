@@ -102,7 +102,7 @@ def bootstrap(n_units: int, statistics: Mapping[str, Callable[[Sequence[int]], f
         kinds = _kinds(n_units, list(ratios.values()))
         if kinds is not None:
             return _counted(kinds, ratios, resamples, seed, confidence)
-        return {name: _normal(stat, n_units, confidence) for name, stat in ratios.items()}
+        return {name: _normal(stat, confidence) for name, stat in ratios.items()}
     rng = random.Random(seed)
     units = range(n_units)
     draws: dict[str, list[float]] = {name: [] for name in statistics}
@@ -202,7 +202,7 @@ def _counted(kinds: list[tuple[int, tuple[float, ...]]], stats: Mapping[str, Sum
     return {name: _percentiles(vals, confidence) if vals else None for name, vals in draws.items()}
 
 
-def _normal(stat: SumRatio, n_units: int, confidence: float) -> tuple[float, float] | None:
+def _normal(stat: SumRatio, confidence: float) -> tuple[float, float] | None:
     """The bootstrap's normal limit for a ratio of sums: r +/- z * sqrt(sum((num - r den)^2)) / sum(den)."""
     den = math.fsum(stat.den)
     if not den:

@@ -397,7 +397,6 @@ class _Server:
             return _exact((repr if name == "repr" else str)(obj), str)[:100_000]
         raise ValueError(f"unknown operation {name!r}")
 
-
     def _fetched(self, hid: int, name: str, value: Any) -> None:
         """Remember the mutable attribute the tests hold a copy of (the latest _MAX_FETCHED)."""
         self.fetched.pop((hid, name), None)
