@@ -534,3 +534,99 @@ def test_the_solutions_functions_are_functions_in_the_tests(sandbox: Sandbox, ca
     got = judge(sandbox, FUNCTION_SOLUTION, "def check(candidate):\n    assert candidate.__doc__ == 'Twice x.'\n"
                 "    assert candidate(4) == 8\n", entry_point="double")
     assert got.all_passed, got.details
+
+
+SIGNATURE_SOLUTION = """
+def add(a, b=2, *rest, scale=1, **options):
+    return (a + b + sum(rest)) * scale
+def collect(x, into=[]):
+    into.append(x)
+    return len(into)
+def diff(a, /, b):
+    return a - b
+def big(x, table=list(range(5000))):
+    return table[x]
+def keyed(*, key):
+    return key
+"""
+SIGNATURE_TESTS = [
+    "import inspect\nassert str(inspect.signature(add)) == '(a, b=2, *rest, scale=1, **options)'",
+    "import inspect\nassert inspect.getfullargspec(add).args == ['a', 'b']",
+    "assert add.__code__.co_argcount == 2 and add.__defaults__ == (2,) and add.__kwdefaults__ == {'scale': 1}",
+    "assert add(1) == 3 and add(1, 1, 1, scale=2) == 6 and add(a=1, b=0) == 1",
+    "try:\n    add()\nexcept TypeError as e:\n    assert 'a' in str(e)\nelse:\n    raise AssertionError('no TypeError')",
+    "assert collect(1) == 1 and collect(2) == 2",  # its own default list, shared across calls as in one process
+    "import inspect\nassert [p.kind.name for p in inspect.signature(diff).parameters.values()] == "
+    "['POSITIONAL_ONLY', 'POSITIONAL_OR_KEYWORD']\nassert diff(5, b=3) == 2",
+    "import inspect\nassert list(inspect.signature(big).parameters) == ['x', 'table'] and big(4999) == 4999",
+    "assert keyed(key=3) == 3\ntry:\n    keyed(3)\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('took it')",
+]
+
+
+def test_the_solutions_functions_take_their_own_parameters(sandbox: Sandbox, call: str) -> None:
+    """``inspect.signature(candidate)`` read ``(*args, **kwargs)``, the tests' stand-in's, so tests of a function's
+    parameters failed honest solutions; the stand-in takes the parameters the solution's function takes (names,
+    kinds, defaults), and leaves a default it was not given to the solution's process (``into=[]`` is its own
+    list; a default too large to cross, ``table``, shows as a placeholder)."""
+    assert outcomes(judge(sandbox, SIGNATURE_SOLUTION, SIGNATURE_TESTS)) == [True] * len(SIGNATURE_TESTS)
+    two = "def add(a, b):\n    return a + b\n"  # a different signature is one
+    assert outcomes(judge(sandbox, two, SIGNATURE_TESTS[:1] + ["assert add(1, 2) == 3"])) == [False, True]
+    clash = "def apply(_cg_fwd, _ｃｇ_d, ñ=1):\n    return _cg_fwd(_ｃｇ_d) + ñ\n"  # names of the stand-in's own
+    assert outcomes(judge(sandbox, clash, ["assert apply(lambda v: v + 1, 1) == 3"])) == [True]
+
+
+CLOSING_SOLUTION = """
+LOG = []
+def count(n):
+    try:
+        for i in range(n):
+            yield i
+    finally:
+        LOG.append("closed")
+def log():
+    return list(LOG)
+def catcher():
+    while True:
+        try:
+            yield 1
+        except ValueError as e:
+            yield "caught " + str(e)
+def stubborn():
+    while True:
+        try:
+            yield 1
+        except GeneratorExit:
+            pass
+class Holder:
+    def __init__(self):
+        self.gen = count(3)
+    def step(self):
+        return next(self.gen)
+def holder():
+    return Holder()
+def hang():
+    try:
+        yield 1
+    finally:
+        while True:
+            pass
+"""
+CLOSING_TESTS = [
+    "g = count(3)\nassert next(g) == 0\ng.close()\nassert log() == ['closed']\nassert next(g, 'end') == 'end'",
+    "g = count(3)\nnext(g)\ndel g\nassert log() == ['closed']",  # let go: collected, so closed
+    "g = catcher()\nassert next(g) == 1 and g.throw(ValueError('x')) == 'caught x'",
+    "g = count(3)\nnext(g)\ntry:\n    g.throw(KeyError('k'))\nexcept KeyError as e:\n    assert e.args == ('k',)\n"
+    "else:\n    raise AssertionError('not raised')\nassert log() == ['closed']",
+    "g = stubborn()\nnext(g)\ntry:\n    g.close()\nexcept RuntimeError:\n    pass\nelse:\n    raise AssertionError('no RuntimeError')",
+    "h = holder()\ng = h.gen\nassert next(g) == 0\ndel g\nassert h.step() == 1 and log() == []",  # its own: not closed
+]
+
+
+def test_closing_or_throwing_into_the_solutions_generator_reaches_it(sandbox: Sandbox, call: str) -> None:
+    """``g.close()``, letting ``g`` go and ``g.throw(exc)`` stayed in the tests' process, so the solution's
+    generator never ran its ``finally`` or its ``except``; they reach it now, as in one process, except where the
+    solution's process holds the generator too (dropping the tests' copy closes nothing there)."""
+    for test in CLOSING_TESTS:  # (one call each: LOG is the solution's, and each test reads it from empty)
+        assert outcomes(judge(sandbox, CLOSING_SOLUTION, [test])) == [True], test
+    got = judge(sandbox, CLOSING_SOLUTION, ["g = hang()\nnext(g)\ndel g"], test_timeout=1.0)
+    assert not got.all_passed and "timeout" in str(got.details[0].error)  # a finally that hangs is a timeout

@@ -129,6 +129,21 @@ def install_quitters() -> None:
             setattr(builtins, name, Quitter(name))
 
 
+def environ_now() -> Any:
+    """``os.environ`` in a form that is cheap to take and compare (its bytes, copied in C: a call of the solution
+    asks whether it changed the environment, and the tests' side whether they did, every call)."""
+    env = os.environ
+    return env._data.copy() if type(env) is _ENVIRON else dict(env)  # type: ignore[attr-defined]
+
+
+def environ_text(snapshot: Any) -> dict[str, str]:
+    """The environment a snapshot of :func:`environ_now` holds, as ``dict(os.environ)`` gives it."""
+    return {os.fsdecode(k): os.fsdecode(v) for k, v in snapshot.items()}
+
+
+_ENVIRON = type(os.environ)
+
+
 def base_env(scratch: str) -> dict[str, str]:
     """The environment every task starts from (a call's ``env`` adds to it)."""
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8",

@@ -17,6 +17,7 @@ import signal
 import struct
 import sys
 import time
+import weakref
 
 if False:  # annotations only: the server does not import typing
     from typing import Any
@@ -24,7 +25,7 @@ if False:  # annotations only: the server does not import typing
     from .prefork import Prefork
 
 from . import codec, confine, fixtures, wire
-from .child import RESULT_FD
+from .child import RESULT_FD, environ_now, environ_text
 
 _BUILTIN_EXC = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Exception)}
 # control flow, not errors: raised by the solution they would end the test's own loop (``all(map(f, xs))`` is True
@@ -88,13 +89,26 @@ _ALL_CAPS = (1 << len(codec.CAPABILITIES)) - 1  # a handle of a frame that says 
 def _generator(handle: Any) -> Any:
     """A generator of the tests' process that yields what the solution's generator ``handle`` yields, so tests
     that ask for one (``isinstance(g, types.GeneratorType)``, ``inspect.isgenerator``) see one, as in one process;
-    ``send`` is passed on, and its return value ends it as the solution's does."""
+    ``send``, ``throw`` and ``close`` are passed on (a ``finally`` of the solution's generator runs when the tests
+    close it or let it go), and its return value ends it as the solution's does."""
     try:
         value = next(handle)
     except StopIteration as stop:
         return stop.value
     while True:
-        sent = yield value
+        try:
+            sent = yield value
+        except GeneratorExit:
+            handle._cg_link.close(handle)
+            raise
+        except (TestTimeout, Untransportable):
+            raise
+        except BaseException as exc:  # ``g.throw(exc)``: thrown into the solution's generator
+            try:
+                value = handle._cg_link.throw(handle, exc)
+            except StopIteration as stop:
+                return stop.value
+            continue
         try:
             value = next(handle) if sent is None else handle.send(sent)
         except StopIteration as stop:
@@ -127,7 +141,9 @@ class Remote:
         self._known: dict[tuple[int, int], Any] = {}  # (generation, id) -> its handle, made once
         self._attrs: dict[tuple[int, int, str], list[Any]] = {}  # mutable attributes read: see _attrs_out
         self._syncing = False
-        self._wrapped: dict[int, RemoteObject] = {}  # id(a generator made for a handle, see _generator) -> the handle
+        self._busy = False  # a request is on its way (no other may start: see close)
+        self._wrapped: dict[int, tuple[Any, RemoteObject]] = {}  # id(a generator made for a handle, see _generator)
+        # -> (a weak reference to it, the handle)
         self.shared = _Shared()  # the process-wide state one process would share: random's, the environment
         self.ns: dict[str, Any] | None = None  # the tests' namespace (_bind)
         self._lent: dict[int, Any] = {}  # the tests' objects lent to the solution (see lend), by id
@@ -173,17 +189,21 @@ class Remote:
             self._attrs_out()
         if FIXTURES:
             FIXTURES.adopt()  # what the tests wrote since the last reply is theirs
+        self._busy = True
         try:
             wire.write_all(self.req, wire.pack(msg))
         except TestTimeout:
+            self._busy = False
             self.stop()
             raise
         except OSError:
+            self._busy = False
             self.stop()
             raise SolutionError("the solution's process exited during the call") from None
         try:
-            return self._receive(iterating=msg[0] == "next")
+            return self._receive(iterating=msg[0] == "next" or msg[0] == "throw")
         finally:
+            self._busy = False
             if FIXTURES:
                 FIXTURES.restore()  # what the solution wrote over a seeded file is undone (FixtureError if not)
 
@@ -201,7 +221,12 @@ class Remote:
         try:
             reply = self.output.read_frame(self.rep, _MAX_REPLY)
             while type(reply) is list and reply[:1] == ["lent"] and not loading:  # the solution uses the tests'
-                wire.write_all(self.req, self._lent_answer(reply))  # function (``key=len``) or iterator
+                busy, self._busy = self._busy, False  # (the tests' code may call the solution again meanwhile)
+                try:
+                    answer = self._lent_answer(reply)
+                finally:
+                    self._busy = busy
+                wire.write_all(self.req, answer)  # function (``key=len``) or iterator
                 reply = self.output.read_frame(self.rep, _MAX_REPLY)
         except TestTimeout:
             self.stop()
@@ -291,6 +316,8 @@ class Remote:
                 self.types[(tname, caps)] = kind
         key = (generation, hid)
         known = self._known.get(key)
+        if type(known) is weakref.ref:  # (a generator made for one, alive while the tests hold it: see close)
+            known = known()
         if known is not None:  # the same object of the solution is the same handle (an Enum member, ``return self``)
             return known
         obj: RemoteObject = object.__new__(kind)
@@ -298,8 +325,8 @@ class Remote:
             object.__setattr__(obj, slot, value)
         if tname == "generator" and exact is None and caps & _NEXT:  # the solution's generator: a generator here
             gen = _generator(obj)
-            self._wrapped[id(gen)] = obj
-            self._known[key] = gen
+            self._wrapped[id(gen)] = (weakref.ref(gen), obj)
+            self._known[key] = weakref.ref(gen)
             return gen
         self._known[key] = obj
         return obj
@@ -362,8 +389,10 @@ class Remote:
         def handle(obj: Any) -> Any:
             if self.values and self.values.get(type(obj).__name__) is type(obj):  # by value (see share_values)
                 return type(obj).__name__, codec.state(obj)
-            if type(obj) is _GENERATOR and self._wrapped.get(id(obj)) is not None:  # the solution's, given back
-                obj = self._wrapped[id(obj)]
+            if type(obj) is _GENERATOR and id(obj) in self._wrapped:  # the solution's, given back
+                ref, handle = self._wrapped[id(obj)]
+                if ref() is obj:
+                    obj = handle
             if isinstance(obj, RemoteObject) and obj._cg_gen == self.generation:  # as it came (see _handle)
                 kind = type(obj).__dict__.get("_cg_remote") is self and type(obj).__dict__["_cg_name"]
                 return [obj._cg_hid, kind] if kind else obj._cg_hid
@@ -507,6 +536,29 @@ class Remote:
         finally:
             self._syncing = False
 
+    def throw(self, obj: RemoteObject, exc: BaseException) -> Any:
+        """``g.throw(exc)`` of the tests on the solution's generator: thrown there as the same built-in class (or
+        the solution's own class the tests' class stands for), with its arguments when they are plain values."""
+        kind = type(exc)
+        base = next((k.__name__ for k in kind.__mro__ if getattr(builtins, k.__name__, None) is k), "Exception")
+        own = kind.__name__ if self.exceptions.get(kind.__name__) is kind else None
+        args = list(exc.args) if all(type(a) in _EXC_PART or a is None for a in exc.args) else [str(exc)]
+        return self.op("throw", obj, base, own, args)
+
+    def close(self, obj: RemoteObject) -> None:
+        """The tests closed the solution's generator or let it go (a generator is closed when it is collected):
+        closed there too, so its ``finally`` runs, as in one process, unless the solution's process holds it as
+        well (a generator kept in an attribute is not closed by the tests dropping their copy). Not while a request
+        is on its way (a collection can run anywhere), nor for a process already stopped."""
+        if not self._busy and self.pid and obj._cg_gen == self.generation:
+            try:
+                closed = self.op("close", obj)
+            except TestTimeout:  # (its ``finally`` hung: a collection would swallow this, so the unit is told)
+                _LATE_TIMEOUT[0] = True
+                raise
+            if closed is True:  # (its process let it go: the id may be another object's next)
+                self._known.pop((obj._cg_gen, obj._cg_hid), None)
+
     def subclass(self, sub: str, cls: str) -> bool:
         """``issubclass(D, C)`` for two classes of the solution, by name."""
         return self.value(self.request(["issubclass", 0, [cls, sub]])) is True
@@ -522,7 +574,7 @@ class _Shared:
 
     def __init__(self) -> None:
         self.random: Any = None  # the state the solution's process has, as last sent or received
-        self.env = dict(os.environ)
+        self.env = environ_now()
 
     def outgoing(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -532,10 +584,10 @@ class _Shared:
             if state != self.random:
                 out["random"] = [state[0], list(state[1]), state[2]]
                 self.random = state
-        if _tracked("os") and os.environ != self.env:
-            now = dict(os.environ)
-            out["env"] = [{k: v for k, v in now.items() if self.env.get(k) != v}, [k for k in self.env if k not in now]]
-            self.env = now
+        if _tracked("os") and environ_now() != self.env:
+            now, was = dict(os.environ), environ_text(self.env)
+            out["env"] = [{k: v for k, v in now.items() if was.get(k) != v}, [k for k in was if k not in now]]
+            self.env = environ_now()
         return out
 
     def incoming(self, back: dict[str, Any]) -> None:
@@ -555,7 +607,7 @@ class _Shared:
             for k in env[1]:
                 if type(k) is str:
                     os.environ.pop(k, None)
-            self.env = dict(os.environ)
+            self.env = environ_now()
 
 
 def _tracked(module: str) -> bool:
@@ -860,20 +912,106 @@ class Given:
         _MIRROR.append((obj, new))
 
 
-def _function(remote: Remote, name: str, doc: Any, own_name: Any = None, qualname: Any = None) -> Any:
+def _function(remote: Remote, name: str, doc: Any, own_name: Any = None, qualname: Any = None,
+              shape: Any = None) -> Any:
     """The tests' name ``name`` for a function the solution defines: a function of the tests' process
     (``isinstance(f, types.FunctionType)``, its ``__name__``, ``__qualname__`` and ``__doc__`` as in one process:
-    ``<lambda>`` for a lambda) whose calls are made in the solution's process, by that name."""
+    ``<lambda>`` for a lambda) whose calls are made in the solution's process, by that name. With ``shape`` (see
+    :func:`_shaped`) it takes the parameters the solution's function takes."""
     target = ["n", name]
-
-    def function(*args: Any, **kwargs: Any) -> Any:
-        return remote.call(target, args, kwargs)
+    function = _shaped(remote, target, shape) if shape is not None else None
+    if function is None:
+        def function(*args: Any, **kwargs: Any) -> Any:
+            return remote.call(target, args, kwargs)
 
     function.__name__ = own_name if type(own_name) is str else name
     function.__qualname__ = qualname if type(qualname) is str else function.__name__
     function.__doc__ = doc if type(doc) is str else None
     function.__module__ = "solution"
     return function
+
+
+def _shaped(remote: Remote, target: list[Any], shape: Any) -> Any:
+    """A function of the tests' process with the parameters of the solution's function (``shape``, from its
+    process: see solution.py's ``shape``), so ``inspect.signature``, ``__code__.co_argcount``, ``__defaults__``
+    and a call with the wrong arguments (a TypeError raised here) read as in one process. A call sends what it was
+    given, leaving out the trailing defaults it was not given (the solution's process uses its own default objects:
+    ``acc=[]`` stays its own list). None when the shape is not one a ``def`` can have (only a forged one) or a
+    name is not ASCII (the stand-in then takes anything)."""
+    try:
+        args, posonly, star, kwonly, starstar, defaults, kwdefaults = shape
+        names = [*args, *kwonly, *(n for n in (star, starstar) if n is not None)]
+        if (type(args) is not list or type(kwonly) is not list or type(posonly) is not int
+                or not 0 <= posonly <= len(args) or type(defaults) is not list or len(defaults) > len(args)
+                or type(kwdefaults) is not dict or len(names) > _MAX_PARAMS or len(set(names)) != len(names)
+                or not all(type(n) is str and n.isascii() and n.isidentifier() and not n.startswith("_cg_")
+                           for n in names)):  # (ASCII: Python reads other names NFKC-normalised, "_ｃｇ_fwd" too)
+            return None
+        given = [_default(remote, d) for d in defaults]
+        kw_given = {k: _default(remote, d) for k, d in kwdefaults.items() if k in kwonly}
+    except (TypeError, ValueError):
+        return None
+    first = len(args) - len(given)
+    params = []
+    for i, name in enumerate(args):
+        params.append(name if i < first else f"{name}=_cg_d[{i - first}]")
+        if i == posonly - 1:
+            params.append("/")
+    if star is not None or kwonly:
+        params.append("*" + (star or ""))
+    params += [f"{k}=_cg_k[{k!r}]" if k in kw_given else k for k in kwonly]
+    if starstar is not None:
+        params.append("**" + starstar)
+    body = (f"_cg_fwd(({''.join(a + ', ' for a in args)}), {star or '()'}, "
+            f"{{{''.join(f'{k!r}: {k}, ' for k in kwonly)}}}, {starstar or '{}'})")
+    source = f"def _cg_make(_cg_fwd, _cg_d, _cg_k):\n    def function({', '.join(params)}):\n        return {body}\n" \
+             "    return function\n"
+    code = _STAND_INS.get(source)
+    if code is None:
+        try:
+            code = compile(source, "<solution>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):  # (a keyword as a name: only a forged shape)
+            return None
+        if len(_STAND_INS) < 256:
+            _STAND_INS[source] = code
+    space: dict[str, Any] = {}
+    exec(code, space)
+
+    def forward(positional: tuple[Any, ...], more: tuple[Any, ...], keywords: dict[str, Any],
+                extra: dict[str, Any]) -> Any:
+        n = len(positional)
+        if not more:
+            while n > first and positional[n - 1] is given[n - 1 - first]:
+                n -= 1
+        sent = {k: v for k, v in keywords.items() if not (k in kw_given and v is kw_given[k])}
+        if extra:
+            sent.update(extra)
+        return remote.call(target, positional[:n] + more, sent)
+
+    return space["_cg_make"](forward, given, kw_given)
+
+
+_STAND_INS: dict[str, Any] = {}  # the source of a shape's stand-in -> its code, compiled once a task
+_MAX_PARAMS = 257
+
+
+class _Left:
+    """A default of the solution's function whose value did not cross (too large, no plain value): a call that
+    does not give that parameter leaves it to the solution's process."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<the solution's default>"
+
+
+def _default(remote: Remote, tree: Any) -> Any:
+    if type(tree) is list and len(tree) == 2 and tree[0] == 1:
+        try:
+            return remote.value(tree[1])
+        except (ValueError, IndexError, TypeError, KeyError):
+            pass
+    return _Left()
 
 
 class Proxy:
@@ -1174,6 +1312,9 @@ class _Unit:
                 flush()
             except BaseException as late:  # its timer ran out meanwhile
                 exc = exc or late
+        if _LATE_TIMEOUT[0]:  # its time ran out where the exception could not reach it (see Remote.close)
+            _LATE_TIMEOUT[0] = False
+            exc = exc or TestTimeout()
         if exc is not None:
             self.reporter.fail(self.i, exc, armed=self.ran)
         elif self.ran:
@@ -1181,6 +1322,9 @@ class _Unit:
         else:
             self.reporter.fail(self.i, TestTimeout(), ran=False)
         return True
+
+
+_LATE_TIMEOUT = [False]
 
 
 def emit(msg: dict[str, Any], flush: bool = False) -> None:
@@ -1925,7 +2069,9 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             continue
         if kind[0] == "f":
             if len(kind) > 2 and kind[2] == 1:  # a function of the solution's own (a def or lambda)
-                ns[name] = _function(remote, name, kind[1], *kind[3:5])
+                shape = kind[5] if len(kind) > 5 and (name in named or name == entry) else None
+                ns[name] = _function(remote, name, kind[1], kind[3] if len(kind) > 3 else None,
+                                     kind[4] if len(kind) > 4 else None, shape)
                 functions.add(name)
             else:
                 ns[name] = Proxy(remote, name)

@@ -199,7 +199,7 @@ class _Server:
                 if _TYPE(value) is _FUNCTION:  # a function of its own: one in the tests too, with its docstring
                     doc = value.__doc__
                     manifest[name] = ["f", doc[:_MAX_DOC] if type(doc) is str else None, 1, value.__name__[:_MAX_DOC],
-                                      value.__qualname__[:_MAX_DOC]]
+                                      value.__qualname__[:_MAX_DOC], self.shape(value)]
                 if issubclass(_TYPE(value), type):  # a class (its real type: not what __class__ says)
                     self.classes[name] = value
                     self.exact.setdefault(id(value), (value, name))
@@ -223,6 +223,32 @@ class _Server:
                         kind[2] += kept[1]
         return manifest
 
+    def shape(self, fn: Any) -> list[Any] | None:
+        """A function's parameters as the tests' stand-in for it takes them (see harness ``_shaped``): [positional
+        names, how many of them are positional-only, the ``*`` name or None, keyword-only names, the ``**`` name or
+        None, the positional defaults, the keyword-only defaults]. A default is
+        ``[1, value]``, or ``[0]`` where its value does not cross (too large, or no plain value): the stand-in then
+        leaves it to this process. None for a function with more parameters than any test needs."""
+        code = fn.__code__
+        flags, n, k = code.co_flags, code.co_argcount, code.co_kwonlyargcount
+        names = code.co_varnames
+        if n + k > _MAX_PARAMS:
+            return None
+        star = names[n + k] if flags & _CO_VARARGS else None
+        starstar = names[n + k + (star is not None)] if flags & _CO_VARKEYWORDS else None
+        kwdefaults = fn.__kwdefaults__ or {}
+        return [list(names[:n]), code.co_posonlyargcount, star, list(names[n:n + k]), starstar,
+                [self._default(d) for d in fn.__defaults__ or ()],
+                {key: self._default(d) for key, d in kwdefaults.items() if type(key) is str}]
+
+    def _default(self, value: Any) -> list[Any]:
+        if _TYPE(value) in _SIZED and len(value) > _MAX_DEFAULT_ITEMS:
+            return [0]
+        try:
+            return [1, self.enc(value)]
+        except codec.Unencodable:
+            return [0]
+
     def call(self, target: list[Any], args: list[Any], kwargs: dict[str, Any], shared: Any = None) -> Any:
         fn = self.ns[target[1]] if target[0] == "n" else self.handles[target[1]]
         if type(shared) is dict:
@@ -230,7 +256,7 @@ class _Server:
             self.take_globals(shared)
         rand = sys.modules.get("random")
         before = rand.getstate() if rand is not None else None
-        env = dict(os.environ)
+        env = child.environ_now()
         pargs = [self.dec(a) for a in args]
         kw = {k: self.dec(v) for k, v in kwargs.items()}
         given = [(str(i), a, args[i]) for i, a in enumerate(pargs)] + [("=" + k, v, kwargs[k]) for k, v in kw.items()]
@@ -255,9 +281,9 @@ class _Server:
         if rand is not None and rand.getstate() != before:
             state = rand.getstate()
             back["random"] = [state[0], list(state[1]), state[2]]
-        if os.environ != env:
-            now = dict(os.environ)
-            back["env"] = [{k: v for k, v in now.items() if env.get(k) != v}, [k for k in env if k not in now]]
+        if child.environ_now() != env:
+            now, was = dict(os.environ), child.environ_text(env)
+            back["env"] = [{k: v for k, v in now.items() if was.get(k) != v}, [k for k in was if k not in now]]
         out = [self.enc(result, same), mutated]  # an argument it returns unchanged: the tests' own object
         if self.watched:
             changed = self.changed_globals()
@@ -379,6 +405,14 @@ class _Server:
             return self.enc(iter(obj))
         if name == "next":
             return self.enc(next(obj))
+        if name == "throw":  # the tests' ``g.throw(exc)`` on its generator: the exception, made here
+            return self.enc(obj.throw(self._exception(args)))
+        if name == "close":  # the tests closed its generator or let theirs go: so it is here, unless this process
+            if sys.getrefcount(obj) > 3:  # holds it too (then only their copy went; 3: the handles, ``obj``, the
+                return False  # argument)
+            obj.close()
+            del self.handles[hid]  # (closed: let go, so its id may be another object's next: the harness forgets it)
+            return True
         if name == "getitem":
             return self.enc(obj[self.dec(args[0])])
         if name == "len":
@@ -396,6 +430,17 @@ class _Server:
         if name in ("repr", "str"):
             return _exact((repr if name == "repr" else str)(obj), str)[:100_000]
         raise ValueError(f"unknown operation {name!r}")
+
+    def _exception(self, args: list[Any]) -> BaseException:
+        """The exception the tests throw into a generator: [built-in class name, the name of its own class the tests'
+        class stands for or None, plain arguments]."""
+        kind = self.classes.get(args[1]) if type(args[1]) is str else None
+        if kind is None or not any(k is BaseException for k in _MRO(kind)):
+            kind = getattr(builtins, str(args[0]), None)
+            if not (_TYPE(kind) is type and issubclass(kind, BaseException)):
+                kind = Exception
+        values = self.dec(args[2])
+        return kind(*values) if type(values) is list else kind()
 
     def _fetched(self, hid: int, name: str, value: Any) -> None:
         """Remember the mutable attribute the tests hold a copy of (the latest _MAX_FETCHED)."""
@@ -437,7 +482,11 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 
 
 _MUTABLE = (list, dict, set, bytearray)
+_SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
 _FUNCTION = type(lambda: None)
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # a code object's flags (``inspect.CO_VARARGS``, ...)
+_MAX_PARAMS = 255
+_MAX_DEFAULT_ITEMS = 1000
 _MAX_DOC = 10_000
 _MAX_FETCHED = 64
 _LENT_CAPS = sum(1 << codec.CAPABILITIES.index(n) for n in ("__call__", "__iter__", "__next__", "__len__"))
