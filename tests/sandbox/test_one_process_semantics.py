@@ -505,6 +505,23 @@ def test_attributes_the_tests_change_in_place_change_in_the_solution(sandbox: Sa
     assert outcomes(judge(sandbox, mine, [both])) == [True]  # its own change since the read is never overwritten
 
 
+FOLLOWING_TESTS = [
+    "s = make()\nitems = s.items\ns.push(3)\nassert items == [3] and s.size() == 1",
+    "s = make()\nseen = s.seen\ns.seen['k'] = 1\nassert seen == {'k': 1} and s.lookup('k') == 1",
+    "s = make()\nassert s.items is s.items and s.grid is s.grid",
+    "s = make()\nold = s.items\ns.reset()\ns.push(2)\nassert old == [] and s.items == [2]",  # no longer it
+    "s = make()\nitems = s.items\nitems.append(1)\ns.push(2)\nassert items == [1, 2] and s.size() == 2",
+    "s = make()\nxs = [9]\ns.items = xs\ns.push(1)\nassert xs == [9, 1] and s.size() == 2",
+]
+
+
+def test_the_tests_copy_of_an_attribute_follows_the_solutions_changes(sandbox: Sandbox, call: str) -> None:
+    """The other way round: ``items = s.items; s.push(3)`` left the tests' ``items`` empty, where in one process
+    it is the solution's list; a call that changes such an object in place now changes the tests' copy too, and
+    reading the attribute again gives that copy (``s.items is s.items``)."""
+    assert outcomes(judge(sandbox, ATTRIBUTE_SOLUTION, FOLLOWING_TESTS)) == [True] * len(FOLLOWING_TESTS)
+
+
 FUNCTION_SOLUTION = """
 from math import sqrt
 def double(x):

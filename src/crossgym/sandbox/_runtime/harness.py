@@ -423,6 +423,8 @@ class Remote:
             self.shared.incoming(reply[2])
             if type(reply[2].get("globals")) is dict:
                 self._globals_in(reply[2]["globals"])
+            if type(reply[2].get("attrs")) is list:
+                self._attrs_in(reply[2]["attrs"])
         given = Given(args, kwargs, mutated)
         for key, tree in mutated.items():  # mirrored at the end of the test's statement (see flush)
             original = given.roots.get(key)
@@ -497,24 +499,31 @@ class Remote:
             raise SolutionError("this object belonged to a solution process that was stopped")
         value = self.value(self.request([name, obj._cg_hid, [self.arg(a) for a in args]]))
         if name == "getattr" and type(value) in _MIRRORED and len(value) <= _MAX_HELD_ITEMS:
-            self._hold(obj, args[0], value)
+            value = self._hold(obj, args[0], value)
         elif name == "setattr" and type(args[1]) in _MIRRORED and len(args[1]) <= _MAX_HELD_ITEMS:
             self._hold(obj, args[0], args[1])  # (``s.items = xs``: xs is the attribute, as in one process)
         return value
 
-    def _hold(self, obj: RemoteObject, name: str, value: Any) -> None:
+    def _hold(self, obj: RemoteObject, name: str, value: Any) -> Any:
         """Keep the tests' copy of a mutable attribute of the solution's object, as it came: a change the tests make
-        to it in place (``s.items.append(1)``) reaches the solution's object before the solution runs again."""
+        to it in place (``s.items.append(1)``) reaches the solution's object before the solution runs again. Read
+        again as it stands, it is the copy the tests already hold (``s.items is s.items``, and a change made
+        through either is seen by both, as in one process); returns the object the tests get."""
+        key = (self.generation, obj._cg_hid, name)
         try:
             tree = self.arg(value)
+            kept = self._attrs.get(key)
+            if kept is not None and type(kept[0]) is type(value) and kept[1] == tree:
+                return kept[0]
             if len(wire.pack(tree)) > _MAX_HELD_BYTES:  # (checked before every request: kept cheap)
-                return
+                return value
         except (Untransportable, ValueError, TypeError):
-            return
+            return value
         if len(self._attrs) >= _MAX_HELD:
             self._attrs.pop(next(iter(self._attrs)))
-        self._attrs.pop((self.generation, obj._cg_hid, name), None)
-        self._attrs[(self.generation, obj._cg_hid, name)] = [value, tree]
+        self._attrs.pop(key, None)
+        self._attrs[key] = [value, tree]
+        return value
 
     def _attrs_out(self) -> None:
         """Send each held attribute the tests changed in place since it came (the solution's process applies it to
@@ -558,6 +567,32 @@ class Remote:
                 raise
             if closed is True:  # (its process let it go: the id may be another object's next)
                 self._known.pop((obj._cg_gen, obj._cg_hid), None)
+
+    def _attrs_in(self, moved: list[Any]) -> None:
+        """The tests' copies of mutable attributes that a call changed in the solution's object (see solution.py's
+        ``moved``) change in place, as in one process: ``items = s.items; s.push(1)`` leaves ``items == [1]``."""
+        for entry in moved[:_MAX_HELD]:
+            if type(entry) is not list or len(entry) != 3 or type(entry[0]) is not int or type(entry[1]) is not str:
+                continue
+            kept = self._attrs.get((self.generation, entry[0], entry[1]))
+            if kept is None:
+                continue
+            try:
+                new = self.value(entry[2])
+            except (ValueError, IndexError, TypeError, KeyError):
+                continue
+            held = kept[0]
+            if type(new) is not type(held):
+                continue
+            if type(held) is list or type(held) is bytearray:
+                held[:] = new
+            else:
+                held.clear()
+                held.update(new)
+            try:
+                kept[1] = self.arg(held)
+            except Untransportable:
+                del self._attrs[(self.generation, entry[0], entry[1])]
 
     def subclass(self, sub: str, cls: str) -> bool:
         """``issubclass(D, C)`` for two classes of the solution, by name."""

@@ -106,6 +106,7 @@ class _Server:
         self.watched: dict[str, list[Any]] = {}  # its globals the tests name -> [value, its encoding as last told]
         self.lent: dict[int, Any] = {}  # stand-ins of the tests' objects lent to it, by their id there
         self.fetched: dict[tuple[int, str], Any] = {}  # (handle, name) -> the mutable attribute the tests last read
+        self.told: dict[tuple[int, str], Any] = {}  # (handle, name) -> how such an attribute stood when they got it
         self.req = self.rep = -1  # the pipes to the harness (``ask`` writes on them during a call)
 
     def handle(self, obj: Any) -> Any:
@@ -289,6 +290,10 @@ class _Server:
             changed = self.changed_globals()
             if changed:
                 back["globals"] = changed
+        if self.told:
+            moved = self.moved()
+            if moved:
+                back["attrs"] = moved
         return out + [back] if back else out
 
     def _changed(self, key: str, now: Any, sent: Any, after: Any, inner: dict[int, tuple[str, Any]] | None,
@@ -370,7 +375,7 @@ class _Server:
             value = getattr(obj, args[0])
             tree = self.enc(value)
             if _TYPE(value) in _MUTABLE:  # the tests' copy of it may be changed in place: see "update"
-                self._fetched(hid, str(args[0]), value)
+                self._fetched(hid, str(args[0]), value, tree)
             return tree
         if name == "update":  # the tests changed their copy of a mutable attribute in place: so changes the object
             held = self.fetched.get((hid, str(args[0])))  # they read (one object in one process), unless this
@@ -383,6 +388,8 @@ class _Server:
                         else:
                             held.clear()
                             held.update(new)
+                        if (hid, str(args[0])) in self.told:
+                            self.told[(hid, str(args[0]))] = args[2]
             except Exception:
                 pass
             return None
@@ -390,7 +397,7 @@ class _Server:
             value = self.dec(args[1])
             setattr(obj, str(args[0]), value)
             if _TYPE(value) in _MUTABLE:  # the tests' object, in one process: their changes to it follow (update)
-                self._fetched(hid, str(args[0]), value)
+                self._fetched(hid, str(args[0]), value, args[1])
             return None
         if name == "delattr":
             delattr(obj, str(args[0]))
@@ -442,12 +449,35 @@ class _Server:
         values = self.dec(args[2])
         return kind(*values) if type(values) is list else kind()
 
-    def _fetched(self, hid: int, name: str, value: Any) -> None:
-        """Remember the mutable attribute the tests hold a copy of (the latest _MAX_FETCHED)."""
-        self.fetched.pop((hid, name), None)
+    def _fetched(self, hid: int, name: str, value: Any, tree: Any) -> None:
+        """Remember the mutable attribute the tests hold a copy of (the latest _MAX_FETCHED), and, for the latest
+        _MAX_TOLD small ones, how it stood (``tree``): see :meth:`moved`."""
+        key = (hid, name)
+        self.fetched.pop(key, None)
         if len(self.fetched) >= _MAX_FETCHED:
+            self.told.pop(next(iter(self.fetched)), None)
             self.fetched.pop(next(iter(self.fetched)))
-        self.fetched[(hid, name)] = value
+        self.fetched[key] = value
+        self.told.pop(key, None)
+        if len(wire.pack(tree)) <= _MAX_TOLD_BYTES:
+            if len(self.told) >= _MAX_TOLD:
+                self.told.pop(next(iter(self.told)))
+            self.told[key] = tree
+
+    def moved(self) -> list[Any]:
+        """The mutable attributes the tests hold a copy of that this call changed in place (``self.items.append``
+        in a method): [[handle, name, now], ...], so the tests' copy follows, as in one process where it is one
+        object."""
+        out: list[Any] = []
+        for key, tree in self.told.items():
+            try:
+                now = self.enc(self.fetched[key])
+            except (codec.Unencodable, KeyError):
+                continue
+            if now != tree:
+                self.told[key] = now
+                out.append([key[0], key[1], now])
+        return out
 
     def classcheck(self, name: str, hid: int, args: list[Any]) -> bool:
         """``isinstance(handle, C)``, ``issubclass(handle, C)`` and ``issubclass(D, C)`` of the tests, for C (and
@@ -489,6 +519,8 @@ _MAX_PARAMS = 255
 _MAX_DEFAULT_ITEMS = 1000
 _MAX_DOC = 10_000
 _MAX_FETCHED = 64
+_MAX_TOLD = 16  # attributes whose tests' copies follow the solution's changes (see _Server.moved): every call
+_MAX_TOLD_BYTES = 16 << 10  # encodes each again, so only the latest few, and small ones
 _LENT_CAPS = sum(1 << codec.CAPABILITIES.index(n) for n in ("__call__", "__iter__", "__next__", "__len__"))
 _WALKED = (list, tuple, dict)  # what holds the objects :func:`_inner` looks for
 _MAX_INNER = 1000
