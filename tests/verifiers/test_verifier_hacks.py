@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crossgym.protocol.episode import Rollout
-from crossgym.protocol.messages import ToolSpec
+from crossgym.protocol.messages import Message, ToolCall, ToolSpec
 from crossgym.protocol.task import Completion, Task, Verdict, VerifierSpec
 from crossgym.rollout.store import RolloutStore, read_rollouts
 from crossgym.sandbox import Limits
@@ -82,6 +82,20 @@ def test_shell_fails_a_snapshot_cut_at_its_caps() -> None:
     assert v.reward == 0.0 and "truncated" in v.reason, v
     honest = Completion.from_text("```bash\necho ok > out.txt\nrm secret.txt\n```")
     assert Shell().verify(t, honest).reward == 1.0
+
+
+def test_shell_judges_the_last_snapshot_not_a_cut_one_before_it() -> None:
+    """A work area of more files than a snapshot keeps, removed by a later command, failed the run ("the directory
+    was truncated") though the directory it left was whole and right; a cut snapshot before the last one matters
+    only where every change is judged (forbid_extra)."""
+    t = task("shell", {"files": {"out.txt": "ok"}})
+    flood = Limits().max_files + 10
+    session = Completion(messages=tuple(
+        Message(role="assistant", content="", tool_calls=(ToolCall(id=f"c{i}", name="run", arguments={"command": c}),))
+        for i, c in enumerate([f"mkdir tmp && cd tmp && seq 1 {flood} | xargs touch", "rm -r tmp && echo ok > out.txt"])))
+    assert Shell().verify(t, session).reward == 1.0
+    v = Shell(forbid_extra=True).verify(t, session)
+    assert v.reward == 0.0 and "truncated" in v.reason, v
 
 
 def test_shell_fails_output_cut_at_the_capture_limit() -> None:

@@ -148,6 +148,8 @@ class Shell(BaseVerifier):
                     last_out = res.stdout
                     changed.update(res.files_changed)
                     cut.discard("stdout")
+                    if not self.forbid_extra:  # each snapshot is the whole directory: the last one is judged (with
+                        cut.discard("files")  # forbid_extra, a cut one leaves what changed then unknown)
                     cut.update(p for p in res.truncated_parts if p != "stderr")
                 final = session.files
                 present = {p for p in probe if session.exists(p)}
