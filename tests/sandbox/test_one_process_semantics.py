@@ -647,3 +647,155 @@ def test_closing_or_throwing_into_the_solutions_generator_reaches_it(sandbox: Sa
         assert outcomes(judge(sandbox, CLOSING_SOLUTION, [test])) == [True], test
     got = judge(sandbox, CLOSING_SOLUTION, ["g = hang()\nnext(g)\ndel g"], test_timeout=1.0)
     assert not got.all_passed and "timeout" in str(got.details[0].error)  # a finally that hangs is a timeout
+
+
+LARGE_GLOBALS_SOLUTION = """
+SQUARES = [i * i for i in range(300_000)]
+def square(i):
+    return SQUARES[i]
+LOOP = []
+LOOP.append(LOOP)
+TRIE = node = {}
+for _ in range(300):
+    node["a"] = {}
+    node = node["a"]
+SMALL = [1, 2, 3]
+"""
+LARGE_GLOBALS_TESTS = [
+    "assert square(5) == 25",
+    "assert len(SQUARES) == 300_000 and SQUARES[3] == 9 and SQUARES[-1] == 299_999 ** 2",
+    "assert SMALL == [1, 2, 3]",
+    "assert 'a' in TRIE",
+]
+
+
+def test_large_or_deep_globals_load_and_cross_when_named(sandbox: Sandbox, call: str) -> None:
+    """Every module global of the solution was encoded while it loaded: a table of 2.1M items, a trie 300 levels
+    deep or a list holding itself failed the load ("value cannot reach the tests") and every unit with it, though
+    the docs said a global the tests do not name is never sent. A large one is sent only when the tests name it,
+    and one that cannot cross is a handle of it."""
+    assert outcomes(judge(sandbox, LARGE_GLOBALS_SOLUTION, LARGE_GLOBALS_TESTS[:1])) == [True]
+    assert outcomes(judge(sandbox, LARGE_GLOBALS_SOLUTION, LARGE_GLOBALS_TESTS)) == [True] * len(LARGE_GLOBALS_TESTS)
+
+
+PROTOCOL_SOLUTION = """
+LOG = []
+class Resource:
+    def __enter__(self):
+        LOG.append("in")
+        return self
+    def __exit__(self, kind, exc, tb):
+        LOG.append("out:" + (kind.__name__ if kind else "-"))
+        return False
+    def value(self):
+        return 7
+class Ignore:
+    def __enter__(self):
+        return self
+    def __exit__(self, kind, exc, tb):
+        return True
+class Seq:
+    def __init__(self, xs):
+        self.xs = list(xs)
+    def __getitem__(self, i):
+        return self.xs[i]
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+    def __format__(self, spec):
+        return format(self.cents / 100, spec)
+def log():
+    return list(LOG)
+def filter_by_type(xs, kind):
+    return [x for x in xs if isinstance(x, kind)]
+def kind_of(x):
+    return type(x)
+def same(f):
+    return f
+def cut(xs, s):
+    return xs[s]
+"""
+PROTOCOL_TESTS = [
+    "with Resource() as r:\n    assert r.value() == 7\nassert log() == ['in', 'out:-']",
+    "try:\n    with Resource():\n        raise KeyError('k')\nexcept KeyError:\n    pass\nassert log() == ['in', 'out:KeyError']",
+    "with Ignore():\n    raise ValueError('swallowed, as contextlib.suppress does')",
+    "assert Seq([1, 2, 3, 4])[1:3] == [2, 3] and cut([1, 2, 3, 4], slice(1, None, 2)) == [2, 4]",
+    "assert f'{Money(250):.2f}' == '2.50'",
+    "assert filter_by_type([1, 'a', 2.0, 3], int) == [1, 3] and filter_by_type([1, 'a'], (str,)) == ['a']",
+    "assert kind_of(1) is int and kind_of('a') is str and same(len) is len and same(ValueError) is ValueError",
+    "assert same(...) is Ellipsis and sorted(['bb', 'a'], key=same(len)) == ['a', 'bb']",
+]
+
+
+def test_context_managers_slices_formats_and_builtins_work_as_in_one_process(sandbox: Sandbox, call: str) -> None:
+    """Honest solutions failed: ``with Resource() as r`` (a TypeError: handles had no ``__enter__``), ``seq[1:3]``
+    (a slice could not cross), ``f"{money:.2f}"`` (no ``__format__``), ``filter_by_type(xs, int)`` and ``kind_of(1)
+    is int`` (a built-in type or function crossed as a stand-in). Each works as in one process now."""
+    for test in PROTOCOL_TESTS:  # (one call each: LOG is the solution's, and each test reads it from empty)
+        assert outcomes(judge(sandbox, PROTOCOL_SOLUTION, [test])) == [True], test
+
+
+CONTAINS_SOLUTION = """
+import itertools
+class Bag:
+    def __init__(self, xs):
+        self.xs = list(xs)
+    def __iter__(self):
+        return iter(self.xs)
+    def __contains__(self, x):
+        return x in self.xs
+class Evens:
+    def __contains__(self, x):
+        return x % 2 == 0
+class Naturals:
+    def __iter__(self):
+        return itertools.count()
+    def __contains__(self, x):
+        return isinstance(x, int) and x >= 0
+class Blind:
+    def __init__(self, xs):
+        self.xs = list(xs)
+    def __iter__(self):
+        return iter(self.xs)
+    def __contains__(self, x):
+        return False
+"""
+
+
+def test_in_asks_the_objects_own_contains_and_its_items(sandbox: Sandbox, call: str) -> None:
+    """``x in obj`` was answered from the object's items alone: a class with only ``__contains__`` failed (not
+    iterable), one with an endless ``__iter__`` timed out, and a ``__contains__`` that says no to everything
+    passed (its items were right). Its own ``__contains__`` answers now, and must agree with its items."""
+    honest = ["assert 2 in Bag([1, 2, 3]) and 5 not in Bag([1])", "assert 4 in Evens() and 3 not in Evens()",
+              "assert -1 not in Naturals() and 7 in Naturals()"]
+    assert outcomes(judge(sandbox, CONTAINS_SOLUTION, honest, test_timeout=3.0)) == [True] * len(honest)
+    blind = judge(sandbox, CONTAINS_SOLUTION, ["assert 2 in Blind([1, 2, 3])", "assert 5 not in Blind([1])"])
+    assert outcomes(blind) == [False, True], blind.details  # (as in one process: its __contains__ is wrong)
+    assert "__contains__ says False" in str(blind.details[0].error)
+
+
+SHARING_SOLUTION = """
+def grid(n):
+    return [[0] * n] * n
+def fresh(n):
+    return [[0] * n for _ in range(n)]
+def loop():
+    xs = [1]
+    xs.append(xs)
+    return xs
+def rows(g):
+    return g[0] is g[1]
+"""
+SHARING_TESTS = [
+    "g = grid(3)\ng[0][0] = 1\nassert g == [[1, 0, 0], [1, 0, 0], [1, 0, 0]] and g[0] is g[2]",
+    "g = fresh(2)\ng[0][0] = 1\nassert g == [[1, 0], [0, 0]] and g[0] is not g[1]",
+    "xs = loop()\nassert xs[1] is xs and xs[0] == 1",
+    "row = [0]\nassert rows([row, row]) is True and rows([[0], [0]]) is False",
+]
+
+
+def test_a_value_keeps_its_shared_parts_and_cycles(sandbox: Sandbox, call: str) -> None:
+    """Each list of a value crossed as a copy of its own: ``[[0] * n] * n`` (one row three times, the classic bug)
+    passed "changing one cell changes one row" tests that one process fails, and a list holding itself could not
+    cross. A list, dict, set or bytearray met again in a value is the same object on the other side."""
+    assert outcomes(judge(sandbox, SHARING_SOLUTION, SHARING_TESTS)) == [True] * len(SHARING_TESTS)

@@ -223,6 +223,43 @@ def test_a_hanging_statement_outside_the_units_counts_but_the_unrun_do_not(sandb
     assert (late.passed, late.total) == (0, 2)  # the statements after the deadline never ran: no failures of theirs
 
 
+STALE = {
+    "check": ("def check(candidate):\n    result = candidate('')\n    assert result == []\n"
+              "    result = candidate('   ')\n    assert result == []\n    result = candidate('a b')\n"
+              "    assert result == ['a', 'b']\n"),
+    "module": "result = f('')\nassert result == []\nresult = f('   ')\nassert result == []\n"
+              "first, *rest = f('a')\nassert rest == []\nfirst, *rest = f('   ') + ['z']\nassert rest == []\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(STALE))
+def test_a_failed_assignment_leaves_no_stale_value_for_the_next_unit(sandbox: Sandbox, call: str,
+                                                                       shape: str) -> None:
+    """``result = candidate(x)`` raising left ``result`` from the call before, so the next ``assert result == ...``
+    passed on the stale value: raising on an input earned more than answering it wrong. A failed assignment now
+    unbinds the names it assigns."""
+    cheat = "def f(s):\n    if s == '   ':\n        raise RuntimeError('no')\n    return s.split()\n"
+    wrong = "def f(s):\n    if s == '   ':\n        return ['?']\n    return s.split()\n"
+    kwargs = {"entry_point": "f"} if shape == "check" else {}
+    got, base = worth(sandbox, cheat, wrong, STALE[shape], **kwargs)
+    assert got < base, (got, base)
+    right = judge(sandbox, "def f(s):\n    return s.split()\n", STALE[shape], **kwargs)
+    assert right.all_passed, right.details
+
+
+def test_a_context_manager_that_swallows_everything_passes_nothing_inside_it(sandbox: Sandbox, call: str) -> None:
+    """A solution's ``__exit__`` that returns True would swallow a failed assert, or the solution's own error, in
+    every unit written inside its block (one process is fooled so): only what the tests' own code raised may be."""
+    tests = ["with session() as s:\n    assert s.answer() == 42", "with session() as s:\n    assert s.answer() + 1 == 43"]
+    honest = "class S:\n    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n        return False\n" \
+             "    def answer(self):\n        return 41\ndef session():\n    return S()\n"
+    for answer in ("return 41", "raise ValueError('no')"):
+        cheat = ("class S:\n    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n"
+                 f"        return True\n    def answer(self):\n        {answer}\ndef session():\n    return S()\n")
+        got, base = worth(sandbox, cheat, honest, tests)
+        assert got <= base == 0.0, answer
+
+
 # ------------------------------------------------------------------------- exceptions used as control flow
 def test_exceptions_used_as_control_flow_do_not_pass(sandbox: Sandbox, call: str) -> None:
     tests = ["assert all(map(is_even, [2, 4, 6]))", "assert not any(map(is_odd, [2, 4]))",

@@ -12,12 +12,15 @@ for one, each is encoded once into the value's table (so shared nodes stay share
 receiving side makes an object of its own class of that name (``make``) without running its ``__init__``, then
 sets the attributes. A value holding any is ``["g", tree, [[class name, [[attribute, tree], ...]], ...]]`` and
 ``["@", i]`` in a tree is the table's i-th object. No link between objects nests: a list of 10,000 nodes is as
-deep as one.
+deep as one. A list, dict, set or bytearray met again in the same value is ``["^", i]``, the i-th of them met (in
+the order encoding meets them, which is the order decoding makes them): shared parts stay shared and a list may
+hold itself.
 """
 
 from __future__ import annotations
 
 import base64
+import builtins
 import math
 import sys
 from collections.abc import Callable
@@ -29,21 +32,39 @@ MAX_DEPTH = 200
 MAX_ITEMS = 2_000_000
 
 
+# The built-in types and functions that cross as themselves (taken when this module loads, before any solution
+# runs: one that rebinds ``builtins.int`` has a class of its own, which crosses as a handle). Only what computes
+# with what it is given: no ``eval``, ``exec``, ``open``, ``getattr`` or ``__import__`` reaches the tests' process
+# from the solution's (a test calling what the solution returned runs it there).
+_BUILTIN_NAMES = ("int float complex bool str bytes bytearray list tuple dict set frozenset range slice object type "
+                  "enumerate filter map reversed zip abs all any ascii bin callable chr divmod format hash hex "
+                  "isinstance issubclass iter len max min next oct ord pow repr round sorted sum Ellipsis "
+                  "NotImplemented").split()
+_BUILTIN: dict[str, Any] = {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
+_BUILTIN.update({name: kind for name, kind in vars(builtins).items()
+                 if isinstance(kind, type) and issubclass(kind, BaseException)})
+_BUILTIN_OF = {id(obj): name for name, obj in _BUILTIN.items()}
+_BUILTIN_FUNCTION = type(len)
+_SINGLETONS = (type(Ellipsis), type(NotImplemented))
+
+
 class Unencodable(TypeError):
     """The value is not made of exact built-in types."""
 
 
 def encode(value: Any, handle: Callable[[Any], Any] | None = None, named: bool = False,
-           same: dict[int, str] | None = None, moved: dict[int, str] | None = None) -> Any:
+           same: dict[int, str] | None = None, moved: dict[int, str] | None = None, limit: int = MAX_ITEMS) -> Any:
     """A JSON-able tree for ``value``; objects of other types go through ``handle`` (or raise). ``named``: the
     solution's side, where a handle's type is named by :func:`type_name`. ``same``: id -> key of the call's
     arguments (a list, dict, set or bytearray the call did not change): one of them in the value is ``["a", key]``,
     and the tests get their own object back (``clone(xs) is not xs`` fails for ``return xs``, as in one process).
     ``moved``: id -> key of a list, dict, set or bytearray inside an argument that the call changed: it is
-    ``["m", key, its new contents]`` (once; ``["a", key]`` where it is met again), the tests' own object changed."""
+    ``["m", key, its new contents]`` (once; ``["a", key]`` where it is met again), the tests' own object changed.
+    ``limit``: the most items (Unencodable past it)."""
     if moved:
         same = dict(same or {})
-    budget: list[Any] = [MAX_ITEMS, named, {}, [], same, moved]  # items left, named, id -> index, table, args
+    budget: list[Any] = [limit, named, {}, [], same, moved, {}]  # items left, named, id -> index, table, args,
+    # id -> index of each list, dict, set and bytearray met (see _enc)
     tree = _enc(value, handle, 0, budget)
     table = budget[3]
     if not table:
@@ -110,6 +131,12 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
         contents = _enc(v, handle, depth + 1, budget)
         budget[4][id(v)] = key  # (met again: the same object of the tests, already changed)
         return ["m", key, contents]
+    if t is list or t is dict or t is set or t is bytearray:  # one met again is ``["^", i]``, the i-th met (in
+        met = budget[6]  # the order they are first met): ``[[0] * 3] * 3`` has one row three times, and a list
+        index = met.get(id(v))  # may hold itself, as in one process
+        if index is not None:
+            return ["^", index]
+        met[id(v)] = len(met)
     if t is list or t is tuple or t is set or t is frozenset:
         tag = {list: "l", tuple: "t", set: "s", frozenset: "z"}[t]  # type: ignore[index]
         return [tag, [_enc(x, handle, depth + 1, budget) for x in v]]
@@ -122,6 +149,13 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
         return ["c", _enc(v.real, None, depth + 1, budget), _enc(v.imag, None, depth + 1, budget)]
     if t is range:
         return ["r", v.start, v.stop, v.step]
+    if t is slice:
+        return ["p", [_enc(v.start, handle, depth + 1, budget), _enc(v.stop, handle, depth + 1, budget),
+                      _enc(v.step, handle, depth + 1, budget)]]
+    if (t is type or t is _BUILTIN_FUNCTION or t in _SINGLETONS) and _BUILTIN_OF.get(id(v)) is not None:
+        name = _BUILTIN_OF[id(v)]
+        if _BUILTIN[name] is v:  # a built-in type or function as itself (``filter_by_type(xs, int)``, ``is len``)
+            return ["T", name]
     std = _stdlib_value(v, t, handle, depth, budget)
     if std is not None:
         return std
@@ -149,7 +183,7 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
 #: the protocols a handle takes part in, as bits: those its type does not define, the tests' handle lacks too, so
 #: ``isinstance(h, Iterator)``, ``callable(h)``, ``hasattr(h, "__len__")`` and ``hash(h)`` answer as in one process
 CAPABILITIES = ("__iter__", "__next__", "__len__", "__contains__", "__call__", "__getitem__", "__setitem__",
-                "__delitem__", "__hash__")
+                "__delitem__", "__hash__", "__enter__", "__exit__")
 _CAPS: dict[int, tuple[type, int]] = {}  # id(type) -> (the type, its bits); the type kept, so the id stays its own
 
 
@@ -302,6 +336,7 @@ def _spread(keys: list[Any]) -> None:
 # ``["m", key, new contents]`` (harness.Given).
 _GIVEN: list[Any] = [None]
 _LENT: list[Any] = [None]  # rid, capabilities -> the object of a ``["k", ...]``, while a tree is decoded
+_MADE: list[Any] = [None]  # each list, dict, set and bytearray made so far, in order, while a tree is decoded
 
 
 def decode(tree: Any, handle: Callable[..., Any] | None = None, make: Callable[[str], Any] | None = None,
@@ -311,11 +346,11 @@ def decode(tree: Any, handle: Callable[..., Any] | None = None, make: Callable[[
     raises ValueError), whose attributes are then set with ``object.__setattr__`` (no hook of the class runs);
     ``given``: the call's arguments, for ``["a", key]`` and ``["m", key, contents]``; ``lent(id, capabilities)``:
     the object of a ``["k", id, capabilities]`` (see :class:`Lent`)."""
-    _GIVEN[0], _LENT[0] = given, lent
+    _GIVEN[0], _LENT[0], _MADE[0] = given, lent, []
     try:
         return _decode(tree, handle, make)
     finally:
-        _GIVEN[0] = _LENT[0] = None
+        _GIVEN[0] = _LENT[0] = _MADE[0] = None
 
 
 def _decode(tree: Any, handle: Callable[..., Any] | None, make: Callable[[str], Any] | None) -> Any:
@@ -325,12 +360,13 @@ def _decode(tree: Any, handle: Callable[..., Any] | None, make: Callable[[str], 
                                          or type(n[1]) is not list for n in nodes):
             raise ValueError("malformed value")
         objects = [make(name) for name, _ in nodes]
+        value = _dec(tree[1], handle, 0, objects)  # (first, as it was encoded: see ["^", i])
         for obj, (_, attrs) in zip(objects, nodes, strict=True):
             for pair in attrs:
                 if type(pair) is not list or len(pair) != 2 or not _attribute(pair[0]):
                     raise ValueError("malformed value")
                 object.__setattr__(obj, pair[0], _dec(pair[1], handle, 1, objects))
-        return _dec(tree[1], handle, 0, objects)
+        return value
     return _dec(tree, handle, 0)
 
 
@@ -346,18 +382,34 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
         return int(x[1], 16)
     if tag == "f":
         return float(x[1])
-    if tag in ("l", "t", "s", "z"):
+    made = _MADE[0]
+    if tag == "l" or tag == "s" or tag == "d":  # (made before what they hold, in the order encode met them)
+        new: Any = {"l": list, "s": set, "d": dict}[tag]()
+        if made is not None:
+            made.append(new)
+        if tag == "d":
+            pairs = [(_dec(k, handle, depth + 1, objects), _dec(v, handle, depth + 1, objects)) for k, v in x[1]]
+            if len(pairs) > MAX_SHARED_HASHES:
+                _spread([k for k, _ in pairs])
+            new.update(pairs)
+            return new
         items = [_dec(e, handle, depth + 1, objects) for e in x[1]]
-        if tag in ("s", "z") and len(items) > MAX_SHARED_HASHES:
+        if tag == "s" and len(items) > MAX_SHARED_HASHES:
             _spread(items)
-        return {"l": list, "t": tuple, "s": set, "z": frozenset}[tag](items)
-    if tag == "d":
-        pairs = [(_dec(k, handle, depth + 1, objects), _dec(v, handle, depth + 1, objects)) for k, v in x[1]]
-        if len(pairs) > MAX_SHARED_HASHES:
-            _spread([k for k, _ in pairs])
-        return dict(pairs)
+        (new.extend if tag == "l" else new.update)(items)
+        return new
+    if tag in ("t", "z"):
+        items = [_dec(e, handle, depth + 1, objects) for e in x[1]]
+        if tag == "z" and len(items) > MAX_SHARED_HASHES:
+            _spread(items)
+        return tuple(items) if tag == "t" else frozenset(items)
+    if tag == "^" and made is not None and len(x) == 2 and type(x[1]) is int and 0 <= x[1] < len(made):
+        return made[x[1]]
     if tag in ("b", "y"):
         raw = base64.b64decode(x[1])
+        if tag == "y" and made is not None:
+            made.append(bytearray(raw))
+            return made[-1]
         return raw if tag == "b" else bytearray(raw)
     if tag == "c":
         return complex(_dec(x[1], None, depth + 1), _dec(x[2], None, depth + 1))
@@ -365,6 +417,10 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
         return _stdlib_decode(x[1], x[2], handle, depth, objects)
     if tag == "r":
         return range(int(x[1]), int(x[2]), int(x[3]))
+    if tag == "p" and len(x) == 2 and type(x[1]) is list and len(x[1]) == 3:
+        return slice(*(_dec(e, handle, depth + 1, objects) for e in x[1]))
+    if tag == "T" and len(x) == 2 and type(x[1]) is str and x[1] in _BUILTIN:
+        return _BUILTIN[x[1]]
     if tag == "@" and objects is not None and len(x) == 2 and type(x[1]) is int and 0 <= x[1] < len(objects):
         return objects[x[1]]
     if tag == "k" and _LENT[0] is not None and len(x) == 3 and type(x[1]) is int and type(x[2]) is int:

@@ -283,6 +283,16 @@ class Remote:
             raise ValueError(f"malformed value: an object of a class {name!r} the tests do not define")
         return object.__new__(kind)
 
+    def fetch_globals(self, manifest: dict[str, Any], named: frozenset[str]) -> None:
+        """The values of the solution's large globals (over 10,000 items, or deep: see solution.py's ``init``) that
+        the tests name, asked for now: a table the tests never name costs nothing. One is the tests' copy, never
+        shared as one variable (each call would send it again): ``["v", value, 0]``."""
+        if type(manifest) is not dict:
+            return
+        for name, kind in manifest.items():
+            if kind == ["v"] and name in named:
+                manifest[name] = ["v", self.request(["global", 0, [name]]), 0]
+
     def share_values(self, ns: dict[str, Any], names: set[str], manifest: dict[str, Any]) -> None:
         """The prompt's plain classes that the solution defines too (a ListNode, a TreeNode) become value classes:
         their objects cross as their attributes, each side making objects of its own class (as in one process,
@@ -546,13 +556,18 @@ class Remote:
             self._syncing = False
 
     def throw(self, obj: RemoteObject, exc: BaseException) -> Any:
-        """``g.throw(exc)`` of the tests on the solution's generator: thrown there as the same built-in class (or
-        the solution's own class the tests' class stands for), with its arguments when they are plain values."""
+        """``g.throw(exc)`` of the tests on the solution's generator: thrown there (see exception_parts)."""
+        return self.op("throw", obj, *self.exception_parts(exc))
+
+    def exception_parts(self, exc: BaseException) -> list[Any]:
+        """How an exception of the tests is made again in the solution's process: [the nearest built-in class's
+        name, the name of the solution's own class the tests' class stands for or None, its arguments when they
+        are plain values, else its message]."""
         kind = type(exc)
         base = next((k.__name__ for k in kind.__mro__ if getattr(builtins, k.__name__, None) is k), "Exception")
         own = kind.__name__ if self.exceptions.get(kind.__name__) is kind else None
         args = list(exc.args) if all(type(a) in _EXC_PART or a is None for a in exc.args) else [str(exc)]
-        return self.op("throw", obj, base, own, args)
+        return [base, own, args]
 
     def close(self, obj: RemoteObject) -> None:
         """The tests closed the solution's generator or let it go (a generator is closed when it is collected):
@@ -1159,6 +1174,9 @@ class RemoteObject:
     def __str__(self) -> str:
         return self._cg_link.op("str", self)  # type: ignore[no-any-return]
 
+    def __format__(self, spec: str) -> str:  # (``f"{money:.2f}"``: its class's ``__format__``, in its process)
+        return self._cg_link.op("format", self, spec) if spec else str(self)
+
 
 def _no_operator(name: str) -> Any:
     def refuse(self: RemoteObject, *args: Any) -> Any:
@@ -1208,17 +1226,48 @@ class _Container:
 
     def __contains__(self: Any, item: Any) -> bool:
         """Answered here, by the test's own ``==`` on the items the object gives (as ``in`` does for an object
-        without ``__contains__``): asked in the solution's process, it would see the test's value and could
-        say yes to anything."""
+        without ``__contains__``): asked in the solution's process alone, a ``__contains__`` could say yes (or no)
+        to anything. Where its type has a ``__contains__`` of its own, that is asked too and the two must agree (an
+        object whose ``in`` contradicts its own items fails the unit); past _MAX_SEEN items without the answer, or
+        with no items at all (no ``__iter__``), its ``__contains__`` answers, as in one process."""
+        own = type(self).__dict__.get("_cg_contains", False)
+        told: Any = None
+        if own:
+            try:
+                sent = self._cg_link.arg(item)
+            except Untransportable:
+                sent = None  # (an object of the tests: only the items can answer)
+            if sent is not None or item is None:
+                told = self._cg_link.op("contains", self, item)
+            if not type(self).__dict__.get("_cg_iterable", False):
+                if told is None:
+                    raise Untransportable("in: the object has no items to look through, and the value cannot "
+                                          "reach its __contains__")
+                return told is True
+        found = self._look(item)
+        if told is not None and found is not None and found != (told is True):
+            raise Untransportable(f"in: the solution's __contains__ says {told is True}, but its items say {found}")
+        return found if found is not None else told is True
+
+    def _look(self: Any, item: Any) -> bool | None:
+        """Whether one of the items is ``item`` or ``==`` it; None past _MAX_SEEN items (for an object that
+        answers ``in`` itself: an endless ``__iter__``)."""
         it = self._cg_link.op("iter", self)
-        n = 8
+        n, seen = 8, 0
+        own = type(self).__dict__.get("_cg_contains", False)
         while True:
             chunk, end = self._cg_link.op("take", it, n)
             if any(v is item or v == item for v in chunk):
                 return True
             if end:
                 return False
+            seen += len(chunk)
+            if own and seen >= _MAX_SEEN:
+                return None
             n = min(n * 2, 4096)
+
+
+_MAX_SEEN = 65536
 
 
 class _Subscriptable:
@@ -1242,20 +1291,55 @@ class _ItemDeleter:
         self._cg_link.op("delitem", self, key)
 
 
+class _Context:
+    """A context manager of the solution (``with Resource() as r``): entered and left in its process. It may
+    swallow what the tests' own code raised in the block (as ``contextlib.suppress`` does), never a failed assert,
+    what the solution raised (rebuilt here) or the harness's own exceptions (a timeout): a ``__exit__`` that says
+    True to everything would pass every unit written inside its block."""
+
+    __slots__ = ()
+
+    def __enter__(self: Any) -> Any:
+        return self._cg_link.op("enter", self)
+
+    def __exit__(self: Any, kind: Any, exc: BaseException | None, tb: Any) -> bool:
+        if exc is None:
+            self._cg_link.op("exit", self)
+            return False
+        suppress = self._cg_link.op("exit", self, *self._cg_link.exception_parts(exc))
+        return suppress is True and _suppressible(exc)
+
+
+def _suppressible(exc: BaseException) -> bool:
+    """Whether the tests' own code raised ``exc`` (no assert, nothing this module raises or rebuilds)."""
+    if isinstance(exc, (AssertionError, TestTimeout, Untransportable, SolutionError)):
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and os.path.dirname(tb.tb_frame.f_code.co_filename) != _RUNTIME_DIR
+
+
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+
 #: the mixin of each bit of codec.CAPABILITIES (``__hash__``: a handle hashes by identity unless its type is
-#: unhashable)
+#: unhashable; ``__enter__`` with ``__exit__``: a context manager)
 _MIXINS: tuple[Any, ...] = (_Iterable, _Iterator, _Sized, _Container, _Callable, _Subscriptable, _ItemSetter,
-                            _ItemDeleter, None)
+                            _ItemDeleter, None, None, None)
+_CONTEXT = (1 << codec.CAPABILITIES.index("__enter__")) | (1 << codec.CAPABILITIES.index("__exit__"))
 _UNHASHABLE, _ITERABLE, _CONTAINER = (1 << codec.CAPABILITIES.index(n) for n in ("__hash__", "__iter__",
                                                                                  "__contains__"))
 
 
 def _capable(name: str, caps: int, meta: Any, extra: dict[str, Any] | None = None) -> Any:
     """A handle class named ``name`` (of metaclass ``meta``) with the protocols of ``caps`` and no others."""
+    body: dict[str, Any] = {"__slots__": (), "__module__": "solution", "_cg_contains": bool(caps & _CONTAINER),
+                            "_cg_iterable": bool(caps & _ITERABLE), **(extra or {})}
     if caps & _ITERABLE:  # ``in`` is answered here from the items it yields (fewer round trips than Python's own)
         caps |= _CONTAINER
     bases = tuple(m for i, m in enumerate(_MIXINS) if m is not None and caps >> i & 1)
-    body: dict[str, Any] = {"__slots__": (), "__module__": "solution", **(extra or {})}
+    if caps & _CONTEXT == _CONTEXT:
+        bases += (_Context,)
     if not caps & _UNHASHABLE:
         body["__hash__"] = None
     return meta(name, (RemoteObject, *bases), body)
@@ -1271,6 +1355,7 @@ class Reporter:
         self.unit_timeout = unit_timeout
         self.deadline = deadline
         self.done: dict[int, bool] = {}  # unit -> whether every run of it so far passed
+        self.failed = -1  # the wrapped statement that just failed (see lost)
         self.open: list[list[float]] = []  # [deadline, time left when paused] of each wrapped statement running
 
     def __call__(self, i: int) -> _Unit:
@@ -1290,13 +1375,19 @@ class Reporter:
         signal.setitimer(signal.ITIMER_REAL, left)
         return True
 
+    def lost(self, i: int) -> bool:
+        """``__cg_lost__``: whether statement ``i``, just run, failed (its assignment's names are then unbound)."""
+        return self.failed == i
+
     def ok(self, i: int) -> None:
+        self.failed = -1
         self._leave(True)
         if self.kinds[i] == "unit":
             self._write(i, True, None)
         self._resume()
 
     def fail(self, i: int, exc: BaseException, ran: bool = True, armed: bool | None = None) -> None:
+        self.failed = i
         self._leave(ran if armed is None else armed)
         err = "timeout" if isinstance(exc, TestTimeout) else _describe(exc)
         if self.kinds[i] == "unit":
@@ -1946,7 +2037,7 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     deadline = time.monotonic() + float(spec.get("budget_s", 10.0))
     reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter, "__cg_flush__": flush,
-                          "__cg_in__": enter, "__cg_out__": leave, "__cg_back__": back}
+                          "__cg_in__": enter, "__cg_out__": leave, "__cg_back__": back, "__cg_lost__": reporter.lost}
     _MIRROR.clear()
     _APPLIED.clear()
     if GLOBALS is not None:
@@ -1955,6 +2046,7 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     try:
         signal.setitimer(signal.ITIMER_REAL, max(0.001, min(reporter.unit_timeout, deadline - time.monotonic())))
         manifest = remote.manifest()
+        remote.fetch_globals(manifest, _referenced(module))
         if FIXTURES:
             FIXTURES.restore()  # what it wrote while loading
         if prelude_names:
@@ -2126,7 +2218,7 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
                 ns[name] = remote.value(kind[1])
             except (ValueError, IndexError, TypeError):
                 continue
-            if name in named:
+            if name in named and len(kind) == 2:  # (not a large one: see Remote.fetch_globals)
                 shared[name] = ns[name]
     if entry and type(ns.get(entry)) is not SolutionClass and entry not in functions:
         ns[entry] = Proxy(remote, entry)

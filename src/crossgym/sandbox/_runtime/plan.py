@@ -66,8 +66,8 @@ def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], l
             if entry and has_check and _calls(stmt, "check"):
                 continue  # the harness calls check itself, with the solution's entry point
             if isinstance(stmt, ast.FunctionDef) and stmt.name == "check":
-                stmt.body = [_wrap(_flushing([s], calls), _register(kinds, names, _kind(s, checkers), _text(lines, s)))
-                             for s in stmt.body]
+                stmt.body = [part for s in stmt.body for part in _wrapped_statement(
+                    s, calls, _register(kinds, names, _kind(s, checkers), _text(lines, s)))]
                 body.append(_wrap([stmt], _register(kinds, names, "setup", _text(lines, stmt))))
                 continue  # (its statements are flushed already)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
@@ -82,7 +82,7 @@ def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], l
                              for part in (_unit_frame(s, calls) if _is_test(s) else _flushing([s], calls))]
                 body.append(_wrap([stmt], _register(kinds, names, "setup", _text(lines, stmt))))
                 continue
-            body.append(_wrap(_flushing([stmt], calls), _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt))))
+            body += _wrapped_statement(stmt, calls, _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt)))
         last = body[-1] if body else None
         if entry and has_check:
             call = _located(ast.parse(f"check({entry})").body, last)
@@ -355,6 +355,33 @@ def _calls(stmt: ast.stmt, name: str) -> bool:
 
 def _text(lines: list[str], stmt: ast.stmt) -> str:
     return lines[stmt.lineno - 1].strip()[:160] if 0 < stmt.lineno <= len(lines) else type(stmt).__name__
+
+
+def _wrapped_statement(stmt: ast.stmt, calls: _Calls, index: int) -> list[ast.stmt]:
+    """One statement of ``check`` or of the module, wrapped; an assignment that fails then unbinds the names it
+    assigns (``if __cg_lost__(i): del result``): ``result = candidate(x)`` raising left ``result`` from the call
+    before, so the next ``assert result == ...`` passed on the stale value (a solution that raised earned more
+    than one that answered wrong, where one process stops at the raise)."""
+    out = [_wrap(_flushing([stmt], calls), index)]
+    targets: list[str] = []
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+            _names_bound(target, targets)
+    if targets:
+        forget = "".join(f"    try:\n        del {name}\n    except NameError:\n        pass\n"
+                         for name in dict.fromkeys(targets))
+        out += _located(ast.parse(f"if __cg_lost__({index}):\n{forget}").body, stmt)
+    return out
+
+
+def _names_bound(target: ast.expr, into: list[str]) -> None:
+    if isinstance(target, ast.Name):
+        into.append(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            _names_bound(element, into)
+    elif isinstance(target, ast.Starred):
+        _names_bound(target.value, into)
 
 
 def _wrap(stmts: list[ast.stmt], index: int) -> ast.stmt:

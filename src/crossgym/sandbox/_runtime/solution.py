@@ -205,8 +205,11 @@ class _Server:
                     self.classes[name] = value
                     self.exact.setdefault(id(value), (value, name))
                     manifest[name] = ["c", codec.capabilities(value)]
-            else:
-                manifest[name] = ["v", self.enc(value)]
+            else:  # a value: sent now when small; a large or deep one only if the tests name it (see "global")
+                try:
+                    manifest[name] = ["v", codec.encode(value, self.handle, True, limit=_MAX_SENT_ITEMS)]
+                except codec.Unencodable:
+                    manifest[name] = ["v"]
         for name, cls in self.classes.items():  # its exception classes: their built-in base and own ancestors
             mro = _MRO(cls)
             if not any(k is BaseException for k in mro):
@@ -365,6 +368,14 @@ class _Server:
             return self.classcheck(name, hid, args)
         if name == "classattr":
             return self.enc(getattr(self.classes[str(args[0])], str(args[1])))
+        if name == "global":  # a large global the tests name: its value, or where it cannot cross, a handle of it
+            value = self.ns[str(args[0])]
+            try:
+                return self.enc(value)
+            except codec.Unencodable:
+                found: Any = self.handle(value)  # (an id, or [id, the name of its class])
+                hid, exact = (found, None) if type(found) is int else (found[0], found[1])
+                return ["h", hid, codec.type_name(_TYPE(value)), exact, codec.capabilities(_TYPE(value))]
         if name == "values":  # the tests' value classes it defines too: their objects cross as attributes
             module = str(self.ns.get("__name__"))
             self.values = {n: self.classes[n] for n in args if type(n) is str and n in self.classes
@@ -414,6 +425,15 @@ class _Server:
             return self.enc(next(obj))
         if name == "throw":  # the tests' ``g.throw(exc)`` on its generator: the exception, made here
             return self.enc(obj.throw(self._exception(args)))
+        if name == "contains":  # ``x in obj`` for a class with its own __contains__ (the harness checks it)
+            return _exact(bool(_TYPE(obj).__contains__(obj, self.dec(args[0]))), bool)
+        if name == "enter":  # ``with obj``: its class's __enter__ and __exit__, looked up on its real type
+            return self.enc(_TYPE(obj).__enter__(obj))
+        if name == "exit":
+            exc = self._exception(args) if args else None
+            return _exact(bool(_TYPE(obj).__exit__(obj, None if exc is None else _TYPE(exc), exc, None)), bool)
+        if name == "format":
+            return _exact(format(obj, str(args[0])), str)[:100_000]
         if name == "close":  # the tests closed its generator or let theirs go: so it is here, unless this process
             if sys.getrefcount(obj) > 3:  # holds it too (then only their copy went; 3: the handles, ``obj``, the
                 return False  # argument)
@@ -519,6 +539,7 @@ _MAX_PARAMS = 255
 _MAX_DEFAULT_ITEMS = 1000
 _MAX_DOC = 10_000
 _MAX_FETCHED = 64
+_MAX_SENT_ITEMS = 10_000  # a global larger than this is sent only if the tests name it (a sieve, a memo table)
 _MAX_TOLD = 16  # attributes whose tests' copies follow the solution's changes (see _Server.moved): every call
 _MAX_TOLD_BYTES = 16 << 10  # encodes each again, so only the latest few, and small ones
 _LENT_CAPS = sum(1 << codec.CAPABILITIES.index(n) for n in ("__call__", "__iter__", "__next__", "__len__"))
