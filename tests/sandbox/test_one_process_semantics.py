@@ -714,6 +714,15 @@ def same(f):
     return f
 def cut(xs, s):
     return xs[s]
+def graph(edges):
+    from collections import defaultdict
+    g = defaultdict(list)
+    for u, v in edges:
+        g[u].append(v)
+    return g
+def bump(counts, key):
+    counts[key] += 1
+    return counts[key]
 """
 PROTOCOL_TESTS = [
     "with Resource() as r:\n    assert r.value() == 7\nassert log() == ['in', 'out:-']",
@@ -724,13 +733,16 @@ PROTOCOL_TESTS = [
     "assert filter_by_type([1, 'a', 2.0, 3], int) == [1, 3] and filter_by_type([1, 'a'], (str,)) == ['a']",
     "assert kind_of(1) is int and kind_of('a') is str and same(len) is len and same(ValueError) is ValueError",
     "assert same(...) is Ellipsis and sorted(['bb', 'a'], key=same(len)) == ['a', 'bb']",
+    "g = graph([(1, 2)])\nassert g[1] == [2] and g[5] == [] and graph([]).default_factory is list",
+    "from collections import defaultdict\ncounts = defaultdict(int)\nassert bump(counts, 'a') == 1",
 ]
 
 
 def test_context_managers_slices_formats_and_builtins_work_as_in_one_process(sandbox: Sandbox, call: str) -> None:
     """Honest solutions failed: ``with Resource() as r`` (a TypeError: handles had no ``__enter__``), ``seq[1:3]``
     (a slice could not cross), ``f"{money:.2f}"`` (no ``__format__``), ``filter_by_type(xs, int)`` and ``kind_of(1)
-    is int`` (a built-in type or function crossed as a stand-in). Each works as in one process now."""
+    is int`` (a built-in type or function crossed as a stand-in), ``g[u].append(v)`` on a ``defaultdict(list)``
+    (it crossed as a dict). Each works as in one process now."""
     for test in PROTOCOL_TESTS:  # (one call each: LOG is the solution's, and each test reads it from empty)
         assert outcomes(judge(sandbox, PROTOCOL_SOLUTION, [test])) == [True], test
 

@@ -226,7 +226,7 @@ _MODULE = type.__dict__["__module__"].__get__
 # The standard library's value types that cross as themselves (exactly these classes, never a subclass, which
 # crosses as the built-in value it holds): an OrderedDict compares with its order, a Counter as a Counter, a Decimal,
 # Fraction, date or timedelta keeps its value. Each side makes its own module's object; nothing of the sender's runs.
-_STDLIB_VALUES = {"collections": ("OrderedDict", "Counter", "deque"), "decimal": ("Decimal",),
+_STDLIB_VALUES = {"collections": ("OrderedDict", "Counter", "deque", "defaultdict"), "decimal": ("Decimal",),
                   "fractions": ("Fraction",), "datetime": ("date", "datetime", "time", "timedelta")}
 
 
@@ -241,6 +241,13 @@ def _stdlib_value(v: Any, t: type, handle: Any, depth: int, budget: list[Any]) -
         return ["x", name, [[_enc(k, handle, depth + 1, budget), _enc(x, handle, depth + 1, budget)] for k, x in items]]
     if name == "deque":
         return ["x", name, [[_enc(x, handle, depth + 1, budget) for x in v], v.maxlen]]
+    if name == "defaultdict":  # with its factory when that is a built-in one (``defaultdict(list)``), else a dict
+        factory = v.default_factory
+        if factory is not None and _BUILTIN.get(_BUILTIN_OF.get(id(factory), "")) is not factory:
+            return None
+        items = dict.items(v)
+        return ["x", name, [None if factory is None else ["T", _BUILTIN_OF[id(factory)]],
+                            [[_enc(k, handle, depth + 1, budget), _enc(x, handle, depth + 1, budget)] for k, x in items]]]
     if name == "Fraction":
         return ["x", name, [_enc(int(v.numerator), None, depth + 1, budget), _enc(int(v.denominator), None, depth + 1,
                                                                                   budget)]]
@@ -261,6 +268,14 @@ def _stdlib_decode(name: str, body: Any, handle: Any, depth: int, objects: Any) 
         if len(pairs) > MAX_SHARED_HASHES:
             _spread([k for k, _ in pairs])
         return kind(pairs) if name == "OrderedDict" else kind(dict(pairs))
+    if name == "defaultdict":
+        factory = _dec(body[0], None, depth + 1) if body[0] is not None else None
+        if factory is not None and _BUILTIN.get(_BUILTIN_OF.get(id(factory), "")) is not factory:
+            raise ValueError("malformed value: a defaultdict's factory that is no built-in")
+        pairs = [(_dec(k, handle, depth + 1, objects), _dec(x, handle, depth + 1, objects)) for k, x in body[1]]
+        if len(pairs) > MAX_SHARED_HASHES:
+            _spread([k for k, _ in pairs])
+        return kind(factory, pairs)
     if name == "deque":
         items, maxlen = body
         return kind([_dec(x, handle, depth + 1, objects) for x in items], None if maxlen is None else int(maxlen))
