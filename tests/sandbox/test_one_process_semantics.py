@@ -811,3 +811,100 @@ def test_a_value_keeps_its_shared_parts_and_cycles(sandbox: Sandbox, call: str) 
     passed "changing one cell changes one row" tests that one process fails, and a list holding itself could not
     cross. A list, dict, set or bytearray met again in a value is the same object on the other side."""
     assert outcomes(judge(sandbox, SHARING_SOLUTION, SHARING_TESTS)) == [True] * len(SHARING_TESTS)
+
+
+DATACLASS_SOLUTION = """
+import dataclasses
+from dataclasses import dataclass, field
+@dataclass(order=True)
+class P:
+    x: int
+    y: int = 0
+    note: str = field(default="", compare=False)
+@dataclass(frozen=True)
+class F:
+    a: int
+@dataclass
+class Box:
+    inner: P
+def mk(x, y):
+    return P(x, y, note="made")
+def frozen(a):
+    return F(a)
+def box(x):
+    return Box(P(x))
+"""
+DATACLASS_TESTS = [
+    "assert P(1, 2) == P(1, 2) and P(1, 2) != P(1, 3)",
+    "assert mk(1, 2) == P(1, 2)",  # (the note is no compared field)
+    "assert P(1, 2) < P(2, 0) <= P(2, 0) and max([P(1), P(3), P(2)]) == P(3)",
+    "assert sorted([mk(2, 0), mk(1, 5)]) == [P(1, 5), P(2, 0)]",
+    "assert {frozen(1), frozen(1), F(2)} == {F(1), F(2)} and hash(frozen(3)) == hash(F(3))",
+    "assert box(4) == Box(P(4)) and box(4) != Box(P(5))",
+    "assert P(1) in [P(0), P(1)] and P(1) != (1, 0)",
+    "import dataclasses\ntry:\n    frozen(1).a = 2\nexcept dataclasses.FrozenInstanceError:\n    pass\nelse:\n    raise AssertionError('set')",
+    "try:\n    hash(P(1))\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('hashed')",  # eq without frozen: unhashable
+]
+DATACLASS_CHEATS = """
+from dataclasses import dataclass
+class P:
+    def __init__(self, x, y=0, note=""):
+        pass
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+    def __lt__(self, other):
+        return True
+    __le__ = __gt__ = __ge__ = __lt__
+@dataclass
+class Q:
+    x: int
+Q.__eq__ = lambda self, other: True
+def mk(x, y):
+    return P(x, y)
+def q(x):
+    return Q(x + 1)
+"""
+
+
+def test_dataclasses_compare_order_and_hash_by_their_fields(sandbox: Sandbox, call: str) -> None:
+    """``mk(1, 2) == P(1, 2)`` failed an honest dataclass (a handle was equal only to itself) and ``P(1) < P(2)``
+    could not be carried out; a class whose ``__eq__``, orderings and ``__hash__`` are the ones ``@dataclass`` made
+    now compares by its compared fields in the tests' process, as those methods do. No ``__eq__`` of the solution's
+    answers: one of its own, or one set on a dataclass afterwards, keeps a handle equal only to itself, so an
+    always-equal class earns nothing the honest wrong answer does not. A standard library exception
+    (``FrozenInstanceError``) crosses as itself where the tests imported its module."""
+    assert outcomes(judge(sandbox, DATACLASS_SOLUTION, DATACLASS_TESTS)) == [True] * len(DATACLASS_TESTS)
+    cheats = judge(sandbox, DATACLASS_CHEATS, ["assert mk(1, 2) == P(1, 2)", "assert P(1) < P(2)", "assert q(1) == Q(1)"])
+    assert outcomes(cheats) == [False, False, False], cheats.details
+
+
+INTROSPECTION_SOLUTION = '''
+import functools
+def deco(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+    return wrapper
+@deco
+def add(a: int, b: int = 2) -> int:
+    "Adds."
+    return a + b
+def area(r: float) -> "float":
+    return 3.0 * r * r
+class Shape:
+    """A shape."""
+'''
+INTROSPECTION_TESTS = [
+    "import inspect\nassert str(inspect.signature(add)) == '(a: int, b: int = 2) -> int'",
+    "assert add.__wrapped__(1, 5) == 6 and add(1) == 3 and add.__doc__ == 'Adds.'",
+    "import typing\nassert typing.get_type_hints(add) == {'a': int, 'b': int, 'return': int}",
+    "assert area.__annotations__ == {'r': float, 'return': 'float'}",
+    "assert Shape.__doc__ == 'A shape.' and Shape().__doc__ == 'A shape.'",
+]
+
+
+def test_functions_keep_their_annotations_and_what_they_wrap(sandbox: Sandbox, call: str) -> None:
+    """A stand-in had no annotations and no ``__wrapped__`` (``inspect.signature`` of a ``functools.wraps`` wrapper
+    read ``(*args, **kwargs)``), and a class had no docstring: each reads as in one process now."""
+    assert outcomes(judge(sandbox, INTROSPECTION_SOLUTION, INTROSPECTION_TESTS)) == [True] * len(INTROSPECTION_TESTS)

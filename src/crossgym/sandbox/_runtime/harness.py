@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import ctypes
 import io
+import operator
 import os
 import select
 import signal
@@ -81,6 +82,26 @@ def _rebuilt(kind: type[BaseException], text: str, parts: dict[str, Any], fallba
 
 
 _EXC_PART = (bool, int, float, str)  # what an exception's arguments and attributes may be
+
+
+def _std_exception(told: Any, builtin: type[BaseException]) -> type[BaseException] | None:
+    """The standard library's exception class ``told`` names ([module, qualified name], see solution.py's
+    STD_EXCEPTION_MODULES), where the tests' process has that module already (the tests imported it) and the class
+    derives from the built-in one the solution reported: ``except dataclasses.FrozenInstanceError`` catches it."""
+    if type(told) is not list or len(told) != 2 or not all(type(t) is str for t in told):
+        return None
+    module, qualname = told
+    if module.partition(".")[0] not in codec.STD_EXCEPTION_MODULES:
+        return None
+    found: Any = sys.modules.get(module)
+    for part in qualname.split(".")[:4]:
+        found = getattr(found, part, None) if found is not None and part.isidentifier() else None
+    if (type(found) is type and issubclass(found, builtin) and issubclass(found, Exception) and found is not builtin
+            and found.__module__ == module):
+        return found
+    return None
+
+
 
 
 _ALL_CAPS = (1 << len(codec.CAPABILITIES)) - 1  # a handle of a frame that says nothing of its type's capabilities
@@ -261,6 +282,11 @@ class Remote:
                     raise _rebuilt(local, text, parts, f"{cls}: {text}")
         if module == "builtins" and cls in _BUILTIN_EXC and (cls not in _CONTROL or iterating and
                                                              cls == "StopIteration"):
+            std = _std_exception(parts.get("std"), _BUILTIN_EXC[cls])
+            if std is not None:
+                exc = _rebuilt(std, text, parts, "")
+                if not isinstance(exc, SolutionError):
+                    raise exc
             raise _rebuilt(_BUILTIN_EXC[cls], text, parts, f"{cls}: {text}")
         raise SolutionError(f"{cls}: {text}")
 
@@ -341,10 +367,11 @@ class Remote:
         self._known[key] = obj
         return obj
 
-    def bind_class(self, name: str, caps: int = _ALL_CAPS) -> SolutionClass:
-        """The tests' name for the solution's class ``name`` (one per solution); its objects can do what the class
-        defines (``caps``, see codec.capabilities)."""
-        kind: SolutionClass = _capable(name, caps, SolutionClass, {"_cg_remote": self, "_cg_name": name})
+    def bind_class(self, name: str, caps: int = _ALL_CAPS, doc: str | None = None) -> SolutionClass:
+        """The tests' name for the solution's class ``name`` (one per solution, with its docstring ``doc``); its
+        objects can do what the class defines (``caps``, see codec.capabilities)."""
+        kind: SolutionClass = _capable(name, caps, SolutionClass, {"_cg_remote": self, "_cg_name": name,
+                                                                   "__doc__": doc})
         self.classes[name] = kind
         return kind
 
@@ -963,12 +990,14 @@ class Given:
 
 
 def _function(remote: Remote, name: str, doc: Any, own_name: Any = None, qualname: Any = None,
-              shape: Any = None) -> Any:
+              shape: Any = None, more: Any = None, target: list[Any] | None = None, depth: int = 0) -> Any:
     """The tests' name ``name`` for a function the solution defines: a function of the tests' process
-    (``isinstance(f, types.FunctionType)``, its ``__name__``, ``__qualname__`` and ``__doc__`` as in one process:
-    ``<lambda>`` for a lambda) whose calls are made in the solution's process, by that name. With ``shape`` (see
-    :func:`_shaped`) it takes the parameters the solution's function takes."""
-    target = ["n", name]
+    (``isinstance(f, types.FunctionType)``, its ``__name__``, ``__qualname__``, ``__doc__`` and the annotations
+    that cross as in one process: ``<lambda>`` for a lambda) whose calls are made in the solution's process, by
+    that name (or ``target``: the handle of a function another wraps). With ``shape`` (see :func:`_shaped`) it
+    takes the parameters the solution's function takes; the function a ``functools.wraps`` wrapper wraps is its
+    ``__wrapped__`` (``inspect.signature`` reads that one's parameters, as in one process)."""
+    target = target or ["n", name]
     function = _shaped(remote, target, shape) if shape is not None else None
     if function is None:
         def function(*args: Any, **kwargs: Any) -> Any:
@@ -978,7 +1007,26 @@ def _function(remote: Remote, name: str, doc: Any, own_name: Any = None, qualnam
     function.__qualname__ = qualname if type(qualname) is str else function.__name__
     function.__doc__ = doc if type(doc) is str else None
     function.__module__ = "solution"
+    if type(more) is dict:
+        _function_more(remote, function, more, shape is not None, depth)
     return function
+
+
+def _function_more(remote: Remote, function: Any, more: dict[str, Any], shaped: bool, depth: int) -> None:
+    notes = more.get("ann")
+    if type(notes) is dict:
+        for key, tree in notes.items():
+            try:
+                if type(key) is str:
+                    function.__annotations__[key] = remote.value(tree)
+            except (ValueError, IndexError, TypeError, KeyError):
+                pass
+    inner = more.get("wrapped")
+    if type(inner) is list and len(inner) == 2 and type(inner[0]) is int and depth < 8:
+        kind = inner[1]
+        if type(kind) is list and len(kind) == 7 and kind[0] == "f":
+            function.__wrapped__ = _function(remote, str(kind[3]), kind[1], kind[3], kind[4],
+                                             kind[5] if shaped else None, kind[6], ["h", inner[0]], depth + 1)
 
 
 def _shaped(remote: Remote, target: list[Any], shape: Any) -> Any:
@@ -1342,7 +1390,40 @@ def _capable(name: str, caps: int, meta: Any, extra: dict[str, Any] | None = Non
         bases += (_Context,)
     if not caps & _UNHASHABLE:
         body["__hash__"] = None
+    if caps & codec.DATACLASS_EQ:  # (in the body: RemoteObject refuses the orderings)
+        body["__eq__"] = _DATACLASS_EQ
+        body["__hash__"] = (_dataclass_hash if caps & codec.DATACLASS_HASH else
+                            _own_hash if caps & _UNHASHABLE else None)
+        if caps & codec.DATACLASS_ORDER:
+            body.update(_DATACLASS_ORDER)
     return meta(name, (RemoteObject, *bases), body)
+
+
+def _by_fields(which: str, test: Any) -> Any:
+    """A comparison of two handles of a dataclass's objects as the method ``@dataclass`` made compares them: both of
+    exactly one class, by the tuples of their fields' values (here: the solution's ``__eq__`` never answers)."""
+    def compare(self: RemoteObject, other: Any) -> Any:
+        if not isinstance(other, RemoteObject) or other._cg_link is not self._cg_link:
+            return NotImplemented
+        mine, theirs = self._cg_link.op("fields", self, which), self._cg_link.op("fields", other, which)
+        if type(mine) is not list or type(theirs) is not list or len(mine) != 2 or mine[0] != theirs[0]:
+            return NotImplemented
+        return test(mine[1], theirs[1])
+    return compare
+
+
+def _dataclass_hash(self: RemoteObject) -> int:
+    told = self._cg_link.op("fields", self, "hash")
+    return hash(told[1]) if type(told) is list and len(told) == 2 else object.__hash__(self)
+
+
+def _own_hash(self: RemoteObject) -> int:
+    told = self._cg_link.op("hash", self)
+    return told if type(told) is int else object.__hash__(self)
+
+
+_DATACLASS_EQ = _by_fields("eq", operator.eq)
+_DATACLASS_ORDER = {f"__{op}__": _by_fields("order", getattr(operator, op)) for op in ("lt", "le", "gt", "ge")}
 
 
 class Reporter:
@@ -2198,14 +2279,15 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             if len(kind) > 2 and kind[2] == 1:  # a function of the solution's own (a def or lambda)
                 shape = kind[5] if len(kind) > 5 and (name in named or name == entry) else None
                 ns[name] = _function(remote, name, kind[1], kind[3] if len(kind) > 3 else None,
-                                     kind[4] if len(kind) > 4 else None, shape)
+                                     kind[4] if len(kind) > 4 else None, shape, kind[6] if len(kind) > 6 else None)
                 functions.add(name)
             else:
                 ns[name] = Proxy(remote, name)
         elif kind[0] == "c" or kind[0] == "e":  # (a class the tests never name stays a proxy: nothing to make)
             local = _exception_class(name, manifest, made, named, 0) if kind[0] == "e" else None
             caps = kind[1] if kind[0] == "c" and len(kind) > 1 and type(kind[1]) is int else _ALL_CAPS
-            ns[name] = local or (remote.bind_class(name, caps) if name in named or name == entry
+            doc = kind[2] if kind[0] == "c" and len(kind) > 2 and type(kind[2]) is str else None
+            ns[name] = local or (remote.bind_class(name, caps, doc) if name in named or name == entry
                                  else Proxy(remote, name))
         elif kind[0] == "m":
             module = _module(str(kind[1]))

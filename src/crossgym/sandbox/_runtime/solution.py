@@ -198,13 +198,12 @@ class _Server:
             elif callable(value):
                 manifest[name] = ["f"]
                 if _TYPE(value) is _FUNCTION:  # a function of its own: one in the tests too, with its docstring
-                    doc = value.__doc__
-                    manifest[name] = ["f", doc[:_MAX_DOC] if type(doc) is str else None, 1, value.__name__[:_MAX_DOC],
-                                      value.__qualname__[:_MAX_DOC], self.shape(value)]
+                    manifest[name] = self.function(value)
                 if issubclass(_TYPE(value), type):  # a class (its real type: not what __class__ says)
                     self.classes[name] = value
                     self.exact.setdefault(id(value), (value, name))
-                    manifest[name] = ["c", codec.capabilities(value)]
+                    doc = _class_doc(value)
+                    manifest[name] = ["c", codec.capabilities(value), doc[:_MAX_DOC] if type(doc) is str else None]
             else:  # a value: sent now when small; a large or deep one only if the tests name it (see "global")
                 try:
                     manifest[name] = ["v", codec.encode(value, self.handle, True, limit=_MAX_SENT_ITEMS)]
@@ -226,6 +225,32 @@ class _Server:
                     if kept is not None and kept[0] is k:
                         kind[2] += kept[1]
         return manifest
+
+    def function(self, fn: Any, depth: int = 0) -> list[Any]:
+        """How the tests' stand-in for the solution's function ``fn`` reads (see harness ``_function``): ``["f",
+        doc, 1, name, qualname, shape, more]``; ``more``: its annotations that cross (``{"a": int, "return":
+        "Node"}``) and, for a wrapper made by ``functools.wraps``, the function it wraps (``[handle, entry]``:
+        ``inspect.signature`` follows it, and the tests may call it), as in one process."""
+        doc = fn.__doc__
+        more: dict[str, Any] = {}
+        try:
+            notes = fn.__annotations__
+        except Exception:
+            notes = None
+        if type(notes) is dict and notes:
+            told = {}
+            for key, note in list(notes.items())[:_MAX_PARAMS]:
+                if type(key) is str:
+                    try:
+                        told[key] = self.enc(note)
+                    except (codec.Unencodable, RecursionError):
+                        pass
+            more["ann"] = told
+        inner = fn.__dict__.get("__wrapped__") if type(fn.__dict__) is dict else None
+        if inner is not None and _TYPE(inner) is _FUNCTION and depth < 8:
+            more["wrapped"] = [self._handle(inner), self.function(inner, depth + 1)]
+        return ["f", doc[:_MAX_DOC] if type(doc) is str else None, 1, fn.__name__[:_MAX_DOC],
+                fn.__qualname__[:_MAX_DOC], self.shape(fn), more]
 
     def shape(self, fn: Any) -> list[Any] | None:
         """A function's parameters as the tests' stand-in for it takes them (see harness ``_shaped``): [positional
@@ -446,6 +471,12 @@ class _Server:
             return _exact(len(obj), int)
         if name == "bool":
             return _exact(bool(obj), bool)
+        if name == "fields":  # a dataclass's compared (or hashed) fields, by its real class (see codec.DATACLASS_EQ)
+            kind = _TYPE(obj)
+            names = codec.dataclass_fields(kind, _DATACLASS_METHODS[str(args[0])])
+            return self.enc([id(kind), tuple(getattr(obj, n) for n in names)])
+        if name == "hash":  # its class's own __hash__ beside a dataclass's __eq__
+            return _exact(hash(obj), int)
         if name == "take":  # the harness's ``in``: up to n items of an iterator, and whether it ended
             items = []
             for _ in range(int(args[0])):
@@ -534,6 +565,14 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 _MUTABLE = (list, dict, set, bytearray)
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
 _FUNCTION = type(lambda: None)
+_DATACLASS_METHODS = {"eq": "__eq__", "order": "__lt__", "hash": "__hash__"}
+
+
+def _class_doc(kind: type) -> Any:
+    """A class's own docstring, read from its dict (no metaclass property answers for it)."""
+    return _TYPE.__dict__["__dict__"].__get__(kind).get("__doc__")
+
+
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # a code object's flags (``inspect.CO_VARARGS``, ...)
 _MAX_PARAMS = 255
 _MAX_DEFAULT_ITEMS = 1000
@@ -682,6 +721,9 @@ def _answer(server: _Server, msg: Any) -> bytes:
         except BaseException:
             own = []
         parts = _parts(exc)
+        std = _std_kind(exc)
+        if std is not None:
+            parts = {**(parts or {}), "std": std}
         if own or parts:
             reply.append(own)
         if parts:
@@ -770,6 +812,28 @@ def _kind(exc: BaseException) -> tuple[str, str]:
     except BaseException:
         pass
     return kind.__name__, getattr(kind, "__module__", "")
+
+
+
+
+def _std_kind(exc: BaseException) -> list[str] | None:
+    """[module, qualified name] of the first standard library exception class ``exc``'s class derives from (see
+    codec.STD_EXCEPTION_MODULES), or None."""
+    try:
+        for base in _MRO(_TYPE(exc)):
+            module = _TYPE.__dict__["__module__"].__get__(base)
+            if type(module) is not str or module == "builtins":
+                return None
+            if module.partition(".")[0] in codec.STD_EXCEPTION_MODULES:
+                found: Any = sys.modules.get(module)
+                qualname = _TYPE.__dict__["__qualname__"].__get__(base)
+                for part in qualname.split("."):
+                    found = getattr(found, part, None)
+                if found is base:
+                    return [module, qualname]
+    except BaseException:
+        pass
+    return None
 
 
 def _parts(exc: BaseException) -> dict[str, Any] | None:
