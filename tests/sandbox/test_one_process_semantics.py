@@ -908,3 +908,33 @@ def test_functions_keep_their_annotations_and_what_they_wrap(sandbox: Sandbox, c
     """A stand-in had no annotations and no ``__wrapped__`` (``inspect.signature`` of a ``functools.wraps`` wrapper
     read ``(*args, **kwargs)``), and a class had no docstring: each reads as in one process now."""
     assert outcomes(judge(sandbox, INTROSPECTION_SOLUTION, INTROSPECTION_TESTS)) == [True] * len(INTROSPECTION_TESTS)
+
+
+NAMEDTUPLE_SOLUTION = """
+import collections
+from typing import NamedTuple
+Pair = collections.namedtuple("Pair", "low high")
+class Span(NamedTuple):
+    start: int
+    end: int
+    def __eq__(self, other):
+        return True
+def bounds(xs):
+    return Pair(min(xs), max(xs))
+def span(a, b):
+    return Span(a, b)
+def swap(pair):
+    return Pair(pair.high, pair.low)
+"""
+NAMEDTUPLE_TESTS = [
+    "p = bounds([3, 1, 2])\nassert p.low == 1 and p.high == 3 and p == (1, 3) and p._asdict() == {'low': 1, 'high': 3}",
+    "assert isinstance(bounds([1]), tuple) and type(bounds([1])).__name__ == 'Pair'",
+    "assert span(1, 2).end == 2 and span(1, 2) != (0, 0)",  # (its own __eq__ does not cross)
+    "assert swap(bounds([1, 5])) == (5, 1)",
+]
+
+
+def test_a_namedtuple_keeps_its_field_names(sandbox: Sandbox, call: str) -> None:
+    """A namedtuple crossed as a plain tuple, so ``bounds(xs).low`` failed honest code; it crosses as its data in a
+    namedtuple class of the receiving process, with its name and fields, and none of its own methods."""
+    assert outcomes(judge(sandbox, NAMEDTUPLE_SOLUTION, NAMEDTUPLE_TESTS)) == [True] * len(NAMEDTUPLE_TESTS)
