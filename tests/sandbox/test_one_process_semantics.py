@@ -844,6 +844,11 @@ DATACLASS_TESTS = [
     "assert P(1) in [P(0), P(1)] and P(1) != (1, 0)",
     "import dataclasses\ntry:\n    frozen(1).a = 2\nexcept dataclasses.FrozenInstanceError:\n    pass\nelse:\n    raise AssertionError('set')",
     "try:\n    hash(P(1))\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('hashed')",  # eq without frozen: unhashable
+    "import dataclasses\nassert dataclasses.asdict(mk(1, 2)) == {'x': 1, 'y': 2, 'note': 'made'}\n"
+    "assert dataclasses.astuple(box(3)) == ((3, 0, ''),) and dataclasses.asdict(box(3)) == {'inner': {'x': 3, 'y': 0, 'note': ''}}",
+    "import dataclasses\nassert [(f.name, f.type, f.compare) for f in dataclasses.fields(P)] == "
+    "[('x', int, True), ('y', int, True), ('note', str, False)]\nassert dataclasses.is_dataclass(P) and dataclasses.is_dataclass(F(1))",
+    "assert P.__annotations__ == {'x': int, 'y': int, 'note': str}",
 ]
 DATACLASS_CHEATS = """
 from dataclasses import dataclass
@@ -938,3 +943,44 @@ def test_a_namedtuple_keeps_its_field_names(sandbox: Sandbox, call: str) -> None
     """A namedtuple crossed as a plain tuple, so ``bounds(xs).low`` failed honest code; it crosses as its data in a
     namedtuple class of the receiving process, with its name and fields, and none of its own methods."""
     assert outcomes(judge(sandbox, NAMEDTUPLE_SOLUTION, NAMEDTUPLE_TESTS)) == [True] * len(NAMEDTUPLE_TESTS)
+
+
+HANDLE_SOLUTION = """
+from enum import Enum, auto
+class Color(Enum):
+    RED = 1
+    GREEN = 2
+    BLUE = auto()
+class Stack:
+    def __init__(self):
+        self.items = []
+    def push(self, x):
+        self.items.append(x)
+    def pop(self):
+        return self.items.pop()
+class Slotted:
+    __slots__ = ("a",)
+def warm():
+    return [c for c in Color if c.value < 2]
+"""
+HANDLE_TESTS = [
+    "assert list(Color) == [Color.RED, Color.GREEN, Color.BLUE] and len(Color) == 3 and warm() == [Color.RED]",
+    "assert Color['GREEN'] is Color.GREEN and Color.RED in Color and list(reversed(Color))[0] is Color.BLUE",
+    "assert {c.name: c.value for c in Color} == {'RED': 1, 'GREEN': 2, 'BLUE': 3}",
+    "try:\n    Color['PINK']\nexcept KeyError:\n    pass\nelse:\n    raise AssertionError('found')",
+    "import copy\ns = Stack()\ns.push(1)\nt = copy.deepcopy(s)\nt.push(2)\nassert t.items == [1, 2] and s.items == [1]",
+    "import copy\ns = Stack()\ns.push([1])\nt = copy.copy(s)\nassert t is not s and t.items == [[1]] and type(t) is Stack",
+    "s = Stack()\nassert s.push.__name__ == 'push' and s.push.__qualname__ == 'Stack.push' and s.push.__self__ is s",
+    "s = Stack()\ns.push(3)\nassert vars(s) == {'items': [3]}\ns.__dict__['items'].append(4)\nassert s.pop() == 4",
+    "try:\n    vars(Slotted())\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError('a dict')",
+    "assert not hasattr(Stack(), '__name__')",
+]
+
+
+def test_enums_iterate_and_handles_copy_and_show_their_names(sandbox: Sandbox, call: str) -> None:
+    """``list(Color)``, ``len(Color)`` and ``Color["RED"]`` failed (the tests' class was no Enum), ``copy.deepcopy``
+    of a handle raised a ctypes error, and ``s.push.__name__``/``vars(s)`` an AttributeError: an Enum's members
+    come from the solution's process (each the same handle as ``Color.RED``), a copy is made there, and a
+    handle reads its ``__name__``, ``__qualname__``, ``__dict__``, ``__self__``, ``__func__`` and ``__wrapped__``
+    from the solution's object."""
+    assert outcomes(judge(sandbox, HANDLE_SOLUTION, HANDLE_TESTS)) == [True] * len(HANDLE_TESTS)

@@ -213,6 +213,8 @@ def capabilities(kind: type) -> int:
     for name, bit in (("__eq__", DATACLASS_EQ), ("__lt__", DATACLASS_ORDER), ("__hash__", DATACLASS_HASH)):
         if dataclass_of(kind, name) is not None:
             bits |= bit
+    if any(type(type.__dict__["__dict__"].__get__(k).get("__dataclass_fields__")) is dict for k in mro):
+        bits |= DATACLASS
     if len(_CAPS) < 4096:
         _CAPS[id(kind)] = (kind, bits)
     return bits
@@ -231,6 +233,7 @@ STD_EXCEPTION_MODULES = frozenset({
 #: tests' handles compare (order; hash) by the fields' values, as that method does, here in the tests' process, so
 #: ``P(1, 2) == P(1, 2)`` holds as in one process and no ``__eq__`` of the solution's answers for it
 DATACLASS_EQ, DATACLASS_ORDER, DATACLASS_HASH = 1 << 16, 1 << 17, 1 << 18
+DATACLASS = 1 << 19  # a dataclass at all: ``dataclasses.fields``, ``asdict`` and ``is_dataclass`` read its fields
 
 
 def dataclass_of(kind: type, name: str) -> type | None:
@@ -248,6 +251,26 @@ def dataclass_of(kind: type, name: str) -> type | None:
             owner: type = k
             return owner
     return None
+
+
+def dataclass_layout(kind: type, encode: Callable[[Any], Any]) -> list[list[Any]]:
+    """The fields of a dataclass as ``dataclasses.fields`` lists them: [name, its annotation (None where it does
+    not cross), init, repr, hash, compare, kw_only]."""
+    fields = getattr(kind, "__dataclass_fields__", None)
+    out: list[list[Any]] = []
+    if type(fields) is not dict:
+        return out
+    for name, field in list(fields.items())[:255]:
+        if type(name) is not str or str(getattr(field, "_field_type", "")) != "_FIELD":
+            continue
+        note = field.type
+        try:
+            encode(note)  # (whether it crosses: the caller encodes the whole)
+        except (Unencodable, RecursionError):
+            note = None
+        flags = [getattr(field, flag, None) for flag in ("init", "repr", "hash", "compare", "kw_only")]
+        out.append([name, note, *(f if type(f) is bool else None for f in flags)])
+    return out
 
 
 def dataclass_fields(kind: type, name: str) -> list[str]:

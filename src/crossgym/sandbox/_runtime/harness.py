@@ -367,11 +367,22 @@ class Remote:
         self._known[key] = obj
         return obj
 
-    def bind_class(self, name: str, caps: int = _ALL_CAPS, doc: str | None = None) -> SolutionClass:
-        """The tests' name for the solution's class ``name`` (one per solution, with its docstring ``doc``); its
-        objects can do what the class defines (``caps``, see codec.capabilities)."""
-        kind: SolutionClass = _capable(name, caps, SolutionClass, {"_cg_remote": self, "_cg_name": name,
-                                                                   "__doc__": doc})
+    def bind_class(self, name: str, caps: int = _ALL_CAPS, doc: str | None = None, iterates: bool = False,
+                   notes: dict[str, Any] | None = None) -> SolutionClass:
+        """The tests' name for the solution's class ``name`` (one per solution, with its docstring ``doc`` and the
+        annotations that cross, ``notes``); its objects can do what the class defines (``caps``, see
+        codec.capabilities); ``iterates``: its metaclass iterates it (an Enum: ``list(Color)``, ``len(Color)``,
+        ``Color["RED"]``)."""
+        annotations = {}
+        for key, tree in (notes or {}).items():
+            try:
+                if type(key) is str:
+                    annotations[key] = self.value(tree)
+            except (ValueError, IndexError, TypeError, KeyError):
+                pass
+        kind: SolutionClass = _capable(name, caps, SolutionMembers if iterates else SolutionClass,
+                                       {"_cg_remote": self, "_cg_name": name, "__doc__": doc,
+                                        "__annotations__": annotations})
         self.classes[name] = kind
         return kind
 
@@ -1189,6 +1200,37 @@ SolutionClass.__name__ = SolutionClass.__qualname__ = "type"  # ``type(Stack).__
 # class the tests pass in a list to the solution comes back unchanged: not mirrored as a change)
 
 
+class SolutionMembers(SolutionClass):
+    """The type of the tests' name for a solution's class that its metaclass makes iterable (an Enum): its members,
+    how many, and one by key (``Color["RED"]``) are asked of the solution's process; each member is the same handle
+    as ``Color.RED``."""
+
+    def _cg_classop(cls, *args: Any) -> Any:
+        remote: Any = cls.__dict__.get("_cg_remote")
+        if remote is None:
+            raise TypeError(f"'{type(cls).__name__}' object is not iterable")
+        return remote.value(remote.request(["classop", 0, [cls.__dict__["_cg_name"], *args]]))
+
+    def __iter__(cls) -> Any:
+        return iter(cls._cg_classop("iter"))
+
+    def __reversed__(cls) -> Any:
+        return reversed(cls._cg_classop("iter"))
+
+    def __len__(cls) -> int:
+        return cls._cg_classop("len")  # type: ignore[no-any-return]
+
+    def __getitem__(cls, key: Any) -> Any:
+        remote: Any = cls.__dict__.get("_cg_remote")
+        return cls._cg_classop("getitem", remote.arg(key) if remote is not None else None)
+
+    def __contains__(cls, item: Any) -> bool:
+        return any(item is member or item == member for member in cls)
+
+
+SolutionMembers.__name__ = SolutionMembers.__qualname__ = "EnumType"
+
+
 class RemoteObject:
     """An object that stays in the solution's process. Equal only to itself (the same object of the solution is
     the same handle). Attributes and items are read, set and deleted in the solution's process, so its class
@@ -1199,9 +1241,15 @@ class RemoteObject:
     __slots__ = ("_cg_link", "_cg_hid", "_cg_type", "_cg_gen")
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name.startswith("_cg_"):
+        if (name.startswith("__") and name not in _READABLE) or name.startswith("_cg_"):
             raise AttributeError(name)
         return self._cg_link.op("getattr", self, name)
+
+    def __copy__(self) -> Any:  # ``copy.copy(s)``: a copy made in the solution's process, as in one process
+        return self._cg_link.op("copy", self)
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self._cg_link.op("deepcopy", self)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("__") or name.startswith("_cg_"):
@@ -1224,6 +1272,11 @@ class RemoteObject:
 
     def __format__(self, spec: str) -> str:  # (``f"{money:.2f}"``: its class's ``__format__``, in its process)
         return self._cg_link.op("format", self, spec) if spec else str(self)
+
+
+#: the dunder attributes a handle reads from the solution's object (``m.__name__`` of a bound method, ``vars(obj)``);
+#: the rest are its type's business (looked up on the handle's class, never asked)
+_READABLE = frozenset({"__name__", "__qualname__", "__dict__", "__wrapped__", "__self__", "__func__"})
 
 
 def _no_operator(name: str) -> Any:
@@ -1390,6 +1443,8 @@ def _capable(name: str, caps: int, meta: Any, extra: dict[str, Any] | None = Non
         bases += (_Context,)
     if not caps & _UNHASHABLE:
         body["__hash__"] = None
+    if caps & codec.DATACLASS:
+        body["__dataclass_fields__"] = _DATACLASS_FIELDS
     if caps & codec.DATACLASS_EQ:  # (in the body: RemoteObject refuses the orderings)
         body["__eq__"] = _DATACLASS_EQ
         body["__hash__"] = (_dataclass_hash if caps & codec.DATACLASS_HASH else
@@ -1405,15 +1460,46 @@ def _by_fields(which: str, test: Any) -> Any:
     def compare(self: RemoteObject, other: Any) -> Any:
         if not isinstance(other, RemoteObject) or other._cg_link is not self._cg_link:
             return NotImplemented
-        mine, theirs = self._cg_link.op("fields", self, which), self._cg_link.op("fields", other, which)
+        mine, theirs = self._cg_link.op("compared", self, which), self._cg_link.op("compared", other, which)
         if type(mine) is not list or type(theirs) is not list or len(mine) != 2 or mine[0] != theirs[0]:
             return NotImplemented
         return test(mine[1], theirs[1])
     return compare
 
 
+class _DataclassFields:
+    """``__dataclass_fields__`` of the tests' handle class for a dataclass: ``dataclasses.fields``, ``asdict``,
+    ``astuple`` and ``is_dataclass`` read the solution's fields (names, annotations that cross, flags) as Field
+    objects of the tests' ``dataclasses``, each value read from the object as an attribute."""
+
+    def __get__(self, obj: Any, kind: Any) -> dict[str, Any]:
+        if obj is not None:
+            layout = obj._cg_link.op("fields", obj)
+        else:
+            remote: Any = kind.__dict__.get("_cg_remote")
+            if remote is None:  # (a handle class no name of the tests' stands for: its objects answer)
+                return {}
+            layout = remote.value(remote.request(["classop", 0, [kind.__dict__["_cg_name"], "fields"]]))
+        import dataclasses
+
+        fields: dict[str, Any] = {}
+        for entry in layout if type(layout) is list else []:
+            if type(entry) is not list or len(entry) != 7 or type(entry[0]) is not str:
+                continue
+            name, note, init, shown, hashed, compare, kw_only = entry
+            field: Any = dataclasses.field(init=init is not False, repr=shown is not False,
+                                           hash=hashed if type(hashed) is bool else None,
+                                           compare=compare is not False, kw_only=kw_only is True)
+            field.name, field.type, field._field_type = name, note, dataclasses._FIELD  # type: ignore[attr-defined]
+            fields[name] = field
+        return fields
+
+
+_DATACLASS_FIELDS = _DataclassFields()
+
+
 def _dataclass_hash(self: RemoteObject) -> int:
-    told = self._cg_link.op("fields", self, "hash")
+    told = self._cg_link.op("compared", self, "hash")
     return hash(told[1]) if type(told) is list and len(told) == 2 else object.__hash__(self)
 
 
@@ -2287,7 +2373,9 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             local = _exception_class(name, manifest, made, named, 0) if kind[0] == "e" else None
             caps = kind[1] if kind[0] == "c" and len(kind) > 1 and type(kind[1]) is int else _ALL_CAPS
             doc = kind[2] if kind[0] == "c" and len(kind) > 2 and type(kind[2]) is str else None
-            ns[name] = local or (remote.bind_class(name, caps, doc) if name in named or name == entry
+            iterates = kind[0] == "c" and len(kind) > 3 and type(kind[3]) is int and bool(kind[3] & _ITERABLE)
+            notes = kind[4] if kind[0] == "c" and len(kind) > 4 and type(kind[4]) is dict else None
+            ns[name] = local or (remote.bind_class(name, caps, doc, iterates, notes) if name in named or name == entry
                                  else Proxy(remote, name))
         elif kind[0] == "m":
             module = _module(str(kind[1]))

@@ -203,7 +203,10 @@ class _Server:
                     self.classes[name] = value
                     self.exact.setdefault(id(value), (value, name))
                     doc = _class_doc(value)
-                    manifest[name] = ["c", codec.capabilities(value), doc[:_MAX_DOC] if type(doc) is str else None]
+                    notes = _TYPE.__dict__["__dict__"].__get__(value).get("__annotations__")
+                    manifest[name] = ["c", codec.capabilities(value), doc[:_MAX_DOC] if type(doc) is str else None,
+                                      codec.capabilities(_TYPE(value)),  # (its metaclass's: an Enum iterates)
+                                      self.notes(notes) if type(notes) is dict else {}]
             else:  # a value: sent now when small; a large or deep one only if the tests name it (see "global")
                 try:
                     manifest[name] = ["v", codec.encode(value, self.handle, True, limit=_MAX_SENT_ITEMS)]
@@ -238,19 +241,23 @@ class _Server:
         except Exception:
             notes = None
         if type(notes) is dict and notes:
-            told = {}
-            for key, note in list(notes.items())[:_MAX_PARAMS]:
-                if type(key) is str:
-                    try:
-                        told[key] = self.enc(note)
-                    except (codec.Unencodable, RecursionError):
-                        pass
-            more["ann"] = told
+            more["ann"] = self.notes(notes)
         inner = fn.__dict__.get("__wrapped__") if type(fn.__dict__) is dict else None
         if inner is not None and _TYPE(inner) is _FUNCTION and depth < 8:
             more["wrapped"] = [self._handle(inner), self.function(inner, depth + 1)]
         return ["f", doc[:_MAX_DOC] if type(doc) is str else None, 1, fn.__name__[:_MAX_DOC],
                 fn.__qualname__[:_MAX_DOC], self.shape(fn), more]
+
+    def notes(self, notes: dict[Any, Any]) -> dict[str, Any]:
+        """The annotations of a function or class that cross, encoded (``{"x": int}``; ``List[int]`` does not)."""
+        told = {}
+        for key, note in list(notes.items())[:_MAX_PARAMS]:
+            if type(key) is str:
+                try:
+                    told[key] = self.enc(note)
+                except (codec.Unencodable, RecursionError):
+                    pass
+        return told
 
     def shape(self, fn: Any) -> list[Any] | None:
         """A function's parameters as the tests' stand-in for it takes them (see harness ``_shaped``): [positional
@@ -393,6 +400,20 @@ class _Server:
             return self.classcheck(name, hid, args)
         if name == "classattr":
             return self.enc(getattr(self.classes[str(args[0])], str(args[1])))
+        if name == "classop":  # ``list(Color)``, ``len(Color)``, ``Color["RED"]``: a class whose metaclass iterates
+            kind, what = self.classes[str(args[0])], str(args[1])
+            if what == "fields":
+                return self.enc(codec.dataclass_layout(kind, self.enc))
+            if what == "len":
+                return _exact(len(kind), int)
+            if what == "getitem":
+                return self.enc(kind[self.dec(args[2])])
+            members: list[Any] = []
+            for member in kind:
+                if len(members) == _MAX_SENT_ITEMS:
+                    raise codec.Unencodable(f"{args[0]} has more than {_MAX_SENT_ITEMS} members")
+                members.append(member)
+            return self.enc(members)
         if name == "global":  # a large global the tests name: its value, or where it cannot cross, a handle of it
             value = self.ns[str(args[0])]
             try:
@@ -471,10 +492,15 @@ class _Server:
             return _exact(len(obj), int)
         if name == "bool":
             return _exact(bool(obj), bool)
-        if name == "fields":  # a dataclass's compared (or hashed) fields, by its real class (see codec.DATACLASS_EQ)
+        if name == "compared":  # a dataclass's compared (or hashed) fields, by its real class (see codec.DATACLASS_EQ)
             kind = _TYPE(obj)
             names = codec.dataclass_fields(kind, _DATACLASS_METHODS[str(args[0])])
             return self.enc([id(kind), tuple(getattr(obj, n) for n in names)])
+        if name == "fields":  # ``dataclasses.fields(obj)``: its class's (see codec.DATACLASS)
+            return self.enc(codec.dataclass_layout(_TYPE(obj), self.enc))
+        if name == "copy" or name == "deepcopy":  # ``copy.copy(obj)`` in the tests: made here, as in one process
+            import copy
+            return self.enc(copy.copy(obj) if name == "copy" else copy.deepcopy(obj))
         if name == "hash":  # its class's own __hash__ beside a dataclass's __eq__
             return _exact(hash(obj), int)
         if name == "take":  # the harness's ``in``: up to n items of an iterator, and whether it ended
