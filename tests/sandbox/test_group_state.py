@@ -412,3 +412,22 @@ def test_fds_the_tests_leave_reach_no_sibling(sandbox: Sandbox, suite: str) -> N
                                   sandbox=sandbox, **kwargs)
     for name, result in zip(members, group, strict=True):
         assert outcome(result) == solo[name], (name, [(d.name, d.error) for d in result.details if not d.passed])
+
+
+# ---------------------------------------------------------------------------------- classes the harness makes
+NAMED_SABOTEUR = ("import collections\n"
+                  "KINDS = [collections.namedtuple(f'K{i}', 'a') for i in range(5000)]\n"
+                  "def f(n):\n    return [k(1) for k in KINDS]\n")
+NAMED_HONEST = "import collections\nPair = collections.namedtuple('Pair', 'low high')\n" \
+               "def f(n):\n    return Pair(0, n)\n"
+NAMED_TESTS = ["f(1)", "assert type(f(1)) is type(f(2)) and f(2).high == 2"]
+
+
+def test_namedtuple_classes_made_for_one_member_reach_no_sibling(sandbox: Sandbox) -> None:
+    """The tests' process makes a namedtuple class for each name and fields a solution's values carry, and keeps
+    it for that solution: a saboteur that sends thousands first (filling a shared table) leaves ``type(f(1)) is
+    type(f(2))`` of a sibling as it is alone."""
+    alone = run_python_tests(NAMED_HONEST, NAMED_TESTS, sandbox=sandbox, timeout=10.0)
+    grouped = run_python_tests_many([NAMED_SABOTEUR, NAMED_HONEST], NAMED_TESTS, sandbox=sandbox, timeout=10.0)
+    assert alone.all_passed, alone.details
+    assert outcome(grouped[1]) == outcome(alone)

@@ -432,19 +432,21 @@ def _named(name: Any, fields: Any) -> type | None:
             or not all(type(f) is str and f.isidentifier() and not f.startswith("_") for f in fields)):
         return None
     key = (name, tuple(fields))
-    kept = _NAMED.get(key)
+    made = _NAMED_NOW[0]
+    kept = made.get(key)
     if kept is not None:
         return kept
     try:
         kind: type = collections.namedtuple(name, fields, module="solution")  # type: ignore[misc]
     except (ValueError, TypeError, SyntaxError):
         return None
-    if len(_NAMED) < 256:
-        _NAMED[key] = kind
+    if len(made) < 4096:
+        made[key] = kind
     return kind
 
 
-_NAMED: dict[tuple[str, tuple[str, ...]], type] = {}
+_NAMED: dict[Any, type] = {}
+_NAMED_NOW: list[dict[Any, type]] = [_NAMED]
 
 _PLAIN: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (int, int.__int__), (float, float.__float__), (str, str.__str__),
@@ -475,17 +477,21 @@ _MADE: list[Any] = [None]  # each list, dict, set and bytearray made so far, in 
 
 
 def decode(tree: Any, handle: Callable[..., Any] | None = None, make: Callable[[str], Any] | None = None,
-           given: Any = None, lent: Callable[[int, int], Any] | None = None) -> Any:
+           given: Any = None, lent: Callable[[int, int], Any] | None = None,
+           named: dict[Any, type] | None = None) -> Any:
     """The value for a tree from :func:`encode`; ``handle(id, type_name)`` (``handle(id, type_name, class_name)``:
     see solution._Server.handle) builds handle objects; ``make(class name)`` a fresh object of a value class (or
     raises ValueError), whose attributes are then set with ``object.__setattr__`` (no hook of the class runs);
     ``given``: the call's arguments, for ``["a", key]`` and ``["m", key, contents]``; ``lent(id, capabilities)``:
-    the object of a ``["k", id, capabilities]`` (see :class:`Lent`)."""
+    the object of a ``["k", id, capabilities]`` (see :class:`Lent`); ``named``: the namedtuple classes made for
+    this sender so far (see :func:`_named`; one per solution in the tests' process, so no sibling's fill it)."""
     _GIVEN[0], _LENT[0], _MADE[0] = given, lent, []
+    _NAMED_NOW[0] = _NAMED if named is None else named
     try:
         return _decode(tree, handle, make)
     finally:
         _GIVEN[0] = _LENT[0] = _MADE[0] = None
+        _NAMED_NOW[0] = _NAMED
 
 
 def _decode(tree: Any, handle: Callable[..., Any] | None, make: Callable[[str], Any] | None) -> Any:

@@ -169,6 +169,7 @@ class Remote:
         self.ns: dict[str, Any] | None = None  # the tests' namespace (_bind)
         self._lent: dict[int, Any] = {}  # the tests' objects lent to the solution (see lend), by id
         self._lent_ids: dict[int, int] = {}
+        self._named: dict[Any, type] = {}  # the namedtuple classes made for this solution (see codec._named)
         self.live: dict[str, list[Any]] = {}  # the solution's globals the tests name (see _globals_out)
         self._synced = 0  # the generation whose globals ``live`` holds, and the one told which names to report
         self._watching = 0
@@ -294,7 +295,7 @@ class Remote:
         generation = self.generation
         return codec.decode(tree, lambda hid, tname, exact=None, caps=_ALL_CAPS: self._handle(hid, tname, exact,
                                                                                               generation, caps),
-                            self._make if self.values else None, given, self._lent_back)
+                            self._make if self.values else None, given, self._lent_back, self._named)
 
     def _lent_back(self, rid: int, caps: int) -> Any:
         """An object the tests lent, given back by the solution: the tests' own."""
