@@ -984,3 +984,36 @@ def test_enums_iterate_and_handles_copy_and_show_their_names(sandbox: Sandbox, c
     handle reads its ``__name__``, ``__qualname__``, ``__dict__``, ``__self__``, ``__func__`` and ``__wrapped__``
     from the solution's object."""
     assert outcomes(judge(sandbox, HANDLE_SOLUTION, HANDLE_TESTS)) == [True] * len(HANDLE_TESTS)
+
+
+STD_EXCEPTION_SOLUTION = """
+import json, decimal, statistics
+def parse(s):
+    return json.loads(s)
+def div(a, b):
+    return decimal.Decimal(a) / decimal.Decimal(b)
+def mean(xs):
+    return statistics.mean(xs)
+class BadDocument(json.JSONDecodeError):
+    pass
+def strict(s):
+    raise BadDocument("bad", s, 1)
+"""
+STD_EXCEPTION_TESTS = [
+    "import json\ntry:\n    parse('{')\nexcept json.JSONDecodeError as e:\n    assert e.pos == 1 and e.lineno == 1\n"
+    "else:\n    raise AssertionError('parsed')",
+    "try:\n    parse('{')\nexcept ValueError as e:\n    assert str(e).startswith('Expecting')\nelse:\n    raise AssertionError('parsed')",
+    "import decimal\ntry:\n    div(1, 0)\nexcept decimal.DivisionByZero:\n    pass\nelse:\n    raise AssertionError('divided')",
+    "import statistics\ntry:\n    mean([])\nexcept statistics.StatisticsError:\n    pass\nelse:\n    raise AssertionError('no error')",
+    "import json\ntry:\n    strict('x')\nexcept json.JSONDecodeError as e:\n    assert e.pos == 1\nelse:\n    raise AssertionError('no error')",
+    "try:\n    strict('x')\nexcept BadDocument:\n    pass\nelse:\n    raise AssertionError('no error')",
+]
+
+
+def test_standard_library_exceptions_cross_as_themselves(sandbox: Sandbox, call: str) -> None:
+    """``except json.JSONDecodeError`` (``decimal.DivisionByZero``, ``statistics.StatisticsError``) missed what an
+    honest solution let through, which crossed as its built-in base; it crosses as the standard library's class
+    where the tests imported its module, with its attributes (``e.pos``), and a solution's class deriving from
+    one derives from it in the tests too."""
+    got = judge(sandbox, STD_EXCEPTION_SOLUTION, STD_EXCEPTION_TESTS)
+    assert outcomes(got) == [True] * len(STD_EXCEPTION_TESTS), got.details

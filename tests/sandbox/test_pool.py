@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -144,3 +145,44 @@ def subprocess_pid_that_exited() -> int:
     proc = subprocess.Popen(["/bin/true"])
     proc.wait()
     return proc.pid
+
+
+_DIES = """
+import os, signal, sys
+from crossgym.sandbox import Sandbox, run_python
+pool = Sandbox(sys.argv[1], workers=2)
+assert run_python("open('left.txt', 'w').write('x' * 100000)", sandbox=pool).ok
+print(pool._scratch_root, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # (itself: a trainer killed for its memory)
+"""
+
+
+@pytest.mark.parametrize("tier", [pytest.param("default"), pytest.param("strong", marks=pytest.mark.skipif(
+    not config.bwrap_works(), reason="bubblewrap cannot run here"))])
+def test_a_killed_caller_leaves_no_scratch_behind(tier: str) -> None:
+    """A caller killed without closing its pool (no atexit runs) left its scratch root in /tmp, one per killed
+    trainer; the server, seeing the caller's end close without the goodbye an orderly close sends, removes it (on
+    the strong tier the root is bubblewrap's mount point there, so its contents: the empty directory stays)."""
+    out = subprocess.run([sys.executable, "-c", _DIES, tier], capture_output=True, text=True, timeout=60)
+    root = out.stdout.strip()
+    assert root.startswith("/") and os.path.basename(root).startswith("crossgym-sbx-"), out.stderr
+    deadline = time.monotonic() + 10
+    while os.path.isdir(root) and (tier == "default" or os.listdir(root)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(root) if tier == "default" else os.listdir(root) == []
+    if tier == "strong":
+        os.rmdir(root)
+
+
+def test_an_orderly_close_and_restart_keep_the_scratch_root() -> None:
+    """The goodbye keeps a server that the pool stops to start again from removing the root the next one uses."""
+    pool = Sandbox("default", workers=1)
+    try:
+        assert run_python("print(1)", sandbox=pool).ok
+        root = pool._scratch_root
+        pool._broken(pool._proc)  # (what a pool does to a server it no longer trusts: stopped, waited for)
+        assert root is not None and os.path.isdir(root)
+        r = run_python("print(2)", sandbox=pool)
+        assert r.ok and r.stdout == "2\n" and pool._scratch_root == root and root is not None and os.path.isdir(root)
+    finally:
+        pool.close()

@@ -118,6 +118,10 @@ class Sandbox:
         sock, proc = self._sock, self._proc
         self._sock = self._proc = None
         if sock is not None:
+            try:  # (so the server leaves the scratch root to us: one that sees EOF unannounced removes it)
+                sock.send(b'{"op": "bye"}')
+            except OSError:
+                pass
             sock.close()  # the server sees EOF, kills its tasks and exits
         if proc is not None:
             try:

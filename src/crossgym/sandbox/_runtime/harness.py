@@ -50,11 +50,14 @@ class Untransportable(BaseException):
     for a solution that checked nothing); the unit fails, saying what could not cross."""
 
 
-def _rebuilt(kind: type[BaseException], text: str, parts: dict[str, Any], fallback: str) -> BaseException:
+def _rebuilt(kind: type[BaseException], text: str, parts: dict[str, Any], fallback: str,
+             bare: bool = False) -> BaseException:
     """The harness's own ``kind`` standing for what the solution raised: built from the exception's plain
     arguments when they give the same message (so ``e.args``, ``e.errno`` and ``str(e)`` read as in one process),
     else from its message; its plain attributes set where the class has no such name. A SolutionError when
-    ``kind`` takes neither (UnicodeDecodeError's five arguments): never the TypeError building it raises."""
+    ``kind`` takes neither (UnicodeDecodeError's five arguments): never the TypeError building it raises.
+    ``bare``: a standard library class may also be made with those arguments without its ``__init__``
+    (``json.JSONDecodeError`` keeps one argument of the three it takes; its attributes come with the rest)."""
     exc: BaseException | None = None
     args = parts.get("args")
     if type(args) is list and all(a is None or type(a) in _EXC_PART for a in args):
@@ -64,6 +67,13 @@ def _rebuilt(kind: type[BaseException], text: str, parts: dict[str, Any], fallba
                 exc = None
         except Exception:
             exc = None
+        if exc is None and bare:
+            try:
+                exc = kind.__new__(kind, *args)
+                if str(exc) != text:
+                    exc = None
+            except Exception:
+                exc = None
     if exc is None:
         try:
             exc = kind(text)
@@ -280,12 +290,12 @@ class Remote:
             for name in reply[4]:  # an instance of the solution's own class (or a subclass) that the tests name
                 local = self.exceptions.get(name) if type(name) is str else None
                 if local is not None:
-                    raise _rebuilt(local, text, parts, f"{cls}: {text}")
+                    raise _rebuilt(local, text, parts, f"{cls}: {text}", bare=True)
         if module == "builtins" and cls in _BUILTIN_EXC and (cls not in _CONTROL or iterating and
                                                              cls == "StopIteration"):
             std = _std_exception(parts.get("std"), _BUILTIN_EXC[cls])
             if std is not None:
-                exc = _rebuilt(std, text, parts, "")
+                exc = _rebuilt(std, text, parts, "", bare=True)
                 if not isinstance(exc, SolutionError):
                     raise exc
             raise _rebuilt(_BUILTIN_EXC[cls], text, parts, f"{cls}: {text}")
@@ -2403,18 +2413,20 @@ def _exception_class(name: str, manifest: dict[str, Any], made: dict[str, Any], 
                      depth: int) -> Any:
     """The tests' class for an exception class of the solution that they name (``except InvalidInput``,
     ``assertRaises(InvalidInput)``): a class of this process named so, deriving from the nearest built-in exception
-    class it derives from (so ``except ValueError`` still catches it) and from the tests' classes for the
-    solution's own classes it derives from; what the solution raises of it (or of a subclass) is rebuilt as one (see
-    Remote._receive). The solution's process says which class an exception is from the exception's real MRO, so no
-    other exception (a built-in ValueError, a class it made with the same name) is ever one. None: left a proxy
-    (not named by the tests, a control-flow base such as StopIteration, or not an Exception)."""
+    class it derives from (so ``except ValueError`` still catches it; the standard library's class it derives
+    from where the tests' process has that module already, ``json.JSONDecodeError``) and from the tests' classes
+    for the solution's own classes it derives from; what the solution raises of it (or of a subclass) is rebuilt as
+    one (see Remote._receive). The solution's process says which class an exception is from the exception's real
+    MRO, so no other exception (a built-in ValueError, a class it made with the same name) is ever one. None: left
+    a proxy (not named by the tests, a control-flow base such as StopIteration, or not an Exception)."""
     if name in made:
         return made[name]
     kind = manifest.get(name)
-    if (name not in names or depth > 32 or type(kind) is not list or len(kind) != 3 or type(kind[1]) is not str
-            or kind[1] in _CONTROL or kind[1] not in _BUILTIN_EXC):
+    if (name not in names or depth > 32 or type(kind) is not list or len(kind) not in (3, 4)
+            or type(kind[1]) is not str or kind[1] in _CONTROL or kind[1] not in _BUILTIN_EXC):
         return None
-    base = _BUILTIN_EXC[kind[1]]
+    builtin: type[BaseException] = _BUILTIN_EXC[kind[1]]
+    base = (_std_exception(kind[3], builtin) if len(kind) == 4 else None) or builtin
     made[name] = None  # (a cycle in a forged manifest ends here)
     bases: list[type] = []
     for parent in kind[2][:64] if type(kind[2]) is list else ():

@@ -52,6 +52,7 @@ class Server:
         self.cfg = cfg
         self.pid = os.getpid()
         self.root = cfg["scratch_root"]
+        self.parted = False  # the caller said goodbye before closing (else it died: the scratch root is ours to remove)
         self.uid_base = cfg.get("uid_base")
         self.free = list(range(int(cfg.get("workers", 1))))[::-1]
         self.queue: collections.deque[Task] = collections.deque()
@@ -99,6 +100,8 @@ class Server:
             self._expire()
             self._start_queued()
         self.shutdown()
+        if not self.parted:  # the caller died (killed, out of memory) or dropped the pool unclosed: nobody else will
+            cleanup.remove_tree(self.root)
 
     def run_one(self, hdr: dict[str, Any], fds: dict[str, int]) -> None:
         """Oneshot mode (one task inside its own bubblewrap): run it, report it, exit."""
@@ -134,6 +137,9 @@ class Server:
         except ValueError:
             for fd in fds:
                 os.close(fd)
+            return
+        if hdr.get("op") == "bye":  # (the caller closes next, and removes the scratch root itself, or starts again)
+            self.parted = True
             return
         if hdr.get("op") == "kill":
             for fd in fds:

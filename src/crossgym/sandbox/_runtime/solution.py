@@ -220,7 +220,7 @@ class _Server:
             if base is None or base is cls:  # (a built-in class under another name, ``Invalid = ValueError``,
                 continue  # stays a class: every ValueError would be one)
             self.raised.setdefault(id(cls), (cls, []))[1].append(name)
-            manifest[name] = ["e", base.__name__, []]
+            manifest[name] = ["e", base.__name__, [], _std_kind(cls)]
         for name, kind in manifest.items():  # the names of its own classes each derives from, nearest first
             if kind[0] == "e":
                 for k in _MRO(self.classes[name])[1:]:
@@ -840,13 +840,11 @@ def _kind(exc: BaseException) -> tuple[str, str]:
     return kind.__name__, getattr(kind, "__module__", "")
 
 
-
-
-def _std_kind(exc: BaseException) -> list[str] | None:
-    """[module, qualified name] of the first standard library exception class ``exc``'s class derives from (see
-    codec.STD_EXCEPTION_MODULES), or None."""
+def _std_kind(exc: Any) -> list[str] | None:
+    """[module, qualified name] of the first standard library exception class ``exc`` (an exception, or its class)
+    is of or derives from (see codec.STD_EXCEPTION_MODULES), or None."""
     try:
-        for base in _MRO(_TYPE(exc)):
+        for base in _MRO(exc if isinstance(exc, type) else _TYPE(exc)):
             module = _TYPE.__dict__["__module__"].__get__(base)
             if type(module) is not str or module == "builtins":
                 return None
