@@ -2374,9 +2374,11 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
             continue
         if kind[0] == "f":
             if len(kind) > 2 and kind[2] == 1:  # a function of the solution's own (a def or lambda)
-                shape = kind[5] if len(kind) > 5 and (name in named or name == entry) else None
+                used = name in named or name == entry  # (the parameters, annotations and wrapped function of one
+                shape = kind[5] if len(kind) > 5 and used else None  # the tests name: nothing made for the rest)
                 ns[name] = _function(remote, name, kind[1], kind[3] if len(kind) > 3 else None,
-                                     kind[4] if len(kind) > 4 else None, shape, kind[6] if len(kind) > 6 else None)
+                                     kind[4] if len(kind) > 4 else None, shape,
+                                     kind[6] if len(kind) > 6 and used else None)
                 functions.add(name)
             else:
                 ns[name] = Proxy(remote, name)

@@ -249,15 +249,21 @@ class _Server:
                 fn.__qualname__[:_MAX_DOC], self.shape(fn), more]
 
     def notes(self, notes: dict[Any, Any]) -> dict[str, Any]:
-        """The annotations of a function or class that cross, encoded (``{"x": int}``; ``List[int]`` does not)."""
+        """The annotations of a function or class that cross, encoded: plain values and classes (``{"x": int,
+        "next": "Node", "tree": Tree}``); ``List[int]`` and other objects do not (no handle is made for them)."""
         told = {}
         for key, note in list(notes.items())[:_MAX_PARAMS]:
             if type(key) is str:
                 try:
-                    told[key] = self.enc(note)
+                    told[key] = codec.encode(note, self._class_only, True)
                 except (codec.Unencodable, RecursionError):
                     pass
         return told
+
+    def _class_only(self, obj: Any) -> Any:
+        if not issubclass(_TYPE(obj), type):
+            raise codec.Unencodable("no class")
+        return self.handle(obj)
 
     def shape(self, fn: Any) -> list[Any] | None:
         """A function's parameters as the tests' stand-in for it takes them (see harness ``_shaped``): [positional
