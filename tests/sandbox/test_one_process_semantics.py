@@ -869,6 +869,25 @@ def mk(x, y):
     return P(x, y)
 def q(x):
     return Q(x + 1)
+class R:  # looks made by @dataclass (an __eq__ compiled from a string) and declares no field: its state compares
+    __dataclass_fields__ = {}
+    exec("def __eq__(self, other):\\n    return True")
+    def __init__(self, x):
+        self.x = x
+@dataclass
+class S:  # lies about its field to whoever reads it as an attribute
+    x: int
+    def __getattribute__(self, name):
+        return 0 if name == "x" else object.__getattribute__(self, name)
+@dataclass(slots=True)
+class T:
+    x: int
+def r(x):
+    return R(x + 1)
+def s(x):
+    return S(x + 1)
+def t(x):
+    return T(x + 1)
 """
 
 
@@ -877,11 +896,15 @@ def test_dataclasses_compare_order_and_hash_by_their_fields(sandbox: Sandbox, ca
     could not be carried out; a class whose ``__eq__``, orderings and ``__hash__`` are the ones ``@dataclass`` made
     now compares by its compared fields in the tests' process, as those methods do. No ``__eq__`` of the solution's
     answers: one of its own, or one set on a dataclass afterwards, keeps a handle equal only to itself, so an
-    always-equal class earns nothing the honest wrong answer does not. A standard library exception
+    always-equal class earns nothing the honest wrong answer does not, nor does a class that only looks made by
+    ``@dataclass`` (its state compares) or lies about its fields (they are read from the object's dictionary or
+    slots, not asked of its ``__getattribute__``). A standard library exception
     (``FrozenInstanceError``) crosses as itself where the tests imported its module."""
     assert outcomes(judge(sandbox, DATACLASS_SOLUTION, DATACLASS_TESTS)) == [True] * len(DATACLASS_TESTS)
-    cheats = judge(sandbox, DATACLASS_CHEATS, ["assert mk(1, 2) == P(1, 2)", "assert P(1) < P(2)", "assert q(1) == Q(1)"])
-    assert outcomes(cheats) == [False, False, False], cheats.details
+    cheats = judge(sandbox, DATACLASS_CHEATS, ["assert mk(1, 2) == P(1, 2)", "assert P(1) < P(2)", "assert q(1) == Q(1)",
+                                               "assert r(1) == R(1)", "assert s(1) == S(1)", "assert t(1) == T(1)",
+                                               "assert s(1) == S(2) and t(1) == T(2) and r(1) == R(2)"])
+    assert outcomes(cheats) == [False] * 6 + [True], cheats.details
 
 
 INTROSPECTION_SOLUTION = '''
@@ -904,7 +927,8 @@ INTROSPECTION_TESTS = [
     "import inspect\nassert str(inspect.signature(add)) == '(a: int, b: int = 2) -> int'",
     "assert add.__wrapped__(1, 5) == 6 and add(1) == 3 and add.__doc__ == 'Adds.'",
     "import typing\nassert typing.get_type_hints(add) == {'a': int, 'b': int, 'return': int}",
-    "assert area.__annotations__ == {'r': float, 'return': 'float'}",
+    "assert area.__annotations__ == {'r': float, 'return': float}",  # (text crosses as the class it names)
+    "import typing\nassert typing.get_type_hints(area) == {'r': float, 'return': float}",
     "assert Shape.__doc__ == 'A shape.' and Shape().__doc__ == 'A shape.'",
 ]
 

@@ -25,7 +25,7 @@ if False:  # annotations only: the server does not import typing
 
     from .prefork import Prefork
 
-from . import codec, confine, fixtures, wire
+from . import codec, confine, fixtures, textguard, wire
 from .child import RESULT_FD, environ_now, environ_text
 
 _BUILTIN_EXC = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Exception)}
@@ -387,8 +387,9 @@ class Remote:
         annotations = {}
         for key, tree in (notes or {}).items():
             try:
-                if type(key) is str:
-                    annotations[key] = self.value(tree)
+                note = self.value(tree)
+                if type(key) is str and not isinstance(note, str):  # (text the tests' process would evaluate)
+                    annotations[key] = note
             except (ValueError, IndexError, TypeError, KeyError):
                 pass
         kind: SolutionClass = _capable(name, caps, SolutionMembers if iterates else SolutionClass,
@@ -1039,8 +1040,9 @@ def _function_more(remote: Remote, function: Any, more: dict[str, Any], shaped: 
     if type(notes) is dict:
         for key, tree in notes.items():
             try:
-                if type(key) is str:
-                    function.__annotations__[key] = remote.value(tree)
+                note = remote.value(tree)
+                if type(key) is str and not isinstance(note, str):  # (text the tests' process would evaluate)
+                    function.__annotations__[key] = note
             except (ValueError, IndexError, TypeError, KeyError):
                 pass
     inner = more.get("wrapped")
@@ -1619,6 +1621,8 @@ class _Unit:
         if _LATE_TIMEOUT[0]:  # its time ran out where the exception could not reach it (see Remote.close)
             _LATE_TIMEOUT[0] = False
             exc = exc or TestTimeout()
+        if textguard.REFUSED[0] is not None:  # it asked to run the solution's text here: failed, whatever it caught
+            exc = textguard.RefusedText(textguard.taken())
         if exc is not None:
             self.reporter.fail(self.i, exc, armed=self.ran)
         elif self.ran:
@@ -2235,11 +2239,15 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
         emit({"solution_error": "timeout while loading" if isinstance(exc, TestTimeout) else _describe(exc)})
         manifest = {}
     _bind(ns, remote, manifest, prelude_names, entry, module)
+    tests = spec.get("tests")
+    textguard.arm(*(tests if type(tests) is list else [tests]), PRELUDE[0])  # (no text of the solution runs here)
     try:
         exec(module, ns)
     except BaseException as exc:  # a timeout between units, or a failure outside any unit
         signal.setitimer(signal.ITIMER_REAL, 0)
         emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
+    textguard.disarm()
+    textguard.taken()
     remote.stop(kill=False)  # its pipes close and it ends; what it left is cleared before the next one
     _MIRROR.clear()
     _APPLIED.clear()

@@ -206,7 +206,7 @@ class _Server:
                     notes = _TYPE.__dict__["__dict__"].__get__(value).get("__annotations__")
                     manifest[name] = ["c", codec.capabilities(value), doc[:_MAX_DOC] if type(doc) is str else None,
                                       codec.capabilities(_TYPE(value)),  # (its metaclass's: an Enum iterates)
-                                      self.notes(notes) if type(notes) is dict else {}]
+                                      self.notes(notes, self.ns) if type(notes) is dict else {}]
             else:  # a value: sent now when small; a large or deep one only if the tests name it (see "global")
                 try:
                     manifest[name] = ["v", codec.encode(value, self.handle, True, limit=_MAX_SENT_ITEMS)]
@@ -241,19 +241,27 @@ class _Server:
         except Exception:
             notes = None
         if type(notes) is dict and notes:
-            more["ann"] = self.notes(notes)
+            more["ann"] = self.notes(notes, fn.__globals__)
         inner = fn.__dict__.get("__wrapped__") if type(fn.__dict__) is dict else None
         if inner is not None and _TYPE(inner) is _FUNCTION and depth < 8:
             more["wrapped"] = [self._handle(inner), self.function(inner, depth + 1)]
         return ["f", doc[:_MAX_DOC] if type(doc) is str else None, 1, fn.__name__[:_MAX_DOC],
                 fn.__qualname__[:_MAX_DOC], self.shape(fn), more]
 
-    def notes(self, notes: dict[Any, Any]) -> dict[str, Any]:
+    def notes(self, notes: dict[Any, Any], scope: Any) -> dict[str, Any]:
         """The annotations of a function or class that cross, encoded: plain values and classes (``{"x": int,
-        "next": "Node", "tree": Tree}``); ``List[int]`` and other objects do not (no handle is made for them)."""
+        "tree": Tree}``); ``List[int]`` and other objects do not (no handle is made for them). An annotation
+        written as a string (``"Node"``, or any under ``from __future__ import annotations``) crosses as the class
+        it names in ``scope`` (the function's globals) or the builtins, else not at all: the tests' process never
+        holds the solution's text where ``typing.get_type_hints`` or ``inspect.signature(eval_str=True)`` would
+        evaluate it there."""
         told = {}
         for key, note in list(notes.items())[:_MAX_PARAMS]:
             if type(key) is str:
+                if isinstance(note, str):
+                    note = _named_class(note, scope)
+                    if note is None:
+                        continue
                 try:
                     told[key] = codec.encode(note, self._class_only, True)
                 except (codec.Unencodable, RecursionError):
@@ -501,7 +509,7 @@ class _Server:
         if name == "compared":  # a dataclass's compared (or hashed) fields, by its real class (see codec.DATACLASS_EQ)
             kind = _TYPE(obj)
             names = codec.dataclass_fields(kind, _DATACLASS_METHODS[str(args[0])])
-            return self.enc([id(kind), tuple(getattr(obj, n) for n in names)])
+            return self.enc([id(kind), _dataclass_state(obj, kind, names)])
         if name == "fields":  # ``dataclasses.fields(obj)``: its class's (see codec.DATACLASS)
             return self.enc(codec.dataclass_layout(_TYPE(obj), self.enc))
         if name == "copy" or name == "deepcopy":  # ``copy.copy(obj)`` in the tests: made here, as in one process
@@ -598,6 +606,66 @@ _MUTABLE = (list, dict, set, bytearray)
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
 _FUNCTION = type(lambda: None)
 _DATACLASS_METHODS = {"eq": "__eq__", "order": "__lt__", "hash": "__hash__"}
+
+
+def _named_class(text: str, scope: Any) -> type | None:
+    """The class an annotation written as a string names (``"Node"``, ``"int"``), read from the dictionaries
+    ``scope`` and the builtins (no code runs); None for any other text (``"List[int]"``, ``"Node | None"``)."""
+    name = str.strip(text)
+    if len(name) > 2 and name[0] == name[-1] and name[0] in "'\"":  # (``"Node"`` under ``from __future__``)
+        name = name[1:-1]
+    if not str.isidentifier(name):
+        return None
+    for found in (scope if type(scope) is dict else {}, builtins.__dict__):
+        if dict.__contains__(found, name):
+            kind = dict.__getitem__(found, name)
+            return kind if issubclass(_TYPE(kind), type) else None
+    return None
+
+
+def _dataclass_state(obj: Any, kind: type, names: list[str]) -> tuple[Any, ...]:
+    """What a dataclass's ``__eq__`` (ordering, ``__hash__``) compares of ``obj``: the values of the fields
+    ``names``, read from its ``__dict__`` or slots (no ``__getattribute__`` of the class answers for them), then
+    the state it holds beyond its declared fields, by name (none in a dataclass as ``@dataclass`` makes it: a class
+    whose ``__dataclass_fields__`` leave its state out, to make every object equal, is compared by that state)."""
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        own = {}
+    own = own if type(own) is dict else {}
+    values: list[Any] = [own[n] if n in own else _slot(obj, kind, n) for n in names]
+    fields = _TYPE.__dict__["__dict__"].__get__(kind).get("__dataclass_fields__")
+    for k in _MRO(kind)[1:]:
+        if type(fields) is dict:
+            break
+        fields = _TYPE.__dict__["__dict__"].__get__(k).get("__dataclass_fields__")
+    declared = fields if type(fields) is dict else {}
+    for key in sorted(k for k in own if type(k) is str and not dict.__contains__(declared, k)):
+        values += [key, own[key]]
+    return tuple(values)
+
+
+class _Slotted:
+    __slots__ = ("slot",)
+
+
+_MEMBER_DESCRIPTOR = type(_Slotted.__dict__["slot"])  # (a slot's descriptor: ``types.MemberDescriptorType``)
+_NO_FIELD_VALUE = "<unset field>"
+
+
+def _slot(obj: Any, kind: type, name: str) -> Any:
+    """A field's value held in a slot of ``obj`` (``@dataclass(slots=True)``), ``_NO_FIELD_VALUE`` where it has none."""
+    for k in _MRO(kind):
+        found = _TYPE.__dict__["__dict__"].__get__(k)
+        if name in found:
+            slot = found[name]
+            if _TYPE(slot) is _MEMBER_DESCRIPTOR:
+                try:
+                    return slot.__get__(obj, kind)
+                except AttributeError:
+                    return _NO_FIELD_VALUE
+            return _NO_FIELD_VALUE
+    return _NO_FIELD_VALUE
 
 
 def _class_doc(kind: type) -> Any:

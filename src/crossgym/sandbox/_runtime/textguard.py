@@ -1,0 +1,99 @@
+"""No text from a solution runs as code in the tests' process.
+
+The harness judges a GRPO group's solutions in one process; code that ran there could write any sibling's verdict.
+The tests never run the solution's code there, but they might run its *text*: ``doctest`` on a function's
+docstring, ``eval`` of a string it returned, ``pickle.loads`` of its bytes. While the tests run, an audit hook
+refuses to compile source that is not part of the tests (or the problem's prompt), to unpickle anything but plain
+data classes and to unmarshal code, before any of it runs. What compiles generated source from names it checked
+(``collections.namedtuple``, ``dataclasses``, ``timeit``, ``unittest.mock``'s signatures, ``ast.parse``, which
+only parses, and the harness itself) is let through. The unit that asked fails whatever the tests do with the
+error (see :data:`REFUSED`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if False:  # annotations only: the server does not import typing
+    from typing import Any
+
+
+class RefusedText(BaseException):
+    """The tests asked to run text that is not theirs (a BaseException: no ``except Exception`` of the tests takes
+    it for an answer)."""
+
+
+#: the reason of the refusal the running unit met, taken (and cleared) when the unit ends: it fails even where
+#: the tests caught the error
+REFUSED: list[str | None] = [None]
+_ARMED = [False]
+_INSTALLED = [False]
+_TEXT = [""]
+_EVENTS = frozenset({"compile", "pickle.find_class", "marshal.loads"})
+_STDLIB = os.path.dirname(os.__file__)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: (file, function) of the standard library's code generators that build their source from checked names
+_GENERATORS = frozenset((os.path.join(_STDLIB, *path), name) for path, name in (
+    (("collections", "__init__.py"), "namedtuple"), (("dataclasses.py",), "_create_fn"),
+    (("timeit.py",), "__init__"), (("unittest", "mock.py"), "_set_signature"), (("ast.py",), "parse")))
+#: what ``pickle.loads`` may find: plain data (no function, no class that acts when it is made)
+_PICKLED = {
+    "builtins": frozenset({"bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list",
+                           "object", "range", "set", "slice", "str", "tuple", "Ellipsis", "NotImplemented"}),
+    "copyreg": frozenset({"_reconstructor", "__newobj__", "__newobj_ex__"}),
+    "_codecs": frozenset({"encode"}), "collections": frozenset({"OrderedDict", "deque", "Counter", "defaultdict"}),
+    "datetime": frozenset({"date", "datetime", "time", "timedelta", "timezone"}),
+    "decimal": frozenset({"Decimal"}), "fractions": frozenset({"Fraction"}),
+    "array": frozenset({"array", "_array_reconstructor"}),
+}
+
+
+def arm(*texts: Any) -> None:
+    """Install the hook (once a process) and let it refuse from now on; ``texts``: the tests' and prompt's source,
+    the only source the tests may compile."""
+    if not _INSTALLED[0]:
+        sys.addaudithook(_hook)
+        _INSTALLED[0] = True
+    _TEXT[0] = "\n".join(t for t in texts if type(t) is str)
+    _ARMED[0] = True
+
+
+def disarm() -> None:
+    _ARMED[0] = False
+
+
+def taken() -> str | None:
+    """The refusal the unit that just ended met, if any (cleared)."""
+    reason, REFUSED[0] = REFUSED[0], None
+    return reason
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if event not in _EVENTS or not _ARMED[0]:
+        return
+    caller = sys._getframe(1).f_code
+    where = caller.co_filename
+    if event == "compile":
+        if (where, caller.co_name) in _GENERATORS or where.startswith(_HERE):
+            return
+        source = args[0]
+        if type(source) is bytes:
+            source = source.decode("utf-8", "replace")
+        if type(source) is str and source.strip() in _TEXT[0]:
+            return
+        _refuse("the tests compiled text that is not in the tests (a docstring's examples, a string or repr "
+                "from the solution?); it does not run in the tests' process")
+    elif event == "pickle.find_class":
+        module, name = args
+        if name in _PICKLED.get(module, ()) or module == "tests":
+            return
+        _refuse(f"the tests unpickled {module}.{name}, which is no plain data (from the solution's bytes?); only "
+                "plain values are unpickled in the tests' process")
+    elif not where.startswith("<frozen importlib"):  # marshal.loads of anything but an imported module's code
+        _refuse("the tests unmarshalled code (from the solution's bytes?); it does not run in the tests' process")
+
+
+def _refuse(reason: str) -> None:
+    REFUSED[0] = reason
+    raise RefusedText(reason)

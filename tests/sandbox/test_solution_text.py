@@ -1,0 +1,110 @@
+"""No text of a solution runs as code in the tests' process (where a GRPO group's siblings are judged too).
+
+The tests never call the solution's code there, but they may run its text: ``doctest`` of a function's docstring,
+``typing.get_type_hints`` of annotations written as strings, ``eval`` of a string it returned, ``pickle.loads`` of
+its bytes. Each saboteur below is correct itself and hides, in such text, code that would end every later
+sibling's report (the private result pipe is closed or redirected) or stall it. The tests' process refuses to run
+that text: the unit that asked fails, every sibling keeps its solo verdict, and the saboteur gains nothing.
+What the tests compile themselves, and what the standard library generates from checked names (namedtuple,
+dataclasses, timeit, ``ast.literal_eval``), runs as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crossgym.sandbox import Sandbox, run_python_tests, run_python_tests_many
+
+SABOTAGE = "__import__('os').dup2(__import__('os').open('/dev/null', 1), 3)"  # (3: the harness's result pipe)
+TESTS = [
+    "import doctest\ndoctest.run_docstring_examples(add, {})\nassert add(1, 2) == 3",
+    "import typing\ntyping.get_type_hints(add)\nassert add(2, 2) == 4",
+    "assert eval(spelled(3)) == 3 or True\nassert add(0, 0) == 0",
+    "import pickle\ntry:\n    pickle.loads(packed())\nexcept BaseException:\n    pass\nassert add(5, 5) == 10",
+    "assert add(-1, 1) == 0",
+]
+HONEST = '''
+def add(a, b):
+    """Adds.
+
+    >>> add(1, 2)
+    3
+    """
+    return a + b
+def spelled(n):
+    return str(n)
+def packed():
+    import pickle
+    return pickle.dumps([1, 2])
+'''
+SABOTEUR = f'''
+import os, pickle
+class _Run:
+    def __reduce__(self):
+        return (os.system, ("true",))
+def add(a: "{SABOTAGE}", b) -> int:
+    """
+    >>> {SABOTAGE}
+    """
+    return a + b
+def spelled(n):
+    return "{SABOTAGE} or " + str(n)
+def packed():
+    return pickle.dumps(_Run())
+'''
+WRONG = "def add(a, b):\n    return a - b\ndef spelled(n):\n    return str(n)\ndef packed():\n    return b''\n"
+
+
+def outcome(result: Any) -> tuple[Any, ...]:
+    return result.passed, result.total, result.error, tuple((d.passed, d.error) for d in result.details)
+
+
+def test_the_tests_run_no_text_of_the_solutions_and_no_sibling_is_touched(sandbox: Sandbox) -> None:
+    alone = {name: outcome(run_python_tests(src, TESTS, sandbox=sandbox, timeout=5.0))
+             for name, src in (("honest", HONEST), ("saboteur", SABOTEUR), ("wrong", WRONG))}
+    refused = [d for d in run_python_tests(SABOTEUR, TESTS, sandbox=sandbox, timeout=5.0).details if not d.passed]
+    # (an annotation that names no class does not cross: get_type_hints never sees it)
+    assert [d.name.split("\n")[0] for d in refused] == [TESTS[i].split("\n")[0] for i in (0, 2, 3)]
+    assert all(d.error and d.error.startswith("RefusedText: the tests ") for d in refused), refused
+    assert alone["honest"][0] == 5 and alone["saboteur"][0] == 2
+    members = [("honest", HONEST), ("saboteur", SABOTEUR), ("honest", HONEST), ("wrong", WRONG),
+               ("saboteur", SABOTEUR), ("honest", HONEST)]
+    group = run_python_tests_many([src for _, src in members], TESTS, sandbox=sandbox, timeout=5.0)
+    assert [outcome(r) for r in group] == [alone[name] for name, _ in members]
+
+
+LEGIT_SOLUTION = '''
+from __future__ import annotations
+import dataclasses
+class Node:
+    def __init__(self, val, next=None):
+        self.val, self.next = val, next
+def push(head: Node | None, val: int) -> "Node":
+    return Node(val, head)
+def literal():
+    return "[1, {'a': (2, 3)}, None]"
+'''
+LEGIT_TESTS = [
+    "import ast\nassert ast.literal_eval(literal()) == [1, {'a': (2, 3)}, None]",
+    "import collections, dataclasses\nPair = collections.namedtuple('Pair', 'a b')\n"
+    "@dataclasses.dataclass(order=True)\nclass D:\n    x: int\nassert Pair(1, 2).b == 2 and D(1) < D(2)",
+    "assert eval('1 + 2') == 3\nexec('y = 4')",
+    "import pickle\nassert pickle.loads(pickle.dumps({'k': [1, (2, 3)], 's': {4}})) == {'k': [1, (2, 3)], 's': {4}}",
+    "import typing\nhints = typing.get_type_hints(push)\nassert hints['val'] is int and hints['return'] is Node\n"
+    "assert 'head' not in hints",  # ("Node | None" is no class: it does not cross)
+    "import timeit\nassert timeit.timeit('push(None, 1)', globals=globals(), number=3) >= 0",
+    "import doctest\ndef helper(x):\n    '''\n    >>> helper(2)\n    4\n    '''\n    return x * 2\n"
+    "assert doctest.run_docstring_examples(helper, {'helper': helper}) is None",
+    "from unittest import mock\nm = mock.create_autospec(push)\nm(None, 1)\nm.assert_called_once()",
+]
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["single", "group"])
+def test_what_the_tests_compile_themselves_still_runs(sandbox: Sandbox, grouped: bool) -> None:
+    if grouped:
+        result = run_python_tests_many([SABOTEUR, LEGIT_SOLUTION], LEGIT_TESTS, sandbox=sandbox, timeout=10.0)[1]
+    else:
+        result = run_python_tests(LEGIT_SOLUTION, LEGIT_TESTS, sandbox=sandbox, timeout=10.0)
+    assert [(d.passed, d.error) for d in result.details] == [(True, None)] * len(LEGIT_TESTS)
