@@ -2119,6 +2119,8 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
             os._exit(0)
         prelude = _compile_prelude(spec.get("prelude"))
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
+    tests = spec.get("tests")
+    textguard.arm(*(tests if type(tests) is list else [tests]), PRELUDE[0])  # no text of a solution runs here
     global GLOBALS, FDS
     stop = _HardStop(float(spec.get("budget_s", 10.0)) + HARD_STOP_S) if len(sources) > 1 else None
     if len(sources) > 1:
@@ -2239,14 +2241,11 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
         emit({"solution_error": "timeout while loading" if isinstance(exc, TestTimeout) else _describe(exc)})
         manifest = {}
     _bind(ns, remote, manifest, prelude_names, entry, module)
-    tests = spec.get("tests")
-    textguard.arm(*(tests if type(tests) is list else [tests]), PRELUDE[0])  # (no text of the solution runs here)
     try:
         exec(module, ns)
     except BaseException as exc:  # a timeout between units, or a failure outside any unit
         signal.setitimer(signal.ITIMER_REAL, 0)
         emit({"setup_error": "timeout" if isinstance(exc, TestTimeout) else _describe(exc)})
-    textguard.disarm()
     textguard.taken()
     remote.stop(kill=False)  # its pipes close and it ends; what it left is cleared before the next one
     _MIRROR.clear()

@@ -50,17 +50,13 @@ _PICKLED = {
 
 
 def arm(*texts: Any) -> None:
-    """Install the hook (once a process) and let it refuse from now on; ``texts``: the tests' and prompt's source,
-    the only source the tests may compile."""
+    """Install the hook (once a process) and let it refuse from now on, to the process's end (a finaliser of the
+    tests' may run late); ``texts``: the tests' and prompt's source, the only source the tests may compile."""
     if not _INSTALLED[0]:
         sys.addaudithook(_hook)
         _INSTALLED[0] = True
     _TEXT[0] = "\n".join(t for t in texts if type(t) is str)
     _ARMED[0] = True
-
-
-def disarm() -> None:
-    _ARMED[0] = False
 
 
 def taken() -> str | None:
@@ -75,8 +71,8 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     caller = sys._getframe(1).f_code
     where = caller.co_filename
     if event == "compile":
-        if (where, caller.co_name) in _GENERATORS or where.startswith(_HERE):
-            return
+        if (where, caller.co_name) in _GENERATORS or where.startswith((_HERE, "<frozen importlib")):
+            return  # (importlib: a module of the harness's path, the standard library's, with no .pyc)
         source = args[0]
         if type(source) is bytes:
             source = source.decode("utf-8", "replace")
