@@ -112,8 +112,10 @@ class CodeTests(BaseVerifier):
     # and a prompt ending in the bare signature compiles (honest LeetCode-style solutions failed every such test);
     # an argument returned unchanged is the tests' own object, attributes/items of the solution's objects are set in
     # its process, what cannot cross fails the unit (no TypeError a test catches), @expectedFailure counts as in
-    # unittest, and exit()/quit() exist
-    version = "5"
+    # unittest, and exit()/quit() exist; 6: no text of the solution runs in the tests' process (eval of its output,
+    # doctest of its docstring fail; string annotations cross as the classes they name), and a dataclass's fields
+    # are read from the object's dict/slots, with its undeclared state compared too
+    version = "6"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0
