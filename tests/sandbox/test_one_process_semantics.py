@@ -1041,3 +1041,46 @@ def test_standard_library_exceptions_cross_as_themselves(sandbox: Sandbox, call:
     one derives from it in the tests too."""
     got = judge(sandbox, STD_EXCEPTION_SOLUTION, STD_EXCEPTION_TESTS)
     assert outcomes(got) == [True] * len(STD_EXCEPTION_TESTS), got.details
+
+
+ASYNC_SOLUTION = """
+import asyncio
+async def fetch(x, delay=0.01):
+    await asyncio.sleep(delay)
+    if x < 0:
+        raise ValueError("negative")
+    return x * 2
+async def countdown(n):
+    while n:
+        await asyncio.sleep(0)
+        yield n
+        n -= 1
+def gen(n):
+    yield from range(n)
+class Box:
+    size = 3
+    def get(self):
+        return self.size
+"""
+ASYNC_TESTS = [
+    "import asyncio\nassert asyncio.run(fetch(2)) == 4",
+    "import asyncio\nasync def main():\n    return await asyncio.gather(fetch(1), fetch(2, delay=0))\n"
+    "assert asyncio.run(main()) == [2, 4]",
+    "import asyncio\ntry:\n    asyncio.run(fetch(-1))\nexcept ValueError as e:\n    assert str(e) == 'negative'\n"
+    "else:\n    raise AssertionError('no error')",
+    "import asyncio\nasync def main():\n    return [n async for n in countdown(3)]\nassert asyncio.run(main()) == [3, 2, 1]",
+    "import inspect\nassert inspect.iscoroutinefunction(fetch) and inspect.isasyncgenfunction(countdown)\n"
+    "assert inspect.isgeneratorfunction(gen) and not inspect.isgeneratorfunction(fetch)",
+    "g = gen(3)\nassert next(g) == 0 and list(g) == [1, 2]",
+    "assert 'get' in dir(Box) and 'size' in dir(Box()) and 'get' in dir(Box())",
+]
+
+
+def test_async_functions_generator_functions_and_dir_read_as_in_one_process(sandbox: Sandbox, call: str) -> None:
+    """``asyncio.run(fetch(2))`` failed every honest async solution ("a coroutine was expected": the stand-in
+    gave back a handle of the solution's coroutine), ``async for`` over its async generator too, and
+    ``inspect.isgeneratorfunction`` was False for a generator function. A stand-in is of its function's kind now:
+    its coroutines run in the solution's process (one event loop there), its async generator steps there, and a
+    generator function's stand-in is one (nothing runs before the first ``next``). ``dir`` lists the solution's
+    names."""
+    assert outcomes(judge(sandbox, ASYNC_SOLUTION, ASYNC_TESTS)) == [True] * len(ASYNC_TESTS)

@@ -1061,7 +1061,8 @@ def _shaped(remote: Remote, target: list[Any], shape: Any) -> Any:
     ``acc=[]`` stays its own list). None when the shape is not one a ``def`` can have (only a forged one) or a
     name is not ASCII (the stand-in then takes anything)."""
     try:
-        args, posonly, star, kwonly, starstar, defaults, kwdefaults = shape
+        args, posonly, star, kwonly, starstar, defaults, kwdefaults = shape[:7]
+        kind = shape[7] if len(shape) > 7 and shape[7] in (0, 1, 2, 3) else 0
         names = [*args, *kwonly, *(n for n in (star, starstar) if n is not None)]
         if (type(args) is not list or type(kwonly) is not list or type(posonly) is not int
                 or not 0 <= posonly <= len(args) or type(defaults) is not list or len(defaults) > len(args)
@@ -1086,7 +1087,10 @@ def _shaped(remote: Remote, target: list[Any], shape: Any) -> Any:
         params.append("**" + starstar)
     body = (f"_cg_fwd(({''.join(a + ', ' for a in args)}), {star or '()'}, "
             f"{{{''.join(f'{k!r}: {k}, ' for k in kwonly)}}}, {starstar or '{}'})")
-    source = f"def _cg_make(_cg_fwd, _cg_d, _cg_k):\n    def function({', '.join(params)}):\n        return {body}\n" \
+    head = "async def" if kind >= 2 else "def"  # (the stand-in is of the solution function's kind)
+    lines = (f"return {body}", f"return (yield from {body})", f"return {body}",
+             f"for _cg_x in {body}:\n            yield _cg_x")[kind]
+    source = f"def _cg_make(_cg_fwd, _cg_d, _cg_k):\n    {head} function({', '.join(params)}):\n        {lines}\n" \
              "    return function\n"
     code = _STAND_INS.get(source)
     if code is None:
@@ -1108,12 +1112,25 @@ def _shaped(remote: Remote, target: list[Any], shape: Any) -> Any:
         sent = {k: v for k, v in keywords.items() if not (k in kw_given and v is kw_given[k])}
         if extra:
             sent.update(extra)
-        return remote.call(target, positional[:n] + more, sent)
+        made = remote.call(target, positional[:n] + more, sent)
+        if kind < 2 or not isinstance(made, RemoteObject):
+            return made
+        return remote.op("await", made) if kind == 2 else _async_steps(remote, made)
 
     return space["_cg_make"](forward, given, kw_given)
 
 
 _STAND_INS: dict[str, Any] = {}  # the source of a shape's stand-in -> its code, compiled once a task
+
+
+def _async_steps(remote: Remote, made: RemoteObject) -> Any:
+    """The items of the solution's async generator ``made``, each taken in its process when the tests' ``async
+    for`` asks for it."""
+    while True:
+        item, ended = remote.op("anext", made)
+        if ended:
+            return
+        yield item
 _MAX_PARAMS = 257
 
 
@@ -1181,6 +1198,14 @@ class SolutionClass(type):
         if remote is None or name.startswith("__") or name.startswith("_cg_"):
             raise AttributeError(name)
         return remote.value(remote.request(["classattr", 0, [cls.__dict__["_cg_name"], name]]))
+
+    def __dir__(cls) -> list[str]:
+        """``dir(Stack)``: the names of the solution's class, as its process lists them."""
+        remote: Any = cls.__dict__.get("_cg_remote")
+        if remote is None:
+            return list(type.__dir__(cls))
+        names = remote.value(remote.request(["classop", 0, [cls.__dict__["_cg_name"], "dir"]]))
+        return names if type(names) is list else []
 
     def __instancecheck__(cls, obj: Any) -> bool:
         kind = type(obj)
@@ -1257,6 +1282,10 @@ class RemoteObject:
         if (name.startswith("__") and name not in _READABLE) or name.startswith("_cg_"):
             raise AttributeError(name)
         return self._cg_link.op("getattr", self, name)
+
+    def __dir__(self) -> list[str]:  # ``dir(s)``: the names the solution's object lists
+        names = self._cg_link.op("dir", self)
+        return names if type(names) is list else []
 
     def __copy__(self) -> Any:  # ``copy.copy(s)``: a copy made in the solution's process, as in one process
         return self._cg_link.op("copy", self)

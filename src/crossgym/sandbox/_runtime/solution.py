@@ -276,7 +276,8 @@ class _Server:
     def shape(self, fn: Any) -> list[Any] | None:
         """A function's parameters as the tests' stand-in for it takes them (see harness ``_shaped``): [positional
         names, how many of them are positional-only, the ``*`` name or None, keyword-only names, the ``**`` name or
-        None, the positional defaults, the keyword-only defaults]. A default is
+        None, the positional defaults, the keyword-only defaults, its kind: 0 a function, 1 a generator function, 2 a
+        coroutine function (``async def``), 3 an async generator function]. A default is
         ``[1, value]``, or ``[0]`` where its value does not cross (too large, or no plain value): the stand-in then
         leaves it to this process. None for a function with more parameters than any test needs."""
         code = fn.__code__
@@ -287,9 +288,10 @@ class _Server:
         star = names[n + k] if flags & _CO_VARARGS else None
         starstar = names[n + k + (star is not None)] if flags & _CO_VARKEYWORDS else None
         kwdefaults = fn.__kwdefaults__ or {}
+        kind = next((i for i, flag in enumerate(_CO_KINDS, 1) if flags & flag), 0)
         return [list(names[:n]), code.co_posonlyargcount, star, list(names[n:n + k]), starstar,
                 [self._default(d) for d in fn.__defaults__ or ()],
-                {key: self._default(d) for key, d in kwdefaults.items() if type(key) is str}]
+                {key: self._default(d) for key, d in kwdefaults.items() if type(key) is str}, kind]
 
     def _default(self, value: Any) -> list[Any]:
         if _TYPE(value) in _SIZED and len(value) > _MAX_DEFAULT_ITEMS:
@@ -418,6 +420,8 @@ class _Server:
             kind, what = self.classes[str(args[0])], str(args[1])
             if what == "fields":
                 return self.enc(codec.dataclass_layout(kind, self.enc))
+            if what == "dir":
+                return self.enc(_names(dir(kind)))
             if what == "len":
                 return _exact(len(kind), int)
             if what == "getitem":
@@ -517,6 +521,15 @@ class _Server:
             return self.enc(copy.copy(obj) if name == "copy" else copy.deepcopy(obj))
         if name == "hash":  # its class's own __hash__ beside a dataclass's __eq__
             return _exact(hash(obj), int)
+        if name == "dir":  # ``dir(s)``: as the object answers it here
+            return self.enc(_names(dir(obj)))
+        if name == "await":  # ``await fetch(1)`` in the tests: the coroutine run to its end in this process
+            return self.enc(_event_loop().run_until_complete(obj))
+        if name == "anext":  # ``async for`` over an async generator of the solution's: its next item, or its end
+            try:
+                return self.enc([_event_loop().run_until_complete(obj.__anext__()), False])
+            except StopAsyncIteration:
+                return self.enc([None, True])
         if name == "take":  # the harness's ``in``: up to n items of an iterator, and whether it ended
             items = []
             for _ in range(int(args[0])):
@@ -608,6 +621,22 @@ _FUNCTION = type(lambda: None)
 _DATACLASS_METHODS = {"eq": "__eq__", "order": "__lt__", "hash": "__hash__"}
 
 
+def _names(names: Any) -> list[str]:
+    """What ``dir`` gave, as it crosses: its names (plain strings), at most 4,096 of them."""
+    return [str.__str__(n) for n in list(names)[:4096] if isinstance(n, str)]
+
+
+def _event_loop() -> Any:
+    """The loop the solution's coroutines and async generators run in, one for the process (an async generator
+    goes on across the tests' steps)."""
+    if not _LOOP:
+        import asyncio
+
+        _LOOP.append(asyncio.new_event_loop())
+        asyncio.set_event_loop(_LOOP[0])
+    return _LOOP[0]
+
+
 def _named_class(text: str, scope: Any) -> type | None:
     """The class an annotation written as a string names (``"Node"``, ``"int"``), read from the dictionaries
     ``scope`` and the builtins (no code runs); None for any other text (``"List[int]"``, ``"Node | None"``)."""
@@ -674,6 +703,8 @@ def _class_doc(kind: type) -> Any:
 
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # a code object's flags (``inspect.CO_VARARGS``, ...)
+_CO_KINDS = (0x20, 0x80, 0x200)  # CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR: the kinds of shape()
+_LOOP: list[Any] = []  # this process's event loop, made when the tests first await a coroutine of the solution
 _MAX_PARAMS = 255
 _MAX_DEFAULT_ITEMS = 1000
 _MAX_DOC = 10_000
