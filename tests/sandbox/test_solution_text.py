@@ -86,6 +86,21 @@ def push(head: Node | None, val: int) -> "Node":
 def literal():
     return "[1, {'a': (2, 3)}, None]"
 '''
+OWN_DOCTEST = '''
+import doctest
+def listed(n):
+    """
+    >>> for i in range(2):
+    ...     print(listed(i).val)
+    0
+    1
+    """
+    return push(None, n)
+runner = doctest.DocTestRunner()
+for found in doctest.DocTestFinder().find(listed, globs={"listed": listed}):
+    runner.run(found)
+assert runner.failures == 0 and runner.tries == 1
+'''
 LEGIT_TESTS = [
     "import ast\nassert ast.literal_eval(literal()) == [1, {'a': (2, 3)}, None]",
     "import collections, dataclasses\nPair = collections.namedtuple('Pair', 'a b')\n"
@@ -98,6 +113,7 @@ LEGIT_TESTS = [
     "import doctest\ndef helper(x):\n    '''\n    >>> helper(2)\n    4\n    '''\n    return x * 2\n"
     "assert doctest.run_docstring_examples(helper, {'helper': helper}) is None",
     "from unittest import mock\nm = mock.create_autospec(push)\nm(None, 1)\nm.assert_called_once()",
+    OWN_DOCTEST,  # (an example over two lines: its source is no one piece of the tests' text)
 ]
 
 

@@ -55,8 +55,19 @@ def arm(*texts: Any) -> None:
     if not _INSTALLED[0]:
         sys.addaudithook(_hook)
         _INSTALLED[0] = True
-    _TEXT[0] = "\n".join(t for t in texts if type(t) is str)
+    text = "\n".join(t for t in texts if type(t) is str)
+    if ">>>" in text:  # the tests' own doctests: an example's source is its lines without their prompts
+        text += "\n" + "\n".join(_unprompted(line) for line in text.splitlines())
+    _TEXT[0] = text
     _ARMED[0] = True
+
+
+def _unprompted(line: str) -> str:
+    body = line.lstrip()
+    for prompt in (">>> ", "... ", ">>>", "..."):
+        if body.startswith(prompt):
+            return body[len(prompt):]
+    return line
 
 
 def taken() -> str | None:
@@ -68,8 +79,11 @@ def taken() -> str | None:
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event not in _EVENTS or not _ARMED[0]:
         return
-    caller = sys._getframe(1).f_code
-    where = caller.co_filename
+    try:
+        caller = sys._getframe(1).f_code
+    except ValueError:  # (no Python frame asked: nothing to trust)
+        caller = _hook.__code__
+    where = "" if caller is _hook.__code__ else caller.co_filename
     if event == "compile":
         if (where, caller.co_name) in _GENERATORS or where.startswith((_HERE, "<frozen importlib")):
             return  # (importlib: a module of the harness's path, the standard library's, with no .pyc)
