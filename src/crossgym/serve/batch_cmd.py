@@ -480,12 +480,13 @@ def _stream_group(stream: Any, raws: Iterator[tuple[str, bytes | dict[str, Any]]
     """One output's records through Ray: shards of ``shard`` raw records out, their text and counts back in input
     order; the text appended to ``store`` (fsync'd) every ``chunk`` records, so --out is a prefix of the input's
     output at every moment and resumes like the local path's."""
-    from crossgym.text.chunks import chunked
+    from crossgym.text.chunks import tapered
 
     texts: list[str] = []
     held = 0
-    try:
-        for text, part in stream.run(chunked(raws, shard), "score_shard", store is not None):
+    try:  # the last shards of each output taper, so no actor idles while another scores a whole last shard
+        shards = tapered(raws, shard, len(stream.actors))
+        for text, part in stream.run(shards, "score_shard", store is not None):
             tally.merge(part)
             if store is not None:
                 texts.append(text)
