@@ -282,13 +282,15 @@ def setup():
 """
 GLOBALS_TESTS = ["inc()\nassert count == 1", "inc()\ninc()\nassert count == 3",
                  "add(1)\nassert items == [1]", "items.append(5)\nadd(2)\nassert items == [1, 5, 2]",
-                 "limit = 10\nassert below(5)", "assert not below(20)",
+                 "limit = 10\nassert not below(5) and limit == 10", "assert not below(20)",
                  "setup()\nassert cache == {'a': 1}"]
 
 
 def test_the_solutions_globals_the_tests_name_are_one_variable(sandbox: Sandbox, call: str) -> None:
     """A solution's module global was sent once, at load: ``global count; count += 1`` was never seen by the tests,
-    a global made by a call was a NameError, and the tests' own rebinding never reached the solution."""
+    and a global made by a call was a NameError. A name the tests bind themselves (``limit = 10``) is theirs alone,
+    not as in one process: shared, a call could read the tests' expected values or rebind their variables, helpers
+    and test functions (test_reward_hacks.py), so the solution keeps its own ``limit``."""
     got = judge(sandbox, GLOBALS_SOLUTION, GLOBALS_TESTS)
     assert outcomes(got) == [True] * len(GLOBALS_TESTS), got
     wrong = GLOBALS_SOLUTION.replace("count += 1", "count += 2").replace("items.append(x)", "items.insert(0, x)")
@@ -1084,3 +1086,54 @@ def test_async_functions_generator_functions_and_dir_read_as_in_one_process(sand
     generator function's stand-in is one (nothing runs before the first ``next``). ``dir`` lists the solution's
     names."""
     assert outcomes(judge(sandbox, ASYNC_SOLUTION, ASYNC_TESTS)) == [True] * len(ASYNC_TESTS)
+
+
+STEPPED_SOLUTION = """
+import asyncio
+async def slow(x):
+    await asyncio.sleep(0.8)
+    return x
+async def fast(x):
+    await asyncio.sleep(0.05)
+    return x * 2
+log = []
+async def careful():
+    try:
+        await asyncio.sleep(5)
+    finally:
+        log.append('cleaned')
+def cleaned():
+    return log
+async def ticks(n):
+    while n:
+        await asyncio.sleep(0.01)
+        yield n
+        n -= 1
+"""
+STEPPED_TESTS = [
+    # a deadline of the tests' own holds: a correct but slow coroutine fails it (it passed, run to its end)
+    "import asyncio\nassert asyncio.run(asyncio.wait_for(slow(1), 0.2)) == 1",
+    "import asyncio\ntry:\n    asyncio.run(asyncio.wait_for(slow(1), 0.1))\nexcept asyncio.TimeoutError:\n    pass\n"
+    "else:\n    raise AssertionError('not cut short')",
+    "import asyncio\nassert asyncio.run(asyncio.wait_for(fast(2), 2)) == 4",
+    # one gather's coroutines go on at once (one after the other: 10 x 0.05 s)
+    "import asyncio, time\nasync def main():\n    return await asyncio.gather(*(fast(i) for i in range(10)))\n"
+    "t = time.monotonic()\nassert asyncio.run(main()) == [2 * i for i in range(10)]\nassert time.monotonic() - t < 0.4",
+    # a task the tests cancel is cancelled in the solution's process too, its finally run there
+    "import asyncio\nasync def main():\n    t = asyncio.ensure_future(careful())\n    await asyncio.sleep(0.05)\n"
+    "    t.cancel()\n    try:\n        await t\n    except asyncio.CancelledError:\n        return 'cancelled'\n"
+    "assert asyncio.run(main()) == 'cancelled'\nassert cleaned() == ['cleaned']",
+    "import asyncio\nasync def main():\n    return [n async for n in ticks(3)]\nassert asyncio.run(main()) == [3, 2, 1]",
+    # a coroutine that waits is not done at its first step
+    "c = fast(1)\ntry:\n    c.send(None)\nexcept StopIteration:\n    raise AssertionError('done at once')\nc.close()",
+]
+
+
+def test_awaited_coroutines_step_so_the_tests_deadlines_gather_and_cancel_hold(sandbox: Sandbox, call: str) -> None:
+    """The solution's coroutine ran to its end in one blocking call: ``asyncio.wait_for(slow(), 0.2)`` passed a
+    solution that takes 0.8 s (a deadline of the tests' own did not hold), one ``gather`` ran its coroutines one
+    after the other, and a cancelled task went on to its end. Now it runs a step (10 ms at most) at a time on
+    the solution's loop, the tests' loop turning between steps."""
+    assert outcomes(judge(sandbox, STEPPED_SOLUTION, STEPPED_TESTS)) == [False] + [True] * (len(STEPPED_TESTS) - 1)
+    fixed = STEPPED_SOLUTION.replace("sleep(0.8)", "sleep(0)")
+    assert outcomes(judge(sandbox, fixed, STEPPED_TESTS[:1])) == [True]

@@ -436,3 +436,70 @@ def test_the_rest_of_a_statement_around_a_helpers_units_keeps_its_timer(sandbox:
     tests = "def check(candidate, x):\n    assert candidate(x) == 2 * x\n\nfor x in xs():\n    check(f, x)\n"
     r = judge(sandbox, solution, tests, timeout=3.0, test_timeout=0.4)
     assert r.fraction < 1.0 and r.total == 2 and r.details[-1].error == "timeout", r.details
+
+
+# A call of the solution could rebind, or read, the tests' own variables: the globals the two share "as in one
+# namespace" took in every name the tests use, the ones they bind themselves too. Each hack is wrong (returns
+# None or 0) and earned what the correct answer earns.
+_REBIND_TESTS = '''
+import sys
+_srv = sys.modules["_runtime.solution"]
+_srv._shared_value = lambda v: True  # (the filter in its own process, undone)
+def _rebind():
+    import gc
+    server = next(o for o in gc.get_objects() if type(o) is _srv._Server)
+    for name in list(server.watched):
+        if name.startswith("test"):
+            globals()[name] = lambda *a, **k: None
+        elif name.startswith("Test"):
+            globals()[name] = type(name, (), {"__getattr__": lambda self, n: (lambda *a, **k: None)})
+def add(a, b):
+    _rebind()
+    return None
+'''
+TESTS_OWN_NAMES = {
+    "rebinds-expected": ("def f(n):\n    global expected\n    expected = -1\n    return -1\n",
+                         "def f(n):\n    return None\n",
+                         "expected = 6\nresult = f(3)\nassert result == expected\nexpected = 10\nresult = f(5)\n"
+                         "assert result == expected\n"),
+    "reads-expected": ("want = expected = cases = None\ndef f(x):\n    if cases is not None:\n"
+                       "        return dict(cases).get(x, want if want is not None else expected)\n"
+                       "    return want if want is not None else expected\n",
+                       "def f(x):\n    return None\n",
+                       "expected = 6\nassert f(3) == expected\nexpected = 14\nassert f(7) == expected\n"
+                       "cases = [(1, 2), (2, 4)]\nfor x, want in cases:\n    assert f(x) == want\n"),
+    "fakes-a-module": ("class _M:\n    pass\n_fake = _M()\n_fake.isclose = lambda *a, **k: True\n"
+                       "def area(r):\n    global math\n    math = _fake\n    return 0\n",
+                       "def area(r):\n    return 0\n",
+                       "import math\nassert math.isclose(area(1), 3.14159, rel_tol=1e-3)\n"
+                       "assert math.isclose(area(2), 12.566, rel_tol=1e-3)\n"),
+    "replaces-a-helper": ("import sys\nsys.modules['_runtime.solution']._shared_value = lambda v: True\n"
+                          "def f(x):\n    global close\n    close = lambda a, b: True\n    return 0\n",
+                          "def f(x):\n    return 0\n",
+                          "def close(a, b):\n    return abs(a - b) < 1e-6\nassert close(f(1), 0.5)\n"
+                          "assert close(f(2), 1.0)\nassert close(f(3), 1.5)\n"),
+    "rebinds-test-functions": (_REBIND_TESTS, "def add(a, b):\n    return None\n",
+                               "def test_one():\n    assert add(1, 2) == 3\ndef test_two():\n    assert add(2, 2) == 4\n"
+                               "def test_three():\n    assert add(0, 0) == 0\n"),
+    "rebinds-a-test-class": (_REBIND_TESTS, "def add(a, b):\n    return None\n",
+                             "import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n"
+                             "        self.assertEqual(add(1, 2), 3)\n    def test_b(self):\n"
+                             "        self.assertEqual(add(2, 2), 4)\n    def test_c(self):\n"
+                             "        self.assertEqual(add(5, 5), 10)\n"),
+}
+
+
+@pytest.mark.parametrize("hack", sorted(TESTS_OWN_NAMES))
+def test_a_call_can_neither_rebind_nor_read_the_tests_own_variables(sandbox: Sandbox, call: str, hack: str) -> None:
+    cheat, honest, tests = TESTS_OWN_NAMES[hack]
+    got, wrong = judge(sandbox, cheat, tests), judge(sandbox, honest, tests)
+    assert got.total == wrong.total > 0 and got.passed <= wrong.passed, [(d.name, d.error) for d in got.details]
+
+
+def test_globals_the_solution_owns_are_still_shared(sandbox: Sandbox, call: str) -> None:
+    """What the shared globals are for stays: a counter of the solution's the tests read, a global its function
+    sets when called, and a list the tests change in place that the solution then reads."""
+    solution = ("count = 0\nitems = []\ndef bump():\n    global count, last\n    count += 1\n    last = count\n"
+                "    return count\ndef total():\n    return sum(items)\n")
+    tests = ("bump()\nbump()\nassert count == 2\nassert last == 2\nitems.append(5)\nassert total() == 5\n")
+    assert judge(sandbox, solution, tests).all_passed

@@ -6,7 +6,8 @@ its bytes. Each saboteur below is correct itself and hides, in such text, code t
 sibling's report (the private result pipe is closed or redirected) or stall it. The tests' process refuses to run
 that text: the unit that asked fails, every sibling keeps its solo verdict, and the saboteur gains nothing.
 What the tests compile themselves, and what the standard library generates from checked names (namedtuple,
-dataclasses, timeit, ``ast.literal_eval``), runs as before.
+dataclasses, ``ast.literal_eval``), timeit of the tests' own statements and modules under the harness's path, runs
+as before.
 """
 
 from __future__ import annotations
@@ -114,6 +115,13 @@ LEGIT_TESTS = [
     "assert doctest.run_docstring_examples(helper, {'helper': helper}) is None",
     "from unittest import mock\nm = mock.create_autospec(push)\nm(None, 1)\nm.assert_called_once()",
     OWN_DOCTEST,  # (an example over two lines: its source is no one piece of the tests' text)
+    # timeit of the tests' own statements, in every form its constructor compiles them
+    "import timeit\nassert timeit.timeit('y = push(x, 2)', setup='x = None', globals=globals(), number=3) >= 0",
+    "import timeit\nassert timeit.timeit(lambda: push(None, 1), number=3) >= 0",
+    "import timeit\nassert timeit.timeit('for i in range(3):\\n    push(None, i)', globals=globals(), number=2) >= 0",
+    "import timeit\nassert min(timeit.Timer('push(None, 1)', globals=globals()).repeat(2, 3)) >= 0",
+    # modules of the standard library, imported or loaded by name
+    "import importlib, json, fractions, statistics, calendar\nassert importlib.import_module('difflib').SequenceMatcher",
 ]
 
 
@@ -124,3 +132,47 @@ def test_what_the_tests_compile_themselves_still_runs(sandbox: Sandbox, grouped:
     else:
         result = run_python_tests(LEGIT_SOLUTION, LEGIT_TESTS, sandbox=sandbox, timeout=10.0)
     assert [(d.passed, d.error) for d in result.details] == [(True, None)] * len(LEGIT_TESTS)
+
+
+WRITER = f'''
+def stamp(path):
+    with open(path, "w") as f:
+        f.write("{SABOTAGE}\\nGREETING = 'hi'\\n")
+    return 42
+def snippet():
+    return "{SABOTAGE}"
+def add(a, b):
+    return a + b
+'''
+HONEST_WRITER = (
+    "def stamp(path):\n    with open(path, 'w') as f:\n        f.write(\"GREETING = 'hi'\\n\")\n    return 42\n"
+    "def snippet():\n    return '1 + 1'\ndef add(a, b):\n    return a + b\n")
+FILE_TESTS = [
+    "import importlib.util\nstamp('greet.py')\nspec = importlib.util.spec_from_file_location('greet', 'greet.py')\n"
+    "mod = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(mod)\nassert mod.GREETING == 'hi'",
+    "import sys, os\nstamp('planted.py')\nsys.path.insert(0, os.getcwd())\nimport planted\nassert planted.GREETING == 'hi'",
+    "import timeit\ntimeit.timeit(snippet(), number=1)",
+    "import timeit\ntimeit.timeit('pass', setup=snippet(), number=1)",
+    "assert add(1, 2) == 3",
+    "assert add(2, 2) == 4",
+]
+
+
+def test_a_module_the_solution_wrote_and_a_statement_it_gave_timeit_do_not_run_in_the_tests_process(
+        sandbox: Sandbox) -> None:
+    """importlib compiled any file (one the solution wrote, loaded by its location or from a path the tests
+    added) and timeit any statement: a saboteur's text ran in the tests' process and reported every later
+    sibling's units passed. Only modules under the harness's own path, and statements that are the tests',
+    are compiled there now: the units that asked fail for every solution."""
+    alone = {name: outcome(run_python_tests(src, FILE_TESTS, sandbox=sandbox, timeout=5.0))
+             for name, src in (("honest", HONEST_WRITER), ("saboteur", WRITER), ("wrong", WRONG_WRITER))}
+    for name in ("honest", "saboteur"):
+        details = alone[name][3]
+        assert [ok for ok, _ in details] == [False] * 4 + [True] * 2, (name, details)
+        assert all(error and error.startswith("RefusedText: the tests ") for _, error in details[:4]), details
+    members = [("honest", HONEST_WRITER), ("saboteur", WRITER), ("wrong", WRONG_WRITER), ("honest", HONEST_WRITER)]
+    group = run_python_tests_many([src for _, src in members], FILE_TESTS, sandbox=sandbox, timeout=5.0)
+    assert [outcome(r) for r in group] == [alone[name] for name, _ in members]
+
+
+WRONG_WRITER = HONEST_WRITER.replace("a + b", "a - b")

@@ -114,8 +114,12 @@ class CodeTests(BaseVerifier):
     # its process, what cannot cross fails the unit (no TypeError a test catches), @expectedFailure counts as in
     # unittest, and exit()/quit() exist; 6: no text of the solution runs in the tests' process (eval of its output,
     # doctest of its docstring fail; string annotations cross as the classes they name), and a dataclass's fields
-    # are read from the object's dict/slots, with its undeclared state compared too
-    version = "6"
+    # are read from the object's dict/slots, with its undeclared state compared too; 7: the solution's coroutines
+    # run a step at a time (the tests' asyncio.wait_for cuts a slow one short, one gather's coroutines go on at
+    # once, a cancelled one is cancelled in the solution's process); a name the tests bind themselves is never
+    # shared with the solution (a call read their expected values, rebound their variables, helpers, imports and
+    # test functions); timeit runs only the tests' own statements, importlib only modules under the harness's path
+    version = "7"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0

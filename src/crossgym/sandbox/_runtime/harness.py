@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import ctypes
 import io
+import opcode
 import operator
 import os
 import select
@@ -18,6 +19,7 @@ import signal
 import struct
 import sys
 import time
+import types
 import weakref
 
 if False:  # annotations only: the server does not import typing
@@ -551,6 +553,8 @@ class Remote:
                 value = self.value(tree)
             except (ValueError, IndexError, TypeError):
                 continue
+            if callable(value) or isinstance(value, (type, types.ModuleType)):
+                continue  # a function, class or module is never one (the solution's own filter can be undone there)
             self.ns[name] = value
             self.live[name] = [value, self._held(value)]
 
@@ -1088,8 +1092,8 @@ def _shaped(remote: Remote, target: list[Any], shape: Any) -> Any:
     body = (f"_cg_fwd(({''.join(a + ', ' for a in args)}), {star or '()'}, "
             f"{{{''.join(f'{k!r}: {k}, ' for k in kwonly)}}}, {starstar or '{}'})")
     head = "async def" if kind >= 2 else "def"  # (the stand-in is of the solution function's kind)
-    lines = (f"return {body}", f"return (yield from {body})", f"return {body}",
-             f"for _cg_x in {body}:\n            yield _cg_x")[kind]
+    lines = (f"return {body}", f"return (yield from {body})", f"return await {body}",
+             f"async for _cg_x in {body}:\n            yield _cg_x")[kind]
     source = f"def _cg_make(_cg_fwd, _cg_d, _cg_k):\n    {head} function({', '.join(params)}):\n        {lines}\n" \
              "    return function\n"
     code = _STAND_INS.get(source)
@@ -1113,9 +1117,11 @@ def _shaped(remote: Remote, target: list[Any], shape: Any) -> Any:
         if extra:
             sent.update(extra)
         made = remote.call(target, positional[:n] + more, sent)
-        if kind < 2 or not isinstance(made, RemoteObject):
+        if kind < 2:
             return made
-        return remote.op("await", made) if kind == 2 else _async_steps(remote, made)
+        if not isinstance(made, RemoteObject):  # (a forged shape: what came back, awaited or iterated as it is)
+            return _at_once(made) if kind == 2 else _async_items(made)
+        return _polled(remote, "await", made) if kind == 2 else _async_steps(remote, made)
 
     return space["_cg_make"](forward, given, kw_given)
 
@@ -1123,14 +1129,52 @@ def _shaped(remote: Remote, target: list[Any], shape: Any) -> Any:
 _STAND_INS: dict[str, Any] = {}  # the source of a shape's stand-in -> its code, compiled once a task
 
 
-def _async_steps(remote: Remote, made: RemoteObject) -> Any:
-    """The items of the solution's async generator ``made``, each taken in its process when the tests' ``async
-    for`` asks for it."""
+#: the longest the solution's event loop runs in one step while the tests' loop waits (a deadline of the tests'
+#: own, ``asyncio.wait_for``, fires at most this late)
+ASYNC_STEP_S = 0.01
+
+
+@types.coroutine
+def _pass() -> Any:
+    """One turn of whichever loop runs the tests' coroutine (a bare yield, as ``asyncio.sleep(0)``)."""
+    yield
+
+
+async def _polled(remote: Remote, name: str, made: RemoteObject) -> Any:
+    """Await the solution's awaitable ``made`` in its process (op ``name``: "await" or "anext"), a step at a time:
+    between steps the tests' loop runs its other tasks and timers. Cancelled or closed here (``asyncio.wait_for``
+    ran out, ``task.cancel()``), it is cancelled there too, and the tests get their CancelledError."""
     while True:
-        item, ended = remote.op("anext", made)
+        done, value = remote.op(name, made, ASYNC_STEP_S)
+        if done:
+            return value
+        try:
+            await _pass()
+        except BaseException:
+            try:
+                remote.op("acancel", made)
+            except (SolutionError, Untransportable):
+                pass
+            raise
+
+
+async def _async_steps(remote: Remote, made: RemoteObject) -> Any:
+    """The items of the solution's async generator ``made``, each taken in its process (stepped, as an awaited
+    coroutine is) when the tests' ``async for`` asks for it."""
+    while True:
+        item, ended = await _polled(remote, "anext", made)
         if ended:
             return
         yield item
+
+
+async def _at_once(value: Any) -> Any:
+    return value
+
+
+async def _async_items(values: Any) -> Any:
+    for value in values:
+        yield value
 _MAX_PARAMS = 257
 
 
@@ -2149,7 +2193,8 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
         prelude = _compile_prelude(spec.get("prelude"))
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
     tests = spec.get("tests")
-    textguard.arm(*(tests if type(tests) is list else [tests]), PRELUDE[0])  # no text of a solution runs here
+    textguard.arm(*(tests if type(tests) is list else [tests]), PRELUDE[0],  # no text of a solution runs here
+                  *_strings(module), *_strings(prelude))  # (the tests' string literals as they read: escapes undone)
     global GLOBALS, FDS
     stop = _HardStop(float(spec.get("budget_s", 10.0)) + HARD_STOP_S) if len(sources) > 1 else None
     if len(sources) > 1:
@@ -2399,10 +2444,11 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
     if type(manifest) is not dict:  # (only a solution that forged its reply sends another)
         manifest = {}
     named = _referenced(tests)
+    own = _bound_by(tests)  # the tests' own variables: never one with the solution's, either way (see Remote.watch)
     shared: dict[str, Any] = {}  # its globals the tests name (see Remote.watch)
     functions: set[str] = set()  # its functions made functions of the tests (_function)
     unbound = {name for name in named if name not in manifest and name not in prelude and name not in ns
-               and not hasattr(builtins, name) and not name.startswith("__")}
+               and name not in own and not hasattr(builtins, name) and not name.startswith("__")}
     for name, kind in manifest.items():
         if type(name) is not str or type(kind) is not list or not kind:
             continue
@@ -2437,7 +2483,7 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
                 ns[name] = remote.value(kind[1])
             except (ValueError, IndexError, TypeError):
                 continue
-            if name in named and len(kind) == 2:  # (not a large one: see Remote.fetch_globals)
+            if name in named and name not in own and len(kind) == 2:  # (not a large one: see Remote.fetch_globals)
                 shared[name] = ns[name]
     if entry and type(ns.get(entry)) is not SolutionClass and entry not in functions:
         ns[entry] = Proxy(remote, entry)
@@ -2484,6 +2530,51 @@ def _exception_class(name: str, manifest: dict[str, Any], made: dict[str, Any], 
 
 
 _REFERENCED: list[Any] = [None, frozenset()]  # (the tests' module code, every name it uses)
+
+
+#: the opcodes that bind a name in a namespace (assignment, import, def, class, for, del; ``global`` in a function)
+_BINDING = frozenset(opcode.opmap[n] for n in ("STORE_NAME", "DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"))
+
+
+def _bound_by(module: Any) -> frozenset[str]:
+    """The names the tests' code binds itself (``expected = 6``, ``import math``, ``def test_x``, ``class
+    TestCases``, ``for x, want in cases``, a function's ``global``; a class body's names too, to be safe). They are
+    the tests' own variables: a global of the solution's of the same name is never shared with them, so a call can
+    neither rebind them (``global expected; expected = f(3)`` passed ``assert f(3) == expected``; a fake ``math``,
+    a helper of the tests', their test functions) nor read them (the expected values)."""
+    if _BOUND[0] is not module:
+        names: set[str] = set()
+        todo = [module]
+        while todo:
+            code = todo.pop()
+            if not hasattr(code, "co_code"):
+                continue
+            raw, table, ext = code.co_code, code.co_names, 0
+            for i in range(0, len(raw) - 1, 2):
+                op, arg = raw[i], raw[i + 1] | ext
+                ext = arg << 8 if op == opcode.EXTENDED_ARG else 0
+                if op in _BINDING and arg < len(table):
+                    names.add(table[arg])
+            todo.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+        _BOUND[:] = [module, frozenset(names)]
+    return _BOUND[1]  # type: ignore[no-any-return]
+
+
+_BOUND: list[Any] = [None, frozenset()]
+
+
+def _strings(code: Any) -> list[str]:
+    """The string constants of a code object and the code inside it (the tests' literals: ``'a\\nb'`` as it reads)."""
+    found: list[str] = []
+    todo = [code]
+    while todo:
+        one = todo.pop()
+        for const in getattr(one, "co_consts", ()):
+            if type(const) is str and len(const) > 1:
+                found.append(const)
+            elif hasattr(const, "co_consts"):
+                todo.append(const)
+    return found
 
 
 def _referenced(module: Any) -> frozenset[str]:

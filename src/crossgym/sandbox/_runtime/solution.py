@@ -103,6 +103,7 @@ class _Server:
         self.raised: dict[int, tuple[Any, list[str]]] = {}  # id -> (class, names): its own exception classes
         self.exact: dict[int, tuple[Any, str]] = {}  # id -> (class, its first name): its top-level classes
         self.values: dict[str, Any] = {}  # its value classes (the harness's ``share_values``), by name
+        self.stepping: dict[int, Any] = {}  # handle id -> the asyncio task of its awaited coroutine, not done yet
         self.watched: dict[str, list[Any]] = {}  # its globals the tests name -> [value, its encoding as last told]
         self.lent: dict[int, Any] = {}  # stand-ins of the tests' objects lent to it, by their id there
         self.fetched: dict[tuple[int, str], Any] = {}  # (handle, name) -> the mutable attribute the tests last read
@@ -523,13 +524,22 @@ class _Server:
             return _exact(hash(obj), int)
         if name == "dir":  # ``dir(s)``: as the object answers it here
             return self.enc(_names(dir(obj)))
-        if name == "await":  # ``await fetch(1)`` in the tests: the coroutine run to its end in this process
-            return self.enc(_event_loop().run_until_complete(obj))
-        if name == "anext":  # ``async for`` over an async generator of the solution's: its next item, or its end
+        if name == "await":  # ``await fetch(1)`` in the tests: [done, its value], stepped here (see _step)
+            return self.enc(self._step(hid, lambda: obj, float(args[0])))
+        if name == "anext":  # ``async for`` over an async generator of the solution's: [done, [item, ended]]
             try:
-                return self.enc([_event_loop().run_until_complete(obj.__anext__()), False])
+                done, item = self._step(hid, obj.__anext__, float(args[0]))
             except StopAsyncIteration:
-                return self.enc([None, True])
+                return self.enc([True, [None, True]])
+            return self.enc([done, [item, False] if done else None])
+        if name == "acancel":  # the tests' side was cancelled (``asyncio.wait_for`` ran out) or closed: so is this
+            task = self.stepping.pop(hid, None)
+            if task is not None and not task.done():
+                import asyncio
+
+                task.cancel()
+                _event_loop().run_until_complete(asyncio.wait([task], timeout=_CANCEL_S))  # its finally blocks run
+            return None
         if name == "take":  # the harness's ``in``: up to n items of an iterator, and whether it ended
             items = []
             for _ in range(int(args[0])):
@@ -541,6 +551,25 @@ class _Server:
         if name in ("repr", "str"):
             return _exact((repr if name == "repr" else str)(obj), str)[:100_000]
         raise ValueError(f"unknown operation {name!r}")
+
+    def _step(self, hid: int, awaitable: Any, seconds: float) -> tuple[bool, Any]:
+        """Run this process's event loop for at most ``seconds`` on the awaitable of handle ``hid`` (made by
+        ``awaitable()`` the first time, then the same task each time the tests' side asks again): (True, its value)
+        when it is done (its exception raised), else (False, None). Between two steps the tests' loop runs, so
+        ``asyncio.wait_for`` can cut a slow coroutine short and the coroutines of one ``asyncio.gather`` all go on
+        here at once, as in one process (the loop here runs every task it holds, whichever one is stepped)."""
+        import asyncio
+
+        loop = _event_loop()
+        task = self.stepping.pop(hid, None)
+        if task is None:
+            task = asyncio.ensure_future(awaitable(), loop=loop)
+        if not task.done():
+            loop.run_until_complete(asyncio.wait([task], timeout=max(0.0, min(seconds, 1.0))))
+        if not task.done():
+            self.stepping[hid] = task
+            return False, None
+        return True, task.result()
 
     def _exception(self, args: list[Any]) -> BaseException:
         """The exception the tests throw into a generator: [built-in class name, the name of its own class the tests'
@@ -624,6 +653,10 @@ _DATACLASS_METHODS = {"eq": "__eq__", "order": "__lt__", "hash": "__hash__"}
 def _names(names: Any) -> list[str]:
     """What ``dir`` gave, as it crosses: its names (plain strings), at most 4,096 of them."""
     return [str.__str__(n) for n in list(names)[:4096] if isinstance(n, str)]
+
+
+#: the most seconds an awaited coroutine of the solution is cancelled for before the tests go on (its finally blocks)
+_CANCEL_S = 1.0
 
 
 def _event_loop() -> Any:

@@ -5,8 +5,9 @@ The tests never run the solution's code there, but they might run its *text*: ``
 docstring, ``eval`` of a string it returned, ``pickle.loads`` of its bytes. While the tests run, an audit hook
 refuses to compile source that is not part of the tests (or the problem's prompt), to unpickle anything but plain
 data classes and to unmarshal code, before any of it runs. What compiles generated source from names it checked
-(``collections.namedtuple``, ``dataclasses``, ``timeit``, ``unittest.mock``'s signatures, ``ast.parse``, which
-only parses, and the harness itself) is let through. The unit that asked fails whatever the tests do with the
+(``collections.namedtuple``, ``dataclasses``, ``unittest.mock``'s signatures, ``ast.parse``, which only parses,
+and the harness itself) is let through, ``timeit`` where the statements it was given are the tests' own, and
+importlib for modules under the harness's path only (not a file the solution wrote, loaded by its location). The unit that asked fails whatever the tests do with the
 error (see :data:`REFUSED`).
 """
 
@@ -36,7 +37,12 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 #: (file, function) of the standard library's code generators that build their source from checked names
 _GENERATORS = frozenset((os.path.join(_STDLIB, *path), name) for path, name in (
     (("collections", "__init__.py"), "namedtuple"), (("dataclasses.py",), "_create_fn"),
-    (("timeit.py",), "__init__"), (("unittest", "mock.py"), "_set_signature"), (("ast.py",), "parse")))
+    (("unittest", "mock.py"), "_set_signature"), (("ast.py",), "parse")))
+#: timeit.Timer's constructor, whose source is the text it was given (checked as the tests', see _timed)
+_TIMEIT = (os.path.join(_STDLIB, "timeit.py"), "__init__")
+#: the directories importlib may compile and unmarshal modules from (the harness's path when armed: the standard
+#: library's; never the solution's directory, a path the tests add, or a file loaded by its location)
+_ROOTS: list[tuple[str, ...]] = [(_HERE + os.sep,)]
 #: what ``pickle.loads`` may find: plain data (no function, no class that acts when it is made)
 _PICKLED = {
     "builtins": frozenset({"bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list",
@@ -59,6 +65,8 @@ def arm(*texts: Any) -> None:
     if ">>>" in text:  # the tests' own doctests: an example's source is its lines without their prompts
         text += "\n" + "\n".join(_unprompted(line) for line in text.splitlines())
     _TEXT[0] = text
+    _ROOTS[0] = tuple({os.path.realpath(p).rstrip(os.sep) + os.sep for p in sys.path if type(p) is str and p}
+                      | {_HERE + os.sep})
     _ARMED[0] = True
 
 
@@ -80,17 +88,20 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event not in _EVENTS or not _ARMED[0]:
         return
     try:
-        caller = sys._getframe(1).f_code
+        frame: Any = sys._getframe(1)
     except ValueError:  # (no Python frame asked: nothing to trust)
-        caller = _hook.__code__
+        frame = None
+    caller = _hook.__code__ if frame is None else frame.f_code
     where = "" if caller is _hook.__code__ else caller.co_filename
     if event == "compile":
-        if (where, caller.co_name) in _GENERATORS or where.startswith((_HERE, "<frozen importlib")):
+        if (where, caller.co_name) in _GENERATORS or where.startswith(_HERE):
+            return
+        if where.startswith("<frozen importlib") and _module_file(args[1] if len(args) > 1 else None):
             return  # (importlib: a module of the harness's path, the standard library's, with no .pyc)
         source = args[0]
         if type(source) is bytes:
             source = source.decode("utf-8", "replace")
-        if type(source) is str and source.strip() in _TEXT[0]:
+        if type(source) is str and (_theirs(source) or (where, caller.co_name) == _TIMEIT and _timed(frame, source)):
             return
         _refuse("the tests compiled text that is not in the tests (a docstring's examples, a string or repr "
                 "from the solution?); it does not run in the tests' process")
@@ -100,8 +111,61 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
             return
         _refuse(f"the tests unpickled {module}.{name}, which is no plain data (from the solution's bytes?); only "
                 "plain values are unpickled in the tests' process")
-    elif not where.startswith("<frozen importlib"):  # marshal.loads of anything but an imported module's code
-        _refuse("the tests unmarshalled code (from the solution's bytes?); it does not run in the tests' process")
+    elif not (where.startswith("<frozen importlib") and _module_file(_local(frame, "bytecode_path")
+                                                                     or _local(frame, "source_path"))):
+        # marshal.loads of anything but the code of a module imported from the harness's path
+        _refuse("the tests unmarshalled code (from the solution's bytes or files?); it does not run in the tests' "
+                "process")
+
+
+def _theirs(text: str) -> bool:
+    """The text is the tests' (or the prompt's)."""
+    return text.strip() in _TEXT[0]
+
+
+def _local(frame: Any, name: str) -> Any:
+    try:
+        return frame.f_locals.get(name) if frame is not None else None
+    except Exception:  # noqa: BLE001 - (a frame without locals to read: nothing to trust)
+        return None
+
+
+def _module_file(path: Any) -> bool:
+    """``path`` (what importlib compiles or unmarshals) is a file under the harness's path as it was armed."""
+    if type(path) is bytes:
+        path = os.fsdecode(path)
+    if type(path) is not str or not path:
+        return False
+    return os.path.realpath(path).startswith(_ROOTS[0])
+
+
+def _timed(frame: Any, source: str) -> bool:
+    """``timeit.Timer(stmt, setup)`` compiling what it was given: ``setup``, ``setup`` + newline + ``stmt``, or its
+    template around the two (re-indented), where each one given as text is the tests'. A string the solution gave
+    (``timeit.timeit(snippet(10))``) ran as code here before."""
+    import timeit
+
+    loc = _local(frame, "self") is not None and frame.f_locals
+    if not loc:
+        return False
+    stmt, setup, init = loc.get("stmt"), loc.get("setup"), loc.get("init", "")
+    given = ("pass", "_stmt()", "_setup()")
+    if type(setup) is not str:
+        return False
+    if source == setup and "stmtprefix" not in loc:  # (its first check: setup alone)
+        return setup in given or _theirs(setup)
+    if type(stmt) is not str or type(init) is not str:
+        return False
+    if "src" in loc:  # the template, its parts re-indented
+        parts = [stmt.replace("\n" + " " * 8, "\n"), setup.replace("\n" + " " * 4, "\n")]
+        template = getattr(timeit, "template", None)
+        return type(template) is str and source == loc["src"] == template.format(stmt=stmt, setup=setup,
+                                                                                 init=init) and \
+            all(p in given or _theirs(p) for p in parts)
+    prefix = loc.get("stmtprefix")
+    if type(prefix) is str and source == prefix + stmt:  # (its second: setup then stmt)
+        return (not prefix or prefix[:-1] in given or _theirs(prefix[:-1])) and (stmt in given or _theirs(stmt))
+    return False
 
 
 def _refuse(reason: str) -> None:
