@@ -110,12 +110,28 @@ def test_honest_word_counts_are_unchanged(text, n):
 
 
 @pytest.mark.parametrize("text", ["my d\u200bog is nice", "my dоg is nice", "my DОG", "my d\u00adog", "my dog_house",
-                                  "my dogʼs bowl", "my 𝐝𝐨𝐠", "my ｄｏｇ", "my d\u034fog"])
+                                  "my dogʼs bowl", "my 𝐝𝐨𝐠", "my ｄｏｇ", "my d\u034fog", "my d\u1d0fg is nice",
+                                  "my \u13a0og", "my d\u0ed0g", "my \u0257og", "my d\u00f8g"])
 def test_unicode_cannot_hide_a_forbidden_word(text):
     v = run([{"type": "keywords_exclude", "keywords": ["dog"]}], text)
     assert not v.passed and v.error is None, text
     assert run([{"type": "keywords_include", "keywords": ["dog"]}], text).passed, text
     assert run([{"type": "keyword_frequency", "keyword": "dog", "exactly": 1}], text).passed, text
+
+
+@pytest.mark.parametrize("mark", ["\u3099", "\u309a", "\u309b", "\u309c", "\u30a0", "\u30fb", "\u30fc", "\u309d",
+                                  "\u30fd"])
+def test_kana_sound_length_and_punctuation_marks_are_no_words(mark):
+    """Each character of the kana blocks counted as a word: 300 near-invisible combining U+3099 made a
+    four-word reply pass a 300-word minimum."""
+    assert not run([{"type": "word_count", "min": 300}], "The sky is blue." + mark * 300).passed
+    assert run([{"type": "word_count", "exactly": 4}], "The sky is blue." + mark * 300).passed
+
+
+def test_japanese_words_are_still_counted_by_character():
+    assert run([{"type": "word_count", "exactly": 6}], "私は学生です").passed
+    assert run([{"type": "word_count", "exactly": 7}], "コーヒーを飲みます").passed  # (ー lengthens: no word)
+    assert run([{"type": "word_count", "exactly": 2}], "時々").passed
 
 
 def test_keywords_still_match_whole_words_only():
@@ -125,7 +141,8 @@ def test_keywords_still_match_whole_words_only():
     assert not run([{"type": "letter_frequency", "letter": "z", "max": 2}], "jazz ｚ").passed
 
 
-@pytest.mark.parametrize("comma", ["\u201a", "\u3001", "\uff0c", "\u060c", "\ufe50", "\ufe51", "\uff64", "\u2e41"])
+@pytest.mark.parametrize("comma", ["\u201a", "\u3001", "\uff0c", "\u060c", "\ufe50", "\ufe51", "\uff64", "\u2e41",
+                                   "\u0375", "\u02cf", "\u066b", "\u00b8"])
 def test_every_scripts_comma_is_a_comma(comma):
     v = run([{"type": "no_commas"}], f"apples{comma} pears")
     assert not v.passed and v.error is None, comma

@@ -96,6 +96,25 @@ def test_match_subset_tolerance_case_and_partial():
     assert not match([1, 1, 2], "[1, 2, 2]", list_order=False).passed  # multisets, not sets
 
 
+@pytest.mark.parametrize("list_order", [True, False])
+def test_fraction_counts_extras_so_listing_every_candidate_earns_no_more_than_their_share(list_order: bool) -> None:
+    """Partial credit counted the expected leaves only: a completion listing every colour it could think of
+    earned 1.0 for ["red", "green"] (an honest wrong pair 0.0), so a policy would learn to list everything."""
+    def frac(answer, text, **params):
+        return match(answer, text, reward="fraction", list_order=list_order, **params).reward
+
+    sprayed = '{"colors": ["red", "green", "blue", "yellow", "black", "white", "orange", "purple"]}'
+    assert frac({"colors": ["red", "green"]}, sprayed) == pytest.approx(2 / 8)
+    assert frac({"colors": ["red", "green"]}, '{"colors": ["red", "green"]}') == 1.0
+    assert frac({"colors": ["red", "green"]}, '{"colors": ["red"]}') == pytest.approx(1 / 2)
+    assert frac({"colors": ["red", "green"]}, '{"colors": ["red", "blue"]}') == pytest.approx(1 / 2)
+    assert frac(["Paris"], '["Paris", "Lyon", "Nice", "Lille", "Marseille"]') == pytest.approx(1 / 5)
+    assert frac({"a": 1}, '{"a": 1, "b": 2}') == pytest.approx(1 / 2)  # an extra key costs as a missing one
+    assert frac({"a": 1, "b": 2}, '{"a": 1}') == pytest.approx(1 / 2)
+    assert frac({"a": 1}, '{"a": 1, "b": 2}', subset=True) == 1.0  # unless extras are allowed
+    assert frac([{"x": 1, "y": 2}], '[{"x": 1, "y": 2, "z": [9, 9]}]') == pytest.approx(2 / 4)
+
+
 def test_match_malformed_and_hacks():
     assert match(EXP, "The name is Ada").error_kind == "malformed"
     assert match({"a": 1}, '{"a": 2, "a": 1}').error_kind == "malformed"  # duplicate keys never sneak through

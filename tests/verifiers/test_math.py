@@ -137,3 +137,20 @@ def test_references_are_read_as_written(gold, right, wrong):
     assert run(gold, right).passed, run(gold, right)
     v = run(gold, wrong)
     assert not v.passed and v.error is None, v
+
+
+@pytest.mark.parametrize("text,passed", [
+    ("$\\boxed{Paris}$", True), ("$\\boxed{\\text{Paris}}$", True), ("The capital is $\\boxed{paris}$.", True),
+    ("$\\boxed{sirap}$", False), ("$\\boxed{Pairs}$", False), ("$\\boxed{aiPrs}$", False),
+    ("$\\boxed{Pa^1ris}$", False), ("$\\boxed{Lyon}$", False),
+])
+def test_a_word_reference_is_compared_as_text_not_as_a_product_of_letters(text, passed):
+    """math-verify reads "Paris" as P*a*r*i*s, so every anagram of it passed."""
+    v = run("Paris", text)
+    assert v.passed is passed and v.error is None, (text, v)
+
+
+def test_short_letter_answers_stay_algebra():
+    assert run("xy", "$\\boxed{yx}$").passed and run("x", "$\\boxed{x}$").passed
+    assert run(["Paris", "\\frac{1}{2}"], "$\\boxed{0.5}$").passed  # a list mixing a word and a number
+    assert not run(["Paris", "\\frac{1}{2}"], "$\\boxed{sirap}$").passed

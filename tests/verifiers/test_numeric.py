@@ -156,3 +156,19 @@ def test_units_and_prose_around_a_number_keep_it():
                          (20, "5 \\times 4 = 20"), (45, "The angle is 45^{\\circ}."), (75, "\\frac{3}{4} \\cdot 100 = 75")]:
         v = run(answer, text)
         assert v.reward == 1.0 and v.error is None, (text, v)
+
+
+def test_a_tiny_reference_is_judged_by_the_relative_tolerance():
+    """abs_tol's default (1e-9) applied to every reference: "Answer: 0", and any wrong answer below 1e-9,
+    passed 6.62607015e-34. It now holds for a reference of 0 only, unless abs_tol is given."""
+    h = 6.62607015e-34
+    assert run(h, "Answer: 6.62607015e-34").passed
+    assert not run(h, "Answer: 0").passed and not run(h, "Answer: 6.0e-34").passed
+    assert run(0, "Answer: 1e-12").passed and not run(0, "Answer: 0.001").passed
+    assert run(h, "Answer: 0", abs_tol=1e-9).passed  # (asked for: as before)
+
+
+def test_a_reference_past_the_float_range_is_shown_not_raised():
+    v = run("1e400", "Answer: 1e400")
+    assert v.passed and v.error is None
+    assert not run("1e400", "Answer: 5").passed and run("1e400", "Answer: 5").error is None

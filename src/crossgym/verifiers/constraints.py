@@ -13,9 +13,12 @@ from crossgym.text import MalformedJSON, parse_json_text
 Result = tuple[bool, str]
 #: a word as written (``don't``, ``well-known`` whole): what first_word_of_paragraph compares
 _WHOLE_WORD = re.compile(r"\w+(?:['’-]\w+)*")
-#: CJK scripts written without spaces: Han (with extensions and compatibility ideographs), hiragana, katakana,
-#: and the ideographic iteration and closing marks (々 〆 〇 〻 〼)
-_CJK = "\u3005-\u3007\u303b\u303c\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+#: CJK scripts written without spaces: Han (with extensions and compatibility ideographs), the letters of hiragana
+#: and katakana, and the ideographic iteration and closing marks (々 〆 〇 〻 〼). Not the kana blocks' combining and
+#: spacing sound marks (U+3099-U+309C), their iteration and length marks (ゝ ゞ ヽ ヾ ー) or punctuation (゠ ・):
+#: each of those counted as a word, so 300 near-invisible U+3099 made "The sky is blue." 300 words long
+_CJK = ("\u3005-\u3007\u303b\u303c\u3041-\u3096\u309f\u30a1-\u30fa\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+        "\uf900-\ufaff\U00020000-\U0003134f")
 _IS_CJK = re.compile(f"[{_CJK}]")
 #: the unit words are counted in: IFEval's (nltk's RegexpTokenizer(r"\w+"): a run of letters and digits, so
 #: "well-known" and "don't" are two each, and hyphen-chained text cannot pass as one word), except that each CJK
@@ -35,16 +38,21 @@ _ARABIC_TATWEEL = re.compile("(?<=[\u0620-\u06ff\u0750-\u077f\u08a0-\u08ff])\u06
 _CONFUSABLES = str.maketrans(
     "аеорсухіјѕԁԛԝһӏкАВЕКМНОРСТУХІЈЅԌԚԜҮ"  # Cyrillic
     "οαειϲκνρτυχϳΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ"  # Greek
-    "ıɡɑօ",  # Latin dotless i, script g, alpha; Armenian o
+    "ıɡɑօ"  # Latin dotless i, script g, alpha; Armenian o
+    "ᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢɗø\u0ed0"  # Latin small capitals, d with hook, o with stroke; Lao zero
+    "ᎠᎡᎢᎩᎪᎫᎬᎳᎷᎻᏀᏃᏒᏚᏞᏟᏢᏦᏴ",  # Cherokee letters drawn as Latin capitals
     "aeopcyxijsdqwhlkABEKMHOPCTYXIJSGQWY"
     "oaeickvptuxjABEZHIKMNOPTYXC"
-    "igao")
+    "igao"
+    "abcdeghijklmnoprstuvwyzdoo"
+    "DRTYAJEWMHGZRSLCPKB")
 #: caseless letters and symbols drawn as Latin capitals (Lisu letters, negative circled and squared capitals): they
 #: count as capitals in the case checks
 _CAPITAL_LOOKALIKE = re.compile("[\ua4d0-\ua4f7\U0001f150-\U0001f169\U0001f170-\U0001f189]")
 #: commas of every script, after NFKC (which maps fullwidth ， small ﹐ and vertical ︐ to ",", and ﹑ ､ to 、)
 _COMMAS = re.compile("[,\u201a\u3001\u060c\u2e41\u2e32\u2e34\u2e4c\u055d\u07f8\u1363\u1802\u1808\ua4fe"
-                     "\ua60d\ua6f5\ufe50\ufe51\uff0c\uff64]")
+                     "\ua60d\ua6f5\ufe50\ufe51\uff0c\uff64"
+                     "\u0375\u02cf\u066b\u0326\u0327\u0312\u0313\u0314\u0315]")  # and those drawn as one (¸ is \u0327)
 
 
 def _visible(text: str) -> str:

@@ -33,7 +33,9 @@ class Instructions(BaseVerifier):
     # separate words as hyphens do, a zero-width space or a Cyrillic о no longer hides a forbidden word, every
     # script's commas count; lowercase/uppercase need a cased letter (IFEval's islower/isupper: "12345 !!!" is
     # neither) and read 𝐓 as T; every constraint argument is type- and range-checked (a bad one is a bad task)
-    version = "3"
+    # 4: the kana blocks' sound, length and iteration marks and punctuation are no words (300 combining U+3099
+    # passed a 300-word minimum); more look-alike letters (small capitals, Cherokee, ø) and commas (͵ ˏ ٫ ¸)
+    version = "4"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:

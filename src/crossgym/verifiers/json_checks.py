@@ -67,8 +67,8 @@ class JsonValid(_JsonBase):
     answer: null, or a JSON type name ("object", "array", "string", "number", "integer", "boolean", "null").
     params: fenced ("allow": bare or one ```json block | "require" | "forbid"), allow_surrounding (False: prose
     around the JSON fails; True: the first balanced {...}/[...] is taken), think (True: read after </think>).
-    Invalid JSON, duplicate keys, NaN/Infinity or the wrong type fail; a blank completion or JSON nested over
-    200 levels is malformed.
+    Invalid JSON, duplicate keys, the NaN/Infinity tokens (a number such as 1e400 is valid JSON) or the wrong type
+    fail; a blank completion or JSON nested over 200 levels is malformed.
     """
 
     name = "json_valid"
@@ -229,18 +229,20 @@ class _Comparison:
                 return 0, total, f"expected an object, got {json_type(g)}"
             if not m.list_order and self.canon(e) == self.canon(g):
                 return total, total, ""
-            matched, diff = 0, ""
+            matched, diff, total = 0, "", 0 if e else 1
             for k, v in e.items():
                 if k not in g:
                     diff = diff or f"missing key {clip(k, 30)!r}"
+                    total += self.leaves(v)
                     continue
-                n, _, d = self.compare(v, g[k])
-                matched += n
+                n, t, d = self.compare(v, g[k])
+                matched, total = matched + n, total + t
                 diff = diff or (f"{clip(k, 30)}: {d}" if d else "")
-            if not m.subset and not diff:
+            if not m.subset:
                 extra = [k for k in g if k not in e]
                 if extra:
-                    diff = f"unexpected key {clip(extra[0], 30)!r}"
+                    diff = diff or f"unexpected key {clip(extra[0], 30)!r}"
+                    total += sum(self.leaves(g[k]) for k in extra)  # (extras cost as much as what is missing)
             if m.key_order and not diff and [k for k in g if k in e] != list(e):
                 diff = "keys are in a different order"
             if not e:
@@ -252,16 +254,18 @@ class _Comparison:
                 return 0, total, f"expected an array, got {json_type(g)}"
             if not m.list_order:
                 return self.unordered(e, g, total)
-            matched, diff = 0, ""
+            matched, diff, total = 0, "", 0 if e else 1
             for i, v in enumerate(e):
                 if i >= len(g):
                     diff = diff or f"array too short ({len(g)} < {len(e)})"
+                    total += sum(self.leaves(x) for x in e[i:])
                     break
-                n, _, d = self.compare(v, g[i])
-                matched += n
+                n, t, d = self.compare(v, g[i])
+                matched, total = matched + n, total + t
                 diff = diff or (f"[{i}]: {d}" if d else "")
-            if len(g) > len(e) and not diff:
-                diff = f"array too long ({len(g)} > {len(e)})"
+            if len(g) > len(e):
+                diff = diff or f"array too long ({len(g)} > {len(e)})"
+                total += sum(self.leaves(x) for x in g[len(e):])
             if not e:
                 matched = 1 if not diff else 0
             return matched, total, diff
@@ -273,6 +277,7 @@ class _Comparison:
             return total, total, ""
         pairs = self.matching(e, g)
         matched = sum(self.leaves(e[i]) for i in pairs)
+        total = matched if e else 1  # (each element's own total as compared, what no element matched too: below)
         used = set(pairs.values())
         left = [j for j in range(len(g)) if j not in used]  # g's elements no element of e matches
         index = _Index(self, g, left)
@@ -287,21 +292,27 @@ class _Comparison:
                     first += 1
                 if first == len(left):
                     diff = diff or f"element {i} has no match"
+                    total += self.leaves(v)
                     continue
                 best, best_n = left[first], 0  # the matching is maximum: no element left matches v whole
+                best_t = None
                 for j in index.near(v):  # those sharing a value with v (or all of its type when it has none)
                     self.spend()
                     if j not in gone:
-                        n = self.compare(v, g[j])[0]
+                        n, t, _ = self.compare(v, g[j])
                         if n > best_n:
-                            best, best_n = j, n
+                            best, best_n, best_t = j, n, t
+                if best_t is None:  # (nothing of v in any element left: the one it takes costs the larger)
+                    best_t = max(self.leaves(v), self.leaves(g[best]))
                 matched += best_n
+                total += best_t
                 diff = diff or f"element {i} has no exact match"
                 gone.add(best)
         finally:
             self.charged -= 1
-        if len(left) > len(gone) and not diff:
-            diff = f"{len(left) - len(gone)} unexpected array element(s)"
+        if len(left) > len(gone):
+            diff = diff or f"{len(left) - len(gone)} unexpected array element(s)"
+            total += sum(self.leaves(g[j]) for j in left if j not in gone)  # (extras cost as much as what is missing)
         return matched, total, diff
 
     # ------------------------------------------------------------------ "matches", for the matching
@@ -419,15 +430,18 @@ class JsonMatch(_JsonBase):
     params: subset (False: True lets the completion have extra object keys), list_order (True: False matches
     array elements in any order), key_order (False: True requires the expected key order), rel_tol (0.0) and
     abs_tol (0.0) for numbers, case_sensitive (True, string values), reward ("all": 1.0 on a full match |
-    "fraction": share of expected leaf values matched), plus json_valid's fenced / allow_surrounding / think.
+    "fraction": the leaf values matched over the expected ones plus those of every key or element the completion
+    has that the answer has not, so an extra costs as much as a missing one and listing every candidate earns no
+    more than their share), plus json_valid's fenced / allow_surrounding / think.
     true/false never equal 1/0. Text that is not JSON, or JSON with duplicate keys, is malformed. With list_order
     False, elements pair up by a maximum matching; arrays that would take over ORDER_FREE_STEPS steps to match (at
     all depths together) are malformed.
     """
 
     name = "json_match"
-    version = "2"  # 2: any-order arrays by a maximum matching (greedy refused right answers) within one budget for
-    # the whole comparison (nested lists took seconds); numbers never raise (a 400-digit integer), integers exact
+    version = "3"  # 2: any-order arrays by a maximum matching (greedy refused right answers) within one budget for
+    # the whole comparison (nested lists took seconds); numbers never raise (a 400-digit integer), integers exact;
+    # 3: "fraction" counts extra keys and elements (["red", "green", + 6 more] earned 1.0 for ["red", "green"])
     description = "structural JSON equality (subset, list/key order, number tolerance, partial credit)"
 
     def __init__(self, *, subset: bool = False, list_order: bool = True, key_order: bool = False,

@@ -269,6 +269,27 @@ def _plain(x: float) -> str:
     return format(Decimal(r), "f")
 
 
+#: a reference of letters only, in words (three letters at least): "Paris", "odd", "New York"
+_WORD = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
+_TEXT_MACRO = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+
+
+def _is_word(parsed: tuple[Any, ...]) -> bool:
+    """The reference is a word or words that math-verify reads as a product of letters ("Paris" as P*a*r*i*s, so
+    that "sirap" matched it): compared as text instead (an answer of one or two letters, x or xy, stays algebra)."""
+    shown = parsed[-1] if parsed and isinstance(parsed[-1], str) else None
+    if shown is None or not _WORD.fullmatch(shown) or sum(c.isalpha() for c in shown) < 3:
+        return False
+    return type(parsed[0]).__name__ == "Mul"
+
+
+def _as_word(text: str) -> str:
+    """A word answer as compared: text macros unwrapped, dollars, spaces and a final period dropped, case-folded."""
+    t = _TEXT_MACRO.sub(r"\1", text)
+    t = t.replace("$", "").replace("\\,", "").replace("\\ ", " ").replace("~", " ")
+    return "".join(t.split()).rstrip(".").casefold()
+
+
 class Math(BaseVerifier):
     """The completion's final answer is mathematically equivalent to the reference (math-verify).
 
@@ -286,8 +307,9 @@ class Math(BaseVerifier):
 
     name = "math"
     # 3: references read as written: MATH's escaped "\\$18.90" is no delimiter, "x=3 and y=4" is not its last
-    # number, a float reference 1e-07 is 0.0000001 (repr's exponent form read as Euler's number)
-    version = "3"
+    # number, a float reference 1e-07 is 0.0000001 (repr's exponent form read as Euler's number); 4: a reference
+    # that is a word or words ("Paris", "odd") is compared as text, not as a product of letters (anagrams passed)
+    version = "4"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
     default_timeout = 5.0
@@ -326,10 +348,14 @@ class Math(BaseVerifier):
         pred = parse_answer(text, self.fast_path)
         if not pred:
             raise Malformed("no mathematical answer found in the completion")
-        mv = _math_verify()
         shown = clip(str(pred[-1]), 60)
+        mv = _math_verify()
         mine = _plain_decimal(pred, self.float_rounding) if self.fast_path else None
         for g, parsed in golds:
+            if _is_word(parsed):  # ("Paris": as text, not a product of letters)
+                if _as_word(str(pred[-1])) == _as_word(g):
+                    return Verdict.ok(1.0, reason=f"{shown!r} is the word {clip(g, 60)!r}")
+                continue
             theirs = None if mine is None else _plain_decimal(parsed, self.float_rounding)
             if mine == theirs if theirs is not None else mv.verify(
                     list(parsed), pred, float_rounding=self.float_rounding, numeric_precision=self.numeric_precision,

@@ -176,11 +176,24 @@ def parse_reference(answer: Any) -> list[Fraction]:
     return vals
 
 
+#: the absolute tolerance for a reference of 0 when abs_tol is not given (rel_tol alone would need exactly 0)
+ZERO_ABS_TOL = 1e-9
+
+
+def _shown(r: Fraction) -> str:
+    """A reference as a reason shows it (one past 1.8e308 has no float)."""
+    try:
+        return f"{float(r):g}"
+    except OverflowError:
+        return clip(str(r), 40)
+
+
 class Numeric(BaseVerifier):
     """The answer is one number equal to the reference within tolerance.
 
     answer: a number, a numeric string ("1/2", "3.5e3", "1,234", "12.5%") or a list of accepted values.
-    params: rel_tol (1e-6), abs_tol (1e-9), extract (as exact_match, default "auto"), tag ("answer"),
+    params: rel_tol (1e-6), abs_tol (None: 1e-9 for a reference of 0, else none, so rel_tol alone judges
+    answers to tiny references such as 6.62607015e-34; a number: that absolute tolerance for every reference), extract (as exact_match, default "auto"), tag ("answer"),
     fallback ("last_number" | "none", default "last_number": when no answer tag / box / "answer:" line exists,
     the last number of the text is the answer, as GSM8K graders do; "none" requires the marked span),
     percent ("either" | "value" | "fraction", default "either": "50%" matches 50 or 0.5).
@@ -191,21 +204,23 @@ class Numeric(BaseVerifier):
     name = "numeric"
     # 2: the answer marker in any case mix; 3: the last number is never cut by the scan window; 4: the sign of
     # -\frac{1}{2}, \frac12, 3 \times 10^{8}; a number inside an expression (\sqrt{2}, 3\pi, 2^{10}) is not the answer
-    version = "4"
+    # 5: abs_tol's default applies to a reference of 0 only ("Answer: 0" passed 6.62607015e-34, and so did any
+    # answer below 1e-9); a reference past 1.8e308 is shown, not an exception
+    version = "5"
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
-    def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float = 1e-9, extract: str = "auto",
+    def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float | None = None, extract: str = "auto",
                  tag: str = "answer", fallback: str = "last_number", percent: str = "either",
                  **params: Any) -> None:
         super().__init__(**params)
-        for k, v in (("rel_tol", rel_tol), ("abs_tol", abs_tol)):
+        for k, v in (("rel_tol", rel_tol), ("abs_tol", ZERO_ABS_TOL if abs_tol is None else abs_tol)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
                 raise VerifierError(f"verifier 'numeric': {k} must be a non-negative number, got {v!r}")
         if fallback not in ("last_number", "none"):
             raise VerifierError(f"verifier 'numeric': fallback={fallback!r} must be 'last_number' or 'none'")
         if percent not in ("either", "value", "fraction"):
             raise VerifierError(f"verifier 'numeric': percent={percent!r} must be either, value or fraction")
-        self.rel_tol, self.abs_tol = float(rel_tol), float(abs_tol)
+        self.rel_tol, self.abs_tol = float(rel_tol), None if abs_tol is None else float(abs_tol)
         self.extract = check_extract(extract, self.name)
         self.tag, self.fallback, self.percent = str(tag), fallback, percent
 
@@ -217,10 +232,12 @@ class Numeric(BaseVerifier):
         return found
 
     def _close(self, a: Fraction, b: Fraction) -> bool:
-        """math.isclose in exact rational arithmetic (floats would round big integers together)."""
+        """math.isclose of answer ``a`` and reference ``b`` in exact rational arithmetic (floats would round big
+        integers together)."""
         if a == b:
             return True
-        return abs(a - b) <= max(Fraction(self.rel_tol) * max(abs(a), abs(b)), Fraction(self.abs_tol))
+        absolute = self.abs_tol if self.abs_tol is not None else ZERO_ABS_TOL if b == 0 else 0.0
+        return abs(a - b) <= max(Fraction(self.rel_tol) * max(abs(a), abs(b)), Fraction(absolute))
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         refs = parse_reference(task.answer)
@@ -230,8 +247,8 @@ class Numeric(BaseVerifier):
             cands = {"either": [val, val / 100], "value": [val], "fraction": [val / 100]}[self.percent]
         for r in refs:
             if any(self._close(c, r) for c in cands):
-                return Verdict.ok(1.0, reason=f"{src} == {float(r):g}")
-        return Verdict.ok(0.0, reason=f"{clip(src, 40)} != {', '.join(f'{float(r):g}' for r in refs[:3])}")
+                return Verdict.ok(1.0, reason=f"{src} == {_shown(r)}")
+        return Verdict.ok(0.0, reason=f"{clip(src, 40)} != {', '.join(_shown(r) for r in refs[:3])}")
 
     @classmethod
     def examples(cls) -> list[Example]:
