@@ -486,6 +486,28 @@ TESTS_OWN_NAMES = {
                              "        self.assertEqual(add(1, 2), 3)\n    def test_b(self):\n"
                              "        self.assertEqual(add(2, 2), 4)\n    def test_c(self):\n"
                              "        self.assertEqual(add(5, 5), 10)\n"),
+    # names the tests bind with no assignment the bytecode shows: a star import, globals()[k] = v
+    "rebinds-a-star-import": ("def circle_area(r):\n    global pi\n    pi = 0.0\n    return 0.0\n",
+                              "def circle_area(r):\n    return 3.0 * r * r\n",
+                              "from math import *\nassert abs(circle_area(1) - pi) < 1e-9\n"
+                              "assert isclose(circle_area(3), 9 * pi)\n"),
+    "reads-a-dynamic-global": ("expected = want2 = None\ndef f(x):\n    return expected if x == 3 else want2\n",
+                               "def f(x):\n    return x\n",
+                               ["for _k, _v in {'expected': 6, 'want2': 10}.items():\n    globals()[_k] = _v",
+                                "assert f(3) == expected", "assert f(4) == want2"]),
+    "rebinds-a-dynamic-global": ("def f(x):\n    global expected, want2\n    expected = want2 = 0\n    return 0\n",
+                                 "def f(x):\n    return x\n",
+                                 ["for _k, _v in {'expected': 6, 'want2': 10}.items():\n    globals()[_k] = _v",
+                                  "assert f(3) == expected", "assert f(4) == want2"]),
+    # a name bound later (by setUpModule, which never ran) took the solution's value meanwhile
+    "fills-a-name-setUpModule-binds": ("CASES = []\ndef square(x):\n    return 0\n", "def square(x):\n    return x + x\n",
+                                       "import unittest\ndef setUpModule():\n    global CASES\n"
+                                       "    CASES = [(2, 4), (3, 9), (5, 25)]\n"
+                                       "class TestSquare(unittest.TestCase):\n    def test_cases(self):\n"
+                                       "        for x, want in CASES:\n            self.assertEqual(square(x), want)\n"),
+    # the tests' text holds "6" and "9": a piece of it passed the text guard
+    "evals-a-piece-of-the-tests": ("def to_expr(xs):\n    return str(sum(xs))\n", "def to_expr(xs):\n    return '0'\n",
+                                   ["assert eval(to_expr([1, 2, 3])) == 6", "assert eval(to_expr([4, 5])) == 9"]),
 }
 
 
@@ -503,3 +525,47 @@ def test_globals_the_solution_owns_are_still_shared(sandbox: Sandbox, call: str)
                 "    return count\ndef total():\n    return sum(items)\n")
     tests = ("bump()\nbump()\nassert count == 2\nassert last == 2\nitems.append(5)\nassert total() == 5\n")
     assert judge(sandbox, solution, tests).all_passed
+
+
+def test_unittests_setUpModule_and_tearDownModule_run_once_around_the_tests(sandbox: Sandbox, call: str) -> None:
+    tests = ("import unittest\nlog = []\ndef setUpModule():\n    global CASES\n    CASES = [(2, 4), (3, 9)]\n"
+             "    log.append('up')\ndef tearDownModule():\n    log.append('down')\n"
+             "class TestSquare(unittest.TestCase):\n    def test_cases(self):\n        for x, want in CASES:\n"
+             "            self.assertEqual(square(x), want)\n    def test_once(self):\n"
+             "        self.assertEqual(log, ['up'])\n")
+    assert judge(sandbox, "def square(x):\n    return x * x\n", tests).all_passed
+    assert judge(sandbox, "def square(x):\n    return x + x\n", tests).passed == 1
+
+
+STOPPER = r'''
+import os, signal
+me, harness, mine = os.getpid(), os.getppid(), MINE
+for p in os.listdir("/proc"):
+    if not p.isdigit() or int(p) in (me, harness, mine):
+        continue
+    try:
+        status = open("/proc/%s/status" % p).read()
+    except OSError:
+        continue
+    if "\\nUid:\\t%d\\t" % os.getuid() in status:
+        try:
+            os.kill(int(p), signal.SIGSTOP)
+        except OSError:
+            pass
+print("hello")
+'''
+
+
+def test_a_program_the_tests_run_cannot_stop_the_next_solutions_processes(sandbox: Sandbox) -> None:
+    """The tests run a script the solution wrote; as a child of the tests' process it could SIGSTOP the processes
+    waiting for the group's next solutions, which then timed out loading (0 for them, 1.0 kept by the saboteur)."""
+    tests = ["import subprocess, sys\nmake_script('hello.py')\nr = subprocess.run([sys.executable, 'hello.py'], "
+             "capture_output=True, text=True, timeout=5)\nassert r.stdout == 'hello\\n'",
+             "assert make_script('x.py') is None"]
+    saboteur = ("import os\nSCRIPT = " + repr(STOPPER) + "\n"
+                "def make_script(path):\n    open(path, 'w').write(SCRIPT.replace('MINE', str(os.getpid())))\n")
+    honest = "def make_script(path):\n    open(path, 'w').write('print(\"hello\")\\n')\n"
+    alone = run_python_tests(honest, tests, sandbox=sandbox, timeout=6)
+    assert alone.all_passed, alone
+    group = run_python_tests_many([honest, saboteur, honest, honest], tests, sandbox=sandbox, timeout=6)
+    assert [(r.passed, r.total, r.error) for r in group[2:]] == [(alone.passed, alone.total, alone.error)] * 2

@@ -69,7 +69,9 @@ def test_the_tests_run_no_text_of_the_solutions_and_no_sibling_is_touched(sandbo
     # (an annotation that names no class does not cross: get_type_hints never sees it)
     assert [d.name.split("\n")[0] for d in refused] == [TESTS[i].split("\n")[0] for i in (0, 2, 3)]
     assert all(d.error and d.error.startswith("RefusedText: the tests ") for d in refused), refused
-    assert alone["honest"][0] == 5 and alone["saboteur"][0] == 2
+    # (the honest solution's docstring and returned text are refused too: a piece of the tests' text is no longer
+    # enough, "add(1, 2)" and "3" ran because the tests hold them somewhere)
+    assert alone["honest"][0] == 3 and alone["saboteur"][0] == 2
     members = [("honest", HONEST), ("saboteur", SABOTEUR), ("honest", HONEST), ("wrong", WRONG),
                ("saboteur", SABOTEUR), ("honest", HONEST)]
     group = run_python_tests_many([src for _, src in members], TESTS, sandbox=sandbox, timeout=5.0)

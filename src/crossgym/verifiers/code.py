@@ -118,7 +118,8 @@ class CodeTests(BaseVerifier):
     # run a step at a time (the tests' asyncio.wait_for cuts a slow one short, one gather's coroutines go on at
     # once, a cancelled one is cancelled in the solution's process); a name the tests bind themselves is never
     # shared with the solution (a call read their expected values, rebound their variables, helpers, imports and
-    # test functions); timeit runs only the tests' own statements, importlib only modules under the harness's path
+    # test functions; star imports and dynamic bindings too), setUpModule runs; timeit runs only the tests' own
+    # statements, importlib only modules under the harness's path, eval only whole texts of the tests
     version = "7"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"

@@ -2445,15 +2445,17 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
         manifest = {}
     named = _referenced(tests)
     own = _bound_by(tests)  # the tests' own variables: never one with the solution's, either way (see Remote.watch)
+    dynamic = bool(named & _BINDING_NAMES)  # they may bind names no opcode shows (globals()[k] = v): none shared
     shared: dict[str, Any] = {}  # its globals the tests name (see Remote.watch)
     functions: set[str] = set()  # its functions made functions of the tests (_function)
-    unbound = {name for name in named if name not in manifest and name not in prelude and name not in ns
-               and name not in own and not hasattr(builtins, name) and not name.startswith("__")}
+    unbound = set() if dynamic else {
+        name for name in named if name not in manifest and name not in prelude and name not in ns
+        and name not in own and not hasattr(builtins, name) and not name.startswith("__")}
     for name, kind in manifest.items():
         if type(name) is not str or type(kind) is not list or not kind:
             continue
-        if name != entry and (name in prelude or hasattr(builtins, name) or name in ns):
-            continue
+        if name != entry and (name in prelude or hasattr(builtins, name) or name in ns or name in own):
+            continue  # (a name the tests bind is theirs from the start: read before they bind it, it is unbound)
         if kind[0] == "f":
             if len(kind) > 2 and kind[2] == 1:  # a function of the solution's own (a def or lambda)
                 used = name in named or name == entry  # (the parameters, annotations and wrapped function of one
@@ -2483,7 +2485,7 @@ def _bind(ns: dict[str, Any], remote: Remote, manifest: dict[str, Any], prelude:
                 ns[name] = remote.value(kind[1])
             except (ValueError, IndexError, TypeError):
                 continue
-            if name in named and name not in own and len(kind) == 2:  # (not a large one: see Remote.fetch_globals)
+            if name in named and not dynamic and len(kind) == 2:  # (not a large one: see Remote.fetch_globals)
                 shared[name] = ns[name]
     if entry and type(ns.get(entry)) is not SolutionClass and entry not in functions:
         ns[entry] = Proxy(remote, entry)
@@ -2534,6 +2536,10 @@ _REFERENCED: list[Any] = [None, frozenset()]  # (the tests' module code, every n
 
 #: the opcodes that bind a name in a namespace (assignment, import, def, class, for, del; ``global`` in a function)
 _BINDING = frozenset(opcode.opmap[n] for n in ("STORE_NAME", "DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"))
+_IMPORT_NAME, _IMPORT_STAR = opcode.opmap["IMPORT_NAME"], opcode.opmap["IMPORT_STAR"]
+#: names through which the tests can bind a global without a binding opcode
+_BINDING_NAMES = frozenset(("globals", "vars", "locals", "exec", "eval", "__dict__", "setattr", "modules",
+                            "__builtins__", "compile", "FunctionType"))
 
 
 def _bound_by(module: Any) -> frozenset[str]:
@@ -2549,18 +2555,35 @@ def _bound_by(module: Any) -> frozenset[str]:
             code = todo.pop()
             if not hasattr(code, "co_code"):
                 continue
-            raw, table, ext = code.co_code, code.co_names, 0
+            raw, table, ext, imported = code.co_code, code.co_names, 0, ""
             for i in range(0, len(raw) - 1, 2):
                 op, arg = raw[i], raw[i + 1] | ext
                 ext = arg << 8 if op == opcode.EXTENDED_ARG else 0
                 if op in _BINDING and arg < len(table):
                     names.add(table[arg])
+                elif op == _IMPORT_NAME and arg < len(table):
+                    imported = table[arg]
+                elif op == _IMPORT_STAR:  # ``from math import *``: every public name of the module
+                    names.update(_star_names(imported))
             todo.extend(c for c in code.co_consts if hasattr(c, "co_code"))
         _BOUND[:] = [module, frozenset(names)]
     return _BOUND[1]  # type: ignore[no-any-return]
 
 
 _BOUND: list[Any] = [None, frozenset()]
+
+
+def _star_names(module: str) -> list[str]:
+    """What ``from module import *`` binds (the module imported here, as the tests will; none if it cannot be)."""
+    try:
+        __import__(module)
+        space = sys.modules[module].__dict__
+    except BaseException:  # noqa: BLE001 - (not importable: the tests' import fails the same way)
+        return []
+    public = space.get("__all__")
+    if isinstance(public, (list, tuple)):
+        return [n for n in public if type(n) is str]
+    return [n for n in space if type(n) is str and not n.startswith("_")]
 
 
 def _strings(code: Any) -> list[str]:

@@ -3,7 +3,8 @@
 Accepted shapes: a list of snippets (one unit each, e.g. MBPP's ``test_list``); a module whose top-level
 statements assert; a ``check(candidate)`` function (HumanEval), whose asserting statements are the units;
 ``def test_*()`` functions, one unit each; test classes (``unittest.TestCase`` subclasses, as BigCodeBench's, or
-pytest's ``class Test*``), one unit per ``test*`` method (see CASE_RUNNER). Each statement is wrapped so a failure is recorded and the next
+pytest's ``class Test*``), one unit per ``test*`` method (see CASE_RUNNER), with the module's ``setUpModule`` /
+``setup_module`` run once before the first test and its tear-down hook after the last. Each statement is wrapped so a failure is recorded and the next
 unit still runs. A statement checks something (is a unit) when it asserts (``assert False`` in a branch too),
 raises, or calls a function of the tests that does; a failure anywhere else is counted too (see testing.verdict).
 
@@ -84,6 +85,12 @@ def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], l
                 continue
             body += _wrapped_statement(stmt, calls, _register(kinds, names, _kind(stmt, checkers), _text(lines, stmt)))
         last = body[-1] if body else None
+        hooks = {s.name: s for s in module.body if isinstance(s, ast.FunctionDef)
+                 and s.name in ("setUpModule", "setup_module", "tearDownModule", "teardown_module")}
+        for hook in ("setUpModule", "setup_module"):  # once, before the first test (unittest's, pytest's order)
+            if hook in hooks and (test_funcs or test_classes):
+                call = _located(ast.parse(_hook_call(hooks[hook])).body, last)
+                body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", f"{hook}()")))
         if entry and has_check:
             call = _located(ast.parse(f"check({entry})").body, last)
             body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", "check")))
@@ -98,6 +105,10 @@ def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], l
                 body.append(_wrap(_flushing(call, calls), _register(kinds, names, "unit", f"{cls}.{name}()")))
             call = _located(ast.parse(f"__cg_case__({cls}, None)").body, last)  # its tearDownClass
             body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", f"{cls} teardown")))
+        for hook in ("tearDownModule", "teardown_module"):  # after the last
+            if hook in hooks and (test_funcs or test_classes):
+                call = _located(ast.parse(_hook_call(hooks[hook])).body, last)
+                body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", f"{hook}()")))
     code = compile(ast.Module(body=body, type_ignores=[]), "tests.py", "exec", dont_inherit=True, optimize=0)
     return code, names, kinds  # optimize=0: asserts stay whatever flags (-O) the compiling process has
 
@@ -155,6 +166,12 @@ def __cg_case__(cls, name, ready={}):
     finally:
         case.doCleanups()
 """
+
+
+def _hook_call(hook: ast.FunctionDef) -> str:
+    """The call of a module's set-up or tear-down hook: pytest's setup_module may take the module (None here)."""
+    takes = len(hook.args.posonlyargs) + len(hook.args.args) - len(hook.args.defaults)
+    return f"{hook.name}({'None' if takes > 0 else ''})"
 
 
 def _test_methods(stmt: ast.stmt) -> list[str]:

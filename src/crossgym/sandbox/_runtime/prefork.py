@@ -14,6 +14,7 @@ the slot's spawner (:mod:`.spawner`).
 from __future__ import annotations
 
 import os
+import signal
 
 from . import cleanup, confine, solution, spawner
 
@@ -70,11 +71,14 @@ class Prefork:
             given = self._idle.pop(0)
             self._used.append(given[0])
             if not os.waitpid(given[0], os.WNOHANG)[0]:  # still waiting (one killed meanwhile is skipped)
+                _resume(given[0])
                 return given
             for fd in given[1:5]:
                 os.close(fd)
         self._fallback_used = True
-        return self._fallback.spawn(where)
+        made = self._fallback.spawn(where)
+        _resume(made[0])
+        return made
 
     def clear(self) -> None:
         """Between two solutions of a group: what the last one left is killed before the next one's process is
@@ -97,3 +101,13 @@ class Prefork:
         if self._fallback_used and self._idle:  # the spawner's processes are its to clear: ask and wait
             self._fallback.clear_now()
             self._fallback_used = False
+
+
+def _resume(pid: int) -> None:
+    """Let a waiting process go on if something stopped it: a program the tests ran (a child of this process, of
+    its uid and domain) could SIGSTOP the next solutions' waiting processes, which then timed out loading while
+    the solution whose tests ran it kept its verdict."""
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        pass

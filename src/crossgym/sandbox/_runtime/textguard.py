@@ -30,8 +30,8 @@ class RefusedText(BaseException):
 REFUSED: list[str | None] = [None]
 _ARMED = [False]
 _INSTALLED = [False]
-_TEXT = [""]
-_EVENTS = frozenset({"compile", "pickle.find_class", "marshal.loads"})
+_TEXT: list[frozenset[str]] = [frozenset()]
+_EVENTS = frozenset({"compile", "pickle.find_class", "marshal.loads", "marshal.load"})
 _STDLIB = os.path.dirname(os.__file__)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: (file, function) of the standard library's code generators that build their source from checked names
@@ -57,25 +57,29 @@ _PICKLED = {
 
 def arm(*texts: Any) -> None:
     """Install the hook (once a process) and let it refuse from now on, to the process's end (a finaliser of the
-    tests' may run late); ``texts``: the tests' and prompt's source, the only source the tests may compile."""
+    tests' may run late); ``texts``: the tests' and prompt's source and the string literals of their code, each
+    of which the tests may compile whole (not a piece of one: ``eval(f(...))`` of a solution that returns "6"
+    passed where the tests' text holds a 6), with the examples of every doctest among them."""
     if not _INSTALLED[0]:
         sys.addaudithook(_hook)
         _INSTALLED[0] = True
-    text = "\n".join(t for t in texts if type(t) is str)
-    if ">>>" in text:  # the tests' own doctests: an example's source is its lines without their prompts
-        text += "\n" + "\n".join(_unprompted(line) for line in text.splitlines())
-    _TEXT[0] = text
+    allowed = {t.strip() for t in texts if type(t) is str}
+    for text in {t for t in texts if type(t) is str and ">>>" in t}:  # the tests' own doctests: each example
+        allowed.update(_examples(text))  # as doctest compiles it (read from the literal as written: indented)
+    _TEXT[0] = frozenset(allowed)
     _ROOTS[0] = tuple({os.path.realpath(p).rstrip(os.sep) + os.sep for p in sys.path if type(p) is str and p}
                       | {_HERE + os.sep})
     _ARMED[0] = True
 
 
-def _unprompted(line: str) -> str:
-    body = line.lstrip()
-    for prompt in (">>> ", "... ", ">>>", "..."):
-        if body.startswith(prompt):
-            return body[len(prompt):]
-    return line
+def _examples(text: str) -> tuple[str, ...]:
+    """The source of each doctest example in ``text`` (stripped), as doctest reads them."""
+    import doctest
+
+    try:
+        return tuple(e.source.strip() for e in doctest.DocTestParser().get_examples(text))
+    except ValueError:  # (not a well-formed doctest: doctest refuses it too)
+        return ()
 
 
 def taken() -> str | None:
@@ -119,7 +123,8 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 
 
 def _theirs(text: str) -> bool:
-    """The text is the tests' (or the prompt's)."""
+    """The text is the tests' (or the prompt's): their whole source, one of their string literals or one of their
+    doctest examples."""
     return text.strip() in _TEXT[0]
 
 
