@@ -569,3 +569,41 @@ def test_a_program_the_tests_run_cannot_stop_the_next_solutions_processes(sandbo
     assert alone.all_passed, alone
     group = run_python_tests_many([honest, saboteur, honest, honest], tests, sandbox=sandbox, timeout=6)
     assert [(r.passed, r.total, r.error) for r in group[2:]] == [(alone.passed, alone.total, alone.error)] * 2
+
+
+def test_a_program_the_tests_run_gets_no_private_pipe_of_the_harness(sandbox: Sandbox, call: str) -> None:
+    """os.system in the tests handed the result pipe (fd 3) and the spawner's socket (fd 5) to the program it
+    ran; a sitecustomize.py the solution planted (on a PYTHONPATH it set) wrote every unit of the group "passed"
+    there: the saboteur got 5/5 and every sibling 0."""
+    tests = ["import os, sys\nassert os.system(sys.executable + ' -c \"import os; os.fstat(3)\" 2>/dev/null') != 0",
+             "import os, sys\nassert os.system(sys.executable + ' -c \"import os; os.fstat(5)\" 2>/dev/null') != 0",
+             "import subprocess, sys\nr = subprocess.run([sys.executable, '-c', 'import os; os.write(3, b\"{}\")'], "
+             "close_fds=False, capture_output=True)\nassert r.returncode != 0",
+             "assert f() == 1"]
+    assert judge(sandbox, "def f():\n    return 1\n", tests).all_passed
+
+
+def test_a_solution_cannot_steer_what_the_tests_programs_run(sandbox: Sandbox, call: str) -> None:
+    """A solution's os.environ changes come back to the tests (as in one process), but not the variables that
+    choose what a program runs (PYTHONPATH, PATH, LD_*): its planted sitecustomize.py or `sort` ran as the tests'."""
+    solution = ("import os\ndef f():\n    os.environ['PYTHONPATH'] = os.getcwd()\n    os.environ['PATH'] = '/nowhere'\n"
+                "    os.environ['LD_PRELOAD'] = 'x.so'\n    os.environ['MODE'] = 'fast'\n    return 1\n")
+    tests = ("import os\nbefore = dict(os.environ)\nassert f() == 1\nassert os.environ.get('MODE') == 'fast'\n"
+             "assert [os.environ.get(k) for k in ('PYTHONPATH', 'PATH', 'LD_PRELOAD')] == "
+             "[before.get(k) for k in ('PYTHONPATH', 'PATH', 'LD_PRELOAD')]\n")
+    assert judge(sandbox, solution, tests).all_passed
+
+
+def test_a_solution_cannot_set_the_state_the_tests_draw_from(sandbox: Sandbox, call: str) -> None:
+    """The random state a call left was the tests' next: an all-zero state made every later draw the minimum, so
+    the tests' random inputs were trivially sorted. Only a state the solution's own draws reach is taken back."""
+    tests = ("import random\nrandom.seed(2024)\nassert sort_list([3, 1, 2]) == [1, 2, 3]\n"
+             "xs = [random.randint(-100, 100) for _ in range(20)]\nassert len(set(xs)) > 1\n"
+             "random.seed(7)\nassert sort_list([2, 1]) == [1, 2]\nwant = random.Random(7)\n"
+             "want.random()\nassert random.random() == want.random()\n")  # (its one draw went on from the tests')
+    forger = ("import random\ndef sort_list(xs):\n    random.setstate((3, tuple([0] * 624 + [624]), None))\n"
+              "    return sorted(xs)\n")
+    drawer = "import random\ndef sort_list(xs):\n    random.random()\n    return sorted(xs)\n"
+    assert judge(sandbox, drawer, tests).all_passed
+    got = judge(sandbox, forger, tests)
+    assert [d.passed for d in got.details][:2] == [True, True], got

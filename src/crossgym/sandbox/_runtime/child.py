@@ -38,8 +38,11 @@ def main(server_pid: int, conf: confine.Confinement, hdr: dict[str, Any], fds: d
         if ruleset is not None:
             high["ruleset"], targets["ruleset"] = fcntl.fcntl(ruleset, fcntl.F_DUPFD, 200), RULESET_FD
         own_rules = [fcntl.fcntl(fd, fcntl.F_DUPFD, 200) for fd in solution_rules or ()]
+        # in tests mode only the standard streams cross an exec: a program the tests run (os.system, a solution's
+        # script) got the result pipe and the spawner's socket, and wrote every unit of the group "passed" on it
+        private = ("ruleset", "result", "spawn", "status") if mode == "tests" else ("ruleset",)
         for name, fd in high.items():
-            os.dup2(fd, targets[name], inheritable=name != "ruleset")
+            os.dup2(fd, targets[name], inheritable=name not in private)
         for i, fd in enumerate(own_rules):
             os.dup2(fd, SOLUTION_RULES_FD + i, inheritable=False)
         status = 9

@@ -699,19 +699,59 @@ class _Shared:
         state = back.get("random")
         if rand is not None and type(state) is list and len(state) == 3 and type(state[1]) is list:
             try:
-                rand.setstate((state[0], tuple(state[1]), state[2]))
-                self.random = rand.getstate()
-            except (TypeError, ValueError, OverflowError):  # (a forged state: the tests' generator stays as it was)
+                after = (state[0], tuple(state[1]), state[2])
+                if _drawn(self.random, after):  # (a state the solution set, not drew to: the tests' stays theirs)
+                    rand.setstate(after if after[2] is None or after[2] == self.random[2] else after[:2] + (None,))
+                    self.random = rand.getstate()
+            except (TypeError, ValueError, OverflowError, IndexError):  # (a forged state: as it was)
                 pass
         env = back.get("env")
         if _tracked("os") and type(env) is list and len(env) == 2 and type(env[0]) is dict and type(env[1]) is list:
             for k, v in env[0].items():
-                if type(k) is str and type(v) is str and k and "=" not in k and "\0" not in k + v:
+                if type(k) is str and type(v) is str and k and "=" not in k and "\0" not in k + v \
+                        and not _steers(k):
                     os.environ[k] = v
             for k in env[1]:
-                if type(k) is str:
+                if type(k) is str and not _steers(k):
                     os.environ.pop(k, None)
             self.env = environ_now()
+
+
+#: environment variables that choose what a program run by the tests executes: a solution's change to them is its
+#: own, never the tests' (it set PYTHONPATH or PATH, and the tests' own ``python3 -c``/``sort`` ran its files)
+_STEERING = ("LD_", "PYTHON", "PATH", "BASH_ENV", "ENV", "IFS", "CDPATH", "GCONV_PATH", "PERL5", "RUBY", "NODE_",
+             "LOCPATH", "NLSPATH", "HOSTALIASES", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "GIT_", "LUA_",
+             "TCL", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "GEM_", "R_", "MALLOC_", "GLIBC_", "TMPDIR",
+             "HOME", "XDG_")
+
+
+def _steers(name: str) -> bool:
+    return name.upper().startswith(_STEERING)
+
+
+#: the most state blocks (624 words each) a call's draws may have advanced the generator by, to be taken back
+_MAX_TWISTS = 4096
+
+
+def _drawn(before: Any, after: Any) -> bool:
+    """``after`` is the Mersenne Twister state ``before`` advanced by draws (what the solution's own calls of
+    ``random`` did), not one it set: a solution that set an all-zero state made every later draw of the tests
+    the minimum, so their random inputs were all trivially sorted lists."""
+    if type(before) is not tuple or len(before) != 3 or after[0] != before[0] or len(after[1]) != 625:
+        return False
+    import random
+
+    words, index = after[1][:624], after[1][624]
+    if type(index) is not int or not 0 <= index <= 624:
+        return False
+    r = random.Random()
+    r.setstate(before)
+    for _ in range(_MAX_TWISTS + 1):
+        now = r.getstate()[1]
+        if now[:624] == words:
+            return index >= now[624]
+        r.getrandbits(32 * (624 - now[624]) if now[624] < 624 else 32)  # to the next block's first word
+    return False
 
 
 def _tracked(module: str) -> bool:
