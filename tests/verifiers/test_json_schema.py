@@ -57,9 +57,35 @@ def test_partial_credit():
     assert not v.passed and v.components["prop:name"] == 1.0 and v.components["prop:age"] == 0.0
     assert 0 < v.reward < 1
     v = run(PERSON, '{"name": "Ada", "age": 36, "x": 1}', partial=True)
-    assert not v.passed and v.components["no_extra_keys"] == 0.0 and v.reward == pytest.approx(4 / 5)
+    assert not v.passed and v.components["no_extra_keys"] == 0.0 and v.reward == pytest.approx(2 / 4)
     assert run(PERSON, '{"name": "Ada", "age": 36}', partial=True).reward == 1.0
     assert run(PERSON, "[1]", partial=True).reward == 0.0
+
+
+@pytest.mark.parametrize("schema,text", [
+    ({"type": "object", "required": ["id", "name"], "properties": {"name": {"type": "string"}}}, '{"name": "x"}'),
+    ({"type": "object", "properties": {"email": {"type": "string"}, "phone": {"type": "string"}},
+      "anyOf": [{"required": ["email"]}, {"required": ["phone"]}]}, "{}"),
+    ({"type": "object", "minProperties": 1, "properties": {"a": {"type": "integer"}}}, "{}"),
+    ({"type": "object", "properties": {"card": {"type": "string"}, "cvv": {"type": "string"}},
+      "dependentRequired": {"card": ["cvv"]}}, '{"card": "4111"}'),
+    ({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "integer"}},
+     '{"a": 1, "b": "x"}'),
+])
+def test_partial_credit_never_pays_an_invalid_document_as_a_valid_one(schema, text):
+    """Partial credit counted the properties only: each of these invalid documents earned 1.0."""
+    v = run(schema, text, partial=True)
+    assert not v.passed and v.error is None and v.reward < 1.0, v
+
+
+def test_partial_credit_gives_nothing_for_optional_properties_left_out():
+    """{} earned 0.75 (three optional properties "met" by their absence) where an honest try with three wrong
+    fields earned 0.25."""
+    schema = {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string"}, "a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}}}
+    empty = run(schema, "{}", partial=True).reward
+    tried = run(schema, '{"name": "x", "a": "1", "b": "2", "c": "3"}', partial=True).reward
+    assert empty == 0.0 and tried > empty
 
 
 def test_partial_credit_resolves_local_refs():

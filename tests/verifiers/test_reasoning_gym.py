@@ -96,3 +96,25 @@ def test_through_the_registry_in_the_process_pool() -> None:
 
 def test_jsonable() -> None:
     assert jsonable({"a": (1, 2), "b": {3, 1}, 4: float("nan")}) == {"a": [1, 2], "b": [1, 3], "4": "nan"}
+
+
+def test_two_upstream_scorers_that_reward_anything_are_corrected() -> None:
+    """game_of_life_halting's score_answer is ``bool(answer) == bool(entry["answer"])``: "banana" and the wrong
+    truth value scored 1.0. coin_flip divided its prefix credit by the shorter string: "0" scored 1.0 against
+    0.234375, more than an honest 0.5."""
+    v = inline()
+    for task in reasoning_gym("game_of_life_halting", n=3, seed=3, config={"size": 8}):
+        meta = task.metadata["reasoning_gym"]
+        right = str(dataset_for("game_of_life_halting", meta["config"])[meta["index"]]["answer"])
+        wrong = {"True": "False", "False": "True"}[right]
+        assert run(v, task, f"<answer>{right}</answer>").passed
+        assert run(v, task, f"<answer>{right.lower()}</answer>").passed
+        assert run(v, task, f"<answer>{wrong}</answer>").reward == 0.0
+        assert run(v, task, "<answer>banana</answer>").reward == 0.0
+    for task in reasoning_gym("coin_flip", n=6, seed=3):
+        meta = task.metadata["reasoning_gym"]
+        right = str(dataset_for("coin_flip", meta["config"])[meta["index"]]["answer"])
+        assert run(v, task, f"<answer>{right}</answer>").reward == 1.0
+        if 0.01 <= float(right) < 1 and len(right) > 3:  # (a prefix of it: credit for its share of the digits)
+            assert run(v, task, "<answer>0</answer>").reward < 0.5
+            assert run(v, task, f"<answer>{right[:3]}</answer>").reward < 1.0

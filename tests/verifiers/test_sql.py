@@ -170,3 +170,17 @@ def test_the_query_is_read_after_the_reasoning() -> None:
     v = score(want, f"<think>\nthe plan: {right}\n</think>\n```sql\nSELECT 1\n```")
     assert not v.passed and v.error is None, v
     assert score(want, f"<think>I will try {right}").error_kind == "malformed"
+
+
+@pytest.mark.parametrize("columns", ["zeroblob(999999), zeroblob(999999), zeroblob(999999), zeroblob(999999)",
+                                     ", ".join(["1"] * 500)])
+def test_a_huge_result_is_an_error_not_the_callers_memory(columns: str) -> None:
+    """sql runs in the caller's process, and up to 10,001 rows were read whole before anything was compared:
+    four 1 MB blobs a row took ~5 GB. A result is read a row at a time, up to 64 MiB and 128 columns."""
+    import resource
+
+    query = f"WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r LIMIT 10000) SELECT {columns} FROM r"
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    v = score({"rows": [["pen"]]}, query)
+    assert not v.passed and v.error is None and ("64 MiB" in v.reason or "too many columns" in v.reason), v
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 512 * 1024  # (KiB: well under 5 GB)

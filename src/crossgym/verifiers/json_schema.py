@@ -331,8 +331,8 @@ class JsonSchema(_JsonBase):
     answer: the schema (an object), or null to use the ``schema`` param.
     params: schema (the schema when tasks do not carry one; always trusted), trusted_answers (False: schemas from
     task answers go through jsonschema; True compiles them with fastjsonschema too, where it agrees), partial (False: True gives
-    credit per top-level property of an object schema: required present, present values valid, no forbidden
-    extra keys), plus json_valid's fenced / allow_surrounding / think. Text that is not JSON is malformed;
+    credit per top-level property of an object schema: each required one present, each present value valid, no
+    forbidden extra keys, and the whole document valid as one more share), plus json_valid's fenced / allow_surrounding / think. Text that is not JSON is malformed;
     JSON that breaks the schema fails with the first error as the reason.
     """
 
@@ -341,7 +341,10 @@ class JsonSchema(_JsonBase):
     # schema, jsonschema's (2020-12 unless "$schema" names a draft): trusted schemas with keywords fastjsonschema
     # reads otherwise (unevaluated*, dependent*, prefixItems, $ref siblings, multipleOf, "$" in pattern...) go to
     # jsonschema, 1e400 (inf) no longer passes numeric bounds, raising checks on it fail, no "$ref" is ever fetched
-    version = "3"
+    # 4: partial credit never reaches a valid document's (the document's validity is a share of its own: an invalid
+    # one scored 1.0 where the schema asked for more than its properties), and an optional property left out
+    # earns nothing
+    version = "4"
     description = "JSON validates against a JSON Schema (fastjsonschema when trusted, cached; partial credit)"
 
     def __init__(self, *, schema: dict[str, Any] | bool | None = None, trusted_answers: bool = False,
@@ -373,19 +376,23 @@ class JsonSchema(_JsonBase):
             return Verdict.ok(1.0, components={"valid": 1.0} if self.partial else {}, reason="valid")
         if not self.partial:
             return Verdict.ok(0.0, reason=clip(err, 200))
-        frac, comps = self._partial(schema, value, trusted)
-        comps["valid"] = 0.0
-        return Verdict.ok(frac, passed=False, components=comps, reason=clip(err, 200))
+        comps = self._partial(schema, value, trusted)
+        comps["valid"] = 0.0  # (one share of its own: an invalid document never earns what a valid one does)
+        return Verdict.ok(sum(comps.values()) / len(comps), passed=False, components=comps, reason=clip(err, 200))
 
-    def _partial(self, schema: Any, value: Any, trusted: bool) -> tuple[float, dict[str, float]]:
+    def _partial(self, schema: Any, value: Any, trusted: bool) -> dict[str, float]:
+        """A share per required property and per property the document has (present values valid, required ones
+        present), and whether it has no forbidden extra keys. An optional property it leaves out earns nothing:
+        it counted as met, so ``{}`` earned 0.75 where an honest try with three wrong fields earned 0.25."""
         props = schema.get("properties") if isinstance(schema, dict) else None
         if not isinstance(value, dict) or not isinstance(props, dict) or not props:
-            return 0.0, {}
+            return {}
         required = set(schema.get("required") or ())
         comps: dict[str, float] = {}
         for name, sub in props.items():
             if name not in value:
-                comps[f"prop:{name}"] = 0.0 if name in required else 1.0
+                if name in required:
+                    comps[f"prop:{name}"] = 0.0
                 continue
             try:
                 ok = compile_schema(_sub_schema(schema, sub), trusted)(value[name]) is None
@@ -394,7 +401,7 @@ class JsonSchema(_JsonBase):
             comps[f"prop:{name}"] = float(ok)
         if schema.get("additionalProperties") is False:
             comps["no_extra_keys"] = float(all(k in props for k in value))
-        return sum(comps.values()) / len(comps), comps
+        return comps
 
     @classmethod
     def examples(cls) -> list[Example]:

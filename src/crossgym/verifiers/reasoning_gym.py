@@ -1,4 +1,5 @@
-"""reasoning_gym: any reasoning-gym task scored by that dataset's own ``score_answer``.
+"""reasoning_gym: any reasoning-gym task scored by that dataset's own ``score_answer`` (two that reward answers
+that do not solve the task, game_of_life_halting and coin_flip, are corrected here: see ``_CORRECTED``).
 
 The task carries ``metadata["reasoning_gym"] = {"dataset", "config", "index", "entry"}`` (the bridge in
 ``crossgym.environments.sources.reasoning_gym`` writes it). The entry scored is regenerated from dataset, config and
@@ -67,11 +68,41 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
+def _game_of_life_halting(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """Its score_answer compares ``bool(answer) == bool(entry["answer"])``: every non-empty text (``"banana"``, the
+    wrong truth value) scored 1.0. The answer is its truth value, as the entry writes it."""
+    return float(answer.strip().casefold() == str(entry["answer"]).strip().casefold())
+
+
+def _coin_flip(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """Its partial credit divides the digits an answer shares with the probability by the *shorter* of the two, so
+    "0" earned 1.0 against 0.234375 (and any prefix did): divided by the longer one here."""
+    from fractions import Fraction
+
+    if not answer.strip():
+        return 0.0
+    try:
+        a, o = float(Fraction(answer.replace(",", ""))), float(Fraction(str(entry["answer"]).replace(",", "")))
+    except (ValueError, ZeroDivisionError):
+        return 0.0
+    if abs(a - o) <= 1e-4:  # (its own tolerance)
+        return 1.0
+    mine, theirs = f"{a:.10g}", f"{o:.10g}"
+    pairs = enumerate(zip(mine, theirs, strict=False))
+    shared = next((i for i, (x, y) in pairs if x != y), min(len(mine), len(theirs)))
+    return shared / max(len(mine), len(theirs))
+
+
+#: reasoning-gym datasets whose own scorer rewards answers that do not solve the task: scored by these instead
+_CORRECTED = {"game_of_life_halting": _game_of_life_halting, "coin_flip": _coin_flip}
+
+
 class ReasoningGym(BaseVerifier):
     """A reasoning-gym task, scored by its dataset's own score_answer (reward in 0..1)."""
 
     name = "reasoning_gym"
-    version = "3"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"
+    version = "4"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
+    # scorers corrected (_CORRECTED): game_of_life_halting passed any text, coin_flip gave "0" full credit
     description = "reasoning-gym tasks scored by the dataset's own score_answer"
     isolation = "process"
     default_timeout = 30.0
@@ -134,7 +165,8 @@ class ReasoningGym(BaseVerifier):
         answer = self.answer_text(text)
         ds, entry = self.entry(task)
         try:
-            value = ds.score_answer(answer, entry)
+            corrected = _CORRECTED.get(str(task.metadata["reasoning_gym"]["dataset"]))
+            value = corrected(ds, answer, entry) if corrected else ds.score_answer(answer, entry)
         except Exception as exc:  # the dataset's scorer failing on odd model text counts as a wrong answer
             return Verdict.ok(0.0, reason=clip(f"score_answer raised {type(exc).__name__}: {exc}", 200))
         try:

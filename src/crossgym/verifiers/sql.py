@@ -89,8 +89,15 @@ def open_readonly(script: str, *, max_length: int = 1_000_000) -> sqlite3.Connec
     conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, 100_000)
     conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     conn.setlimit(sqlite3.SQLITE_LIMIT_EXPR_DEPTH, 200)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, MAX_COLUMNS)  # (a row is at most this many values of max_length)
     conn.set_authorizer(_authorizer)
     return conn
+
+
+#: the most bytes of values a query's result may hold (its text and blobs; 8 a number): past it, an error
+MAX_RESULT_BYTES = 64 * 2**20
+#: the most columns a result (or a table read) may have
+MAX_COLUMNS = 128
 
 
 def run_query(conn: sqlite3.Connection, query: str, *, timeout: float, max_rows: int) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -99,7 +106,16 @@ def run_query(conn: sqlite3.Connection, query: str, *, timeout: float, max_rows:
     conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 2000)
     try:
         cur = conn.execute(query)
-        rows = cur.fetchmany(max_rows + 1)
+        rows: list[tuple[Any, ...]] = []
+        size = 0
+        while len(rows) <= max_rows:  # a row at a time, counting the bytes: 10,001 rows of 4 MB took ~5 GB
+            row = cur.fetchone()
+            if row is None:
+                break
+            rows.append(row)
+            size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+            if size > MAX_RESULT_BYTES:
+                raise QueryError(f"query result over {MAX_RESULT_BYTES // 2**20} MiB")
         cols = [d[0] for d in cur.description or ()]
     except sqlite3.OperationalError as exc:
         if time.monotonic() > deadline or "interrupted" in str(exc):
@@ -212,8 +228,9 @@ class SQL(BaseVerifier):
     name = "sql"
     # 2: a submit call in the reasoning (before the last </think>) is not made; 3: the reasoning ends at the first
     # </think>, as vLLM's reasoning parsers read it; 4: so does a query in a ```sql block or bare statement (one
-    # written only in the reasoning was run, a bare statement after it was malformed)
-    version = "4"
+    # written only in the reasoning was run, a bare statement after it was malformed); 5: a result over 64 MiB or
+    # 128 columns is an error (10,001 rows of four 1 MB blobs took ~5 GB of the caller's memory)
+    version = "5"
     description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
     default_timeout = 10.0
 

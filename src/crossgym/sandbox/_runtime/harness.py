@@ -749,7 +749,7 @@ def _drawn(before: Any, after: Any) -> bool:
     for _ in range(_MAX_TWISTS + 1):
         now = r.getstate()[1]
         if now[:624] == words:
-            return index >= now[624]
+            return bool(index >= now[624])
         r.getrandbits(32 * (624 - now[624]) if now[624] < 624 else 32)  # to the next block's first word
     return False
 
