@@ -75,3 +75,10 @@ def test_nested_composite():
 def test_bad_params(bad):
     with pytest.raises(VerifierError):
         Composite(**bad)
+
+
+def test_weights_too_large_to_sum_are_a_config_error():
+    """Two weights of 1e308 summed to infinity: the right answer got "non-finite reward nan"."""
+    spec = {"verifier": {"name": "exact_match", "params": {}}, "weight": 1e308}
+    with pytest.raises(VerifierError, match="weight must be a number from 0 to"):
+        Composite(components=[spec, spec])

@@ -187,3 +187,11 @@ def test_contradicting_bounds_are_task_errors():
         v = run([c], "one two three")
         assert v.error_kind == "exception" and "word_count" in v.error, v.error
     assert run([{"type": "word_count", "min": None, "max": 3}], "one two three").passed  # null is no bound
+
+
+@pytest.mark.parametrize("joiner", ["\u318d", "\u0660", "\u06f0", "\u1427", "\u01c0", "\ua78f"])
+def test_letters_drawn_as_dots_join_no_latin_words(joiner):
+    """Letters and digits of other scripts drawn as a dot or bar are word characters: "wordㆍword" x 200 was one
+    word, under any maximum."""
+    assert not run([{"type": "word_count", "max": 50}], joiner.join(["word"] * 200)).passed
+    assert run([{"type": "word_count", "exactly": 2}], "\u0662\u0660\u0662\u0664 \u0633\u0646\u0629").passed  # ٢٠٢٤

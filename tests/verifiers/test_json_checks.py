@@ -8,6 +8,7 @@ import pytest
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion
+from crossgym.text.json_text import find_json_span
 from crossgym.verifiers.json_checks import JsonMatch, JsonValid
 
 
@@ -197,3 +198,13 @@ def test_order_free_matching_is_fast_where_it_can_be() -> None:
     deep = "[" * 190 + "1" + "]" * 190
     assert match(json.loads(deep), deep, list_order=False, abs_tol=0.5).passed
     assert match(json.loads(deep), deep.replace("1", "2"), list_order=False, abs_tol=0.5).error is None
+
+
+@pytest.mark.parametrize("text", ["{" * 50_000, "[" * 50_000, "Here: " + "{\"a\":" * 10_000])
+def test_prose_of_unclosed_openers_is_scanned_in_linear_time(text):
+    """With allow_surrounding, each opener that never closed was scanned to the end anew: "{" * 8000 took 2.3 s
+    (1 MB would take hours) in an inline verifier. Its scans share a budget of 8 reads of the text (here: well
+    under a second; quadratic, the suite's per-test timeout ends it)."""
+    v = JsonValid().verify(JsonValid.task("object", params={"allow_surrounding": True}), Completion.from_text(text))
+    assert not v.passed and (v.error is None or v.error_kind == "malformed"), v  # (the model's fault, either way)
+    assert find_json_span("x {" + "[1]" + " y") == (3, 6) and find_json_span('{"[1]"') == (2, 5)

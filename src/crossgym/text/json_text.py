@@ -172,28 +172,41 @@ def parse_json_text(text: str, *, fenced: str = "allow", allow_surrounding: bool
 
 
 
+#: characters scanned in all by one find_json_span, per character of the text (and at least SPAN_SCAN_MIN): each
+#: opener that does not close is scanned from anew, so "{" * 8000 took 2.3 s and 1 MB would take hours
+SPAN_SCAN_PER_CHAR, SPAN_SCAN_MIN = 8, 100_000
+
+
 def find_json_span(text: str, start: int = 0) -> tuple[int, int] | None:
-    """(start, end) of the first balanced {...} or [...] at or after ``start`` (string-aware, linear time)."""
+    """(start, end) of the first balanced {...} or [...] at or after ``start`` (string-aware). The scans from
+    every opener together read at most SPAN_SCAN_PER_CHAR times the text (past that: None, no span), so text of
+    unclosed openers costs linear time, not quadratic."""
     i = start
     n = len(text)
+    budget = [max(SPAN_SCAN_MIN, SPAN_SCAN_PER_CHAR * n)]
     while i < n:
         j1, j2 = text.find("{", i), text.find("[", i)
         cands = [j for j in (j1, j2) if j >= 0]
         if not cands:
             return None
         s = min(cands)
-        end = _balanced_end(text, s)
+        end = _balanced_end(text, s, budget)
         if end is not None:
             return s, end
+        if budget[0] <= 0:
+            return None
         i = s + 1
     return None
 
 
-def _balanced_end(text: str, s: int) -> int | None:
+def _balanced_end(text: str, s: int, budget: list[int] | None = None) -> int | None:
     stack: list[str] = []
     in_str = esc = False
     pairs = {"{": "}", "[": "]"}
-    for k in range(s, len(text)):
+    last = len(text) if budget is None else min(len(text), s + max(0, budget[0]))
+    if budget is not None:
+        budget[0] -= last - s
+    for k in range(s, last):
         ch = text[k]
         if in_str:
             if esc:

@@ -12,6 +12,11 @@ from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
 _MISSING = object()
 
 
+#: the largest weight a component may have (weights sum to a finite total: two of 1e308 summed to infinity, and the
+#: right answer got "non-finite reward nan")
+MAX_WEIGHT = 1e12
+
+
 class _Part:
     def __init__(self, d: Any, index: int) -> None:
         where = f"verifier 'composite': components[{index}]"
@@ -23,8 +28,8 @@ class _Part:
         except (ValueError, TypeError, AttributeError) as exc:
             raise VerifierError(f"{where}: bad verifier spec: {exc}") from None
         w = d.get("weight", 1.0)
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
-            raise VerifierError(f"{where}: weight must be a non-negative number, got {w!r}")
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w <= MAX_WEIGHT:
+            raise VerifierError(f"{where}: weight must be a number from 0 to {MAX_WEIGHT:g}, got {w!r}")
         self.weight = float(w)
         self.answer_key = d.get("answer_key")
         self.answer = d.get("answer", _MISSING)

@@ -67,6 +67,12 @@ def _visible(text: str) -> str:
     return t.translate(drop) if drop else t
 
 
+#: letters and digits of other scripts drawn as a dot or a bar (ㆍ ٠ ۰ ᐧ ǀ ǁ ǃ ꞏ): beside a Latin letter or digit they
+#: join nothing ("wordㆍword" x 200 counted as one word); in their own scripts' words they are left alone
+_DOT_JOINERS = re.compile("(?<=[A-Za-z0-9])[\u318d\u119e\u0660\u06f0\u1427\u01c0\u01c1\u01c3\ua78f]+"
+                          "|[\u318d\u119e\u0660\u06f0\u1427\u01c0\u01c1\u01c3\ua78f]+(?=[A-Za-z0-9])")
+
+
 def canonical(text: str) -> str:
     """The text words are counted and keywords matched in: ``_visible`` (NFKC, invisible characters dropped), with
     connector punctuation (``_``), modifier letters used as joiners (ʼ ˈ ː; an Arabic tatweel only outside Arabic
@@ -84,7 +90,8 @@ def canonical(text: str) -> str:
         cat = unicodedata.category(c)
         if cat == "Pc" or c in _BLANK_LETTERS or (cat == "Lm" and not _IS_CJK.match(c)):
             space[ord(c)] = " "
-    return (t.translate(space) if space else t).replace("_", " ")
+    t = (t.translate(space) if space else t).replace("_", " ")
+    return _DOT_JOINERS.sub(" ", t)
 
 
 def _skeleton(text: str) -> str:

@@ -34,7 +34,8 @@ class Instructions(BaseVerifier):
     # script's commas count; lowercase/uppercase need a cased letter (IFEval's islower/isupper: "12345 !!!" is
     # neither) and read 𝐓 as T; every constraint argument is type- and range-checked (a bad one is a bad task)
     # 4: the kana blocks' sound, length and iteration marks and punctuation are no words (300 combining U+3099
-    # passed a 300-word minimum); more look-alike letters (small capitals, Cherokee, ø) and commas (͵ ˏ ٫ ¸)
+    # passed a 300-word minimum); more look-alike letters (small capitals, Cherokee, ø) and commas (͵ ˏ ٫ ¸); letters
+    # drawn as a dot or bar (ㆍ ٠ ǀ) beside Latin letters separate words
     version = "4"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
