@@ -14,6 +14,7 @@ error (see :data:`REFUSED`).
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 if False:  # annotations only: the server does not import typing
@@ -63,23 +64,28 @@ def arm(*texts: Any) -> None:
     if not _INSTALLED[0]:
         sys.addaudithook(_hook)
         _INSTALLED[0] = True
-    allowed = {t.strip() for t in texts if type(t) is str}
-    for text in {t for t in texts if type(t) is str and ">>>" in t}:  # the tests' own doctests: each example
-        allowed.update(_examples(text))  # as doctest compiles it (read from the literal as written: indented)
-    _TEXT[0] = frozenset(allowed)
+    _TEXT[0] = frozenset(t.strip() for t in texts if type(t) is str)
+    # the tests' own doctests (each example as doctest compiles it, read from the literal as written): found only
+    # when something is compiled that is no whole text (a HumanEval prompt always holds ">>>")
+    _DOCTESTS[:] = [t for t in texts if type(t) is str and ">>>" in t]
     _ROOTS[0] = tuple({os.path.realpath(p).rstrip(os.sep) + os.sep for p in sys.path if type(p) is str and p}
                       | {_HERE + os.sep})
     _ARMED[0] = True
 
 
-def _examples(text: str) -> tuple[str, ...]:
-    """The source of each doctest example in ``text`` (stripped), as doctest reads them."""
-    import doctest
+#: doctest's own pattern of an example's source: a ">>>" line and its "..." lines (doctest.DocTestParser's)
+_EXAMPLE = re.compile(r"^(?P<indent>[ ]*)>>>[ ]?.*(?:\n[ ]*\.\.\..*)*", re.MULTILINE)
+_DOCTESTS: list[str] = []
 
-    try:
-        return tuple(e.source.strip() for e in doctest.DocTestParser().get_examples(text))
-    except ValueError:  # (not a well-formed doctest: doctest refuses it too)
-        return ()
+
+def _examples(text: str) -> set[str]:
+    """The source of each doctest example in ``text`` (stripped), as doctest reads them: each line without its
+    indentation and four characters of prompt (doctest itself is not imported: it loads pdb, unittest...)."""
+    found = set()
+    for m in _EXAMPLE.finditer(text):
+        cut = len(m.group("indent")) + 4
+        found.add("\n".join(line[cut:] for line in m.group(0).split("\n")).strip())
+    return found
 
 
 def taken() -> str | None:
@@ -125,7 +131,16 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
 def _theirs(text: str) -> bool:
     """The text is the tests' (or the prompt's): their whole source, one of their string literals or one of their
     doctest examples."""
-    return text.strip() in _TEXT[0]
+    wanted = text.strip()
+    if wanted in _TEXT[0]:
+        return True
+    if _DOCTESTS:  # (once, at the first text that is no whole one)
+        found = set(_TEXT[0])
+        for doc in _DOCTESTS:
+            found.update(_examples(doc))
+        _TEXT[0], _DOCTESTS[:] = frozenset(found), []
+        return wanted in found
+    return False
 
 
 def _local(frame: Any, name: str) -> Any:
