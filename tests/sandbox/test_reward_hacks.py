@@ -587,8 +587,10 @@ def test_a_solution_cannot_steer_what_the_tests_programs_run(sandbox: Sandbox, c
     """A solution's os.environ changes come back to the tests (as in one process), but not the variables that
     choose what a program runs (PYTHONPATH, PATH, LD_*): its planted sitecustomize.py or `sort` ran as the tests'."""
     solution = ("import os\ndef f():\n    os.environ['PYTHONPATH'] = os.getcwd()\n    os.environ['PATH'] = '/nowhere'\n"
-                "    os.environ['LD_PRELOAD'] = 'x.so'\n    os.environ['MODE'] = 'fast'\n    return 1\n")
+                "    os.environ['LD_PRELOAD'] = 'x.so'\n    os.environ['MODE'] = 'fast'\n"
+                "    os.environ['PATH_TO_DATA'] = 'd'\n    os.environ['ENVIRONMENT'] = 'prod'\n    return 1\n")
     tests = ("import os\nbefore = dict(os.environ)\nassert f() == 1\nassert os.environ.get('MODE') == 'fast'\n"
+             "assert os.environ.get('PATH_TO_DATA') == 'd' and os.environ.get('ENVIRONMENT') == 'prod'\n"
              "assert [os.environ.get(k) for k in ('PYTHONPATH', 'PATH', 'LD_PRELOAD')] == "
              "[before.get(k) for k in ('PYTHONPATH', 'PATH', 'LD_PRELOAD')]\n")
     assert judge(sandbox, solution, tests).all_passed

@@ -718,15 +718,19 @@ class _Shared:
 
 
 #: environment variables that choose what a program run by the tests executes: a solution's change to them is its
-#: own, never the tests' (it set PYTHONPATH or PATH, and the tests' own ``python3 -c``/``sort`` ran its files)
-_STEERING = ("LD_", "PYTHON", "PATH", "BASH_ENV", "ENV", "IFS", "CDPATH", "GCONV_PATH", "PERL5", "RUBY", "NODE_",
-             "LOCPATH", "NLSPATH", "HOSTALIASES", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "GIT_", "LUA_",
-             "TCL", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "GEM_", "R_", "MALLOC_", "GLIBC_", "TMPDIR",
-             "HOME", "XDG_")
+#: own, never the tests' (it set PYTHONPATH or PATH, and the tests' own ``python3 -c``/``sort`` ran its files). By
+#: name, and by prefix for the families (a variable of the task's own, ENVIRONMENT or PATH_TO_DATA, still comes back)
+_STEERING = frozenset(("PATH", "ENV", "BASH_ENV", "IFS", "CDPATH", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES",
+                       "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "HOME", "TMPDIR", "CLASSPATH",
+                       "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "PERL5LIB", "PERL5OPT", "PERLLIB", "RUBYLIB", "RUBYOPT",
+                       "NODE_OPTIONS", "NODE_PATH", "TCLLIBPATH", "LUA_PATH", "LUA_CPATH", "R_LIBS", "R_LIBS_USER",
+                       "R_PROFILE", "R_PROFILE_USER", "GEM_PATH", "GEM_HOME", "MALLOC_CONF", "TZDIR"))
+_STEERING_FAMILIES = ("LD_", "PYTHON", "GIT_", "GLIBC_", "XDG_", "MALLOC_")
 
 
 def _steers(name: str) -> bool:
-    return name.upper().startswith(_STEERING)
+    upper = name.upper()
+    return upper in _STEERING or upper.startswith(_STEERING_FAMILIES)
 
 
 #: the most state blocks (624 words each) a call's draws may have advanced the generator by, to be taken back
