@@ -1935,13 +1935,21 @@ def _prefixes(name: str) -> list[str]:
     return [".".join(parts[:n]) for n in range(1, len(parts) + 1)]
 
 
+def _codes(code: Any) -> list[Any]:
+    """A code object and every code object inside it (its functions', classes', comprehensions')."""
+    found, todo = [], [code]
+    while todo:
+        one = todo.pop()
+        if hasattr(one, "co_code"):
+            found.append(one)
+            todo.extend(c for c in one.co_consts if hasattr(c, "co_code"))
+    return found
+
+
 def _names(code: Any, into: set[str]) -> None:
     """Every name a code object (and the code inside it) uses."""
-    if hasattr(code, "co_names"):
-        into.update(code.co_names)
-        for const in code.co_consts:
-            if hasattr(const, "co_names"):
-                _names(const, into)
+    for one in _codes(code):
+        into.update(one.co_names)
 
 
 _REACHING = frozenset({"__builtins__", "globals", "vars", "eval", "exec"})  # names that reach builtins' namespace
@@ -2594,11 +2602,7 @@ def _bound_by(module: Any) -> frozenset[str]:
     a helper of the tests', their test functions) nor read them (the expected values)."""
     if _BOUND[0] is not module:
         names: set[str] = set()
-        todo = [module]
-        while todo:
-            code = todo.pop()
-            if not hasattr(code, "co_code"):
-                continue
+        for code in _codes(module):
             raw, table, ext, imported = code.co_code, code.co_names, 0, ""
             for i in range(0, len(raw) - 1, 2):
                 op, arg = raw[i], raw[i + 1] | ext
@@ -2609,7 +2613,6 @@ def _bound_by(module: Any) -> frozenset[str]:
                     imported = table[arg]
                 elif op == _IMPORT_STAR:  # ``from math import *``: every public name of the module
                     names.update(_star_names(imported))
-            todo.extend(c for c in code.co_consts if hasattr(c, "co_code"))
         _BOUND[:] = [module, frozenset(names)]
     return _BOUND[1]  # type: ignore[no-any-return]
 
@@ -2632,16 +2635,7 @@ def _star_names(module: str) -> list[str]:
 
 def _strings(code: Any) -> list[str]:
     """The string constants of a code object and the code inside it (the tests' literals: ``'a\\nb'`` as it reads)."""
-    found: list[str] = []
-    todo = [code]
-    while todo:
-        one = todo.pop()
-        for const in getattr(one, "co_consts", ()):
-            if type(const) is str and len(const) > 1:
-                found.append(const)
-            elif hasattr(const, "co_consts"):
-                todo.append(const)
-    return found
+    return [const for one in _codes(code) for const in one.co_consts if type(const) is str and len(const) > 1]
 
 
 def _referenced(module: Any) -> frozenset[str]:

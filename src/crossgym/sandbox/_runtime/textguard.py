@@ -7,8 +7,8 @@ refuses to compile source that is not part of the tests (or the problem's prompt
 data classes and to unmarshal code, before any of it runs. What compiles generated source from names it checked
 (``collections.namedtuple``, ``dataclasses``, ``unittest.mock``'s signatures, ``ast.parse``, which only parses,
 and the harness itself) is let through, ``timeit`` where the statements it was given are the tests' own, and
-importlib for modules under the harness's path only (not a file the solution wrote, loaded by its location). The unit that asked fails whatever the tests do with the
-error (see :data:`REFUSED`).
+importlib for modules under the harness's path only (not a file the solution wrote, loaded by its location). The
+unit that asked fails whatever the tests do with the error (see :data:`REFUSED`).
 """
 
 from __future__ import annotations
