@@ -377,6 +377,38 @@ def test_a_thread_the_solution_leaves_cannot_rewrite_a_fixture(sandbox: Sandbox,
     assert (r.passed, r.total) == (5, 5), r.details
 
 
+_REWRITE_LOOP = ("        while True:\n            try:\n                with open('data/nums.txt', 'w') as f:\n"
+                 "                    f.write('5\\n')\n            except OSError:\n                pass\n")
+
+
+@pytest.mark.parametrize("writer", [
+    "    threading.Thread(target=_loop, daemon=True).start()\n",  # a thread of the solution's process
+    "    if os.fork() == 0:\n        _loop()\n",  # a child process
+    "    if os.fork() == 0:\n        if os.fork() == 0:\n            _loop()\n        os._exit(0)\n",  # an orphan
+], ids=["thread", "child", "orphan"])
+def test_nothing_the_solution_left_running_writes_while_the_tests_read(sandbox: Sandbox, writer: str) -> None:
+    """A writer rewriting the fixture in a loop raced the harness's check before each read (3 runs in 10 of the
+    child passed): now every process of the solution is stopped while the tests run their own code."""
+    cheat = ("import os, threading\ndef _loop():\n" + _REWRITE_LOOP.replace("        ", "    ", 1).replace(
+        "\n        ", "\n    ") + "def total():\n" + writer + "    return 5\n")
+    tests = ["t = total()\nfor _ in range(300):\n    s = sum(map(int, open('data/nums.txt').read().split()))\n"
+             "    if s == t:\n        break\nassert t == s, (t, s)"]
+    for _ in range(3):
+        r = run_python_tests(cheat, tests, files={"data/nums.txt": "1 2 3\n"}, sandbox=sandbox, timeout=5.0)
+        assert r.passed == 0 and r.total == 1 and "AssertionError" in (r.details[0].error or ""), r.details
+
+
+def test_a_thread_the_solution_started_runs_during_its_calls(sandbox: Sandbox) -> None:
+    """Stopped only while the tests run: a call that waits for the solution's own thread still gets its work."""
+    honest = ("import threading, queue\n_jobs, _done = queue.Queue(), queue.Queue()\n"
+              "def _work():\n    while True:\n        _done.put(sum(map(int, open(_jobs.get()).read().split())))\n"
+              "threading.Thread(target=_work, daemon=True).start()\n"
+              "def total():\n    _jobs.put('data/nums.txt')\n    return _done.get(timeout=2)\n")
+    tests = ["assert total() == 6", "import time\ntime.sleep(0.1)\nassert total() == 6"]
+    r = run_python_tests(honest, tests, files={"data/nums.txt": "1 2 3\n"}, sandbox=sandbox, timeout=5.0)
+    assert (r.passed, r.total) == (2, 2), r.details
+
+
 # --------------------------------------------------------------------------------- text that must serialise
 def test_a_lone_surrogate_in_the_solutions_exception_serialises(sandbox: Sandbox, call: str) -> None:
     r = judge(sandbox, "def add(a, b):\n    raise ValueError('bad \\ud800 \\udfff end')\n", ["assert add(1, 2) == 3"])

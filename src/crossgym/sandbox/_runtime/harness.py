@@ -27,7 +27,7 @@ if False:  # annotations only: the server does not import typing
 
     from .prefork import Prefork
 
-from . import codec, confine, fixtures, textguard, wire
+from . import codec, confine, fixtures, freeze, textguard, wire
 from .child import RESULT_FD, environ_now, environ_text
 
 _BUILTIN_EXC = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Exception)}
@@ -225,7 +225,7 @@ class Remote:
             FIXTURES.adopt()  # what the tests wrote since the last reply is theirs
         self._busy = True
         try:
-            wire.write_all(self.req, wire.pack(msg))
+            self._send(wire.pack(msg))
         except TestTimeout:
             self._busy = False
             self.stop()
@@ -251,17 +251,29 @@ class Remote:
             self.output.detach()
             self.pid = 0
 
+    def _send(self, data: bytes) -> None:
+        if FREEZER is not None and FREEZER.stopped:
+            FREEZER.thaw()  # the solution runs only while the tests wait for it (freeze.py)
+        wire.write_all(self.req, data)
+
+    def _reply(self) -> Any:
+        try:
+            return self.output.read_frame(self.rep, _MAX_REPLY)
+        finally:
+            if FREEZER is not None:
+                FREEZER.freeze(self.pid)  # before the tests go on (and before a fixture is checked)
+
     def _receive(self, loading: bool = False, iterating: bool = False) -> Any:
         try:
-            reply = self.output.read_frame(self.rep, _MAX_REPLY)
+            reply = self._reply()
             while type(reply) is list and reply[:1] == ["lent"] and not loading:  # the solution uses the tests'
                 busy, self._busy = self._busy, False  # (the tests' code may call the solution again meanwhile)
                 try:
                     answer = self._lent_answer(reply)
                 finally:
                     self._busy = busy
-                wire.write_all(self.req, answer)  # function (``key=len``) or iterator
-                reply = self.output.read_frame(self.rep, _MAX_REPLY)
+                self._send(answer)  # function (``key=len``) or iterator
+                reply = self._reply()
         except TestTimeout:
             self.stop()
             if loading:
@@ -1765,6 +1777,7 @@ def emit(msg: dict[str, Any], flush: bool = False) -> None:
 
 FLUSH_S = 0.05
 FIXTURES: fixtures.Fixtures | None = None  # the run's seeded files, kept as seeded (see fixtures.py)
+FREEZER: freeze.Freezer | None = None  # with them: the solution's processes stopped while the tests run (freeze.py)
 _pending: list[bytes] = []
 _flushed = [0.0]
 
@@ -2217,11 +2230,12 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     process, run every unit, report. Never returns."""
     from . import plan
 
-    global FIXTURES
+    global FIXTURES, FREEZER
     spec = payload["tests"]
     OUTPUT_CAP[0] = int(spec.get("output_cap") or OUTPUT_CAP[0])
     PRELUDE[0] = spec.get("prelude") if type(spec.get("prelude")) is str else None
     FIXTURES = fixtures.Fixtures(payload["seeded"]) if payload.get("seeded") else None
+    FREEZER = freeze.Freezer(spawner.waiting) if FIXTURES else None
     sys.path[:] = confine.stdlib_path()
     streams = _capped_streams()  # the tests' own output: each solution's share of what the task may write, no more
     signal.signal(signal.SIGALRM, _alarm)

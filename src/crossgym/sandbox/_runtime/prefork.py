@@ -58,6 +58,10 @@ class Prefork:
         """The file descriptors it holds now: the pipes of the processes still waiting, the spawner's socket."""
         return [fd for given in self._idle for fd in given[1:5]] + [self._fallback.fileno()]
 
+    def waiting(self) -> set[int]:
+        """Its children that hold no solution: the processes still waiting, and a spawner of its own."""
+        return {given[0] for given in self._idle} | ({self._fallback.pid} if self._fallback.pid else set())
+
     def expect(self, solutions: int) -> None:
         self._fallback.expect(max(0, solutions - len(self._idle)))
 
