@@ -189,9 +189,36 @@ def test_contradicting_bounds_are_task_errors():
     assert run([{"type": "word_count", "min": None, "max": 3}], "one two three").passed  # null is no bound
 
 
-@pytest.mark.parametrize("joiner", ["\u318d", "\u0660", "\u06f0", "\u1427", "\u01c0", "\ua78f"])
+@pytest.mark.parametrize("joiner", ["\u318d", "\u0660", "\u06f0", "\u1427", "\u01c0", "\ua78f",
+                                    # runic ᛁ, Tamil ஃ, Lao ະ, Tifinagh ⵂ, the zeros of Thai, Devanagari, Myanmar
+                                    "\u16c1", "\u0b83", "\u0eb0", "\u2d42", "\u0e50", "\u0966", "\u1040"])
 def test_letters_drawn_as_dots_join_no_latin_words(joiner):
     """Letters and digits of other scripts drawn as a dot or bar are word characters: "wordㆍword" x 200 was one
     word, under any maximum."""
     assert not run([{"type": "word_count", "max": 50}], joiner.join(["word"] * 200)).passed
     assert run([{"type": "word_count", "exactly": 2}], "\u0662\u0660\u0662\u0664 \u0633\u0646\u0629").passed  # ٢٠٢٤
+
+
+def test_another_scripts_letters_inside_a_word_hide_no_words_and_no_keyword():
+    """Any script's letters between Latin ones separate words (a blocklist of dot-like letters missed runic ᛁ,
+    Tamil ஃ and the zero of about 30 scripts): 26 joined words passed a 5-word maximum and hid "dog"."""
+    text = "The quick brown fox jumps over the lazy dog and then runs far away".split()
+    for joiner in ("\u16c1", "\u0b83", "\u2d42", "\u0e50", "\u0436", "\u05d0"):
+        joined = joiner.join(text)
+        assert not run([{"type": "word_count", "max": 5}], joined).passed, joiner
+        assert not run([{"type": "keywords_exclude", "keywords": ["dog"]}], joined).passed, joiner
+        assert run([{"type": "word_count", "exactly": len(text)}], joined).passed, joiner
+    for native in ("Москва и Санкт-Петербург", "Ελληνικά κείμενα εδώ", "שלום עולם", "naïve café façade"):
+        assert run([{"type": "word_count", "exactly": len(native.replace("-", " ").split())}], native).passed, native
+
+
+def test_symbols_drawn_as_latin_letters_are_those_letters():
+    """Negative circled and squared capitals and regional indicators are no letters to NFKC: 90 readable words
+    counted as none, and a forbidden word written so was not found."""
+    for write in (lambda w: "".join(chr(0x1F150 + ord(c) - 65) for c in w.upper()),
+                  lambda w: "".join(chr(0x1F170 + ord(c) - 65) for c in w.upper()),
+                  lambda w: "".join(chr(0x1F1E6 + ord(c) - 65) for c in w.upper())):
+        text = " ".join(write(w) for w in ["the", "lazy", "dog", "sleeps"] * 5)
+        assert not run([{"type": "word_count", "max": 5}], text).passed
+        assert run([{"type": "word_count", "exactly": 20}], text).passed
+        assert not run([{"type": "keywords_exclude", "keywords": ["dog"]}], text).passed

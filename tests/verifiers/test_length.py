@@ -56,6 +56,14 @@ def test_joined_words_are_still_counted(joiner):
     assert run("don't stop", max=3).passed and run("𝐡𝐞𝐥𝐥𝐨 𝐰𝐨𝐫𝐥𝐝", min=2, max=2).passed
 
 
+@pytest.mark.parametrize("joiner", ["\u16c1", "\u0b83", "\u0eb0", "\u2d42", "\u0e50", "\u0966"])
+def test_another_scripts_letters_join_no_words(joiner):
+    v = run(joiner.join(["word"] * 200), max=3)
+    assert not v.passed and v.components == {"words": 200.0}, v.reason
+    negative = " ".join("".join(chr(0x1F150 + ord(c) - 97) for c in w) for w in ["some", "words"] * 45)
+    assert run(negative, max=5).components == {"words": 90.0}
+
+
 def test_invisible_padding_does_not_reach_a_character_minimum():
     from crossgym.verifiers.constraints import char_count
 

@@ -154,3 +154,28 @@ def test_short_letter_answers_stay_algebra():
     assert run("xy", "$\\boxed{yx}$").passed and run("x", "$\\boxed{x}$").passed
     assert run(["Paris", "\\frac{1}{2}"], "$\\boxed{0.5}$").passed  # a list mixing a word and a number
     assert not run(["Paris", "\\frac{1}{2}"], "$\\boxed{sirap}$").passed
+
+
+@pytest.mark.parametrize("gold", ["x=3, y=-1", "x=3 \\text{ and } y=-1", "$x = 3, y = -1$"])
+def test_a_reference_that_assigns_variables_matches_unnamed_values_in_its_order_only(gold):
+    """math-verify keeps the values of ``x=3, y=-1`` as a set, so (-1, 3), which says x=-1, passed."""
+    for right in ("$\\boxed{(3, -1)}$", "$\\boxed{3, -1}$", "$\\boxed{x=3, y=-1}$", "$\\boxed{y=-1, x=3}$",
+                  "$x = 3$ and $y = -1$"):
+        assert run(gold, right).passed, (gold, right)
+    for wrong in ("$\\boxed{(-1, 3)}$", "$\\boxed{-1, 3}$", "$\\boxed{\\{-1, 3\\}}$", "$\\boxed{x=-1, y=3}$"):
+        assert not run(gold, wrong).passed, (gold, wrong)
+    assert run("a=1, b=2, c=5", "$\\boxed{(1, 2, 5)}$").passed
+    assert not run("a=1, b=2, c=5", "$\\boxed{(5, 2, 1)}$").passed
+    assert run("x=3", "$\\boxed{3}$").passed  # one variable: its value, as before
+
+
+@pytest.mark.parametrize("text", ["$\\boxed{" + "{" * 20 + "2" + "}" * 21 + "$", "$\\boxed{5!!!!!!}$",
+                                  "$" + "(" * 50 + "2" + ")" * 50 + "$",
+                                  "$\\boxed{" + "\\{" * 20 + "2" + "\\}" * 20 + "}$"])
+def test_answers_the_parser_would_take_minutes_on_are_malformed_at_once(text):
+    """Each held a worker to its deadline (a timeout: the machine's failure, masked under on_error none)."""
+    t0 = time.monotonic()
+    v = run("2", text)
+    assert v.error_kind == "malformed" and "not parsed" in v.reason, v
+    assert time.monotonic() - t0 < 2.0
+    assert run("\\frac{\\sqrt{2}}{2}", "$\\boxed{\\frac{\\sqrt{\\frac{1}{2}}}{1}}$").passed  # ordinary nesting

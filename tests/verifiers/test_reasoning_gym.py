@@ -45,9 +45,11 @@ def test_matches_reasoning_gym_scoring_exactly() -> None:
         meta = task.metadata["reasoning_gym"]
         ds = dataset_for("basic_arithmetic", meta["config"])
         entry = ds[meta["index"]]
-        for guess in (entry["answer"], "0", entry["answer"] + "0", ""):
+        for guess in (entry["answer"], "0", ""):
             got = run(v, task, f"<answer>{guess}</answer>")
             assert got.reward == ds.score_answer(guess, entry)
+        longer = run(v, task, f"<answer>{entry['answer']}0</answer>")  # its substring credit is not paid
+        assert 0 < ds.score_answer(entry["answer"] + "0", entry) < 1 and longer.reward == 0.0, longer
 
 
 def test_last_answer_tag_counts_and_think_is_skipped() -> None:
@@ -118,3 +120,26 @@ def test_two_upstream_scorers_that_reward_anything_are_corrected() -> None:
         if 0.01 <= float(right) < 1 and len(right) > 3:  # (a prefix of it: credit for its share of the digits)
             assert run(v, task, "<answer>0</answer>").reward < 0.5
             assert run(v, task, f"<answer>{right[:3]}</answer>").reward < 1.0
+
+
+@pytest.mark.parametrize("dataset, hedge", [
+    ("course_schedule", "{right}{wrong}"), ("syllogism", "YesNo"), ("gcd", "-{right}"), ("basic_arithmetic", "{right}0"),
+    ("letter_counting", "1 2 3 4 5 6 7 8 9 {right}"), ("tsumego", "{right} A1 B2"),
+])
+def test_an_answer_holding_the_oracle_among_other_text_earns_nothing(dataset: str, hedge: str) -> None:
+    """reasoning-gym pays len(oracle) / len(answer) to an answer containing the oracle (its default scorer, ~35
+    datasets inherit it, and tsumego's own): "TrueFalse" earned ~0.5 on any yes/no task, "-3" 0.5 for 3."""
+    v = inline()
+    for task in reasoning_gym(dataset, n=3, seed=1):
+        meta = task.metadata["reasoning_gym"]
+        ds = dataset_for(dataset, meta["config"])
+        entry = ds[meta["index"]]
+        right = str(entry["answer"])
+        wrong = {"True": "False", "False": "True", "Yes": "No", "No": "Yes"}.get(right, "0")
+        text = hedge.format(right=right, wrong=wrong)
+        if dataset == "syllogism" and right not in ("Yes", "No"):
+            continue
+        assert 0 < ds.score_answer(text, entry) < 1  # what reasoning-gym pays it
+        got = run(v, task, f"<answer>{text}</answer>")
+        assert got.reward == 0.0 and not got.passed and "not paid" in got.reason, got
+        assert run(v, task, f"<answer>{right}</answer>").reward == 1.0

@@ -64,6 +64,9 @@ def test_duplicate_keys_in_a_hermes_object_are_malformed_too() -> None:
     assert v.error_kind == "malformed" and "duplicate key 'city'" in v.reason
     assert ToolCallVerifier().verify(TASK, openai_completion('{"city": "a", "city": "Paris"}')).error_kind \
         == "malformed"
+    python = ToolCallVerifier().verify(TASK, Completion.from_text(  # and in a Python-syntax dict (the last one won)
+        'get_weather(city="Paris", opts={"unit": "x", "unit": "c"})'))
+    assert python.error_kind == "malformed" and "repeats the key 'unit'" in python.reason, python
 
 
 def test_readable_arguments_are_unchanged() -> None:

@@ -275,6 +275,8 @@ def _literal(node: ast.expr, fn: str, arg: str, depth: int = 0) -> Any:
         for k, v in zip(node.keys, node.values, strict=True):
             if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
                 raise MalformedToolCall(f"{fn}: argument {arg!r} has a non-string key")
+            if k.value in out:  # as JSON arguments with a repeated key are refused (parsers keep different ones)
+                raise MalformedToolCall(f"{fn}: argument {arg!r} repeats the key {k.value!r}")
             out[k.value] = _literal(v, fn, arg, depth + 1)
         return out
     raise MalformedToolCall(f"{fn}: argument {arg!r} is not a literal value ({type(node).__name__})")

@@ -55,15 +55,33 @@ _COMMAS = re.compile("[,\u201a\u3001\u060c\u2e41\u2e32\u2e34\u2e4c\u055d\u07f8\u
                      "\u0375\u02cf\u066b\u0326\u0327\u0312\u0313\u0314\u0315]")  # and those drawn as one (¸ is \u0327)
 
 
+def _symbol_letters() -> dict[int, str]:
+    """Symbols drawn as Latin letters that NFKC leaves alone: negative circled and negative squared capitals
+    (🅣🅗🅔), regional indicators (🇹🇭🇪): the letter each names. "🅣🅗🅔 🅓🅞🅖" read as no words, and no "dog"."""
+    out = {}
+    for cp in [*range(0x1F150, 0x1F16A), *range(0x1F170, 0x1F18A), *range(0x1F1E6, 0x1F200)]:
+        name = unicodedata.name(chr(cp), "")
+        if name.rsplit(" ", 2)[-2:-1] == ["LETTER"] and len(name.rsplit(" ", 1)[-1]) == 1:
+            out[cp] = name[-1]
+    return out
+
+
+_SYMBOL_LETTERS = _symbol_letters()
+_SYMBOL_LETTER = re.compile("[\U0001f150-\U0001f169\U0001f170-\U0001f189\U0001f1e6-\U0001f1ff]")
+
+
 def _visible(text: str) -> str:
     """``text`` in NFKC without format characters (Cf: zero-width space, joiners, soft hyphen...) or other
-    invisible ones."""
+    invisible ones, and symbols drawn as Latin letters written as those letters (``_SYMBOL_LETTERS``)."""
     if text.isascii():
         return text
     t = unicodedata.normalize("NFKC", text)
     if "\u200b" in t:  # a zero-width space marks a word break in Thai, Lao, Myanmar and Khmer: keep it as a space
         t = _SEA_ZWSP.sub(" ", t)
-    drop = {ord(c): None for c in set(t) if unicodedata.category(c) == "Cf" or _INVISIBLE.match(c)}
+    drop: dict[int, str | None] = {ord(c): None for c in set(t) if unicodedata.category(c) == "Cf"
+                                   or _INVISIBLE.match(c)}
+    if _SYMBOL_LETTER.search(t):
+        drop.update(_SYMBOL_LETTERS)
     return t.translate(drop) if drop else t
 
 
@@ -91,7 +109,62 @@ def canonical(text: str) -> str:
         if cat == "Pc" or c in _BLANK_LETTERS or (cat == "Lm" and not _IS_CJK.match(c)):
             space[ord(c)] = " "
     t = (t.translate(space) if space else t).replace("_", " ")
-    return _DOT_JOINERS.sub(" ", t)
+    return _split_scripts(_DOT_JOINERS.sub(" ", t))
+
+
+#: a run of at most this many letters or digits of another script inside a word is a joiner, not a word
+_JOINER_RUN = 2
+_LATIN_LOOKALIKES = frozenset(chr(c) for c in _CONFUSABLES)
+
+
+@functools.lru_cache(maxsize=4096)
+def _script_of(c: str) -> str | None:
+    """The script a word character belongs to, by its Unicode name's first word ("LATIN", "CYRILLIC", "RUNIC",
+    "THAI"...); "" for characters that belong to any word (ASCII digits, combining marks, look-alikes of Latin
+    letters, CJK characters, which are words of their own); None for a character that is no part of a word."""
+    if c.isascii():
+        return "LATIN" if c.isalpha() else "" if c.isdigit() else None
+    if c in _LATIN_LOOKALIKES:
+        return ""  # (drawn as a Latin letter: a letter of the Latin word it sits in, and of its own script's)
+    cat = unicodedata.category(c)
+    if cat[0] == "M" or _IS_CJK.match(c):
+        return ""
+    if cat[0] not in "LN":
+        return None
+    return unicodedata.name(c, "?").split(" ", 1)[0]
+
+
+def _split_scripts(t: str) -> str:
+    """Letters and digits of another script inside a word separate its parts: a run of at most ``_JOINER_RUN``
+    of them between two runs of one script is a space (runic ᛁ, Tamil ஃ, Lao ະ, Tifinagh ⵂ and the zero of about
+    30 scripts are drawn as a bar, dots or a circle: "the᛫quick᛫brown..." was one word, and hid "dog"), a longer
+    one a word of its own. Text written in one script (with ASCII digits, marks, CJK) is left as it is."""
+    if t.isascii():
+        return t
+    scripts = {_script_of(c) for c in set(t)}
+    scripts.discard(None)
+    scripts.discard("")
+    if len(scripts) < 2:
+        return t
+    out: list[str] = []
+    runs: list[tuple[str, int]] = []  # the current word's runs: (script, index in out where it starts)
+    for ch in t:
+        s = _script_of(ch)
+        if s is None:
+            runs = []
+        elif s:
+            if runs and runs[-1][0] != s:
+                if len(runs) >= 2 and runs[-2][0] == s and len(out) - runs[-1][1] <= _JOINER_RUN:
+                    del out[runs[-1][1]:]  # a short run of another script between two of this one: a joiner
+                    out.append(" ")
+                    runs.pop()
+                else:
+                    out.append(" ")
+                runs.append((s, len(out)))
+            elif not runs:
+                runs.append((s, len(out)))
+        out.append(ch)
+    return "".join(out)
 
 
 def _skeleton(text: str) -> str:

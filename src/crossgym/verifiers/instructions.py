@@ -35,8 +35,10 @@ class Instructions(BaseVerifier):
     # neither) and read 𝐓 as T; every constraint argument is type- and range-checked (a bad one is a bad task)
     # 4: the kana blocks' sound, length and iteration marks and punctuation are no words (300 combining U+3099
     # passed a 300-word minimum); more look-alike letters (small capitals, Cherokee, ø) and commas (͵ ˏ ٫ ¸); letters
-    # drawn as a dot or bar (ㆍ ٠ ǀ) beside Latin letters separate words
-    version = "4"
+    # drawn as a dot or bar (ㆍ ٠ ǀ) beside Latin letters separate words; 5: any script's letters or digits inside a
+    # word separate it (runic ᛁ, Tamil ஃ, Thai ๐ hid 25 words and a forbidden one), symbols drawn as Latin letters
+    # (🅣🅗🅔, regional indicators) are those letters, in counts and keywords
+    version = "5"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:

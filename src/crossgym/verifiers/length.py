@@ -37,8 +37,10 @@ class Length(BaseVerifier):
     # 3: words are counted in NFKC without invisible characters, and "_" and modifier letters (ʼ) separate words as
     # hyphens do ("_".join(["word"] * 200) is 200 words, not one); characters are counted as they show (NFKC,
     # zero-width padding not counted); 4: kana sound and length marks are no words, and letters drawn as a dot or
-    # bar (ㆍ ٠ ǀ) beside Latin letters separate words ("wordㆍword" x 200 was one word)
-    version = "4"
+    # bar (ㆍ ٠ ǀ) beside Latin letters separate words ("wordㆍword" x 200 was one word); 5: letters and digits of
+    # another script inside a word separate it (runic ᛁ, Tamil ஃ, Thai ๐ joined 26 words into one), and symbols
+    # drawn as Latin letters (🅣🅗🅔, regional indicators) are those letters (90 words counted as none)
+    version = "5"
     description = "length budget in words/chars/tokens, or a linear over/under-length penalty"
 
     def __init__(self, *, min: int | None = None, max: int | None = None, unit: str = "words",  # noqa: A002

@@ -1,5 +1,6 @@
 """reasoning_gym: any reasoning-gym task scored by that dataset's own ``score_answer`` (two that reward answers
-that do not solve the task, game_of_life_halting and coin_flip, are corrected here: see ``_CORRECTED``).
+that do not solve the task, game_of_life_halting and coin_flip, are corrected here: see ``_CORRECTED``; and no
+dataset's substring credit is paid to an answer that holds the oracle among other text: see ``_holds_oracle``).
 
 The task carries ``metadata["reasoning_gym"] = {"dataset", "config", "index", "entry"}`` (the bridge in
 ``crossgym.environments.sources.reasoning_gym`` writes it). The entry scored is regenerated from dataset, config and
@@ -93,6 +94,19 @@ def _coin_flip(ds: Any, answer: str, entry: dict[str, Any]) -> float:
     return shared / max(len(mine), len(theirs))
 
 
+def _holds_oracle(answer: str, entry: dict[str, Any]) -> bool:
+    """The answer holds the entry's whole answer and more. Reasoning-gym's default scorer (inherited by ~35
+    datasets) and several of its own (tsumego, manipulate_matrix, codeio) pay ``len(oracle) / len(answer)`` to an
+    answer that contains the oracle: "TrueFalse" earned ~0.5 on every yes/no task, "-3" 0.5 for 3, "1 2 3 4 5 6 7 8
+    9" something on any one-digit task. Listing candidates is no step towards the answer: such partial credit is
+    not paid (crossgym's rule; an answer equal to the oracle after the dataset's own normalisation scores 1.0)."""
+    oracle = entry.get("answer") if isinstance(entry, dict) else None
+    if isinstance(oracle, bool) or not isinstance(oracle, (str, int, float)):
+        return False
+    want, got = str(oracle).strip().casefold(), answer.strip().casefold()
+    return bool(want) and want in got and want != got
+
+
 #: reasoning-gym datasets whose own scorer rewards answers that do not solve the task: scored by these instead
 _CORRECTED = {"game_of_life_halting": _game_of_life_halting, "coin_flip": _coin_flip}
 
@@ -101,8 +115,9 @@ class ReasoningGym(BaseVerifier):
     """A reasoning-gym task, scored by its dataset's own score_answer (reward in 0..1)."""
 
     name = "reasoning_gym"
-    version = "4"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
-    # scorers corrected (_CORRECTED): game_of_life_halting passed any text, coin_flip gave "0" full credit
+    version = "5"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
+    # scorers corrected (_CORRECTED): game_of_life_halting passed any text, coin_flip gave "0" full credit; 5: no
+    # partial credit for an answer that holds the oracle among other text (_holds_oracle: hedges earned ~0.5)
     description = "reasoning-gym tasks scored by the dataset's own score_answer"
     isolation = "process"
     default_timeout = 30.0
@@ -173,6 +188,10 @@ class ReasoningGym(BaseVerifier):
             reward = float(value)
         except (TypeError, ValueError):
             raise BadTask(f"score_answer returned {value!r}, not a number") from None
+        if reward < 1.0 and _holds_oracle(answer, entry):
+            return Verdict.ok(0.0, threshold=self.threshold, components={"score_answer": reward},
+                              reason=f"{clip(answer, 60)!r} holds the answer among other text: reasoning-gym's "
+                                     f"substring credit ({reward:g}) is not paid")
         return Verdict.ok(reward, threshold=self.threshold,
                           reason=f"score_answer gave {reward:g} for {clip(answer, 60)!r}",
                           components={"score_answer": reward})

@@ -169,8 +169,9 @@ class ToolCallVerifier(BaseVerifier):
     # 6: OpenAI tool_calls whose arguments are not one JSON object (invalid, a list of pairs, a key twice, NaN) are
     # malformed, as in Hermes text (they raised building the Completion, or were read as some object)
     # 7: strings="bfcl" (BFCL's AST checker's rules) and answers in BFCL's possible-answer form; 8: a Python-syntax
-    # name or keyword that NFKC changes (gｅt_weather) is malformed: Python's parser read it as get_weather
-    version = "8"
+    # name or keyword that NFKC changes (gｅt_weather) is malformed: Python's parser read it as get_weather; 9: a key
+    # repeated in a Python-syntax dict argument is malformed, as in JSON (the last value was kept)
+    version = "9"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
