@@ -269,13 +269,14 @@ def test_what_a_check_raises_is_never_swallowed(sandbox: Sandbox, call: str) -> 
              "with Ledger() as led:\n    led.add(5)\n    assert len(led.entries()) == 1",
              "with Ledger() as led:\n    led.add(2)\n    assert led.total() == 2",
              "import unittest\nwith Ledger() as led:\n    unittest.TestCase().assertEqual(led.total() + 1, 1)",
+             "with Ledger() as led:\n    led.add(1)\n    if led.total() + 0 != 1:\n        raise AssertionError('sum')",
              "with Ledger() as led:\n    {}['missing']\nassert True"]  # suppressed, as contextlib.suppress would
     base = ("class Ledger:\n    def __init__(self):\n        self.xs = []\n    def __enter__(self):\n"
             "        return self\n    def __exit__(self, *a):\n        return True\n"
             "    def add(self, x):\n        self.xs.append(x)\n")
     right = base + "    def total(self):\n        return sum(self.xs)\n    def entries(self):\n        return list(self.xs)\n"
     r = judge(sandbox, right, tests)
-    assert (r.passed, r.total) == (6, 6), r.details
+    assert (r.passed, r.total) == (7, 7), r.details
     for total in ("None", "__import__('decimal').Decimal('sNaN')"):
         cheat = base + f"    def total(self):\n        return {total}\n    def entries(self):\n        return None\n"
         r = judge(sandbox, cheat, tests)

@@ -223,6 +223,8 @@ def _flushing(stmts: list[ast.stmt], calls: _Calls, helper: bool = False) -> lis
     body (``helper``) the flush is ``__cg_flush__(1)``, and every function defined in them is made a helper."""
     out: list[ast.stmt] = []
     for stmt in stmts:
+        checks_if = isinstance(stmt, ast.If) and any(isinstance(s, (ast.Raise, ast.Assert))
+                                                      for s in stmt.body + stmt.orelse)
         if isinstance(stmt, ast.FunctionDef):
             _helper(stmt, calls)
         elif isinstance(stmt, ast.AsyncFunctionDef):
@@ -234,10 +236,34 @@ def _flushing(stmts: list[ast.stmt], calls: _Calls, helper: bool = False) -> lis
                     setattr(stmt, field, _flushing(inner, calls, helper))
             for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:  # except clauses, cases
                 part.body = _flushing(part.body, calls, helper)
-        out.append(_checking(stmt) if _is_check(stmt) else stmt)
-        if not isinstance(stmt, _ENDS) and calls(stmt):
+        flushed = not isinstance(stmt, _ENDS) and calls(stmt)  # (asked of the statement as written)
+        if _is_check(stmt):
+            out.append(_checking(stmt))
+        elif checks_if:
+            out += _checking_condition(stmt)  # type: ignore[arg-type]
+        else:
+            out.append(stmt)
+        if flushed:
             out.append(_flush(getattr(stmt, "end_lineno", None) or stmt.lineno, helper))
     return out
+
+
+def _checking_condition(stmt: ast.If) -> list[ast.stmt]:
+    """A check written as ``if <condition>: raise ...`` (or ``else: assert False``): its condition is evaluated,
+    truth included, as a marked check (``__cg_t__ = not not (<condition>)`` in :func:`_checking`), so what it
+    raises on the solution's answer is a failed check too; the ``if`` then tests ``__cg_t__``."""
+    test = stmt.test
+    line, end = test.lineno, getattr(test, "end_lineno", None) or test.lineno
+
+    def at(node: _Node) -> _Node:
+        node.lineno, node.end_lineno = line, end  # type: ignore[attr-defined]
+        node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
+        return node
+
+    truth = at(ast.UnaryOp(ast.Not(), at(ast.UnaryOp(ast.Not(), test))))
+    assign = at(ast.Assign(targets=[at(ast.Name("__cg_t__", ast.Store()))], value=truth))
+    stmt.test = at(ast.Name("__cg_t__", ast.Load()))
+    return [_checking(assign), stmt]
 
 
 def _is_check(stmt: ast.stmt) -> bool:
