@@ -251,7 +251,7 @@ SHARED_TESTS = [
     "import os\nos.environ['MODE'] = 'x'\nassert mode() == 'x'",
     "import os\nmark()\nassert os.environ.get('BACK') == '1'",
     "import random\nrandom.seed(1)\na = roll()\nb = random.random()\nrandom.seed(1)\n"
-    "assert [random.random(), random.random()] == [a, b]",  # the tests' draws go on from the solution's
+    "assert random.random() == a == b",  # not as in one process: the tests' draws go on from their own state
 ]
 
 

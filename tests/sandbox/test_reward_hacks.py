@@ -680,16 +680,61 @@ def test_a_solution_cannot_steer_what_the_tests_programs_run(sandbox: Sandbox, c
     assert judge(sandbox, solution, tests).all_passed
 
 
-def test_a_solution_cannot_set_the_state_the_tests_draw_from(sandbox: Sandbox, call: str) -> None:
-    """The random state a call left was the tests' next: an all-zero state made every later draw the minimum, so
-    the tests' random inputs were trivially sorted. Only a state the solution's own draws reach is taken back."""
-    tests = ("import random\nrandom.seed(2024)\nassert sort_list([3, 1, 2]) == [1, 2, 3]\n"
-             "xs = [random.randint(-100, 100) for _ in range(20)]\nassert len(set(xs)) > 1\n"
-             "random.seed(7)\nassert sort_list([2, 1]) == [1, 2]\nwant = random.Random(7)\n"
-             "want.random()\nassert random.random() == want.random()\n")  # (its one draw went on from the tests')
+def test_a_solution_cannot_choose_what_the_tests_draw_next(sandbox: Sandbox, call: str) -> None:
+    """The random state a call left was the tests' next: an all-zero state made every later draw the minimum, and
+    a solution that drew until the tests' next ``randint(0, 20)`` came out 0 or 1 (a state reached by draws) made
+    their next input trivially sorted: a wrong sort passed 20 of 21 seeded cases. The tests' draws go on from their
+    own state: the solution's draws start from it and never come back."""
+    tests = ["import random\nrandom.seed(2024)\nassert sort_list([3, 1, 2]) == [1, 2, 3]\n"
+             "xs = [random.randint(-100, 100) for _ in range(20)]\nassert len(set(xs)) > 1",
+             "import random\nrandom.seed(7)\nassert sort_list([2, 1]) == [1, 2]\n"
+             "assert random.random() == random.Random(7).random()"]  # (its draws did not move the tests' generator)
+    tests += [f"import random\nrandom.seed({seed})\nsort_list([])\nxs = [random.randint(0, 99) for _ in "
+              f"range(random.randint(0, 20))]\nassert sort_list(xs) == sorted(xs)" for seed in range(12)]
     forger = ("import random\ndef sort_list(xs):\n    random.setstate((3, tuple([0] * 624 + [624]), None))\n"
               "    return sorted(xs)\n")
     drawer = "import random\ndef sort_list(xs):\n    random.random()\n    return sorted(xs)\n"
+    steerer = ("import random\ndef sort_list(xs):\n    for _ in range(100000):\n        st = random.getstate()\n"
+               "        if random.randint(0, 20) <= 1:\n            random.setstate(st)\n            break\n"
+               "    return list(xs)\n")
+    honest_wrong = "def sort_list(xs):\n    return list(xs)\n"
     assert judge(sandbox, drawer, tests).all_passed
-    got = judge(sandbox, forger, tests)
-    assert [d.passed for d in got.details][:2] == [True, True], got
+    assert judge(sandbox, forger, tests).all_passed  # (it sorts: its state is its own)
+    assert judge(sandbox, steerer, tests).passed <= judge(sandbox, honest_wrong, tests).passed
+
+
+# ------------------------------------------------------------------ objects of the solution's classes compared
+FRAC_TESTS = ["assert add(Frac(1, 2), Frac(1, 2)) == Frac(1, 1)", "assert add(Frac(1, 3), Frac(1, 3)) == Frac(2, 3)",
+              "assert add(Frac(1, 2), Frac(1, 4)) != Frac(1, 1)", "assert add(Frac(1, 2), Frac(0, 1)) != 1"]
+FRAC = ("class Frac:\n    def __init__(self, n, d):\n        self.n, self.d = n, d\n"
+        "    def __eq__(self, other):\n{eq}\n    __hash__ = None\n"
+        "def add(a, b):\n    return Frac({n}, a.d * b.d)\n")
+RIGHT_EQ = ("        if not isinstance(other, Frac):\n            return NotImplemented\n"
+            "        return self.n * other.d == other.n * self.d")
+
+
+def test_a_class_with_its_own_eq_compares_its_objects_as_it_says(sandbox: Sandbox, call: str) -> None:
+    """Two objects of a class with an ``__eq__`` of its own compared by identity: a correct Frac (4/4 == 1/1 by
+    cross-multiplication) failed every such check, as the wrong one did. Its ``__eq__`` answers now, unless it
+    says it equals an object it cannot know of; and a plain value is never compared there."""
+    right = FRAC.format(eq=RIGHT_EQ, n="a.n * b.d + b.n * a.d")
+    wrong = FRAC.format(eq=RIGHT_EQ, n="a.n + b.n")
+    always = FRAC.format(eq="        return True", n="0")
+    r = judge(sandbox, right, FRAC_TESTS)
+    assert (r.passed, r.total) == (4, 4), r.details
+    assert judge(sandbox, wrong, FRAC_TESTS).passed < 4
+    assert judge(sandbox, always, FRAC_TESTS).passed <= judge(sandbox, wrong, FRAC_TESTS).passed
+
+
+def test_dataclasses_that_compare_nothing_compare_their_state(sandbox: Sandbox, call: str) -> None:
+    """Every field ``compare=False``, or slots with no field declared: every object equalled every other."""
+    tests = ["assert midpoint(Point(0, 0), Point(2, 2)) == Point(1, 1)",
+             "assert midpoint(Point(0, 0), Point(4, 0)) == Point(2, 0)"]
+    right = "    return Point((a.x + b.x) // 2, (a.y + b.y) // 2)\n"
+    for head in ("from dataclasses import dataclass, field\n@dataclass\nclass Point:\n"
+                 "    x: int = field(compare=False)\n    y: int = field(compare=False)\n",
+                 "from dataclasses import dataclass\n@dataclass\nclass Point:\n    __slots__ = ('x', 'y')\n"
+                 "    def __init__(self, x, y):\n        self.x, self.y = x, y\n"):
+        assert judge(sandbox, head + "def midpoint(a, b):\n" + right, tests).all_passed, head
+        got = judge(sandbox, head + "def midpoint(a, b):\n    return Point(0, 0)\n", tests)
+        assert got.passed == 0, (head, got.details)

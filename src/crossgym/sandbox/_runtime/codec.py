@@ -213,6 +213,13 @@ def capabilities(kind: type) -> int:
     for name, bit in (("__eq__", DATACLASS_EQ), ("__lt__", DATACLASS_ORDER), ("__hash__", DATACLASS_HASH)):
         if dataclass_of(kind, name) is not None:
             bits |= bit
+    if not bits & DATACLASS_EQ:
+        for k in mro:  # the first __eq__ of its MRO: its own (a class's, not object's, not a built-in base's)
+            found = type.__dict__["__dict__"].__get__(k)
+            if "__eq__" in found:
+                if type(found["__eq__"]) is _FUNCTION:
+                    bits |= OWN_EQ
+                break
     if any(type(type.__dict__["__dict__"].__get__(k).get("__dataclass_fields__")) is dict for k in mro):
         bits |= DATACLASS
     if len(_CAPS) < 4096:
@@ -234,6 +241,10 @@ STD_EXCEPTION_MODULES = frozenset({
 #: ``P(1, 2) == P(1, 2)`` holds as in one process and no ``__eq__`` of the solution's answers for it
 DATACLASS_EQ, DATACLASS_ORDER, DATACLASS_HASH = 1 << 16, 1 << 17, 1 << 18
 DATACLASS = 1 << 19  # a dataclass at all: ``dataclasses.fields``, ``asdict`` and ``is_dataclass`` read its fields
+#: a class with an ``__eq__`` of its own (a Python function, not a dataclass's): two of its objects compare as that
+#: method says, in the solution's process (``Frac(1, 2) == Frac(2, 4)``), unless it says one equals an object it
+#: cannot know (equal to everything: then only the same object is equal)
+OWN_EQ = 1 << 20
 
 
 def dataclass_of(kind: type, name: str) -> type | None:

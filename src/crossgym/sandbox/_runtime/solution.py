@@ -309,8 +309,6 @@ class _Server:
         if type(shared) is dict:
             _take_shared(shared)
             self.take_globals(shared)
-        rand = sys.modules.get("random")
-        before = rand.getstate() if rand is not None else None
         env = child.environ_now()
         pargs = [self.dec(a) for a in args]
         kw = {k: self.dec(v) for k, v in kwargs.items()}
@@ -322,16 +320,16 @@ class _Server:
             # what it did before it raised stays done, as in one process (a transfer that moves the money, then
             # raises on the overdraft, fails the tests' check that a refused transfer changes nothing; it passed)
             try:
-                mutated, _, back = self._effects(given, inner, before, env)
+                mutated, _, back = self._effects(given, inner, env)
                 self.effects = [mutated, back] if mutated or back else None
             except BaseException:  # (an argument now unsendable: the exception alone, its effects as before)
                 self.effects = None
             raise
-        mutated, same, back = self._effects(given, inner, before, env)
+        mutated, same, back = self._effects(given, inner, env)
         out = [self.enc(result, same), mutated]  # an argument it returns unchanged: the tests' own object
         return out + [back] if back else out
 
-    def _effects(self, given: list[Any], inner: Any, before: Any, env: Any) -> tuple[dict[str, Any], dict[int, str],
+    def _effects(self, given: list[Any], inner: Any, env: Any) -> tuple[dict[str, Any], dict[int, str],
                                                                                       dict[str, Any]]:
         """What a call did to the tests' arguments (``mutated``), the arguments it left as they were (``same``, by
         id), and what it changed of the state the tests share with it (``back``)."""
@@ -350,10 +348,6 @@ class _Server:
             elif inner:
                 same.update({i: k for i, (k, _) in inner.items() if k.startswith(key + ".")})
         back: dict[str, Any] = {}  # what the call changed of the state the tests share with it in one process
-        rand = sys.modules.get("random")
-        if rand is not None and rand.getstate() != before:
-            state = rand.getstate()
-            back["random"] = [state[0], list(state[1]), state[2]]
         if child.environ_now() != env:
             now, was = dict(os.environ), child.environ_text(env)
             back["env"] = [{k: v for k, v in now.items() if was.get(k) != v}, [k for k in was if k not in now]]
@@ -530,6 +524,13 @@ class _Server:
             return _exact(len(obj), int)
         if name == "bool":
             return _exact(bool(obj), bool)
+        if name == "eq":  # its class's own __eq__ with another object of the solution's (see codec.OWN_EQ)
+            other = self.dec(args[0])
+            try:
+                everything = bool(obj == _Stranger())  # (an object no solution can know of: equal to everything?)
+            except Exception:  # noqa: BLE001 - it looks at what it is given: no sign of that
+                everything = False
+            return False if everything else _exact(bool(obj == other), bool)
         if name == "compared":  # a dataclass's compared (or hashed) fields, by its real class (see codec.DATACLASS_EQ)
             kind = _TYPE(obj)
             names = codec.dataclass_fields(kind, _DATACLASS_METHODS[str(args[0])])
@@ -723,11 +724,35 @@ def _dataclass_state(obj: Any, kind: type, names: list[str]) -> tuple[Any, ...]:
     declared = fields if type(fields) is dict else {}
     for key in sorted(k for k in own if type(k) is str and not dict.__contains__(declared, k)):
         values += [key, own[key]]
+    for key in _slot_names(kind):  # and in its slots: a slotted class that declares no field made every object equal
+        if not dict.__contains__(declared, key) and key not in own:
+            values += [key, _slot(obj, kind, key)]
+    if not names and declared:  # every field compare=False: every object was equal to every other
+        for key in sorted(k for k in declared if type(k) is str):
+            values += [key, own[key] if key in own else _slot(obj, kind, key)]
     return tuple(values)
+
+
+def _slot_names(kind: type) -> list[str]:
+    """The names of the slots ``kind`` and its bases declare (``__slots__`` as each class's own dict holds it)."""
+    out: list[str] = []
+    for k in _MRO(kind):
+        slots = _TYPE.__dict__["__dict__"].__get__(k).get("__slots__", ())
+        for name in (slots,) if type(slots) is str else slots if type(slots) in (tuple, list) else ():
+            if type(name) is str and name not in ("__dict__", "__weakref__") and name not in out:
+                out.append(name)
+    return sorted(out)
 
 
 class _Slotted:
     __slots__ = ("slot",)
+
+
+class _Stranger:
+    """What an object's ``__eq__`` is asked about before its answer counts: one that says it equals this says so
+    of everything (``_Any``: ``return True``)."""
+
+    __slots__ = ()
 
 
 _MEMBER_DESCRIPTOR = type(_Slotted.__dict__["slot"])  # (a slot's descriptor: ``types.MemberDescriptorType``)
