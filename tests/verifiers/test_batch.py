@@ -23,12 +23,12 @@ def test_mixed_batch_in_order():
         expect.append(True)
         pairs.append((t("exact_match", "yes"), "no"))
         expect.append(False)
-    pairs.append((t("math", "(x+1)^2", timeout=1.0), "The answer is $9^{9^{9^{9}}}$"))  # hangs sympy
-    expect.append("timeout")
+    pairs.append((t("math", "(x+1)^2", timeout=1.0), "The answer is $9^{9^{9^{9}}}$"))  # hangs sympy: stopped at
+    expect.append("malformed")  # its CPU budget, the model's fault
     pairs.append((t("math", "3", timeout=30.0), "$\\boxed{3}$"))
     expect.append(True)
     out = verify_many(pairs, workers=2, chunksize=4)
-    got = [v.error if v.error else v.passed for v in out]
+    got = [v.error_kind if v.error else v.passed for v in out]
     assert got == expect
 
 

@@ -202,3 +202,11 @@ def test_code_output_failures() -> None:
     assert run_output(SOLUTION, {"cases": [{"stdin": 1}]}).error_kind == "exception"
     with pytest.raises(VerifierError):
         load_verifier(VerifierSpec("code_output", {"compare": "fuzzy"}))
+
+
+def test_code_output_cases_past_the_verifiers_time_fail() -> None:
+    """More cases than the deadline holds, each made to run out of time: the verdict was a timeout (the
+    machine's fault, masked under on_error none) where an honest wrong program scored its share."""
+    cases = [{"stdin": f"{i}\n", "stdout": f"{i}\n"} for i in range(6)]
+    v = run_output("```python\nimport time\ntime.sleep(999)\n```", cases, run_timeout=1.0, timeout=3.0)
+    assert v.error is None and v.reward == 0.0 and not v.passed and v.components["cases"] == 6.0, v

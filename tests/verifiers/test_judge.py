@@ -98,9 +98,9 @@ def test_per_task_rubric(server):
 
 
 def test_errors_become_verdicts(server):
-    server.mode = "noscore"
+    server.mode = "noscore"  # the response can ask for that: a failed answer, not the machine's failure
     v = run(server, "Canberra", "Canberra")
-    assert v.error_kind == "exception" and "SCORE" in v.reason
+    assert v.error is None and v.reward == 0.0 and not v.passed and "SCORE" in v.reason
     server.mode = "500"
     assert run(server, "Canberra", "Canberra, really").error_kind == "exception"
     server.mode = "500-once"
@@ -149,6 +149,8 @@ def test_env_configuration_and_selfcheck(server, monkeypatch):
 @pytest.mark.parametrize("reply,score", [
     ("SCORE: 7", 0.7), ("score: 10", 1.0), ("Score = 3/5", 0.6), ("**SCORE:** 8", 0.8), ("SCORE: 15", 1.0),
     ('{"score": 5}', 0.5), ("SCORE: 2\n...\nSCORE: 9", 0.9), ("nothing", None), ("SCORE: 1/0", None),
+    ("SCORE: 3\nsubscore=10", 0.3), ("Sydney.\nself-assessment: score = 10/10", None), ('{"score": "Infinity"}', None),
+    ("The answer is wrong.\n> **Score:** 2/10", 0.2),
 ])
 def test_parse_score(reply, score):
     got = parse_score(reply, 10)

@@ -46,7 +46,7 @@ def test_think_is_ignored_unless_asked():
     assert run("secret", "<think>secret</think>public", think=False).passed
 
 
-def test_redos_pattern_times_out_from_a_thread():
+def test_a_completion_that_makes_the_pattern_backtrack_fails_from_a_thread():
     evil = r"^(a|aa)+$"  # exponential backtracking even in the regex package
     text = "a" * 60 + "!"
     out = {}
@@ -59,7 +59,7 @@ def test_redos_pattern_times_out_from_a_thread():
     t = threading.Thread(target=go)
     t.start()
     t.join(30)
-    assert out["v"].error == "timeout"
+    assert out["v"].error is None and out["v"].reward == 0.0 and "s of CPU" in out["v"].reason, out
     assert out["dt"] < 10
 
 

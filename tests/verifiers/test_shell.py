@@ -118,3 +118,10 @@ def test_bad_tasks_and_params() -> None:
     with pytest.raises(VerifierError):
         load_verifier(VerifierSpec("shell", {"command_timeout": -1}))
     json.dumps(verify(UNIQUE, bash("true")).to_dict())
+
+
+def test_commands_that_use_up_the_verifiers_time_fail() -> None:
+    """Thirteen ``sleep 30`` calls ran the replay out of time: an exception verdict, the machine's fault (masked
+    under on_error none). Now a failed answer, returned before the deadline."""
+    v = verify(UNIQUE, runs(*["sleep 30"] * 4), timeout=4.0, command_timeout=1.5)
+    assert v.error is None and v.reward == 0.0 and not v.passed and "ran out of the verifier's time" in v.reason, v

@@ -184,3 +184,16 @@ def test_a_huge_result_is_an_error_not_the_callers_memory(columns: str) -> None:
     v = score({"rows": [["pen"]]}, query)
     assert not v.passed and v.error is None and ("64 MiB" in v.reason or "too many columns" in v.reason), v
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 512 * 1024  # (KiB: well under 5 GB)
+
+
+def test_a_query_that_makes_sqlite_run_long_single_steps_is_bounded() -> None:
+    """One LIKE over a long string with a long pattern is one VM instruction (the progress handler never ran): an
+    87-character query ran 14.7 s past its 5 s timeout. Patterns over 100 characters and values over 1 MB fail."""
+    from crossgym.verifiers.sql import QueryError
+
+    script = "CREATE TABLE t(x);"
+    for query in ("SELECT 1 WHERE hex(zeroblob(200000)) LIKE '%' || hex(zeroblob(12000)) || '1'",
+                  "SELECT length(hex(zeroblob(2000000)))"):
+        with pytest.raises(QueryError):
+            execute(script, query, timeout=2.0)
+    assert execute(script, "SELECT 'abc' LIKE '%b%'", timeout=2.0)[1] == [(1,)]

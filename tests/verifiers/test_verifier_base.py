@@ -125,7 +125,7 @@ def test_process_deadline_kills_and_heals():
     def go(i, text):
         results[i] = v.verify(task(), comp(text))
 
-    ths = [threading.Thread(target=go, args=(i, t)) for i, t in enumerate(["spin", "yes", "spin", "no"])]
+    ths = [threading.Thread(target=go, args=(i, t)) for i, t in enumerate(["sleep", "yes", "sleep", "no"])]
     t0 = time.monotonic()
     for th in ths:
         th.start()
@@ -136,6 +136,9 @@ def test_process_deadline_kills_and_heals():
     assert results[1].passed and not results[3].passed
     assert v.verify(task(), comp("yes")).passed  # the pool healed
     assert first != os.getpid()
+    # a completion that keeps the worker's CPU busy is stopped at CPU_SHARE of the timeout: the model's fault
+    spun = EchoProcess(timeout=1.0).verify(task(), comp("spin"))
+    assert spun.error_kind == "malformed" and "s of CPU" in spun.reason, spun
 
 
 def test_params_and_pickling():

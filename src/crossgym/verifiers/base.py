@@ -14,6 +14,8 @@ Writing a verifier
    * ``"process"`` ``score`` runs in crossgym's worker-process pool (``crossgym.verifiers.pool``); at the deadline
      the worker is killed and replaced, and ``verify`` returns ``Verdict.timeout``. For CPU-bound scorers that can
      blow up (sympy through math-verify). The class must be importable by module path and its params picklable.
+     A completion whose scoring uses ``CPU_SHARE`` of the timeout as the worker's own CPU time is stopped there
+     and malformed (the model's fault), not a timeout (the machine's): CPU time, so load cannot cause it.
 
 2. Take your params as keyword-only arguments, validate them (raise ``VerifierError`` with what/where/fix on bad
    ones) and pass ``timeout`` and the rest up::
@@ -201,16 +203,47 @@ def judged_task(task: Task) -> Task:
 _WORKER_CACHE: dict[tuple[type, str], BaseVerifier] = {}
 
 
+#: the share of a process-isolated verifier's timeout that scoring one completion may take as the worker's own CPU
+#: time: past it the completion is unusable (the model's fault, reward 0), where the wall deadline made it a timeout,
+#: the machine's fault, masked under ``on_error: none`` (``\\binom{10^9}{10^5}`` to math held a worker for its 5 s)
+CPU_SHARE = 0.8
+
+
+class _OverBudget(BaseException):
+    """Raised in a pool worker when scoring one completion used its CPU budget (never caught as an Exception)."""
+
+
+def _over_budget(signum: int, frame: Any) -> None:
+    raise _OverBudget
+
+
 def _pool_score(cls: type[BaseVerifier], kwargs: dict[str, Any], task: Task, completion: Completion,
                 timeout: float) -> Verdict:
-    """Runs in a pool worker: build (once) and score in-process, on the worker's main thread."""
+    """Runs in a pool worker: build (once) and score in-process, on the worker's main thread, within a CPU budget
+    of ``CPU_SHARE * timeout`` (CPU time, so a loaded machine does not make an honest answer over budget)."""
     key = (cls, json.dumps(kwargs, sort_keys=True, default=repr))
     inst = _WORKER_CACHE.get(key)
     if inst is None:
         if len(_WORKER_CACHE) > 256:
             _WORKER_CACHE.clear()
         inst = _WORKER_CACHE[key] = cls(**kwargs)
-    return inst.run_score(task, completion, timeout)
+    if threading.current_thread() is not threading.main_thread():
+        return inst.run_score(task, completion, timeout)
+    import signal
+
+    budget = CPU_SHARE * timeout
+    before = signal.signal(signal.SIGPROF, _over_budget)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_PROF, budget, 0.05)  # (again every 50 ms, should code swallow the first)
+            return inst.run_score(task, completion, timeout)
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)  # before anything else: a second expiry raised in the handler
+    except _OverBudget:
+        return Verdict.malformed(f"scoring it took over {budget:g} s of CPU ({CPU_SHARE:g} of the verifier's "
+                                 f"{timeout:g} s timeout): an answer that costs that much is unusable")
+    finally:
+        signal.signal(signal.SIGPROF, before)
 
 
 class BaseVerifier:

@@ -243,8 +243,9 @@ class CodeOutput(BaseVerifier):
     name = "code_output"
     # 2: output cut at the capture limit fails the case; 3: a run that crashed after printing the right output fails
     # (a Python exit status other than 0, or any signal); 4: code in the reasoning (before the last </think>) is not
-    # the answer; 5: a program may end with exit()/quit() (NameError under the sandbox's -S before)
-    version = "5"
+    # the answer; 5: a program may end with exit()/quit() (NameError under the sandbox's -S before); 6: cases the
+    # verifier's time does not reach fail (the run was a timeout, the machine's fault)
+    version = "6"
     description = "run the model's program on stdin; compare stdout with the expected output"
     isolation = "thread"
     default_timeout = 60.0
@@ -280,6 +281,9 @@ class CodeOutput(BaseVerifier):
         ok = 0
         first_fail = ""
         for i, case in enumerate(cases):
+            if time_left(self.run_timeout) - 0.5 < 0.5:  # the cases before it used up the verifier's time: the rest
+                first_fail = first_fail or f"case {i + 1}: not run, the verifier's time ran out"  # fail (it was a
+                break  # timeout, the machine's fault, masked under on_error none: 14 x sleep escaped a 0.07)
             timeout = _sandbox_timeout(self.run_timeout)
             try:
                 if self.language == "python":

@@ -11,6 +11,7 @@ unless "$schema" names another draft): a trusted schema that uses a keyword fast
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -91,7 +92,8 @@ def _fast(schema: dict[str, Any]) -> Check:
     import fastjsonschema
 
     # a copy: fastjsonschema rewrites "$ref"s in place
-    fn = fastjsonschema.compile(copy.deepcopy(schema), handlers=_NoFetch(), use_default=False, use_formats=True)
+    fn = fastjsonschema.compile(copy.deepcopy(schema), handlers=_NoFetch(), use_default=False, use_formats=True,
+                                formats=_FORMATS)
     first = _rust_is_valid(schema)
     # only bounds, "not" and "oneOf" can turn its reading of inf into a wrong "valid"; other schemas skip the walk
     finite = _finite if first is not None and _has_key(schema, _INF_SENSITIVE) else None
@@ -193,6 +195,25 @@ def _agreed(schema: Any, depth: int = 0) -> bool:
     return True
 
 
+def email_ok(value: str) -> bool:
+    """fastjsonschema's "email" format, ``^(?!.*\\.\\..*@)[^@.][^@]*(?<!\\.)@[^@]+\\.[^@]+\\Z``, in linear time: the
+    regex backtracks quadratically (40 KB of "a.." took 3.5 s in an inline verifier). The same answers: one "@", a
+    local part that neither starts nor ends with ".", a domain with a "." inside it, and no ".." before the "@" on
+    the first line (the look-ahead's "." matches no newline); tests/verifiers/test_json_schema.py compares the two."""
+    if value.count("@") != 1:
+        return False
+    local, domain = value.split("@")
+    if not local or local[0] == "." or local[-1] == "." or "." not in domain[1:-1]:
+        return False
+    line = value.split("\n", 1)[0]
+    at = line.find("@")
+    return at < 0 or ".." not in line[:at]
+
+
+#: formats checked by crossgym's code instead of fastjsonschema's regex (on both paths)
+_FORMATS = {"email": email_ok}
+
+
 def format_checker(schema: Any) -> Any:
     """A jsonschema FormatChecker that checks what fastjsonschema checks for ``schema``: its format regexes (and
     "regex"), matched as it matches them. jsonschema's own checker checks a format only when an optional package is
@@ -208,8 +229,8 @@ def format_checker(schema: Any) -> Any:
     gen = pick(schema) if callable(pick) else CodeGeneratorDraft2019
     checker = jsonschema.FormatChecker(formats=())
     for name, regex in getattr(gen, "FORMAT_REGEXS", {}).items():
-        match = re.compile(regex).match
-        checker.checks(name)(lambda value, match=match: not isinstance(value, str) or match(value) is not None)
+        match = _FORMATS.get(name) or (lambda value, search=re.compile(regex).match: search(value) is not None)
+        checker.checks(name)(lambda value, match=match: not isinstance(value, str) or match(value))
 
     def is_regex(value: Any) -> bool:
         if not isinstance(value, str):
@@ -251,12 +272,50 @@ def _trusted(schema: dict[str, Any]) -> Check:
     return _slow(schema, cls)
 
 
+def _key(value: Any) -> Any:
+    """A hashable key equal for two JSON values exactly when jsonschema's ``equal`` says they are: booleans equal
+    only booleans, 1 equals 1.0, arrays by their items in order, objects by their members in any order."""
+    t = type(value)
+    if t is bool:
+        return ("b", value)
+    if t is int or t is float:
+        return ("n", value)
+    if t is str:
+        return ("s", value)
+    if t is list or t is tuple:
+        return ("l", tuple(_key(v) for v in value))
+    if t is dict:
+        return ("d", frozenset((k, _key(v)) for k, v in value.items()))
+    if value is None:
+        return ("z",)
+    return ("o", id(value))  # (no other type comes from JSON)
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
+    """jsonschema's uniqueItems, in linear time: its own falls back to comparing every pair when the items cannot
+    be sorted together (objects, or numbers beside strings), so 4,000 objects took 22 s in an inline verifier."""
+    from jsonschema.exceptions import ValidationError
+
+    if unique and validator.is_type(instance, "array") and len({_key(v) for v in instance}) != len(instance):
+        yield ValidationError(f"{instance!r} has non-unique elements")  # (its words)
+
+
+@functools.lru_cache(maxsize=16)
+def _linear_unique(cls: Any) -> Any:
+    """``cls`` (a jsonschema validator class) with :func:`_unique_items` as its uniqueItems."""
+    import jsonschema
+
+    if "uniqueItems" not in getattr(cls, "VALIDATORS", {}):
+        return cls
+    return jsonschema.validators.extend(cls, {"uniqueItems": _unique_items})
+
+
 def _slow(schema: dict[str, Any], cls: Any = None) -> Check:
     import jsonschema
     import referencing
     import referencing.exceptions
 
-    cls = cls or _reference(schema)
+    cls = _linear_unique(cls or _reference(schema))
     # an empty registry retrieves nothing (jsonschema's default fetches remote "$ref"s, with a warning); the
     # metaschemas stay resolvable, jsonschema adds them to any registry
     v = cls(schema, format_checker=format_checker(schema), registry=referencing.Registry())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -31,7 +32,10 @@ DEFAULT_RUBRIC = (
     "Reply with a short justification, then a final line of the form `SCORE: N` where N is an integer from 0 "
     "(wrong) to {scale} (fully correct)."
 )
-_SCORE = re.compile(r"score\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*(\d+(?:\.\d+)?))?", re.I)
+#: a line of the reply that starts with "SCORE:" (markdown around it allowed): "subscore=10" or a quoted
+#: "self-assessment: score = 10/10" of the response inside the reply is no score line
+_SCORE = re.compile(r"^[ \t>#*_]*score[ \t*_]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)[ \t]*(?:/[ \t]*(\d+(?:\.\d+)?))?",
+                    re.I | re.M)
 #: the response is clipped to this many characters in the judge prompt
 MAX_RESPONSE_CHARS = 20_000
 
@@ -47,7 +51,9 @@ def parse_score(reply: str, scale: float) -> float | None:
             val = float(obj["score"]) if isinstance(obj, dict) else None
         except (ValueError, KeyError, TypeError):
             return None
-        return None if val is None else min(1.0, max(0.0, val / scale))
+        if val is None or not math.isfinite(val):  # ({"score": "Infinity"} read as 1.0)
+            return None
+        return min(1.0, max(0.0, val / scale))
     val = float(last.group(1))
     denom = float(last.group(2)) if last.group(2) else scale
     if denom <= 0:
@@ -70,7 +76,8 @@ class Judge(BaseVerifier):
     """
 
     name = "judge"
-    version = "1"
+    version = "2"  # 2: a score line starts a line of the reply ("subscore=10" was one); no score is a failed
+    # answer, not an exception (the response could ask the judge for that)
     description = "LLM-as-judge via an OpenAI-compatible endpoint with a rubric"
     isolation = "thread"
     default_timeout = 60.0
@@ -176,8 +183,11 @@ class Judge(BaseVerifier):
             raise Malformed("blank response")
         reply = self.ask(self.build_prompt(task, response))
         s = parse_score(reply, self.scale)
-        if s is None:
-            raise RuntimeError(f"judge reply has no SCORE line: {clip(reply, 120)!r}")
+        if s is None:  # the response can ask for that (or be long enough to push it out of the judge's reply): a
+            # failed answer, not the machine's failure, which under on_error none is masked (a way out of a negative
+            # advantage); a judge that never scores shows in eval's verifier check (every reward 0)
+            return Verdict.ok(0.0, passed=False, components={"judge": 0.0},
+                              reason=f"judge reply has no SCORE line: {clip(reply, 120)!r}")
         return Verdict.ok(s, passed=s >= self.threshold, components={"judge": s},
                           reason=clip(reply.strip().splitlines()[0] if reply.strip() else "", 200))
 

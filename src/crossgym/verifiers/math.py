@@ -371,7 +371,8 @@ class Math(BaseVerifier):
     # number, a float reference 1e-07 is 0.0000001 (repr's exponent form read as Euler's number); 4: a reference
     # that is a word or words ("Paris", "odd") is compared as text, not as a product of letters (anagrams passed)
     # 5: a reference assigning several variables (x=3, y=-1) matches unnamed values in its order only ((-1, 3)
-    # passed); brackets nested over 10 deep or a chain of factorials are malformed (they ran out of time)
+    # passed); brackets nested over 10 deep or a chain of factorials are malformed (they ran out of time), and so is
+    # an answer whose scoring uses 80% of the timeout as CPU time (base.CPU_SHARE; it was a timeout)
     version = "5"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"

@@ -1,7 +1,7 @@
 """regex: the completion matches a pattern (search, fullmatch), or a captured group equals the reference.
 
-User patterns run on the ``regex`` package with its ``timeout=``: a catastrophically backtracking pattern gives
-``Verdict.timeout`` at the deadline instead of hanging the caller's thread.
+User patterns run on the ``regex`` package with its ``timeout=``: a catastrophically backtracking pattern stops at
+the deadline instead of hanging the caller's thread, and the completion that made it backtrack fails.
 
 The ``regex`` package measures that timeout with C's ``clock()``: CPU time of the whole process, all threads
 together. In a trainer whose torch threads are busy, or a server judging many requests at once, a cheap match
@@ -92,7 +92,7 @@ class Regex(BaseVerifier):
     """
 
     name = "regex"
-    version = "1"
+    version = "2"  # 2: a completion that makes the pattern run out of its CPU budget fails (it was a timeout)
     description = "pattern search/fullmatch, or extract a group and compare it (ReDoS-safe timeout)"
     default_timeout = 1.0
 
@@ -138,8 +138,11 @@ class Regex(BaseVerifier):
                 hit = within_cpu(budget, lambda t: pat.fullmatch(body, timeout=t)) is not None
                 return Verdict.ok(float(hit), reason="whole answer matches" if hit else "answer does not match")
             return self._extract(task, pat, text, budget)
-        except TimeoutError:
-            return Verdict.timeout(self.timeout)
+        except TimeoutError:  # (CPU time of this thread: the text's cost, not the machine's load) the completion
+            # made the pattern backtrack: a failed answer, where a timeout (the machine's fault) was masked under
+            # on_error none, a way out of a negative advantage
+            return Verdict.ok(0.0, passed=False, components={"pattern_out_of_time": 1.0},
+                              reason=f"matching took over {budget:g} s of CPU on this completion: judged failed")
         except (IndexError, rx.error) as exc:
             raise BadTask(f"pattern cannot be applied: {exc}") from None
 

@@ -117,7 +117,8 @@ class ReasoningGym(BaseVerifier):
     name = "reasoning_gym"
     version = "5"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
     # scorers corrected (_CORRECTED): game_of_life_halting passed any text, coin_flip gave "0" full credit; 5: no
-    # partial credit for an answer that holds the oracle among other text (_holds_oracle: hedges earned ~0.5)
+    # partial credit for an answer that holds the oracle among other text (_holds_oracle: hedges earned ~0.5); an
+    # answer whose scoring uses 80% of the timeout as CPU time is malformed (base.CPU_SHARE; it was a timeout)
     description = "reasoning-gym tasks scored by the dataset's own score_answer"
     isolation = "process"
     default_timeout = 30.0

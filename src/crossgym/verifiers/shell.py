@@ -92,6 +92,10 @@ def seed_files(task: Task) -> dict[str, str]:
     return files
 
 
+
+class _OutOfTime(Exception):
+    """Replaying the completion's commands used up the verifier's time (the commands' doing: a failed verdict)."""
+
 class Shell(BaseVerifier):
     """Final files and output after replaying the model's commands must match the expected state.
 
@@ -109,8 +113,9 @@ class Shell(BaseVerifier):
     # 7: a run call's reasoning ends at the first </think>, as vLLM's reasoning parsers read it; 8: a task of the
     # shell environment replays only what it executes (run calls with a command: no other tool, no cmd key, no
     # ```bash block in the final message); 9: a message with a tool call whose arguments are not one JSON object
-    # runs none of its calls (the environment refuses it whole, as it does a bad Hermes block)
-    version = "9"
+    # runs none of its calls (the environment refuses it whole, as it does a bad Hermes block); 10: commands that
+    # use up the verifier's time fail (it was an exception verdict, the machine's fault: masked under on_error none)
+    version = "10"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0
@@ -140,10 +145,11 @@ class Shell(BaseVerifier):
         try:
             with sandbox.shell_session(files, tier=self.tier) as session:
                 before = session.entries()[0] if self.forbid_extra else set()
-                for cmd in commands:
+                for done, cmd in enumerate(commands):
                     budget = time_left(self.command_timeout * len(commands)) - 1.0
                     if budget <= 0.2:
-                        raise TimeoutError("out of time replaying the commands")
+                        raise _OutOfTime(f"the commands ran out of the verifier's time after {done} of "
+                                         f"{len(commands)}")
                     res = session.run(cmd, timeout=min(self.command_timeout, budget))
                     last_out = res.stdout
                     changed.update(res.files_changed)
@@ -169,7 +175,10 @@ class Shell(BaseVerifier):
             raise BadTask("answer must be {'files': {path: text | null}, 'output'?: text}")
         expected = expected_files(ans.get("files") or {})
         absent = tuple(p for p, want in expected.items() if want is None)
-        final, last_out, changed, cut, present = self.replay(seed_files(task), commands, absent)
+        try:
+            final, last_out, changed, cut, present = self.replay(seed_files(task), commands, absent)
+        except _OutOfTime as exc:  # what the commands did (13 x sleep 30): the completion's failure, not a timeout
+            return Verdict.ok(0.0, passed=False, components={"out_of_time": 1.0}, reason=f"{exc}: judged failed")
         checks: dict[str, float] = {}
         problems: list[str] = []
         if "files" in cut:  # files past the snapshot's caps are unseen: what is missing or unchanged is unknown

@@ -100,10 +100,26 @@ MAX_RESULT_BYTES = 64 * 2**20
 MAX_COLUMNS = 128
 
 
+#: the longest string or blob a query may make, and the longest LIKE/GLOB pattern: one LIKE costs the string's length
+#: times the pattern's, in one VM instruction (a 87-character query ran 14.7 s past its 5 s timeout)
+MAX_VALUE_BYTES, MAX_PATTERN = 1_000_000, 100
+
+
+def _bound(conn: sqlite3.Connection) -> None:
+    setlimit = getattr(conn, "setlimit", None)  # (Python 3.11+)
+    if setlimit is not None:
+        setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_PATTERN)
+
+
 def run_query(conn: sqlite3.Connection, query: str, *, timeout: float, max_rows: int) -> tuple[list[str], list[tuple[Any, ...]]]:
     """(column names, rows) of one read-only statement; raises QueryError on anything else."""
     deadline = time.monotonic() + timeout
     conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 2000)
+    _bound(conn)
+    watchdog = threading.Timer(timeout, conn.interrupt)  # (one VM instruction, a LIKE over a long string, can run
+    watchdog.daemon = True  # for seconds: the progress handler comes only every 2000 of them)
+    watchdog.start()
     try:
         cur = conn.execute(query)
         rows: list[tuple[Any, ...]] = []
@@ -124,6 +140,7 @@ def run_query(conn: sqlite3.Connection, query: str, *, timeout: float, max_rows:
     except (sqlite3.Error, ValueError, OverflowError, MemoryError) as exc:
         raise QueryError(f"{type(exc).__name__}: {exc}") from None
     finally:
+        watchdog.cancel()
         conn.set_progress_handler(None, 0)
     if len(rows) > max_rows:
         raise QueryError(f"query returned more than {max_rows} rows")
@@ -229,8 +246,10 @@ class SQL(BaseVerifier):
     # 2: a submit call in the reasoning (before the last </think>) is not made; 3: the reasoning ends at the first
     # </think>, as vLLM's reasoning parsers read it; 4: so does a query in a ```sql block or bare statement (one
     # written only in the reasoning was run, a bare statement after it was malformed); 5: a result over 64 MiB or
-    # 128 columns is an error (10,001 rows of four 1 MB blobs took ~5 GB of the caller's memory)
-    version = "5"
+    # 128 columns is an error (10,001 rows of four 1 MB blobs took ~5 GB of the caller's memory); 6: values over 1 MB
+    # and LIKE/GLOB patterns over 100 characters are errors, and a watchdog interrupts a query at its timeout (one
+    # LIKE of a long pattern over a long string is one VM instruction: 14.7 s against a 5 s timeout)
+    version = "6"
     description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
     default_timeout = 10.0
 
