@@ -214,6 +214,10 @@ def email_ok(value: str) -> bool:
 _FORMATS = {"email": email_ok}
 
 
+def _matches(pattern: Any) -> Callable[[str], bool]:
+    return lambda value: pattern.match(value) is not None
+
+
 def format_checker(schema: Any) -> Any:
     """A jsonschema FormatChecker that checks what fastjsonschema checks for ``schema``: its format regexes (and
     "regex"), matched as it matches them. jsonschema's own checker checks a format only when an optional package is
@@ -229,7 +233,7 @@ def format_checker(schema: Any) -> Any:
     gen = pick(schema) if callable(pick) else CodeGeneratorDraft2019
     checker = jsonschema.FormatChecker(formats=())
     for name, regex in getattr(gen, "FORMAT_REGEXS", {}).items():
-        match = _FORMATS.get(name) or (lambda value, search=re.compile(regex).match: search(value) is not None)
+        match: Callable[[str], bool] = _FORMATS.get(name) or _matches(re.compile(regex))
         checker.checks(name)(lambda value, match=match: not isinstance(value, str) or match(value))
 
     def is_regex(value: Any) -> bool:
