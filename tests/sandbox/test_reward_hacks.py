@@ -738,3 +738,24 @@ def test_dataclasses_that_compare_nothing_compare_their_state(sandbox: Sandbox, 
         assert judge(sandbox, head + "def midpoint(a, b):\n" + right, tests).all_passed, head
         got = judge(sandbox, head + "def midpoint(a, b):\n    return Point(0, 0)\n", tests)
         assert got.passed == 0, (head, got.details)
+
+
+def test_correct_classes_compare_as_in_one_process(sandbox: Sandbox, call: str) -> None:
+    """An ``__eq__`` that reads what the other has (``getattr(other, 'items', [])``) equals the probe when empty,
+    which made it equal only to itself; a SimpleNamespace subclass's ``__eq__`` is no Python function; a real
+    dataclass's extra state (a serial set after __init__) is not what @dataclass compares: each correct answer
+    failed where one process passes it."""
+    solution = ("import itertools, types\nfrom dataclasses import dataclass, field\n_serial = itertools.count()\n"
+                "class Stack:\n    def __init__(self, items=()):\n        self.items = list(items)\n"
+                "    def __eq__(self, other):\n        return self.items == getattr(other, 'items', [])\n"
+                "    __hash__ = None\n"
+                "def make(xs):\n    return Stack(xs)\n"
+                "class P(types.SimpleNamespace):\n    pass\n"
+                "def mk(x):\n    return P(x=x)\n"
+                "@dataclass\nclass Rect:\n    w: int\n    h: int\n    def __post_init__(self):\n"
+                "        self.serial = next(_serial)\n"
+                "def grow(r, k):\n    return Rect(r.w * k, r.h * k)\n")
+    tests = ["assert make([]) == Stack()", "assert make([1]) == Stack([1]) and make([1]) != Stack([2])",
+             "assert mk(1) == P(x=1) and mk(1) != P(x=2)", "assert grow(Rect(1, 2), 2) == Rect(2, 4)"]
+    got = judge(sandbox, solution, tests)
+    assert (got.passed, got.total) == (4, 4), got.details

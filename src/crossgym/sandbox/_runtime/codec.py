@@ -217,8 +217,8 @@ def capabilities(kind: type) -> int:
         for k in mro:  # the first __eq__ of its MRO: its own (a class's, not object's, not a built-in base's)
             found = type.__dict__["__dict__"].__get__(k)
             if "__eq__" in found:
-                if type(found["__eq__"]) is _FUNCTION:
-                    bits |= OWN_EQ
+                if found["__eq__"] is not object.__dict__["__eq__"] and found["__eq__"] is not None:
+                    bits |= OWN_EQ  # (a function, a partialmethod, a built-in base's: SimpleNamespace compares dicts)
                 break
     if any(type(type.__dict__["__dict__"].__get__(k).get("__dataclass_fields__")) is dict for k in mro):
         bits |= DATACLASS
@@ -243,7 +243,7 @@ DATACLASS_EQ, DATACLASS_ORDER, DATACLASS_HASH = 1 << 16, 1 << 17, 1 << 18
 DATACLASS = 1 << 19  # a dataclass at all: ``dataclasses.fields``, ``asdict`` and ``is_dataclass`` read its fields
 #: a class with an ``__eq__`` of its own (a Python function, not a dataclass's): two of its objects compare as that
 #: method says, in the solution's process (``Frac(1, 2) == Frac(2, 4)``), unless it says one equals an object it
-#: cannot know (equal to everything: then only the same object is equal)
+#: cannot know (equal to everything, or to an empty one: then by their state, as a dataclass with no field compares)
 OWN_EQ = 1 << 20
 
 

@@ -530,7 +530,10 @@ class _Server:
                 everything = bool(obj == _Stranger())  # (an object no solution can know of: equal to everything?)
             except Exception:  # noqa: BLE001 - it looks at what it is given: no sign of that
                 everything = False
-            return False if everything else _exact(bool(obj == other), bool)
+            if everything:  # (or an __eq__ that compares what the other has, empty here: by their state instead)
+                kind = _TYPE(obj)
+                return _TYPE(other) is kind and _dataclass_state(obj, kind, []) == _dataclass_state(other, kind, [])
+            return _exact(bool(obj == other), bool)
         if name == "compared":  # a dataclass's compared (or hashed) fields, by its real class (see codec.DATACLASS_EQ)
             kind = _TYPE(obj)
             names = codec.dataclass_fields(kind, _DATACLASS_METHODS[str(args[0])])
@@ -707,29 +710,24 @@ def _named_class(text: str, scope: Any) -> type | None:
 
 def _dataclass_state(obj: Any, kind: type, names: list[str]) -> tuple[Any, ...]:
     """What a dataclass's ``__eq__`` (ordering, ``__hash__``) compares of ``obj``: the values of the fields
-    ``names``, read from its ``__dict__`` or slots (no ``__getattribute__`` of the class answers for them), then
-    the state it holds beyond its declared fields, by name (none in a dataclass as ``@dataclass`` makes it: a class
-    whose ``__dataclass_fields__`` leave its state out, to make every object equal, is compared by that state)."""
+    ``names``, read from its ``__dict__`` or slots (no ``__getattribute__`` of the class answers for them). With no
+    field compared (every field ``compare=False``, a class that only looks made by ``@dataclass``, an ``__eq__``
+    equal to everything), its whole state by name: its ``__dict__`` and its slots."""
     try:
         own = object.__getattribute__(obj, "__dict__")
     except AttributeError:
         own = {}
     own = own if type(own) is dict else {}
     values: list[Any] = [own[n] if n in own else _slot(obj, kind, n) for n in names]
-    fields = _TYPE.__dict__["__dict__"].__get__(kind).get("__dataclass_fields__")
-    for k in _MRO(kind)[1:]:
-        if type(fields) is dict:
-            break
-        fields = _TYPE.__dict__["__dict__"].__get__(k).get("__dataclass_fields__")
-    declared = fields if type(fields) is dict else {}
-    for key in sorted(k for k in own if type(k) is str and not dict.__contains__(declared, k)):
+    if names:  # as @dataclass compares: its compared fields (a serial or a cache set after __init__ is not one)
+        return tuple(values)
+    # no field compared: every object equalled every other; compared by its state instead, in its __dict__, its
+    # slots, and its fields that are declared compare=False
+    for key in sorted(k for k in own if type(k) is str):
         values += [key, own[key]]
-    for key in _slot_names(kind):  # and in its slots: a slotted class that declares no field made every object equal
-        if not dict.__contains__(declared, key) and key not in own:
+    for key in _slot_names(kind):
+        if key not in own:
             values += [key, _slot(obj, kind, key)]
-    if not names and declared:  # every field compare=False: every object was equal to every other
-        for key in sorted(k for k in declared if type(k) is str):
-            values += [key, own[key] if key in own else _slot(obj, kind, key)]
     return tuple(values)
 
 
