@@ -222,3 +222,18 @@ def test_symbols_drawn_as_latin_letters_are_those_letters():
         assert not run([{"type": "word_count", "max": 5}], text).passed
         assert run([{"type": "word_count", "exactly": 20}], text).passed
         assert not run([{"type": "keywords_exclude", "keywords": ["dog"]}], text).passed
+
+
+def test_unassigned_invisible_characters_and_latin_punctuation_letters_join_nothing():
+    """Default-ignorable code points not yet assigned (U+2065, U+FFF0...) are drawn as nothing: between letters they
+    made 9 words 46 and hid "dog"; Latin letters drawn as punctuation (ꞌ ʔ ǂ) joined 200 words into one."""
+    assert run([{"type": "word_count", "exactly": 3}], "my d\u2065og barks").passed
+    assert not run([{"type": "keywords_exclude", "keywords": ["dog"]}], "my d\u2065og \ufff0barks").passed
+    for joiner in ("\ua78c", "\u0294", "\u01c2"):
+        assert not run([{"type": "word_count", "max": 20}], joiner.join(["word"] * 200)).passed, joiner
+        assert not run([{"type": "keywords_exclude", "keywords": ["dog"]}], f"a cat{joiner}dog{joiner}bird").passed
+
+
+def test_honest_mixed_script_words_are_counted_as_ifeval_counts_them():
+    for text, n in (("저는 AI기술과 K팝을 좋아해요", 4), ("ΔT is small", 3), ("٢٠٢٣م", 1), ("Москваcity", 1)):
+        assert run([{"type": "word_count", "exactly": n}], text).passed, text

@@ -172,3 +172,13 @@ def test_a_reference_past_the_float_range_is_shown_not_raised():
     v = run("1e400", "Answer: 1e400")
     assert v.passed and v.error is None
     assert not run("1e400", "Answer: 5").passed and run("1e400", "Answer: 5").error is None
+
+
+def test_every_minus_sign_is_a_minus():
+    """Fullwidth, small and figure minus signs were dropped: "Answer: －5" passed 5 and failed -5."""
+    from crossgym.verifiers.numeric import Numeric
+
+    for sign in ("\uff0d", "\ufe63", "\u2012", "\u2212"):
+        text = f"Answer: {sign}5"
+        assert Numeric().verify(Numeric.task(-5), Completion.from_text(text)).passed, sign
+        assert not Numeric().verify(Numeric.task(5), Completion.from_text(text)).passed, sign

@@ -33,6 +33,13 @@ class Echo(BaseVerifier):
                 pass
         if t == "sleep":
             time.sleep(30)
+        if t == "spin-unstoppable":  # busy where the CPU budget's signal cannot reach (as in one long C call)
+            import signal
+
+            signal.signal(signal.SIGPROF, signal.SIG_IGN)
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                pass
         if t == "raise":
             raise ValueError("boom")
         if t == "malformed":
@@ -136,9 +143,25 @@ def test_process_deadline_kills_and_heals():
     assert results[1].passed and not results[3].passed
     assert v.verify(task(), comp("yes")).passed  # the pool healed
     assert first != os.getpid()
-    # a completion that keeps the worker's CPU busy is stopped at CPU_SHARE of the timeout: the model's fault
-    spun = EchoProcess(timeout=1.0).verify(task(), comp("spin"))
-    assert spun.error_kind == "malformed" and "s of CPU" in spun.reason, spun
+    # a busy completion through the pool: stopped by its CPU budget (malformed), or on a machine too loaded to give
+    # it that much CPU before the deadline, a timeout (which of the two depends on the load, not on the code)
+    for text in ("spin", "spin-unstoppable"):
+        assert EchoProcess(timeout=1.0).verify(task(), comp(text)).error_kind in ("malformed", "timeout")
+
+
+def test_a_completion_that_uses_its_cpu_budget_is_the_models_failure():
+    """In a pool worker (here: this process's main thread, which is where the worker scores) a completion that
+    uses CPU_SHARE of the timeout as CPU time is stopped and malformed; a job killed at its deadline is malformed
+    when it had used CPU_FAULT_SHARE of it as CPU (busy with its input), a timeout when it had waited."""
+    from crossgym.verifiers.base import CPU_FAULT_SHARE, _pool_score, timed_out
+    from crossgym.verifiers.pool import _cpu_of
+
+    v = _pool_score(EchoProcess, {}, task(), comp("spin"), 0.5)
+    assert v.error_kind == "malformed" and "s of CPU" in v.reason, v
+    assert _pool_score(EchoProcess, {}, task(), comp("yes"), 0.5).passed  # the budget is gone afterwards
+    assert timed_out(2.0, CPU_FAULT_SHARE * 2.0).error_kind == "malformed"
+    assert timed_out(2.0, 0.1).error == "timeout"
+    assert _cpu_of(os.getpid()) > 0
 
 
 def test_params_and_pickling():

@@ -209,6 +209,20 @@ _WORKER_CACHE: dict[tuple[type, str], BaseVerifier] = {}
 CPU_SHARE = 0.8
 
 
+#: a pool job that ran out of wall time having used at least this share of its timeout as CPU time was busy with
+#: its input, not waiting for a core: the completion's failure (a loaded machine gave the CPU budget no time)
+CPU_FAULT_SHARE = 0.5
+
+
+def timed_out(timeout: float, cpu_s: float) -> Verdict:
+    """The Verdict of a pool job killed at its deadline after ``cpu_s`` CPU seconds: malformed (the completion's
+    cost) from CPU_FAULT_SHARE of the timeout, else a timeout (the machine's)."""
+    if cpu_s >= CPU_FAULT_SHARE * timeout:
+        return Verdict.malformed(f"scoring it took over {cpu_s:.1f} s of CPU before the {timeout:g} s deadline: an "
+                                 "answer that costs that much is unusable")
+    return Verdict.timeout(timeout)
+
+
 class _OverBudget(BaseException):
     """Raised in a pool worker when scoring one completion used its CPU budget (never caught as an Exception)."""
 
@@ -372,8 +386,8 @@ class BaseVerifier:
             pool.require(type(self).__module__)
             out = pool.call(_pool_score, (type(self), self._init_kwargs, task, completion, self.timeout),
                                   self.timeout)
-        except PoolTimeout:
-            return Verdict.timeout(self.timeout)
+        except PoolTimeout as exc:
+            return timed_out(self.timeout, exc.cpu_s)
         except PoolError as exc:
             return Verdict.exception(clip(str(exc), MAX_REASON))
         return _finite(out)

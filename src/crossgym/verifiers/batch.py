@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from crossgym.protocol.task import Completion, Task, Verdict
-from crossgym.verifiers.base import BaseVerifier, _finite, _pool_score, check_inputs, clip
+from crossgym.verifiers.base import BaseVerifier, _finite, _pool_score, check_inputs, clip, timed_out
 from crossgym.verifiers.safe import build_verifier, checked, clip_detail, safe_verify
 
 log = logging.getLogger(__name__)
@@ -167,7 +167,7 @@ def _run_process_jobs(items: list[tuple[Any, Any]], verifiers: list[Any], by_pro
             results = [PoolError(f"{type(exc).__name__}: {exc}")] * len(jobs)
         for i, r in zip(idx, results, strict=True):
             if isinstance(r, PoolTimeout):
-                out[i] = Verdict.timeout(v.timeout)
+                out[i] = timed_out(v.timeout, r.cpu_s)
             elif isinstance(r, Exception):
                 out[i] = Verdict.exception(clip(str(r), 400))
             else:

@@ -37,7 +37,8 @@ class Instructions(BaseVerifier):
     # passed a 300-word minimum); more look-alike letters (small capitals, Cherokee, ø) and commas (͵ ˏ ٫ ¸); letters
     # drawn as a dot or bar (ㆍ ٠ ǀ) beside Latin letters separate words; 5: any script's letters or digits inside a
     # word separate it (runic ᛁ, Tamil ஃ, Thai ๐ hid 25 words and a forbidden one), symbols drawn as Latin letters
-    # (🅣🅗🅔, regional indicators) are those letters, in counts and keywords
+    # (🅣🅗🅔, regional indicators) are those letters, in counts and keywords; unassigned invisible code points are
+    # dropped, Latin letters drawn as punctuation (ꞌ ʔ ǂ) separate words
     version = "5"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 

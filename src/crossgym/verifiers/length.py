@@ -39,7 +39,8 @@ class Length(BaseVerifier):
     # zero-width padding not counted); 4: kana sound and length marks are no words, and letters drawn as a dot or
     # bar (ㆍ ٠ ǀ) beside Latin letters separate words ("wordㆍword" x 200 was one word); 5: letters and digits of
     # another script inside a word separate it (runic ᛁ, Tamil ஃ, Thai ๐ joined 26 words into one), and symbols
-    # drawn as Latin letters (🅣🅗🅔, regional indicators) are those letters (90 words counted as none)
+    # drawn as Latin letters (🅣🅗🅔, regional indicators) are those letters (90 words counted as none), unassigned
+    # invisible code points are dropped and Latin letters drawn as punctuation (ꞌ ʔ ǂ) separate words
     version = "5"
     description = "length budget in words/chars/tokens, or a linear over/under-length penalty"
 

@@ -255,12 +255,18 @@ MAX_NESTING = 10
 _OPENERS, _CLOSERS = frozenset("([{"), frozenset(")]}")
 #: three or more factorial signs in a row (``5!!!!!!``): sympy evaluates the multifactorial chain without end
 _FACTORIALS = re.compile(r"!\s*!\s*!")
+#: a run this long of only digits, dots and spaces: math-verify's expression pattern takes quadratic time on it
+#: ("1 " * 11000 took 3 s of CPU, a masked timeout on a loaded machine)
+MAX_NUMBER_RUN = 4000
+_NUMBER_RUN = re.compile(rf"(?<![\d.\s])[\d.\s]{{{MAX_NUMBER_RUN},}}|^[\d.\s]{{{MAX_NUMBER_RUN},}}")
 
 
 def too_hard_to_parse(text: str) -> str | None:
     """Why ``text`` is not handed to math-verify (nesting past MAX_NESTING, a chain of factorials), else None."""
     if _FACTORIALS.search(text):
         return "a chain of three or more factorial signs"
+    if len(text) >= MAX_NUMBER_RUN and _NUMBER_RUN.search(text):
+        return f"a run of {MAX_NUMBER_RUN:,} or more digits, dots and spaces"
     if sum(text.count(c) for c in _OPENERS) <= MAX_NESTING:
         return None
     depth = 0
@@ -296,6 +302,26 @@ def ordered_values(gold: str, parsed: tuple[Any, ...]) -> tuple[Any, ...] | None
     values = ", ".join(sympy.latex(by_name[n]) for n in names)
     ordered = parse_gold(f"({values})", False)
     return ordered or None
+
+
+def named_tuple(pred: list[Any]) -> list[Any]:
+    """``(x, y) = (-1, 3)`` as the equations it states, {x = -1, y = 3}: math-verify keeps only the right side (an
+    interval here), so against ``x=3, y=-1`` it compared values without names and passed. Else ``pred``."""
+    import sympy
+
+    first = pred[0] if pred else None
+    if not isinstance(first, sympy.Eq) or not isinstance(first.lhs, sympy.Tuple):
+        return pred
+    names, rhs = list(first.lhs), first.rhs
+    if isinstance(rhs, sympy.Interval) and rhs.left_open and rhs.right_open:
+        values = [rhs.start, rhs.end]  # ((-1, 3) reads as an open interval)
+    elif isinstance(rhs, sympy.Tuple):
+        values = list(rhs)
+    else:
+        return pred
+    if len(values) != len(names) or not all(isinstance(n, sympy.Symbol) for n in names):
+        return pred
+    return [sympy.FiniteSet(*(sympy.Eq(n, v) for n, v in zip(names, values, strict=True))), *pred[1:]]
 
 
 def _names_variables(pred: list[Any]) -> bool:
@@ -372,7 +398,8 @@ class Math(BaseVerifier):
     # that is a word or words ("Paris", "odd") is compared as text, not as a product of letters (anagrams passed)
     # 5: a reference assigning several variables (x=3, y=-1) matches unnamed values in its order only ((-1, 3)
     # passed); brackets nested over 10 deep or a chain of factorials are malformed (they ran out of time), and so is
-    # an answer whose scoring uses 80% of the timeout as CPU time (base.CPU_SHARE; it was a timeout)
+    # an answer whose scoring uses 80% of the timeout as CPU time (base.CPU_SHARE; it was a timeout); "(x, y) =
+    # (-1, 3)" states x=-1, y=3 (math-verify kept the values), and a run of 4,000 digits and spaces is malformed
     version = "5"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
@@ -415,6 +442,7 @@ class Math(BaseVerifier):
         pred = parse_answer(text, self.fast_path)
         if not pred:
             raise Malformed("no mathematical answer found in the completion")
+        pred = named_tuple(pred)
         shown = clip(str(pred[-1]), 60)
         mv = _math_verify()
         mine = _plain_decimal(pred, self.float_rounding) if self.fast_path else None

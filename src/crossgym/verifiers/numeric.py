@@ -40,6 +40,7 @@ _OPERATOR_AFTER = re.compile(
     r"\s*(?:\^(?!\s*\{?\s*\\circ)|\\(?:pi|sqrt|cdot|times|div|pm|mp|log|ln|binom)(?![a-zA-Z])"
     r"|\\[dt]?frac\s*\{?\s*\d)")  # 2\frac{1}{2}, not a unit: 3\frac{m}{s}
 _CLEAN = [("{,}", ","), ("\\,", ""), ("\\!", ""), ("\\%", "%"), ("\\$", "$"), ("−", "-"), ("–", "-"),
+          ("\uff0d", "-"), ("\ufe63", "-"), ("\u2012", "-"),  # fullwidth, small and figure minus: "－5" read 5
           ("\u202f", ""), ("\u2009", "")]
 
 
@@ -205,8 +206,9 @@ class Numeric(BaseVerifier):
     # 2: the answer marker in any case mix; 3: the last number is never cut by the scan window; 4: the sign of
     # -\frac{1}{2}, \frac12, 3 \times 10^{8}; a number inside an expression (\sqrt{2}, 3\pi, 2^{10}) is not the answer
     # 5: abs_tol's default applies to a reference of 0 only ("Answer: 0" passed 6.62607015e-34, and so did any
-    # answer below 1e-9); a reference past 1.8e308 is shown, not an exception
-    version = "5"
+    # answer below 1e-9); a reference past 1.8e308 is shown, not an exception; 6: fullwidth, small and figure minus
+    # signs are minus signs ("Answer: －5" read as 5)
+    version = "6"
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
     def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float | None = None, extract: str = "auto",

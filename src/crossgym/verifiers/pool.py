@@ -31,7 +31,22 @@ DEFAULT_WARM = ("crossgym.verifiers.base",)
 
 
 class PoolTimeout(Exception):
-    """The job ran past its deadline; its worker was killed."""
+    """The job ran past its deadline; its worker was killed. ``cpu_s``: the CPU seconds the worker spent on it (a
+    job that ran out of time busy is its input's doing; one that waited for a core, the machine's)."""
+
+    def __init__(self, message: str, cpu_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.cpu_s = cpu_s
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used; 0.0 when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 class PoolError(Exception):
@@ -55,11 +70,11 @@ def _serve_jobs(conn: Any) -> None:
         fn, jobs = msg
         for args in jobs:
             try:
-                out: tuple[str, Any] = ("ok", fn(*args))
+                out: tuple[Any, ...] = ("ok", fn(*args))
             except BaseException as exc:  # noqa: BLE001 - reported to the caller, never raised here
                 out = ("err", f"{type(exc).__name__}: {exc}")
             try:
-                conn.send(out)
+                conn.send(out + (_cpu_of(os.getpid()),))  # (where the next job's CPU starts: see PoolTimeout)
             except Exception as exc:  # unpicklable result
                 conn.send(("err", f"result could not be sent back: {type(exc).__name__}: {exc}"))
 
@@ -231,6 +246,7 @@ class _Worker:
         self.conn = Connection(fd)
         self.ready = False
         self.imported: set[str] = set(zygote.imported)
+        self.cpu = 0.0  # its CPU seconds when it reported its last job done
 
     def wait_ready(self, timeout: float) -> bool:
         if not self.ready and self.conn.poll(timeout):
@@ -393,13 +409,16 @@ class WorkerPool:
             broke = False
             for i in range(len(pending)):
                 if not w.conn.poll(timeout):
+                    used = max(0.0, _cpu_of(w.pid) - w.cpu)  # (read before the kill)
                     self._discard(w)
-                    results.append(PoolTimeout(f"exceeded {timeout:g} s"))
+                    results.append(PoolTimeout(f"exceeded {timeout:g} s", used))
                     pending = pending[i + 1:]
                     broke = True
                     break
                 try:
-                    tag, value = w.conn.recv()
+                    tag, value, *rest = w.conn.recv()
+                    if rest and type(rest[0]) is float:
+                        w.cpu = rest[0]
                 except (EOFError, OSError) as exc:
                     self._discard(w)
                     results.append(PoolError(f"worker died: {type(exc).__name__}"))
