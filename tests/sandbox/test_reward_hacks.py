@@ -416,9 +416,10 @@ def test_nothing_the_solution_left_running_writes_while_the_tests_read(sandbox: 
         "\n        ", "\n    ") + "def total():\n" + writer + "    return 5\n")
     tests = ["t = total()\nfor _ in range(300):\n    s = sum(map(int, open('data/nums.txt').read().split()))\n"
              "    if s == t:\n        break\nassert t == s, (t, s)"]
-    for _ in range(3):
+    for _ in range(3):  # (a write that still got through is put back, or fails the unit: FixtureError)
         r = run_python_tests(cheat, tests, files={"data/nums.txt": "1 2 3\n"}, sandbox=sandbox, timeout=5.0)
-        assert r.passed == 0 and r.total == 1 and "AssertionError" in (r.details[0].error or ""), r.details
+        assert r.passed == 0 and r.total == 1, r.details
+        assert any(e in (r.details[0].error or "") for e in ("AssertionError", "FixtureError")), r.details
 
 
 def test_a_thread_the_solution_started_runs_during_its_calls(sandbox: Sandbox) -> None:

@@ -104,20 +104,27 @@ class Freezer:
         """Stop ``pid`` (the solution's process), what it started and what it left behind; returns once they have
         stopped (or after SETTLE_S)."""
         end = time.monotonic() + SETTLE_S
-        for _ in range(MAX_WALKS):
+        quiet = 0  # walks in a row that found nothing new with everything stopped: two, a millisecond apart, end it
+        for _ in range(MAX_WALKS):  # (an orphan being handed to the harness can be in no list for an instant)
             new = self._solutions(pid) - self.stopped
-            if not new:
-                running = [p for p in self.stopped if _still_running(p)]
-                if not running or time.monotonic() > end:
-                    return
-                os.sched_yield()
+            if new:
+                quiet = 0
+                for p in new:
+                    try:
+                        os.kill(p, signal.SIGSTOP)
+                    except OSError:
+                        pass
+                self.stopped |= new
                 continue
-            for p in new:
-                try:
-                    os.kill(p, signal.SIGSTOP)
-                except OSError:
-                    pass
-            self.stopped |= new
+            if any(_still_running(p) for p in self.stopped):
+                quiet = 0
+            else:
+                quiet += 1
+                if quiet >= 2:
+                    return
+            if time.monotonic() > end:
+                return
+            time.sleep(0.001)
 
     def thaw(self) -> None:
         """Let them run again (before a request: the solution's call may need a thread it started)."""

@@ -1366,7 +1366,7 @@ SolutionMembers.__name__ = SolutionMembers.__qualname__ = "EnumType"
 
 class RemoteObject:
     """An object that stays in the solution's process. Equal only to itself (the same object of the solution is
-    the same handle). Attributes and items are read, set and deleted in the solution's process, so its class
+    the same handle), unless its class has an ``__eq__`` (a dataclass's or its own: see _capable). Attributes and items are read, set and deleted in the solution's process, so its class
     decides (a frozen one refuses: an "it must be immutable" test is not passed by the harness refusing); an
     operator (``+``, ``<``, ``float()``) is not carried out here and fails the unit (:class:`Untransportable`).
     The handle's own slots are ``_cg_*`` (a solution's attribute of that name is not reachable)."""

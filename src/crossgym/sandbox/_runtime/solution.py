@@ -530,9 +530,10 @@ class _Server:
                 everything = bool(obj == _Stranger())  # (an object no solution can know of: equal to everything?)
             except Exception:  # noqa: BLE001 - it looks at what it is given: no sign of that
                 everything = False
-            if everything:  # (or an __eq__ that compares what the other has, empty here: by their state instead)
-                kind = _TYPE(obj)
-                return _TYPE(other) is kind and _dataclass_state(obj, kind, []) == _dataclass_state(other, kind, [])
+            if everything:  # (or an __eq__ that compares what the other has, empty here: by their state instead;
+                kind = _TYPE(obj)  # an object with no state at all is equal only to itself, as before)
+                mine = _dataclass_state(obj, kind, [])
+                return bool(mine) and _TYPE(other) is kind and mine == _dataclass_state(other, kind, [])
             return _exact(bool(obj == other), bool)
         if name == "compared":  # a dataclass's compared (or hashed) fields, by its real class (see codec.DATACLASS_EQ)
             kind = _TYPE(obj)
