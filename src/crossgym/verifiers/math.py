@@ -331,8 +331,7 @@ def _names_variables(pred: list[Any]) -> bool:
     first = pred[0] if pred else None
     if isinstance(first, (set, frozenset)):
         return any(isinstance(e, sympy.core.relational.Relational) for e in first)
-    return isinstance(first, sympy.Basic) and bool(first.atoms(sympy.core.relational.Relational)) or \
-        isinstance(first, sympy.core.relational.Relational)
+    return isinstance(first, sympy.Basic) and bool(first.atoms(sympy.core.relational.Relational))
 
 
 def zygote_warm() -> None:

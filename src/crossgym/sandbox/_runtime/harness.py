@@ -104,8 +104,8 @@ def _std_exception(told: Any, builtin: type[BaseException]) -> type[BaseExceptio
     if type(told) is not list or len(told) != 2 or not all(type(t) is str for t in told):
         return None
     module, qualname = told
-    if module.partition(".")[0] not in codec.STD_EXCEPTION_MODULES or module.partition(".")[0] not in \
-            sys.stdlib_module_names:
+    root = module.partition(".")[0]
+    if root not in codec.STD_EXCEPTION_MODULES or root not in sys.stdlib_module_names:
         return None
     found: Any = sys.modules.get(module)
     if found is None:  # loaded now, whatever was loaded before: a group's earlier member made the class known here
@@ -710,9 +710,9 @@ class Remote:
 class _Shared:
     """What the tests and the solution would share in one process, sent with a call when it changed here and taken
     back when the call changed it there: the ``random`` module's state (``random.seed(42)`` in the tests seeds the
-    solution's draws; one way only: the tests' later draws go on from their own state) and ``os.environ``. Only while the tests
-    have imported ``random`` (nothing is sent otherwise), and the environment's changes only. In a group, only
-    once the tests imported the module (``random``, ``os``): :class:`Globals` then puts it back before the next
+    solution's draws; one way only: the tests' later draws go on from their own state) and ``os.environ``. Only while
+    the tests have imported ``random`` (nothing is sent otherwise), and the environment's changes only. In a group,
+    only once the tests imported the module (``random``, ``os``): :class:`Globals` then puts it back before the next
     member, so what one member's solution left never reaches another's tests."""
 
     def __init__(self) -> None:
@@ -1365,11 +1365,12 @@ SolutionMembers.__name__ = SolutionMembers.__qualname__ = "EnumType"
 
 
 class RemoteObject:
-    """An object that stays in the solution's process. Equal only to itself (the same object of the solution is
-    the same handle), unless its class has an ``__eq__`` (a dataclass's or its own: see _capable). Attributes and items are read, set and deleted in the solution's process, so its class
-    decides (a frozen one refuses: an "it must be immutable" test is not passed by the harness refusing); an
-    operator (``+``, ``<``, ``float()``) is not carried out here and fails the unit (:class:`Untransportable`).
-    The handle's own slots are ``_cg_*`` (a solution's attribute of that name is not reachable)."""
+    """An object that stays in the solution's process. Equal only to itself (the same object of the solution is the
+    same handle), unless its class has an ``__eq__`` (a dataclass's or its own: see _capable). Attributes and items
+    are read, set and deleted in the solution's process, so its class decides (a frozen one refuses: an "it must be
+    immutable" test is not passed by the harness refusing); an operator (``+``, ``<``, ``float()``) is not carried
+    out here and fails the unit (:class:`Untransportable`). The handle's own slots are ``_cg_*`` (a solution's
+    attribute of that name is not reachable)."""
 
     __slots__ = ("_cg_link", "_cg_hid", "_cg_type", "_cg_gen")
 

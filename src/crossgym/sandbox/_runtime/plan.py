@@ -253,16 +253,9 @@ def _checking_condition(stmt: ast.If) -> list[ast.stmt]:
     truth included, as a marked check (``__cg_t__ = not not (<condition>)`` in :func:`_checking`), so what it
     raises on the solution's answer is a failed check too; the ``if`` then tests ``__cg_t__``."""
     test = stmt.test
-    line, end = test.lineno, getattr(test, "end_lineno", None) or test.lineno
-
-    def at(node: _Node) -> _Node:
-        node.lineno, node.end_lineno = line, end  # type: ignore[attr-defined]
-        node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
-        return node
-
-    truth = at(ast.UnaryOp(ast.Not(), at(ast.UnaryOp(ast.Not(), test))))
-    assign = at(ast.Assign(targets=[at(ast.Name("__cg_t__", ast.Store()))], value=truth))
-    stmt.test = at(ast.Name("__cg_t__", ast.Load()))
+    truth = ast.UnaryOp(ast.Not(), ast.UnaryOp(ast.Not(), test))
+    assign = _placed(ast.Assign(targets=[ast.Name("__cg_t__", ast.Store())], value=truth), test.lineno)
+    stmt.test = _placed(ast.Name("__cg_t__", ast.Load()), test.lineno)
     return [_checking(assign), stmt]
 
 
@@ -283,18 +276,10 @@ def _checking(stmt: ast.stmt) -> ast.stmt:
     raises (a TypeError of ``led.total() + 0 == 7`` when the solution answered None) is marked as a failed
     check, which no context manager of the solution may swallow (harness._suppressible): an ``__exit__`` that
     returns True made every unit inside its block pass, in one process too."""
-    line, end = stmt.lineno, getattr(stmt, "end_lineno", None) or stmt.lineno
-
-    def at(node: _Node) -> _Node:
-        node.lineno, node.end_lineno = line, end  # type: ignore[attr-defined]
-        node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
-        return node
-
-    mark = at(ast.Expr(at(ast.Call(at(ast.Name("__cg_checked__", ast.Load())),
-                                   [at(ast.Name("__cg_x__", ast.Load()))], []))))
-    handler = at(ast.ExceptHandler(type=at(ast.Name("BaseException", ast.Load())), name="__cg_x__",
-                                   body=[mark, at(ast.Raise(exc=None, cause=None))]))
-    return at(ast.Try(body=[stmt], handlers=[handler], orelse=[], finalbody=[]))
+    mark = ast.Expr(_call("__cg_checked__", ast.Name("__cg_x__", ast.Load())))
+    handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name="__cg_x__",
+                                body=[mark, ast.Raise(exc=None, cause=None)])
+    return _placed(ast.Try(body=[stmt], handlers=[handler], orelse=[], finalbody=[]), stmt.lineno)
 
 
 def _flush(line: int, helper: bool) -> ast.stmt:
