@@ -116,3 +116,58 @@ def test_the_common_tool_call_schema_takes_the_fast_pass() -> None:
     check = js._fast(schema)
     assert check({"name": "f", "args": {}}) is None
     assert check({"name": "f", "args": {}, "x": 1}) == fjs_only(schema, {"name": "f", "args": {}, "x": 1})
+
+
+def fjs_stock(schema: Any, value: Any) -> str | None:
+    """fastjsonschema.compile as json_schema used it before its lean exceptions: formats, handlers and all."""
+    fn = fastjsonschema.compile(schema, handlers=js._NoFetch(), use_default=False, use_formats=True,
+                                formats=js._FORMATS)
+    try:
+        fn(value)
+        return None
+    except fastjsonschema.JsonSchemaValueException as exc:
+        return str(exc.message)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "format": "email"}, {"type": "string", "pattern": "^a"}, {"multipleOf": 0.5},
+    {"uniqueItems": True}, {"$ref": "#/definitions/a", "definitions": {"a": {"type": "integer", "maximum": 3}}},
+    {"items": [{"type": "integer"}], "additionalItems": False}, {"if": {"type": "string"}, "then": {"minLength": 2}},
+    {"patternProperties": {"^a": {"type": "string"}}, "additionalProperties": False},
+    {"dependencies": {"a": ["b"]}}, {"const": {"a": [1, 2]}}, {"enum": [[1], {"a": 1}, "x"]},
+    {"oneOf": [{"type": "integer"}, {"minimum": 0}]}, {"required": ["a", "b", "c"]},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "maximum": 3, "exclusiveMaximum": True},
+    {"$schema": "https://json-schema.org/draft/2019-09/schema", "type": "object", "minProperties": 2},
+    {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object", "properties": {
+        "b": {"type": "string", "maxLength": 1}}, "additionalProperties": False}, "contains": {"type": "object"}}}},
+])
+def test_lean_exceptions_word_every_error_as_fastjsonschema_does(schema: dict[str, Any]) -> None:
+    """The schema json_schema compiles raises without a copy of the schema in the exception (a literal of the
+    failing rule's subschema was built on every raise); the messages are fastjsonschema's own, on every keyword."""
+    lean = js._fastjsonschema_compile(schema)
+    rng = random.Random(3)
+    values = [_value(rng) for _ in range(300)] + [
+        "a@b.c", "a..b@c", "abc", "b", [1, 2], [1, 1], [1, "x"], {"a": 1}, {"a": "x", "z": 1}, {"a": 1, "b": 2},
+        {"a": [{"b": "xy"}]}, {"a": [{"b": "x", "c": 1}]}, 2, 3, 3.5, 4, -1, {"a": [1, 2]}]
+    for value in values:
+        try:
+            lean(value)
+            got = None
+        except fastjsonschema.JsonSchemaValueException as exc:
+            assert exc.definition is None  # (what makes it lean)
+            got = str(exc.message)
+        assert got == fjs_stock(schema, value), (schema, value)
+
+
+def test_a_value_read_by_orjson_is_known_finite_and_one_read_by_json_is_not() -> None:
+    """The finite hint spares the walk for inf only where no float can be infinite: orjson refuses any number
+    that overflows a double, json reads 1e400 as inf. A wrong hint would let jsonschema-rs pass inf."""
+    from crossgym.text import json_text, read_json_text
+
+    assert read_json_text('{"age": 36}', unique_keys=True) == ({"age": 36}, True)
+    for text in ('{"age": 1e400}', '[-1e999]', "1" * 400, '{"a": 1' + "0" * 400 + ".5}"):
+        value, finite = read_json_text(text, unique_keys=True)
+        assert finite is False, text
+    assert json_text.read_strict("1.5") == (1.5, True)
+    check = js.compile_schema({"properties": {"age": {"maximum": 150}}}, True)
+    assert check({"age": float("inf")}) is not None  # no hint: walked, and failed

@@ -24,6 +24,7 @@ from crossgym.text.json_text import (
     json_depth_ok,
     loads_strict,
     parse_json_text,
+    read_json_text,
 )
 from crossgym.text.tool_calls import (
     MAX_PY_CALL_CHARS,
@@ -37,5 +38,5 @@ __all__ = [
     "MAX_JSON_DEPTH", "MAX_PY_CALL_CHARS", "JSONTooDeep", "MalformedJSON", "MalformedToolCall", "after_reasoning",
     "chunked", "is_blank",
     "extract_fenced", "find_json_span", "is_single_block", "iter_fenced", "json_depth_ok", "loads_strict",
-    "parse_json_text", "parse_python_calls", "parse_tool_calls",
+    "parse_json_text", "parse_python_calls", "read_json_text", "parse_tool_calls",
 ]

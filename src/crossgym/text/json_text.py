@@ -114,14 +114,20 @@ _fast: Any = _first_fast_loads
 def loads_strict(text: str, limit: int = MAX_JSON_DEPTH, *, unique_keys: bool = False) -> Any:
     """``json.loads`` that refuses NaN/Infinity, nesting deeper than ``limit`` and (``unique_keys``) duplicate
     keys, which parsers resolve differently; raises MalformedJSON."""
-    if not json_depth_ok(text, limit):
+    return read_strict(text, limit, unique_keys)[0]
+
+
+def read_strict(text: str, limit: int = MAX_JSON_DEPTH, unique_keys: bool = False) -> tuple[Any, bool]:
+    """``loads_strict``'s value, and whether it is known to hold no infinite float: True when orjson read it (it
+    refuses a number that overflows a double), False when json did (it reads ``1e400`` as inf)."""
+    if text.count("[") + text.count("{") > limit and not json_depth_ok(text, limit):  # (its cheap test, inline)
         raise JSONTooDeep(f"JSON nests deeper than {limit} levels")
     fast = _fast
     if fast is not None:
         value = fast(text, unique_keys)
         if value is not None:
-            return value
-    return _json_loads(text, unique_keys)
+            return value, True
+    return _json_loads(text, unique_keys), False
 
 
 def _json_loads(text: str, unique_keys: bool) -> Any:
@@ -146,30 +152,41 @@ def parse_json_text(text: str, *, fenced: str = "allow", allow_surrounding: bool
     must hold it; text around the block is allowed), "forbid" (the whole text only). ``allow_surrounding``: also
     accept prose around a single top-level object/array (the first balanced one). Raises MalformedJSON.
     """
+    return read_json_text(text, fenced=fenced, allow_surrounding=allow_surrounding, limit=limit,
+                          unique_keys=unique_keys)[0]
+
+
+def read_json_text(text: str, *, fenced: str = "allow", allow_surrounding: bool = False,
+                   limit: int = MAX_JSON_DEPTH, unique_keys: bool = False) -> tuple[Any, bool]:
+    """``parse_json_text``'s value, and whether it is known to hold no infinite float (``read_strict``)."""
     stripped = text.strip()
     if not stripped:
         raise MalformedJSON("empty text")
-    if fenced not in ("allow", "require", "forbid"):
-        raise ValueError(f"fenced must be allow, require or forbid, got {fenced!r}")
     if fenced == "require":
         body = extract_fenced(stripped, ("json", "jsonc", ""))
         if body is None:
             raise MalformedJSON("no ```json fenced block")
-        return loads_strict(body, limit, unique_keys=unique_keys)
+        return read_strict(body, limit, unique_keys)
+    if fenced != "allow" and fenced != "forbid":
+        raise ValueError(f"fenced must be allow, require or forbid, got {fenced!r}")
     if fenced == "allow" and stripped.startswith(("```", "~~~")):
         blocks = list(iter_fenced(stripped))
         if len(blocks) == 1 and blocks[0][0] in ("json", "jsonc", "") and is_single_block(stripped):
-            return loads_strict(blocks[0][1], limit, unique_keys=unique_keys)
+            return read_strict(blocks[0][1], limit, unique_keys)
     try:
-        return loads_strict(stripped, limit, unique_keys=unique_keys)
+        return read_strict(stripped, limit, unique_keys)
     except MalformedJSON:
         if not allow_surrounding:
             raise
+    return _read_span(stripped, limit, unique_keys)
+
+
+def _read_span(stripped: str, limit: int, unique_keys: bool) -> tuple[Any, bool]:
+    """The first balanced object or array in prose (``allow_surrounding``)."""
     span = find_json_span(stripped)
     if span is None:
         raise MalformedJSON("no JSON object or array in the text")
-    return loads_strict(stripped[span[0]:span[1]], limit, unique_keys=unique_keys)
-
+    return read_strict(stripped[span[0]:span[1]], limit, unique_keys)
 
 
 #: characters scanned in all by one find_json_span, per character of the text (and at least SPAN_SCAN_MIN): each

@@ -10,7 +10,7 @@ from typing import Any
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
-from crossgym.text import JSONTooDeep, MalformedJSON, parse_json_text
+from crossgym.text import JSONTooDeep, MalformedJSON, read_json_text
 from crossgym.verifiers.base import BaseVerifier, Malformed, clip
 from crossgym.verifiers.extract import strip_think
 
@@ -49,15 +49,19 @@ class _JsonBase(BaseVerifier):
 
     def parse(self, completion: Completion) -> Any:
         """The completion's JSON value; Malformed (with the parse error) when there is none."""
+        return self.read(completion)[0]
+
+    def read(self, completion: Completion) -> tuple[Any, bool]:
+        """``parse``'s value, and whether it is known to hold no infinite float (``json_text.read_strict``)."""
         text = strip_think(completion.text) if self.think else completion.text
-        if not text.strip():
-            raise Unreadable("blank completion")
         try:
-            return parse_json_text(text, fenced=self.fenced, allow_surrounding=self.allow_surrounding,
-                                   unique_keys=True)
+            return read_json_text(text, fenced=self.fenced, allow_surrounding=self.allow_surrounding,
+                                  unique_keys=True)
         except JSONTooDeep as exc:
             raise Unreadable(str(exc)) from None
         except MalformedJSON as exc:
+            if not text.strip():
+                raise Unreadable("blank completion") from None
             raise Malformed(str(exc)) from None
 
 

@@ -15,7 +15,7 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
@@ -26,7 +26,15 @@ from crossgym.verifiers.json_schema_keywords import fastjsonschema_agrees
 #: compiled validators kept per process
 CACHE_SIZE = 2048
 
-Check = Callable[[Any], "str | None"]  # returns None when valid, else the first error message
+
+
+class Check(Protocol):
+    """A compiled schema: None when ``value`` is valid, else the first error message. ``finite`` says the caller
+    knows no float in ``value`` is infinite (orjson read it: ``json_text.read_strict``), which spares a walk."""
+
+    def __call__(self, value: Any, finite: bool = False, /) -> str | None: ...
+
+
 #: a JSON number past 1.8e308 reads as infinity, on which some checks (multipleOf) raise: the completion fails
 OUT_OF_RANGE = "a number out of range (JSON numbers past 1.8e308 read as infinity): "
 
@@ -92,16 +100,15 @@ def _fast(schema: dict[str, Any]) -> Check:
     import fastjsonschema
 
     # a copy: fastjsonschema rewrites "$ref"s in place
-    fn = fastjsonschema.compile(copy.deepcopy(schema), handlers=_NoFetch(), use_default=False, use_formats=True,
-                                formats=_FORMATS)
+    fn = _fastjsonschema_compile(copy.deepcopy(schema))
     first = _rust_is_valid(schema)
     # only bounds, "not" and "oneOf" can turn its reading of inf into a wrong "valid"; other schemas skip the walk
-    finite = _finite if first is not None and _has_key(schema, _INF_SENSITIVE) else None
+    walk = first is not None and _has_key(schema, _INF_SENSITIVE)
 
-    def check(value: Any) -> str | None:
+    def check(value: Any, finite: bool = False, /) -> str | None:
         if first is not None:
             try:
-                if first(value) and (finite is None or finite(value)):
+                if first(value) and (finite or not walk or _finite(value)):
                     return None
             except Exception:  # noqa: BLE001 - a value jsonschema-rs cannot take: fastjsonschema decides
                 pass
@@ -114,6 +121,41 @@ def _fast(schema: dict[str, Any]) -> Check:
             return OUT_OF_RANGE + str(exc)
 
     return check
+
+
+def _fastjsonschema_compile(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    """``fastjsonschema.compile(schema)`` as crossgym uses it (no defaults filled in, formats checked by
+    ``_FORMATS``, no remote "$ref" fetched), with exceptions that carry no copy of the schema: its generated code
+    builds the failing rule's whole subschema as a literal on every raise (the object schema's, for an extra key),
+    and only the message is read here. Its messages, names and rules are unchanged."""
+    from fastjsonschema import _get_code_generator_class
+    from fastjsonschema.ref_resolver import RefResolver
+
+    base = _get_code_generator_class(schema)
+    lean = _LEAN.get(base)
+    if lean is None:
+        lean = _LEAN[base] = type("Lean" + base.__name__, (base,), {"exc": _lean_exc})
+    resolver = RefResolver.from_schema(schema, handlers=_NoFetch(), store={})
+    gen = lean(schema, resolver=resolver, formats=_FORMATS, use_default=False, use_formats=True,
+               detailed_exceptions=True, fast_fail=True)
+    state = gen.global_state
+    exec(gen.func_code, state)  # noqa: S102 - as fastjsonschema.compile does, on a trusted schema
+    fn = state[resolver.get_scope_name()]
+    return functools.partial(fn, custom_formats=_FORMATS)
+
+
+_LEAN: dict[type, type] = {}
+
+
+def _lean_exc(self: Any, msg: str, *args: Any, append_to_msg: str | None = None, rule: str | None = None) -> None:
+    """fastjsonschema's ``CodeGenerator.exc`` (fast-fail, detailed) with ``definition=None`` in the raise."""
+    arg = '"' + msg + '"'
+    if append_to_msg:
+        arg += " + (" + append_to_msg + ")"
+    definition = self._expand_refs(self._definition)
+    rule_value = self.e(definition.get(rule) if isinstance(definition, dict) else None)
+    self.l("raise JsonSchemaValueException(" + arg + ', value={variable}, name="{name}", definition=None, '
+           "rule={rule})", *args, rule=repr(rule), definition_rule=rule_value)
 
 
 # jsonschema-rs (Rust, ~7x fastjsonschema here) answers first for schemas written only with keywords on which the two
@@ -324,7 +366,7 @@ def _slow(schema: dict[str, Any], cls: Any = None) -> Check:
     # metaschemas stay resolvable, jsonschema adds them to any registry
     v = cls(schema, format_checker=format_checker(schema), registry=referencing.Registry())
 
-    def check(value: Any) -> str | None:
+    def check(value: Any, finite: bool = False, /) -> str | None:
         try:
             err = jsonschema.exceptions.best_match(v.iter_errors(value))
         except referencing.exceptions.Unresolvable as exc:
@@ -363,7 +405,8 @@ def _compile_schema(schema: Any, trusted: bool) -> Check:
     if not isinstance(schema, (dict, bool)):
         raise ValueError(f"a JSON Schema must be an object or boolean, got {type(schema).__name__}")
     if isinstance(schema, bool):
-        return (lambda v: None) if schema else (lambda v: "the schema false rejects everything")
+        return (lambda v, finite=False, /: None) if schema else \
+            (lambda v, finite=False, /: "the schema false rejects everything")
     key = ("F" if trusted else "S") + repr(schema)  # unambiguous for JSON data, far cheaper than json.dumps
 
     def make() -> Check:
@@ -433,12 +476,12 @@ class JsonSchema(_JsonBase):
             check = compile_schema(schema, trusted)
         except ValueError as exc:
             raise BadTask(str(exc)) from None
-        value = self.parse(completion)
-        err = check(value)
-        if err is None:
-            return Verdict.ok(1.0, components={"valid": 1.0} if self.partial else {}, reason="valid")
+        value, finite = self.read(completion)
+        err = check(value, finite)
         if not self.partial:
-            return Verdict.ok(0.0, reason=clip(err, 200))
+            return Verdict.ok(1.0, reason="valid") if err is None else Verdict.ok(0.0, reason=clip(err, 200))
+        if err is None:
+            return Verdict.ok(1.0, components={"valid": 1.0}, reason="valid")
         comps = self._partial(schema, value, trusted)
         comps["valid"] = 0.0  # (one share of its own: an invalid document never earns what a valid one does)
         return Verdict.ok(sum(comps.values()) / len(comps), passed=False, components=comps, reason=clip(err, 200))
