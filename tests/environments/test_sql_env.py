@@ -72,3 +72,22 @@ def test_missing_database_is_a_config_error() -> None:
     t = Task(id="x", prompt="q", answer=[], verifier=VerifierSpec("sql"), env="sql")
     with pytest.raises(ConfigError, match="metadata\\['database'\\]"):
         SqlEnv().reset(t)
+
+
+def test_an_exploration_query_that_outlives_sqlites_checks_ends_on_time(task: Task) -> None:
+    """The query tool ran the model's SQL in the rollout's thread: 100 LIKEs over one 1 MB row (no jump between
+    them, so SQLite never read its interrupt flag) held the episode ~9 s against a 0.3 s query_timeout. It runs in
+    the worker pool now, killed past the timeout: a tool error on time, and the episode goes on."""
+    import time
+
+    many_likes = ("WITH x(s) AS (SELECT printf('%.*c', 999999, 'a')) SELECT "
+                  + " + ".join("(s LIKE '%" + "a" * 98 + "b')" for _ in range(100)) + " FROM x")
+    env = SqlEnv(query_timeout=0.3)
+    env.reset(task)
+    assert "| " in env.step(call("query", sql="SELECT id, name FROM employees")).messages[0].content  # (pool warm)
+    t0 = time.monotonic()
+    step = env.step(call("query", sql=many_likes))
+    took = time.monotonic() - t0
+    assert took < 0.3 + 1.0 + 1.0, took
+    assert "ran over" in step.messages[0].content and not step.done
+    assert "unit_price" in env.step(call("describe", table="orders")).messages[0].content

@@ -175,7 +175,7 @@ def test_the_query_is_read_after_the_reasoning() -> None:
 @pytest.mark.parametrize("columns", ["zeroblob(999999), zeroblob(999999), zeroblob(999999), zeroblob(999999)",
                                      ", ".join(["1"] * 500)])
 def test_a_huge_result_is_an_error_not_the_callers_memory(columns: str) -> None:
-    """sql runs in the caller's process, and up to 10,001 rows were read whole before anything was compared:
+    """sql ran in the caller's process, and up to 10,001 rows were read whole before anything was compared:
     four 1 MB blobs a row took ~5 GB. A result is read a row at a time, up to 64 MiB and 128 columns."""
     import resource
 
@@ -197,3 +197,37 @@ def test_a_query_that_makes_sqlite_run_long_single_steps_is_bounded() -> None:
         with pytest.raises(QueryError):
             execute(script, query, timeout=2.0)
     assert execute(script, "SELECT 'abc' LIKE '%b%'", timeout=2.0)[1] == [(1,)]
+
+
+#: 100 LIKEs of a 100-character pattern over one 1 MB string: one row, no jump between them, so SQLite never reads its
+#: interrupt flag or progress handler (~0.1 s each: 9.2 s inline against a 5 s query_timeout and a 10 s timeout)
+MANY_LIKES = ("WITH x(s) AS (SELECT printf('%.*c', 999999, 'a')) SELECT "
+              + " + ".join("(s LIKE '%" + "a" * 98 + "b')" for _ in range(100)) + " FROM x")
+#: instr() (and replace()) compare the needle at every offset: three calls in 142 characters ran 12.7 s inline
+#: against a 1 s query_timeout, so overriding like()/glob() alone would not bound the query
+INSTRS = ("WITH x(a, b) AS (SELECT printf('%.*c', 999999, 'a'), printf('%.*c', 400000, 'a') || 'b') "
+          "SELECT instr(a, b) + instr(a, b) + instr(a, b) FROM x")
+
+
+@pytest.mark.parametrize("query", [MANY_LIKES, INSTRS], ids=["many-likes", "instr-chain"])
+def test_a_query_that_outlives_the_deadline_between_sqlites_checks_is_the_completions_failure(query: str) -> None:
+    """sql ran inline: a query whose one row costs seconds of CPU between two jump instructions ran on past the
+    query_timeout and the verifier's timeout (and passed when its row was right). It is scored in the worker pool now,
+    killed at the deadline: verify returns on time, and a query that spent its time on CPU is malformed, not a
+    timeout a trainer could mask."""
+    import os
+    import time
+
+    params = {"timeout": 1.0, "query_timeout": 0.5}
+    want = {"rows": [[0]]}
+    assert score(want, "SELECT 0", **params).passed  # (and the pool is started: its start is not the query's time)
+    t0 = time.monotonic()
+    v = score(want, query, **params)
+    took = time.monotonic() - t0
+    assert took < 1.0 + 1.0, (took, v)
+    assert v.reward == 0.0 and not v.passed, v
+    # a pool job killed at its deadline is the completion's failure when it had used half its timeout as CPU; a
+    # machine too loaded to give it that (another job on every core) makes it a timeout, the machine's failure
+    loaded = os.getloadavg()[0] >= (os.cpu_count() or 1)
+    assert v.error_kind == "malformed" or (loaded and v.error == "timeout"), v
+    assert score(want, "SELECT count(*) - count(*) FROM items WHERE name LIKE 'p%' ESCAPE '!'", **params).passed

@@ -1,6 +1,7 @@
 """sql: explore an SQLite database with read-only tools, then answer with one query.
 
-Tools: ``list_tables()``, ``describe(table)``, ``query(sql)`` (first rows of a read-only query) and
+Tools: ``list_tables()``, ``describe(table)``, ``query(sql)`` (first rows of a read-only query, run in the verifier
+worker pool so that its deadline holds: ``sql.execute_bounded``) and
 ``submit(query)`` (the final answer; ends the episode). A plain-text reply with a ```sql block also ends the episode
 with that query as the answer. The database is ``task.metadata["database"]`` (a SQL script); the ``sql`` verifier
 scores the submitted query on a fresh copy, so the episode's reward never depends on what exploration did.
@@ -17,7 +18,7 @@ from crossgym.protocol.episode import Observation
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Task
-from crossgym.verifiers.sql import QueryError, open_readonly, run_query
+from crossgym.verifiers.sql import QueryError, execute_bounded, open_readonly, run_query
 
 
 def format_rows(cols: list[str], rows: list[tuple[Any, ...]], limit: int) -> str:
@@ -44,6 +45,7 @@ class SqlEnv(BaseEnvironment):
         self.row_limit = int(row_limit)
         self.query_timeout = float(query_timeout)
         self.conn: sqlite3.Connection | None = None
+        self.script: str | None = None
         self.tools = {t.name: t for t in (Tool.from_callable(f) for f in (
             self.list_tables, self.describe, self.query, self.submit))}
 
@@ -72,7 +74,11 @@ class SqlEnv(BaseEnvironment):
         Args:
             sql: One SQLite SELECT statement.
         """
-        cols, rows = self._run(sql)
+        assert self.script is not None
+        try:  # the model's SQL: in the worker pool, whose deadline holds (see SQL.isolation)
+            cols, rows = execute_bounded(self.script, sql, timeout=self.query_timeout, max_rows=1000)
+        except QueryError as exc:
+            raise ValueError(str(exc)) from None
         return format_rows(cols, rows, self.row_limit)
 
     def submit(self, query: str) -> str:
@@ -84,6 +90,7 @@ class SqlEnv(BaseEnvironment):
         return "submitted"
 
     def _run(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """One of the environment's own queries (bounded: the table list, a table's columns) on its connection."""
         assert self.conn is not None
         try:
             return run_query(self.conn, sql, timeout=self.query_timeout, max_rows=1000)
@@ -96,7 +103,7 @@ class SqlEnv(BaseEnvironment):
         if not isinstance(script, str) or not script.strip():
             raise ConfigError(f"task {task.id!r}: the sql environment needs metadata['database'] (a SQL script)",
                               fix="generate tasks with the 'sql' source or add the CREATE/INSERT script")
-        self.conn = open_readonly(script)
+        self.conn, self.script = open_readonly(script), script
         return Observation(messages=task.prompt, tools=tuple(t.spec for t in self.tools.values()))
 
     def respond(self, action: Message) -> Reply:

@@ -267,17 +267,27 @@ def too_hard_to_parse(text: str) -> str | None:
         return "a chain of three or more factorial signs"
     if len(text) >= MAX_NUMBER_RUN and _NUMBER_RUN.search(text):
         return f"a run of {MAX_NUMBER_RUN:,} or more digits, dots and spaces"
-    if sum(text.count(c) for c in _OPENERS) <= MAX_NESTING:
-        return None
+    if _brackets_nest_deeper(text, MAX_NESTING):
+        return f"brackets nested more than {MAX_NESTING} deep"
+    return None
+
+
+def _brackets_nest_deeper(text: str, limit: int) -> bool:
+    """Whether ``(``, ``[`` and ``{`` (one kind: any closer closes any opener) nest more than ``limit`` deep in
+    ``text``; a closer with nothing open is ignored. Linear: three ``str.count`` passes, then (only when more than
+    ``limit`` openers appear at all) one pass that stops at the first level too deep. Not ``json_depth_ok``: that one
+    skips brackets inside JSON strings and ignores ``(``, which math-verify's LaTeX parser nests on."""
+    if sum(text.count(c) for c in _OPENERS) <= limit:
+        return False
     depth = 0
     for ch in text:
         if ch in _OPENERS:
             depth += 1
-            if depth > MAX_NESTING:
-                return f"brackets nested more than {MAX_NESTING} deep"
+            if depth > limit:
+                return True
         elif ch in _CLOSERS and depth:
             depth -= 1
-    return None
+    return False
 
 
 _ASSIGNED = re.compile(r"(?<![\\A-Za-z])([A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?)\s*=(?!=)")

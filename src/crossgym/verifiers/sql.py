@@ -5,8 +5,9 @@ expected result: ``{"rows": [[...], ...]}`` (or a bare list of rows), or ``{"que
 on the same database is the reference (``rows`` wins when both are given). The model's query is the ``query``/``sql`` argument of its last ``submit``
 tool call, else the last ```sql block of its final message, else that message when it is one SELECT/WITH statement.
 It runs read-only (query_only, an authorizer that allows reads only, one statement, length limits) under a deadline
-enforced by SQLite's progress handler. Rows compare as multisets unless ``order_matters``; numbers compare with
-``float_tol``; column names are ignored unless ``check_columns``.
+enforced by SQLite's progress handler, in crossgym's worker-process pool (isolation "process": see ``SQL``), which
+kills a query that outlives the verifier's timeout between SQLite's own checks. Rows compare as multisets unless
+``order_matters``; numbers compare with ``float_tol``; column names are ignored unless ``check_columns``.
 """
 
 from __future__ import annotations
@@ -156,6 +157,38 @@ def execute(script: str, query: str, *, timeout: float = 5.0, max_rows: int = 10
         conn.close()
 
 
+#: seconds a pool-bounded query may outlive its own timeout (the hand-off to the worker and back) before it is killed
+HAND_OFF_S = 1.0
+
+
+def _execute_job(script: str, query: str, timeout: float, max_rows: int) -> tuple[str, Any]:
+    """``execute`` in a pool worker: ("ok", (columns, rows)) or ("error", why), no exception crossing back."""
+    try:
+        return "ok", execute(script, query, timeout=timeout, max_rows=max_rows)
+    except QueryError as exc:
+        return "error", str(exc)
+
+
+def execute_bounded(script: str, query: str, *, timeout: float = 5.0,
+                    max_rows: int = 10_000) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """``execute`` in crossgym's worker-process pool, the worker killed when the query outlives ``timeout`` by
+    HAND_OFF_S: for model-written queries outside the verifier (the sql environment's query tool), where no
+    in-process deadline holds (see ``SQL.isolation``). Raises QueryError."""
+    from crossgym.verifiers.pool import PoolError, PoolTimeout, get_pool
+
+    pool = get_pool()
+    pool.require(__name__)
+    try:
+        tag, value = pool.call(_execute_job, (script, query, timeout, max_rows), timeout + HAND_OFF_S)
+    except PoolTimeout:
+        raise QueryError(f"query ran over {timeout:g} s") from None
+    except PoolError as exc:
+        raise QueryError(f"the query could not run: {exc}") from None
+    if tag != "ok":
+        raise QueryError(value)
+    return value  # type: ignore[no-any-return]
+
+
 # ------------------------------------------------------------------ reading the answer
 def extract_query(completion: Completion) -> str:
     """The model's final query (see the module docstring); raises Malformed when there is none."""
@@ -248,10 +281,26 @@ class SQL(BaseVerifier):
     # written only in the reasoning was run, a bare statement after it was malformed); 5: a result over 64 MiB or
     # 128 columns is an error (10,001 rows of four 1 MB blobs took ~5 GB of the caller's memory); 6: values over 1 MB
     # and LIKE/GLOB patterns over 100 characters are errors, and a watchdog interrupts a query at its timeout (one
-    # LIKE of a long pattern over a long string is one VM instruction: 14.7 s against a 5 s timeout)
-    version = "6"
+    # LIKE of a long pattern over a long string is one VM instruction: 14.7 s against a 5 s timeout); 7: scored in the
+    # worker-process pool, killed at the timeout: a query whose instructions between two jumps outlived it is
+    # malformed, not late (800 LIKEs in 8 columns of one row ran 77.7 s against the 10 s timeout)
+    version = "7"
     description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
     default_timeout = 10.0
+    #: "process", not "inline": SQLite reads its interrupt flag and progress handler only at jump instructions, and
+    #: the model controls how much CPU one row's expressions take between two of them: ~0.1 s per LIKE/GLOB over
+    #: 1 MB, up to 200 chained in an expression and 128 columns of them; instr() and replace() compare the needle at
+    #: every offset (three instr calls, 142 characters: 12.7 s against a 1 s query_timeout); printf widths,
+    #: zeroblob, sorts... No in-process deadline holds (a thread left running burns its core on). Weighed and
+    #: measured: like()/glob() as Python functions that read the deadline were ~8x slower on an honest 100,000-row
+    #: scan (49 vs 6 ms), must copy SQLite's ESCAPE, case and UTF-8 rules exactly, and leave instr/replace open;
+    #: caps low enough to bound one call (~30 KB values for 10 ms of instr) fail honest group_concat results and
+    #: still multiply over a 100,000-character query. The pool kills the worker at the deadline whatever SQLite is
+    #: doing, so verify() returns on time, and a job killed having used CPU_FAULT_SHARE of its timeout as CPU is the
+    #: completion's failure (malformed, never masked). Honest queries keep their verdicts (query_timeout still fails
+    #: a slow query by itself); the hand-off costs ~0.3 ms a call (0.6 -> 0.9 ms on the examples' database, 3.7 ->
+    #: 4.5 ms with a 235 KB script), and a result's rows (up to 64 MiB) sit in the worker, not the caller.
+    isolation = "process"
 
     def __init__(self, *, order_matters: bool = False, check_columns: bool = False, float_digits: int = 6,
                  query_timeout: float = 5.0, max_rows: int = 10_000, **params: Any) -> None:
