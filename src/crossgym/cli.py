@@ -1,7 +1,9 @@
 """The one console script, `crossgym`. Each command's work lives in its subsystem; this file parses and prints.
 
 User errors (CrossgymError) print one line on stderr and exit 2; `--debug` shows the traceback instead.
-Every `--json` prints exactly one JSON document on stdout.
+Every `--json` prints exactly one JSON document on stdout. Text that is not valid Unicode (a lone surrogate a
+solution produced, in a completion, a task id or a reason; a file name that is not UTF-8) prints as its escape
+(``\\ud800``) on stdout, as Python prints it on stderr: a summary never dies on the text it shows.
 """
 
 from __future__ import annotations
@@ -395,8 +397,41 @@ _OS_FIXES = {
 _NO_PATH_NEEDED = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})
 
 
+def _surrogate_or_escape(exc: UnicodeError) -> tuple[str | bytes, int]:
+    """The "crossgym-escape" error handler: a file name's undecodable byte (``\\udc80``-``\\udcff``, what
+    surrogateescape made of it) is written back as that byte; any other character the encoding refuses (a lone
+    surrogate from a completion) as its backslash escape."""
+    import codecs
+
+    try:
+        return codecs.lookup_error("surrogateescape")(exc)
+    except UnicodeError:
+        return codecs.lookup_error("backslashreplace")(exc)
+
+
+def _escape_unencodable(stream: Any) -> None:
+    """Have ``stream`` (stdout) write a character its encoding cannot hold as its backslash escape instead of
+    raising UnicodeEncodeError in the middle of a summary (stderr does so already); the bytes of a file name
+    that is not UTF-8 still print as they are. A stream that cannot be reconfigured (a plain StringIO) is left as
+    it is."""
+    import codecs
+
+    reconfigure = getattr(stream, "reconfigure", None)
+    if not callable(reconfigure) or getattr(stream, "errors", None) not in ("strict", "surrogateescape"):
+        return
+    try:
+        codecs.lookup_error("crossgym-escape")
+    except LookupError:
+        codecs.register_error("crossgym-escape", _surrogate_or_escape)
+    try:
+        reconfigure(errors="crossgym-escape")
+    except (ValueError, OSError):  # (a closed or detached stream)
+        pass
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors are one line and exit 2."""
+    _escape_unencodable(sys.stdout)
     try:
         app(args=argv, prog_name="crossgym")
     except CrossgymError as exc:

@@ -192,3 +192,38 @@ def test_20k_rollouts_are_streamed_and_no_rollout_is_kept(tmp_path: Path, monkey
                                                                            for f in doc["fail_to_pass"])
     # the second pass stops after the last task listed (the first MAX_FLIPS of each direction, in task order)
     assert counting.read < 20_000 + 2000 + 20_000 * 0.2
+
+
+def _merged(passes: dict[str, bool], n: int) -> list[dict[str, Any]]:
+    """Training records of tasks of two datasets merged with per-split index ids: every one is task "0", told
+    apart only by its prompt (answer -> whether its samples pass)."""
+    records = []
+    for prompt, ok in passes.items():
+        task = Task(id="0", prompt=prompt, answer=None, verifier=VerifierSpec("test_first_letter"))
+        prov = Provenance.new(task.verifier, source="train", backend="trl", model="m")
+        records += [rollout_record(task, Completion.from_text("x"), Verdict.ok(float(ok)), provenance=prov)] * n
+    return records
+
+
+def test_tasks_sharing_an_id_are_told_apart_by_their_content(tmp_path: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """Records are grouped by task id and content: two tasks of one id were one task of pass rate 0.5 on both
+    sides (delta 0, no flip), though each of them flipped; now each is a task of its own, named ID#DIGEST,
+    paired across the sides by id and content, and the id is named in a warning and in the summary."""
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    append_records(a, _merged({"split one": True, "split two": False}, 1500))
+    append_records(b, _merged({"split two": True, "split one": False}, 1500))
+    append_records(c, _merged({"split one": False}, 3))
+    with caplog.at_level(logging.WARNING):
+        run_a = load_run(a)
+    assert "1 task ids each name more than one task" in caplog.text and f"{a}:1501 (id '0')" in caplog.text
+    assert len(run_a.tasks) == 2 and all(name.startswith("0#") for name in run_a.tasks)
+    assert [t.n for t in run_a.tasks.values()] == [1500, 1500] and run_a.shared_ids == 1
+    doc = compare_runs(run_a, load_run(b))
+    assert doc["shared_tasks"] == 2 and doc["differing_tasks"] == [] and doc["only_in_a"] == []
+    assert doc["flips"] == {"pass_to_fail": 1, "fail_to_pass": 1}
+    assert doc["overall"]["improved"] == doc["overall"]["worsened"] == 1
+    # a side where id "0" names one task: paired with A's task of the same content, the other is "differing"
+    doc = compare_runs(run_a, load_run(c))
+    assert doc["shared_tasks"] == 1 and doc["differing_tasks"] == ["0"] and doc["flips"]["pass_to_fail"] == 1
+    assert [t["task"] for t in doc["per_task"]] == [name for name, t in run_a.tasks.items() if t.passes]

@@ -91,3 +91,13 @@ def test_sample_rollouts_hold_passes_failures_and_errors_from_several_sources():
     assert any(r.verdict.error is not None for r in picked)
     assert any(not r.verdict.passed and r.verdict.error is None for r in picked)
     assert {task_source(r) for r in picked} == {"arith", "logic"}
+
+
+def test_report_writes_a_lone_surrogate_as_its_escape(tmp_path):
+    """Issue 20: a completion (or a task id) holding a lone surrogate, as a model served over JSON can return it,
+    was stored, but report.html died on it (UnicodeEncodeError at the end of `crossgym eval`, after every rollout
+    was made): it is written as its escape."""
+    rollouts = [_r("s-\ud800", "arith", Verdict.ok(0.0, passed=False, reason="answer 1 (expected 2)"),
+                   "the answer is 1 \ud800"), *_rollouts()]
+    text = write_report(tmp_path, compute_metrics(rollouts), rollouts, run_info={"model": "tiny"}).read_text()
+    assert "s-\\ud800" in text

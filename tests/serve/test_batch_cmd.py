@@ -192,3 +192,23 @@ def test_out_records_and_the_summary_carry_the_fault(tmp_path: Path) -> None:
     assert [r["verdict"]["fault"] for r in written] == ["none", "model", "model", "infra"]
     proc = _cli(str(src))
     assert proc.returncode == 0 and "1 infrastructure failures" in proc.stdout, proc.stderr
+
+
+def test_reverify_and_compare_read_the_out_of_text_completions(tmp_path: Path) -> None:
+    """verify-batch takes a completion given as text and writes its record back with the text as it came; reverify
+    and compare skipped every such record ("not a rollout: 'str' object has no attribute 'get'"), so the output of
+    `verify-batch pairs.jsonl --out` could be neither re-scored nor compared."""
+    from crossgym.eval.compare import compare_runs, load_run
+    from crossgym.eval.reverify import reverify
+    from crossgym.serve.batch_cmd import verify_batch
+
+    src, out = tmp_path / "pairs.jsonl", tmp_path / "scored.jsonl"
+    tasks = [{"id": f"t{i}", "prompt": "p", "answer": "x", "verifier": "exact_match"} for i in range(2)]
+    src.write_text("".join(json.dumps({"task": t, "completion": c}) + "\n" for t in tasks for c in ("x", "y")))
+    assert verify_batch(src, out=out)["n"] == 4
+    assert all(isinstance(json.loads(line)["completion"], str) for line in out.read_text().splitlines())
+    drift = reverify(out)
+    assert (drift["n"], drift["checked"], drift["skipped"], drift["changed"]) == (4, 4, 0, 0) and drift["ok"]
+    run = load_run(out)
+    assert run.skipped == 0 and sorted(run.tasks) == ["t0", "t1"] and [t.passes for t in run.tasks.values()] == [1, 1]
+    assert compare_runs(run, load_run(out))["shared_tasks"] == 2

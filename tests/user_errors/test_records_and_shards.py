@@ -416,3 +416,39 @@ def test_reverify_of_a_file_with_no_json_record_is_one_line_that_says_so(tmp_pat
     cfg.write_text("model: m\ntasks: x\nlr: 1\n")
     msg = _one_line(["reverify", str(cfg)], capsys)
     assert "none of its 3 lines is a JSON record" in msg and f"{cfg}:1: a line that is not JSON" in msg, msg
+
+
+def test_a_lone_surrogate_in_records_prints_as_its_escape_in_every_summary(tmp_path: Path) -> None:
+    """Issue 20: text a solution produced (a lone surrogate in a completion, a task id) serialises everywhere. The
+    records held it (as JSON escapes), --json printed it, but reverify's and compare's summaries and compare's
+    --html page died on it (UnicodeEncodeError: exit 1 and a traceback): the console's stdout refused it."""
+    bad = _task("x-\ud800")
+    records = [rollout_record(t, Completion.from_text(text), Verdict.ok(1.0, reason="stored"),
+                              provenance=Provenance.new(t.verifier, source="eval"))
+               for t, text in ((bad, "Paris \ud800"), (_task("x-1"), "Paris"))]
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    append_records(a, records)
+    append_records(b, records[1:])  # B lacks the task: it is listed as "only in A", by its id
+    html = tmp_path / "compare.html"
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": ""}  # stdout: UTF-8 with surrogateescape
+    for args, code, needle in [(["reverify", str(a)], 1, "x-\\ud800 [exact_match]: 1 -> 0"),
+                               (["compare", str(a), str(b), "--html", str(html)], 0, "only in A: 1 tasks: x-\\ud800")]:
+        proc = subprocess.run([sys.executable, "-m", "crossgym.cli", *args], capture_output=True, text=True,
+                              errors="replace", timeout=120, env=env)
+        assert proc.returncode == code and "Traceback" not in proc.stderr, proc.stderr
+        assert needle in proc.stdout, proc.stdout
+    assert "x-\\ud800" in html.read_text(encoding="utf-8")
+
+
+def test_verify_batch_does_not_resume_an_out_it_did_not_write(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """An --out holding the first records of the input as some other writer stored them (a copy of eval's
+    rollouts.jsonl: each with a verdict) was resumed: its old verdicts were kept as if scored today, never
+    re-scored, and counted into the summary. Only verify-batch's own records (provenance source verify-batch)
+    are resumed; anything else is one line, and the file is left as it was."""
+    src = _rollouts(tmp_path / "rollouts.jsonl", 6)
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text("".join(src.read_text().splitlines(keepends=True)[:3]))
+    msg = _one_line(["verify-batch", str(src), "--out", str(copy), "--no-progress"], capsys)
+    assert f"--out: {copy} is not the output of verify-batch (line 1 holds a verdict that it did not write" in msg
+    assert copy.read_text() == "".join(src.read_text().splitlines(keepends=True)[:3])

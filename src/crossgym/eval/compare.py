@@ -15,6 +15,11 @@ side by side (at most MAX_FLIPS per direction) are read again by position in a s
 one. A key (``provenance["key"]``: eval's task#sample@settings) that repeats counts once, by its first record, as
 eval reads its own store; the repeats are counted and the first named. Records without a key (training,
 verify-batch) each count: two equal completions in a GRPO group are two samples.
+
+A task is its id and its content (prompt, answer and verifier: a 16-byte digest). Records that share an id but not
+the content (datasets merged with per-split index ids, whose training records name several tasks "0") are
+different tasks, each summarised apart and named ``ID#DIGEST``; the two sides are paired by id and content, in one
+pass over each side's tasks (linear however many records share an id).
 """
 
 from __future__ import annotations
@@ -59,20 +64,33 @@ def _task_digest(r: Rollout) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+def _quick_key(r: Rollout) -> int | None:
+    """A cheap hash of what ``_task_digest`` digests (~1 us against ~9): a record whose key equals its task's first
+    record's is that task without the digest (the common case: every sample of a task); None when a part is not
+    hashable (a list answer, list params), and then the digest decides."""
+    t = r.task
+    try:
+        return hash((t.prompt, t.answer, t.verifier.name, tuple(sorted(t.verifier.params.items()))))
+    except TypeError:
+        return None
+
+
 class TaskResult:
     """One task's samples in one run, summarised as they stream by: counts, reward sums, the task's digest, source
     and verifier, and of its rollouts only the positions (in the input's stream of rollouts) of the first that
     passed and the first that failed (what a comparison shows, read again when listed), so memory is a few numbers
     per task, whatever the number or size of its records."""
 
-    __slots__ = ("digest", "first_fail_at", "first_pass_at", "n", "passes", "reward_sum", "rewarded", "source",
-                 "verifier")
+    __slots__ = ("digest", "first_fail_at", "first_pass_at", "n", "passes", "quick", "reward_sum", "rewarded",
+                 "source", "task_id", "verifier")
 
-    def __init__(self, r: Rollout) -> None:
+    def __init__(self, r: Rollout, digest: bytes | None = None) -> None:
         self.n = self.passes = self.rewarded = 0
         self.reward_sum = 0.0
         self.first_pass_at = self.first_fail_at = -1
-        self.digest = _task_digest(r)
+        self.task_id = r.task.id
+        self.digest = _task_digest(r) if digest is None else digest
+        self.quick = _quick_key(r)
         self.source = sys.intern(task_source(r))
         self.verifier = sys.intern(r.task.verifier.name)
 
@@ -122,12 +140,17 @@ class EvalRun:
     first_duplicate: str | None = None
     #: lines that hold no rollout (each warned about with its file:line)
     skipped: int = 0
+    #: ids that name more than one task (different prompt, answer or verifier: each summarised apart, as
+    #: ``ID#DIGEST``), and where a record first named a second task by an id read before
+    shared_ids: int = 0
+    first_shared_id: str | None = None
 
     def describe(self) -> dict[str, Any]:
         return {"path": str(self.path), "files": len(self.files), "model": self.model,
                 "config_hash": self.config_hash, "sources": dict(sorted(self.sources.items())),
                 "n_tasks": len(self.tasks), "n_rollouts": sum(t.n for t in self.tasks.values()),
-                "duplicates": self.duplicates, "first_duplicate": self.first_duplicate, "skipped": self.skipped}
+                "duplicates": self.duplicates, "first_duplicate": self.first_duplicate, "skipped": self.skipped,
+                "shared_ids": self.shared_ids, "first_shared_id": self.first_shared_id}
 
     def _stream(self) -> Iterator[tuple[str, Rollout]]:
         for f in self.files:  # (the lines that hold no rollout were warned about on the first pass)
@@ -189,7 +212,10 @@ def load_run(path: str | Path) -> EvalRun:
     for f in files:
         if not is_parquet(f):  # (Parquet is binary: its reader says when it is not Parquet)
             check_user_encoding(f)  # UTF-16 has no newline bytes to split on: one line naming the encoding
-    by_hash: dict[str | None, dict[str, TaskResult]] = {}  # per settings: their rollouts summarised per task
+    by_hash: dict[str | None, dict[str, TaskResult]] = {}  # per settings: their rollouts summarised per task id
+    # per settings: the other tasks of an id already read (another content), by id, then content digest
+    others: dict[str | None, dict[str, dict[bytes, TaskResult]]] = {}
+    first_shared: dict[str | None, str] = {}
     models: dict[str | None, str | None] = {}
     sources: Counter[str] = Counter()
     seen: set[str] = set()  # the keys read (eval's task#sample@settings): a repeat counts once
@@ -224,6 +250,14 @@ def load_run(path: str | Path) -> EvalRun:
                 res = tasks.get(r.task.id)
                 if res is None:
                     res = tasks[r.task.id] = TaskResult(r)
+                elif res.quick is None or _quick_key(r) != res.quick:  # (the same: its id's first task)
+                    digest = _task_digest(r)
+                    if digest != res.digest:  # another task under an id read before: a task of its own
+                        contents = others.setdefault(last, {}).setdefault(r.task.id, {})
+                        res = contents.get(digest)
+                        if res is None:
+                            res = contents[digest] = TaskResult(r, digest)
+                            first_shared.setdefault(last, f"{where} (id {r.task.id[:200]!r})")
                 res.add(r, at)
                 models[last] = models.get(last) or prov.model
                 sources[prov.source] += 1
@@ -246,8 +280,48 @@ def load_run(path: str | Path) -> EvalRun:
             wanted = None
     if not isinstance(wanted, str) or wanted not in by_hash:
         wanted = last  # no metrics.json (or a stale or broken one): the settings of the latest rollouts
-    return EvalRun(path=p, files=files, tasks=by_hash[wanted], model=models[wanted], config_hash=wanted,
-                   sources=dict(sources), duplicates=duplicates, first_duplicate=first_duplicate, skipped=n_skipped)
+    tasks = by_hash[wanted]
+    shared_ids = others.get(wanted, {})
+    for tid, contents in shared_ids.items():  # each task of a shared id named by its id and content
+        for res in (tasks.pop(tid), *contents.values()):
+            tasks[_label(res)] = res
+    if shared_ids:
+        log.warning("%s: %d task ids each name more than one task (another prompt, answer or verifier), the first at "
+                    "%s: each task is compared on its own, as ID#DIGEST", p, len(shared_ids), first_shared[wanted])
+    return EvalRun(path=p, files=files, tasks=tasks, model=models[wanted], config_hash=wanted,
+                   sources=dict(sources), duplicates=duplicates, first_duplicate=first_duplicate, skipped=n_skipped,
+                   shared_ids=len(shared_ids), first_shared_id=first_shared.get(wanted) if shared_ids else None)
+
+
+def _label(res: TaskResult) -> str:
+    """A task's name where its id names more than one task: the id and its content digest's first 8 hex digits."""
+    return f"{res.task_id}#{res.digest.hex()[:8]}"
+
+
+def _pair(a: EvalRun, b: EvalRun) -> tuple[dict[str, TaskResult], dict[str, TaskResult], list[str]]:
+    """The tasks both runs hold, paired by id and content (one pass over each side's tasks) and named by their id
+    (``ID#DIGEST`` where either side's id names more than one task), in A's order; and the ids both runs hold
+    whose content differs (a task of that id on one side that the other lacks)."""
+    in_b = {(t.task_id, t.digest): (name, t) for name, t in b.tasks.items()}
+    ids_a = {t.task_id for t in a.tasks.values()}
+    ids_b = {t.task_id for t in b.tasks.values()}
+    paired_a: dict[str, TaskResult] = {}
+    paired_b: dict[str, TaskResult] = {}
+    matched: set[tuple[str, bytes]] = set()
+    differing: set[str] = set()
+    for name, ta in a.tasks.items():
+        found = in_b.get((ta.task_id, ta.digest))
+        if found is None:
+            if ta.task_id in ids_b:
+                differing.add(ta.task_id)
+            continue
+        name_b, tb = found
+        label = name if name == name_b else _label(ta)
+        paired_a[label], paired_b[label] = ta, tb
+        matched.add((ta.task_id, ta.digest))
+    differing.update(t.task_id for t in b.tasks.values()
+                     if t.task_id in ids_a and (t.task_id, t.digest) not in matched)
+    return paired_a, paired_b, sorted(differing)
 
 
 def _delta(values_a: Sequence[float | None], values_b: Sequence[float | None]) -> dict[str, Any]:
@@ -277,56 +351,54 @@ def _side(r: Rollout | None) -> dict[str, Any]:
 
 
 def compare_runs(a: EvalRun, b: EvalRun) -> dict[str, Any]:
-    """The comparison document (`crossgym compare --json`)."""
-    shared: list[str] = []
-    differing: list[str] = []
-    for tid in a.tasks:
-        if tid in b.tasks:
-            (shared if a.tasks[tid].digest == b.tasks[tid].digest else differing).append(tid)
+    """The comparison document (`crossgym compare --json`); tasks are paired by id and content (``_pair``)."""
+    at, bt, differing = _pair(a, b)
+    shared = list(at)
     if not shared:
         raise ConfigError("the two runs share no tasks" + (f" ({len(differing)} ids match but their prompts, "
                                                            "answers or verifiers differ)" if differing else ""),
                           where=f"{a.path} vs {b.path}", fix="compare two evals of the same task list")
-    source = {tid: b.tasks[tid].source for tid in shared}
+    source = {tid: bt[tid].source for tid in shared}
 
     def block(ids: list[str]) -> dict[str, Any]:
         return {"n_tasks": len(ids),
-                "pass_rate": _delta([a.tasks[t].pass_rate for t in ids], [b.tasks[t].pass_rate for t in ids]),
-                "mean_reward": _delta([a.tasks[t].mean_reward for t in ids], [b.tasks[t].mean_reward for t in ids]),
-                "improved": sum(1 for t in ids if b.tasks[t].pass_rate > a.tasks[t].pass_rate),
-                "worsened": sum(1 for t in ids if b.tasks[t].pass_rate < a.tasks[t].pass_rate)}
+                "pass_rate": _delta([at[t].pass_rate for t in ids], [bt[t].pass_rate for t in ids]),
+                "mean_reward": _delta([at[t].mean_reward for t in ids], [bt[t].mean_reward for t in ids]),
+                "improved": sum(1 for t in ids if bt[t].pass_rate > at[t].pass_rate),
+                "worsened": sum(1 for t in ids if bt[t].pass_rate < at[t].pass_rate)}
 
     by_source: dict[str, list[str]] = defaultdict(list)
     by_verifier: dict[str, list[str]] = defaultdict(list)
     for tid in shared:
         by_source[source[tid]].append(tid)
-        by_verifier[b.tasks[tid].verifier].append(tid)
+        by_verifier[bt[tid].verifier].append(tid)
     flipped: dict[str, list[str]] = {"pass_to_fail": [], "fail_to_pass": []}
     for tid in shared:
-        ta, tb = a.tasks[tid], b.tasks[tid]
+        ta, tb = at[tid], bt[tid]
         if ta.solved != tb.solved:
             flipped["pass_to_fail" if ta.solved else "fail_to_pass"].append(tid)
     listed = {d: ids[:MAX_FLIPS] for d, ids in flipped.items()}  # read again: the completions side by side
-    got_a = a.rollouts_at({a.tasks[t].pick(a.tasks[t].solved) for ids in listed.values() for t in ids})
-    got_b = b.rollouts_at({b.tasks[t].pick(b.tasks[t].solved) for ids in listed.values() for t in ids})
-    flips = {d: [{"task": t, "source": source[t], "pass_rate_a": a.tasks[t].pass_rate,
-                  "pass_rate_b": b.tasks[t].pass_rate,
-                  "a": _side(got_a.get(a.tasks[t].pick(a.tasks[t].solved))),
-                  "b": _side(got_b.get(b.tasks[t].pick(b.tasks[t].solved)))} for t in ids]
+    got_a = a.rollouts_at({at[t].pick(at[t].solved) for ids in listed.values() for t in ids})
+    got_b = b.rollouts_at({bt[t].pick(bt[t].solved) for ids in listed.values() for t in ids})
+    flips = {d: [{"task": t, "source": source[t], "pass_rate_a": at[t].pass_rate,
+                  "pass_rate_b": bt[t].pass_rate,
+                  "a": _side(got_a.get(at[t].pick(at[t].solved))),
+                  "b": _side(got_b.get(bt[t].pick(bt[t].solved)))} for t in ids]
              for d, ids in listed.items()}
     overall = block(shared)
 
     def sub(ids: list[str]) -> dict[str, Any]:  # a group of all the shared tasks: the overall figures, not redone
         return overall if len(ids) == len(shared) else block(ids)
 
-    per_task = [{"task": t, "source": source[t], "verifier": b.tasks[t].verifier, "n_a": a.tasks[t].n,
-                 "n_b": b.tasks[t].n, "pass_rate_a": a.tasks[t].pass_rate, "pass_rate_b": b.tasks[t].pass_rate,
-                 "mean_reward_a": a.tasks[t].mean_reward, "mean_reward_b": b.tasks[t].mean_reward} for t in shared]
+    per_task = [{"task": t, "source": source[t], "verifier": bt[t].verifier, "n_a": at[t].n,
+                 "n_b": bt[t].n, "pass_rate_a": at[t].pass_rate, "pass_rate_b": bt[t].pass_rate,
+                 "mean_reward_a": at[t].mean_reward, "mean_reward_b": bt[t].mean_reward} for t in shared]
     return {
         "a": a.describe(), "b": b.describe(),
         "shared_tasks": len(shared),
-        "only_in_a": sorted(set(a.tasks) - set(b.tasks)), "only_in_b": sorted(set(b.tasks) - set(a.tasks)),
-        "differing_tasks": sorted(differing),
+        "only_in_a": sorted({t.task_id for t in a.tasks.values()} - {t.task_id for t in b.tasks.values()}),
+        "only_in_b": sorted({t.task_id for t in b.tasks.values()} - {t.task_id for t in a.tasks.values()}),
+        "differing_tasks": differing,
         "method": METHOD, "confidence": stats.CONFIDENCE, "solved_threshold": SOLVED,
         "overall": overall,
         "by_source": {s: sub(ids) for s, ids in sorted(by_source.items())},
@@ -376,6 +448,9 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         if doc[side].get("duplicates"):
             lines.append(f"  {label}: {doc[side]['duplicates']} records repeat a key read before (the first at "
                          f"{doc[side]['first_duplicate']}): each key counted once, by its first record")
+        if doc[side].get("shared_ids"):
+            lines.append(f"  {label}: {doc[side]['shared_ids']} task ids each name more than one task (the first at "
+                         f"{doc[side]['first_shared_id']}): each task compared on its own, as ID#DIGEST")
     for direction, label in (("pass_to_fail", "pass->fail"), ("fail_to_pass", "fail->pass")):
         for fl in doc[direction][:5]:
             lines.append(f"  {label} {fl['task']} [{fl['source']}]: A {fl['a']['completion'][:60]!r} | "
@@ -440,7 +515,7 @@ passed; a flip is a task solved in one run and not the other.</p>
 """
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
+    out.write_text(page, encoding="utf-8", errors="backslashreplace")  # a lone surrogate: its escape, no crash
     return out
 
 

@@ -559,5 +559,6 @@ has its own reward axis and its pass@1 with a 95% Wilson interval.</p>
 </body></html>
 """
     path = out / "report.html"
-    path.write_text(doc, encoding="utf-8")
+    # a completion (or a reason, a task id) may hold a lone surrogate: written as its escape, never a crash
+    path.write_text(doc, encoding="utf-8", errors="backslashreplace")
     return path

@@ -209,7 +209,12 @@ def rollout_from_record(doc: Mapping[str, Any]) -> Rollout:
     """A Rollout from any record crossgym wrote, as written (read its provenance with ``provenance_of``). Its
     provenance is read here too, so a damaged one (a schema that is no number, verifier params that are no object)
     makes the record "not a rollout", skipped and named like any other damage, rather than a crash later in
-    reverify or compare."""
+    reverify or compare. A ``completion`` that is a string is the completion's text, as verify-batch reads its input
+    (and as a Parquet column holds it): verify-batch writes such a record back with its text as it came, so
+    reverify and compare read what it wrote instead of skipping every record as "not a rollout"."""
+    completion = doc.get("completion")
+    if isinstance(completion, str):
+        doc = {**doc, "completion": Completion.from_text(completion).to_dict()}
     rollout = Rollout.from_dict(doc)
     provenance_of(rollout)
     return rollout

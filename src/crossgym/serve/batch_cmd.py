@@ -235,8 +235,10 @@ def score_raw(raws: list[tuple[str, bytes | dict[str, Any]]], *, write: bool, bu
 def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, dict[str, Any]]:
     """Open ``out`` for appending (a torn last line cut off); the records it already holds are counted into
     ``tally``. Returns the store, how many records to skip in the input and the last record written. An ``out``
-    with a damaged line, or scored by another version of a verifier than today's (``built``: verifiers by spec
-    key), is one ConfigError: resuming would count wrong or mix two versions' verdicts in one file."""
+    with a damaged line, a record verify-batch did not write (no verdict, or another writer's provenance: a copy of
+    the input or of an eval's rollouts, whose stored verdicts would pass for today's), or scored by another
+    version of a verifier than today's (``built``: verifiers by spec key), is one ConfigError: resuming would
+    count wrong or mix two versions' verdicts in one file."""
     from crossgym.rollout.store import RolloutStore
     from crossgym.scoring.records import iter_records
 
@@ -260,6 +262,11 @@ def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, 
         if "verdict" not in doc:  # e.g. a copy of the input: its records were never scored here
             raise ConfigError(f"{out} is not the output of verify-batch (no verdict at line {done}); nothing was "
                               "scored", where="--out", fix="pass a new --out path (or remove this file)")
+        prov = doc.get("provenance")
+        if not isinstance(prov, dict) or prov.get("source") != "verify-batch":  # e.g. a copy of eval's rollouts
+            raise ConfigError(f"{out} is not the output of verify-batch (line {done} holds a verdict that it did not "
+                              "write: its provenance names no verify-batch), so its records would be kept as if "
+                              "scored today", where="--out", fix="pass a new --out path (or remove this file)")
         try:
             v = Verdict.from_dict(doc["verdict"])
         except (KeyError, ValueError, TypeError, AttributeError, RecursionError):

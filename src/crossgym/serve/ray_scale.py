@@ -160,7 +160,9 @@ def shutdown_workers() -> None:
 def _chunks(tasks: Sequence[Any], chunksize: int | None) -> list[list[int]]:
     """Pair indices per actor call, the same whatever the number of actors. By default ~CHUNKS chunks, and the
     pairs of one task (a GRPO group, wherever its pairs sit) share a chunk (up to CHUNK_MAX pairs), so verifiers
-    that judge a group at once (code_tests' verify_group) still do on Ray. ``chunksize`` cuts the pairs in order."""
+    that judge a group at once (code_tests' verify_group) still do on Ray. ``chunksize`` cuts the pairs in order.
+    Linear: pairs are bucketed by (task id, content digest), and a bucket keeps only its runs with room left, so
+    100k pairs of one task (or of tasks sharing one id) never scan the runs already full."""
     n = len(tasks)
     if chunksize is not None:
         return [list(range(i, min(n, i + chunksize))) for i in range(0, n, chunksize)]
@@ -177,13 +179,16 @@ def _chunks(tasks: Sequence[Any], chunksize: int | None) -> list[list[int]]:
             key: Any = (task.id, digests[id(task)])
         else:
             key = ("object", id(task))
-        runs = by_id.setdefault(key, [])
-        run = next((r for r in runs if len(r) < CHUNK_MAX and tasks[r[0]] == task), None)  # equal tasks, not ids
-        if run is None:
-            run = []
-            runs.append(run)
-            groups.append(run)
+        runs = by_id.setdefault(key, [])  # this key's runs with room left (a full one is dropped from it)
+        at = next((k for k, r in enumerate(runs) if tasks[r[0]] == task), None)  # equal tasks, not just ids
+        if at is None:
+            at = len(runs)
+            runs.append([])
+            groups.append(runs[at])
+        run = runs[at]
         run.append(i)
+        if len(run) >= CHUNK_MAX:  # full: the task's later pairs start a new run, and none scans this one again
+            del runs[at]
     out: list[list[int]] = []
     chunk: list[int] = []
     for group in groups:  # whole groups, in order of first appearance, packed up to ``size`` pairs a chunk
