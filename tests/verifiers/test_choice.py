@@ -69,3 +69,9 @@ def test_a_line_listing_the_options_picks_none(text):
         assert v.error_kind == "malformed" and "several options" in v.reason, (answer, v)
     assert run("B", "The options are (A) (B) (C) (D). Answer: B").reward == 1.0
     assert run("B", "The answer is: B").reward == 1.0
+
+
+def test_an_answer_growing_past_the_nfkc_cap_is_malformed():
+    """1 MB of U+FDFA is 18 MB in NFKC: reading it took 4.1 s."""
+    v = run({"answer": "A", "options": ["Paris", "Lyon"]}, "\ufdfa" * 120_000)
+    assert v.error_kind == "malformed" and "NFKC" in v.reason, v

@@ -237,3 +237,37 @@ def test_unassigned_invisible_characters_and_latin_punctuation_letters_join_noth
 def test_honest_mixed_script_words_are_counted_as_ifeval_counts_them():
     for text, n in (("저는 AI기술과 K팝을 좋아해요", 4), ("ΔT is small", 3), ("٢٠٢٣م", 1), ("Москваcity", 1)):
         assert run([{"type": "word_count", "exactly": n}], text).passed, text
+
+
+def test_a_run_of_sentence_marks_is_read_in_linear_time():
+    """[.!?]+ followed by no space was tried from each mark of the run, each try backtracking through the rest of
+    it: "!?" * 50,000 took 98 s; 40,000 marks here took ~15 s."""
+    import time
+
+    t0 = time.monotonic()
+    v = run([{"type": "sentence_count", "exactly": 1}], "!?" * 20_000 + "x")
+    assert v.passed and time.monotonic() - t0 < 1.0, v
+    assert run([{"type": "sentence_count", "exactly": 3}], "One... Two?! Three!").passed
+    assert run([{"type": "sentence_count", "exactly": 2}], "v1.2 is out. Get it!").passed
+
+
+def test_the_constraints_of_a_task_share_one_reading_of_the_response(monkeypatch):
+    """Each constraint read the response anew (NFKC, scripts, skeleton): 8 constraints on 1 MB took 7 s."""
+    from crossgym.verifiers import constraints
+
+    calls = []
+    split = constraints._split_scripts
+    monkeypatch.setattr(constraints, "_split_scripts", lambda t: calls.append(len(t)) or split(t))
+    text = "Москва and the dog " * 400
+    rules = [{"type": "keywords_include", "keywords": ["dog"]}, {"type": "keywords_exclude", "keywords": ["cat"]},
+             {"type": "word_count", "min": 5}, {"type": "keyword_frequency", "keyword": "the", "min": 1}]
+    assert run(rules, text).passed
+    assert len([n for n in calls if n > 1000]) == 1, calls
+
+
+def test_a_response_growing_past_the_nfkc_cap_is_malformed():
+    """1 MB of U+FDFA (18 characters each in NFKC): three constraints took 17.8 s against the 10 s timeout."""
+    rules = [{"type": "keywords_include", "keywords": ["dog"]}, {"type": "word_count", "max": 5}]
+    v = run(rules, "\ufdfa" * 120_000)
+    assert v.error_kind == "malformed" and "NFKC" in v.reason, v
+    assert run([{"type": "word_count", "exactly": 4}], "\ufdfa").passed  # صلى الله عليه وسلم

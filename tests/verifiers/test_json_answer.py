@@ -111,3 +111,16 @@ def test_unicode_digits_are_not_a_json_int(digits: str) -> None:
 ])
 def test_reasoning_hedges_and_repeated_keys_earn_no_value(text: str, expected: float) -> None:
     assert reward(text) == expected
+
+
+def test_spaces_inside_the_reply_are_read_in_linear_time():
+    """The fence pattern's \\s*```$ was tried from each space of a run, each try to the run's end: 100,000 spaces
+    inside a reply took 8.3 s; 60,000 here took ~3 s."""
+    import time
+
+    t0 = time.monotonic()
+    assert reward('so {"answer": 7}' + " " * 60_000 + "done") == 1.5
+    assert time.monotonic() - t0 < 0.5
+    assert strict_value("```json\n" + " " * 60_000 + '{"answer": 7}\n  ```') == 7
+    for text in ('```json {"answer": 7}```', '```{"answer": 7}', '{"answer": 7} ```', "```json\n```"):
+        assert strict_value(text) == (None if text == "```json\n```" else 7), text

@@ -72,3 +72,11 @@ def test_invisible_padding_does_not_reach_a_character_minimum():
     assert char_count("x" * 100, min=100)[0]
     assert not run(padded, min=100, unit="chars").passed
     assert run("x" * 100, min=100, unit="chars").passed
+
+
+def test_text_growing_past_the_nfkc_cap_is_malformed():
+    """1 MB of U+FDFA is 18 MB in NFKC: counting its words took 8.5 s."""
+    for unit in ("words", "chars"):
+        v = run("\ufdfa" * 120_000, max=5, unit=unit)
+        assert v.error_kind == "malformed" and "NFKC" in v.reason, (unit, v)
+    assert run("\ufdfa \ufdfa", max=8).components == {"words": 8.0}

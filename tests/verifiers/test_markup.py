@@ -205,3 +205,71 @@ def test_a_declared_encoding_that_cannot_be_read_fails_the_document(encoding):
     in training) where its crossed tags deserve a plain 0."""
     v = xml(f'<?xml version="1.0" encoding="{encoding}"?><a><b></a>')
     assert not v.passed and v.error is None, v
+
+
+def test_yaml_of_too_many_nodes_is_malformed_with_and_without_libyaml(monkeypatch):
+    """PyYAML's pure-Python loader spends 17-40 µs a node: 1 MB of "[a,a,...]" took 8.6 s against the 10 s
+    timeout. Past MAX_YAML_NODES the document is malformed, at the same node with libyaml or without."""
+    from crossgym.verifiers import markup
+
+    cap = markup.MAX_YAML_NODES
+    v = yml("items: [" + "a," * cap + "a]")
+    assert v.error_kind == "malformed" and f"{cap:,} nodes" in v.reason, v
+    monkeypatch.setattr(markup, "MAX_YAML_NODES", 300)  # the same code paths, sooner
+    texts = ["items: [" + "a," * 300 + "a]", "- a\n" * 301, "x: \\\nitems: [" + "a," * 300 + "a]",
+             "a\n---\n" * 301, "{" + ", ".join(f"k{i}: v" for i in range(150)) + "}"]
+    with_c, without = _both_ways(texts, monkeypatch)
+    assert with_c == without
+    assert all(v[2] == "malformed" and "300 nodes" in v[3] for v in with_c), with_c
+    fits = ["items: [" + "a," * 296 + "a]", "{" + ", ".join(f"k{i}: v" for i in range(149)) + "}"]
+    assert _both_ways(fits, monkeypatch) == ([(1.0, True, None, "valid YAML object")] * 2,) * 2
+
+
+def test_yaml_merge_keys_copying_too_many_entries_are_malformed(monkeypatch):
+    """Each merge (<<: *a) copies the merged mapping's entries again: 99 merges of one 75,000-entry mapping took
+    11 s."""
+    wide = "a: &a {" + ", ".join(f"k{i}: 1" for i in range(2000)) + "}\n"
+    bomb = wide + "".join(f"b{j}: {{<<: *a, x: 1}}\n" for j in range(60))
+    with_c, without = _both_ways([bomb, "x: \\\n" + bomb], monkeypatch)
+    assert with_c == without
+    assert all(v[2] == "malformed" and "merge keys" in v[3] for v in with_c), with_c
+    honest = "defaults: &d {image: app, restart: always}\nweb: {<<: *d, port: 80}\ndb:\n  <<: [*d]\n  port: 5432\n"
+    assert yml(honest, "object").passed
+
+
+def _merge_before_6_0_4(self, node):
+    """SafeConstructor.flatten_mapping as PyYAML 6.0.3 and before write it: the copies of copies are kept."""
+    from yaml.nodes import MappingNode, SequenceNode
+
+    merge, index = [], 0
+    while index < len(node.value):
+        key_node, value_node = node.value[index]
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            del node.value[index]
+            subs = [value_node] if isinstance(value_node, MappingNode) else value_node.value
+            assert isinstance(value_node, (MappingNode, SequenceNode))
+            for sub in subs:
+                self.flatten_mapping(sub)
+            for sub in reversed(subs):
+                merge.extend(sub.value)
+        else:
+            index += 1
+    if merge:
+        node.value = merge + node.value
+
+
+def test_yaml_merge_chains_stay_small_on_every_pyyaml(monkeypatch):
+    """PyYAML>=6 allows 6.0.0-6.0.3, whose merges keep the copies of copies: a chain where each mapping merges the
+    one before three times grows 3x a level (526 characters: 30 s on 6.0.3). crossgym's loaders merge as 6.0.4 does
+    (each key node once) whatever PyYAML is installed."""
+    import time
+
+    import yaml
+
+    monkeypatch.setattr(yaml.constructor.SafeConstructor, "flatten_mapping", _merge_before_6_0_4)
+    chain = "a0: &a0 {k: 1}\n" + "".join(f"a{i}: &a{i} {{<<: [*a{i - 1}, *a{i - 1}, *a{i - 1}], x{i}: 1}}\n"
+                                         for i in range(1, 15))
+    t0 = time.monotonic()
+    with_c, without = _both_ways([chain, "x: \\\n" + chain], monkeypatch)
+    assert with_c == without == [(1.0, True, None, "valid YAML object")] * 2
+    assert time.monotonic() - t0 < 1.0

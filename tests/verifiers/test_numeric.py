@@ -182,3 +182,18 @@ def test_every_minus_sign_is_a_minus():
         text = f"Answer: {sign}5"
         assert Numeric().verify(Numeric.task(-5), Completion.from_text(text)).passed, sign
         assert not Numeric().verify(Numeric.task(5), Completion.from_text(text)).passed, sign
+
+
+def test_a_number_repeated_in_the_answer_is_converted_once(monkeypatch):
+    """Every number of a marked answer was converted: 500,000 of "1%" took 1.5 s. The same writing converts once
+    (each is still checked for being an expression's operand)."""
+    from crossgym.verifiers import numeric
+
+    calls = []
+    convert = numeric._to_fraction
+    monkeypatch.setattr(numeric, "_to_fraction", lambda tok: calls.append(tok) or convert(tok))
+    v = run(0.01, "<answer>" + "1% " * 20_000 + "</answer>")
+    assert v.passed and len(calls) == 1, (v, len(calls))
+    assert run(1, "<answer>1 1.0 1</answer>").passed
+    assert run(1, "<answer>1 1 2 1</answer>").error_kind == "malformed"
+    assert run(1, "<answer>1 1 2^{1}</answer>").error_kind == "malformed"  # an operand, however often seen

@@ -174,3 +174,26 @@ def test_dropping_punctuation_and_articles_keeps_what_changes_the_answer(answer,
                          ("New York, NY", "new york ny"), ("A Tale of Two Cities", "tale of two cities")]:
         assert run(StringSimilarity, answer, text).passed, (answer, text)
         assert run(ExactMatch, answer, text, punctuation=True, articles=True).passed, (answer, text)
+
+
+def test_many_boxes_are_read_in_linear_time():
+    """The next box was looked for from every box to the end of the text, for \\boxed{ and \\fbox{ both: 125,000
+    "\\boxed{}" (1 MB) took 47 s; 30,000 boxes here took ~5 s."""
+    import time
+
+    t0 = time.monotonic()
+    v = run(ExactMatch, "Paris", "\\boxed{Paris}" * 30_000)
+    assert v.passed and time.monotonic() - t0 < 1.0, v
+    assert run(ExactMatch, "Paris", "\\fbox{Paris} or \\boxed{Lyon}").error_kind == "malformed"
+
+
+def test_text_growing_past_the_nfkc_cap_is_malformed():
+    """U+FDFA is 18 characters in NFKC: 1 MB of it was 18 MB to normalise, fold and split (string_similarity 5 s)."""
+    from crossgym.verifiers.extract import MAX_NFKC_CHARS
+
+    text = "\ufdfa" * (MAX_NFKC_CHARS // 18 + 1)
+    for cls, params in ((ExactMatch, {}), (StringSimilarity, {}), (StringSimilarity, {"metric": "token_f1"})):
+        v = run(cls, "Paris", text, **params)
+        assert v.error_kind == "malformed" and "NFKC" in v.reason, (cls, v)
+    assert run(ExactMatch, "Paris", "\ufdfa" * 1000).error is None  # under the cap: judged
+    assert run(ExactMatch, "صلى الله عليه وسلم", "\ufdfa").passed

@@ -150,3 +150,14 @@ def test_python_call_names_compare_as_written(completion):
     v = run(PARIS, completion)
     assert v.error_kind == "malformed" and "not written as Python reads it" in v.reason, v
     assert run(PARIS, 'get_weather(city="Pärïs")').error is None  # non-ASCII strings are values, not names
+
+
+@pytest.mark.parametrize("digits", [4301, 5000])
+def test_a_python_integer_past_the_digit_limit_is_malformed(digits):
+    """The fast path's int() raised ValueError past 4,300 digits: an exception verdict (the machine's fault, masked
+    under on_error none), where the AST path found the call unreadable."""
+    for sign in ("", "-"):
+        v = run(PARIS, f'get_weather(city="Paris", days={sign}{"9" * digits})')
+        assert v.error_kind == "malformed" and "4300 digits" in v.reason, v
+    v = run(PARIS, f'get_weather(city="Paris", days={"9" * 4300})')
+    assert v.error is None and not v.passed, v  # an integer under the limit: the schema's maximum fails it

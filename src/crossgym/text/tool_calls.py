@@ -219,8 +219,13 @@ def _simple_call(src: str) -> ToolCall | None:
             args[key] = tok[1:-1]
         elif tok in _SIMPLE_CONST:
             args[key] = _SIMPLE_CONST[tok]
+        elif "." in tok:
+            args[key] = float(tok)
         else:
-            args[key] = float(tok) if "." in tok else int(tok)
+            try:
+                args[key] = int(tok)
+            except ValueError:  # past int()'s digit limit (4,300): it escaped as the verifier's exception, where
+                return None  # the AST path reports it as unreadable call syntax
     return ToolCall(id="call_0", name=m.group(1), arguments=args)
 
 

@@ -39,8 +39,9 @@ class MultipleChoice(BaseVerifier):
 
     name = "multiple_choice"
     # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix; 4: a line listing the
-    # options ("(A) (B) (C) (D)") picks none, "answer is: B" reads B
-    version = "4"
+    # options ("(A) (B) (C) (D)") picks none, "answer is: B" reads B; 5: an answer over 2,000,000 characters in
+    # NFKC is malformed (1 MB of U+FDFA took 4.1 s)
+    version = "5"
     description = "multiple-choice letter or option text from varied phrasings"
 
     def __init__(self, *, num_options: int | None = None, extract: str = "auto", **params: Any) -> None:

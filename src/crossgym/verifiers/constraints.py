@@ -2,13 +2,50 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from crossgym.text import MalformedJSON, parse_json_text
+from crossgym.verifiers.extract import nfkc
+
+_VIEWS = threading.local()
+#: texts shorter than this are read again by each constraint (cheaper than keeping them)
+_SHARED_MIN = 4096
+
+
+@contextlib.contextmanager
+def shared_views() -> Iterator[None]:
+    """Within it, each view of a text (``_visible``, ``canonical``, ``_skeleton``) is computed once in this thread,
+    however many constraints read it: one instructions task of k constraints read a 1 MB response k times over
+    (its NFKC, its scripts, its skeleton). Per call only: nothing outlives the ``with``."""
+    outer = getattr(_VIEWS, "memo", None)
+    _VIEWS.memo = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _VIEWS.memo = outer
+
+
+def _shared(fn: Callable[[str], str]) -> Callable[[str], str]:
+    """``fn`` (a view of a text) computed once per text within ``shared_views``."""
+    @functools.wraps(fn)
+    def view(text: str) -> str:
+        memo: dict[tuple[str, str], str] | None = getattr(_VIEWS, "memo", None)
+        if memo is None or len(text) < _SHARED_MIN:
+            return fn(text)
+        key = (fn.__name__, text)
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = fn(text)
+        return got
+
+    return view
+
 
 Result = tuple[bool, str]
 #: a word as written (``don't``, ``well-known`` whole): what first_word_of_paragraph compares
@@ -74,12 +111,13 @@ _SYMBOL_LETTERS = _symbol_letters()
 _SYMBOL_LETTER = re.compile("[\U0001f150-\U0001f169\U0001f170-\U0001f189\U0001f1e6-\U0001f1ff]")
 
 
+@_shared
 def _visible(text: str) -> str:
     """``text`` in NFKC without format characters (Cf: zero-width space, joiners, soft hyphen...) or other
     invisible ones, and symbols drawn as Latin letters written as those letters (``_SYMBOL_LETTERS``)."""
     if text.isascii():
         return text
-    t = unicodedata.normalize("NFKC", text)
+    t = nfkc(text)  # (Malformed past MAX_NFKC_CHARS: U+FDFA is 18 characters in NFKC)
     if "\u200b" in t:  # a zero-width space marks a word break in Thai, Lao, Myanmar and Khmer: keep it as a space
         t = _SEA_ZWSP.sub(" ", t)
     drop: dict[int, str | None] = {ord(c): None for c in set(t) if unicodedata.category(c) == "Cf"
@@ -96,6 +134,7 @@ _JOINERS = ("\u318d\u119e\u0660\u06f0\u1427\u01c0\u01c1\u01c3\ua78f"
 _DOT_JOINERS = re.compile(f"(?<=[A-Za-z0-9])[{_JOINERS}]+|[{_JOINERS}]+(?=[A-Za-z0-9])")
 
 
+@_shared
 def canonical(text: str) -> str:
     """The text words are counted and keywords matched in: ``_visible`` (NFKC, invisible characters dropped), with
     connector punctuation (``_``), modifier letters used as joiners (ʼ ˈ ː; an Arabic tatweel only outside Arabic
@@ -146,31 +185,46 @@ def _split_scripts(t: str) -> str:
     is left as IFEval counts it ("AI기술과", "ΔT" and "٢٠٢٣م" are one word each)."""
     if t.isascii():
         return t
-    scripts = {_script_of(c) for c in set(t)}
+    script = {c: _script_of(c) for c in set(t)}  # (once per character: the cache holds 4,096 of them)
+    scripts = set(script.values())
     scripts.discard(None)
     scripts.discard("")
     if len(scripts) < 2:
         return t
-    out: list[str] = []
-    runs: list[tuple[str, int]] = []  # the current word's runs: (script, index in out where it starts)
-    for ch in t:
-        s = _script_of(ch)
-        if s is None:
+    # one code character per character: " " no part of a word, "*" part of any word, a script's own letter
+    letter = {name: chr(0x4E00 + i) for i, name in enumerate(scripts)}
+    codes = t.translate({ord(c): " " if name is None else "*" if not name else letter[name]
+                         for c, name in script.items()})
+    cuts: list[tuple[int, int]] = []  # spans of t written as one space
+    runs: list[tuple[str, int]] = []  # the current word's runs of one script: (its code, where it starts)
+    prev = ""
+    for i, code in enumerate(codes):
+        if code == prev:
+            continue  # (the same code as the character before: nothing changes)
+        prev = code
+        if code == " ":
             runs = []
-        elif s:
-            if runs and runs[-1][0] != s:
-                if len(runs) >= 2 and runs[-2][0] == s and len(out) - runs[-1][1] <= _JOINER_RUN:
-                    del out[runs[-1][1]:]  # a short run of another script between two of this one: a joiner
-                    out.append(" ")
+        elif code != "*":
+            if runs and runs[-1][0] != code:
+                if len(runs) >= 2 and runs[-2][0] == code and i - runs[-1][1] <= _JOINER_RUN:
+                    cuts.append((runs[-1][1], i))  # a short run of another script between two of this one: a joiner
                     runs.pop()
                 else:
-                    runs.append((s, len(out)))
+                    runs.append((code, i))
             elif not runs:
-                runs.append((s, len(out)))
-        out.append(ch)
+                runs.append((code, i))
+    if not cuts:
+        return t
+    out: list[str] = []
+    pos = 0
+    for a, b in cuts:
+        out += (t[pos:a], " ")
+        pos = b
+    out.append(t[pos:])
     return "".join(out)
 
 
+@_shared
 def _skeleton(text: str) -> str:
     """``canonical`` text with look-alike letters mapped to Latin, case-folded: what keywords are matched in."""
     t = canonical(text)
@@ -178,7 +232,10 @@ def _skeleton(text: str) -> str:
         return t.casefold()
     t = t.translate(_CONFUSABLES).casefold()
     return t if t.isascii() else unicodedata.normalize("NFKC", t)
-_SENT_END = re.compile(r"[.!?]+(?=\s|$)")
+#: a whole run of sentence-ending marks (from its first mark, taken whole) followed by a space or the end: a run
+#: not followed by one was tried from each of its marks, each attempt backtracking through the rest of the run
+#: ("!?" * 50,000 took 98 s)
+_SENT_END = re.compile(r"(?<![.!?])[.!?]++(?=\s|$)")
 _BULLET = re.compile(r"^[ \t]*[*\-•+][ \t]+\S", re.M)
 _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+\S", re.M)
 _PLACEHOLDER = re.compile(r"\[[^\[\]\n]{1,100}\]")

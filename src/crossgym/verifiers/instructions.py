@@ -7,7 +7,7 @@ from typing import Any
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed
-from crossgym.verifiers.constraints import CHECKS, arg_error
+from crossgym.verifiers.constraints import CHECKS, arg_error, shared_views
 from crossgym.verifiers.extract import strip_think
 
 
@@ -38,8 +38,9 @@ class Instructions(BaseVerifier):
     # drawn as a dot or bar (ㆍ ٠ ǀ) beside Latin letters separate words; 5: any script's letters or digits inside a
     # word separate it (runic ᛁ, Tamil ஃ, Thai ๐ hid 25 words and a forbidden one), symbols drawn as Latin letters
     # (🅣🅗🅔, regional indicators) are those letters, in counts and keywords; unassigned invisible code points are
-    # dropped, Latin letters drawn as punctuation (ꞌ ʔ ǂ) separate words
-    version = "5"
+    # dropped, Latin letters drawn as punctuation (ꞌ ʔ ǂ) separate words; 6: a response over 2,000,000 characters in
+    # NFKC is malformed (1 MB of U+FDFA is 18 MB there: 17.8 s for three constraints against the 10 s timeout)
+    version = "6"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:
@@ -74,14 +75,15 @@ class Instructions(BaseVerifier):
             raise Malformed("blank response")
         comps: dict[str, float] = {}
         failed = []
-        for i, (kind, kwargs) in enumerate(cons):
-            try:
-                ok, detail = CHECKS[kind](text, **kwargs)
-            except TypeError as exc:
-                raise BadTask(f"constraint {i + 1} ({kind}): {exc}") from None
-            comps[f"{i}:{kind}"] = float(ok)
-            if not ok:
-                failed.append(f"{kind}: {detail}")
+        with shared_views():  # the response's NFKC, words and skeleton read once for all its constraints
+            for i, (kind, kwargs) in enumerate(cons):
+                try:
+                    ok, detail = CHECKS[kind](text, **kwargs)
+                except TypeError as exc:
+                    raise BadTask(f"constraint {i + 1} ({kind}): {exc}") from None
+                comps[f"{i}:{kind}"] = float(ok)
+                if not ok:
+                    failed.append(f"{kind}: {detail}")
         frac = sum(comps.values()) / len(comps)
         passed = not failed
         reward = frac if self.reward == "fraction" else float(passed)

@@ -20,14 +20,13 @@ from crossgym.verifiers.extract import strip_think
 #: the lenient pattern: {"answer": <int>} anywhere in the reply (linear: no nested quantifiers); a JSON int's digits
 #: are ASCII, as the strict reading's json.loads takes them (\d also matched "٧" and "７", which int() reads as 7)
 LENIENT = re.compile(r'\{\s*"answer"\s*:\s*(-?[0-9]{1,30})\s*\}')
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 #: the lenient objects are looked for in this much of the reply (a reply is a few characters; bounds the scan)
 _MAX_SCAN = 1 << 20
 
 
 def strict_value(text: str) -> int | None:
     """The int when the whole reply (optionally in one ``` or ```json fence) is exactly {"answer": <int>}."""
-    s = _FENCE.sub("", text.strip())
+    s = _unfence(text.strip())
     if len(s) > 200:  # a strict reply is a few characters; never parse big text
         return None
     try:
@@ -37,6 +36,20 @@ def strict_value(text: str) -> int | None:
     if isinstance(obj, dict) and list(obj) == ["answer"] and type(obj["answer"]) is int:
         return int(obj["answer"])
     return None
+
+
+def _unfence(s: str) -> str:
+    """``s`` (stripped) without a leading ```/```json and its spaces and a closing ``` and the spaces before it: what
+    ``re.sub(r"^```(?:json)?\\s*|\\s*```$", "", s)`` gave, in linear time (that pattern tried its ``\\s*```$``
+    from every space of a run, each try to the run's end: one run of 100,000 spaces took 8.3 s)."""
+    if s.startswith("```"):
+        s = s[3:]
+        if s.startswith("json"):
+            s = s[4:]
+        s = s.lstrip()
+    if s.endswith("```"):
+        s = s[:-3].rstrip()
+    return s
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 XML is parsed by expat with DTDs refused outright (no DOCTYPE, no entity declarations), so entity-expansion
 ("billion laughs") and external-entity attacks cannot start. YAML goes through ``safe_load`` (no Python objects)
-with alias counts and nesting capped (alias bombs, deep nesting), judged as PyYAML's pure-Python loader judges on every
-machine, libyaml used only where it cannot differ.
+with alias counts, nesting, node counts and merge-key copies capped (alias bombs, deep nesting, documents too costly
+for the pure-Python loader, merge expansion), judged as PyYAML's pure-Python loader judges on every machine, libyaml
+used only where it cannot differ.
 """
 
 from __future__ import annotations
@@ -137,6 +138,15 @@ class XmlValid(_MarkupBase):
 
 #: YAML nesting deeper than this (nodes on the deepest path, a top-level scalar is 1) is refused, on every machine
 MAX_YAML_DEPTH = 100
+#: YAML of more nodes than this (over all its documents; an alias is no new node) is refused: PyYAML's pure-Python
+#: loader spends 17 to 40 µs on each ("[a,a,a,...]" of 1 MB took 8.6 s, "a\n---\n" repeated 3.8 s, timestamps
+#: ~40 µs each); refusing takes at most this many of them (~0.4 s)
+MAX_YAML_NODES = 20_000
+#: YAML whose merge keys (``<<: *defaults``) read more mapping entries than this in all is refused: each merge copies
+#: the merged mapping's entries again (99 merges of one 75,000-entry mapping took 11 s); PyYAML before 6.0.4 (which
+#: ``PyYAML>=6`` allows) also kept the copies of copies, so a chain of merges grew exponentially (526 characters:
+#: 30 s on 6.0.3), where crossgym's loaders merge as 6.0.4 does on every version (``_flatten_mapping``)
+MAX_YAML_MERGED = 100_000
 #: Where libyaml's scanner is known or not shown to agree with PyYAML's pure-Python one, the reference decides:
 #: any character but newline and the printable ones (tabs, CR, NEL, U+2028/9, BOMs, controls, surrogates, U+FFFE/F,
 #: no-break spaces), a backslash (double-quoted escapes: pure accepts a lone surrogate and raises on \U00110000,
@@ -161,25 +171,95 @@ class _Deep(Exception):
     pass
 
 
+class _Many(Exception):
+    pass
+
+
+def _flatten_mapping(self: Any, node: Any) -> None:
+    """SafeConstructor.flatten_mapping as PyYAML 6.0.4 writes it (each key node merged once, the same on every
+    PyYAML version), reading at most MAX_YAML_MERGED entries of merged mappings per load (_Refused past it)."""
+    from yaml.constructor import ConstructorError
+    from yaml.nodes import MappingNode, SequenceNode
+
+    def take(source: Any) -> None:
+        _flatten_mapping(self, source)
+        self._merged = getattr(self, "_merged", 0) + len(source.value)
+        if self._merged > MAX_YAML_MERGED:
+            raise _Refused(f"YAML merge keys (<<) copy more than {MAX_YAML_MERGED:,} entries (merge expansion "
+                           "attack?)")
+        for pair in source.value:
+            if (key_id := id(pair[0].value)) not in merge_key_ids:
+                merge_key_ids.add(key_id)
+                merge.append(pair)
+
+    merge: list[Any] = []
+    merge_key_ids: set[int] = set()  # anchor referent node objects should have reference equality here
+    index = 0
+    while index < len(node.value):
+        key_node, value_node = node.value[index]
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            del node.value[index]
+            if isinstance(value_node, MappingNode):
+                take(value_node)
+            elif isinstance(value_node, SequenceNode):
+                for subnode in value_node.value:
+                    if not isinstance(subnode, MappingNode):
+                        raise ConstructorError("while constructing a mapping", node.start_mark,
+                                               f"expected a mapping for merging, but found {subnode.id}",
+                                               subnode.start_mark)
+                    take(subnode)
+            else:
+                raise ConstructorError("while constructing a mapping", node.start_mark,
+                                       f"expected a mapping or list of mappings for merging, but found "
+                                       f"{value_node.id}", value_node.start_mark)
+        elif key_node.tag == "tag:yaml.org,2002:value":
+            key_node.tag = "tag:yaml.org,2002:str"
+            index += 1
+        else:
+            index += 1
+    if merge:
+        node.value = merge + node.value
+
+
 @functools.cache
 def reference_loader() -> type:
     """PyYAML's pure-Python SafeLoader (the reference on every machine) with nesting past MAX_YAML_DEPTH refused
-    at a fixed depth (its recursion would otherwise stop wherever the caller's stack runs out)."""
+    at a fixed depth (its recursion would otherwise stop wherever the caller's stack runs out), more than
+    MAX_YAML_NODES nodes refused at the next one, merge keys bounded (``_flatten_mapping``)."""
     import yaml
 
     class ReferenceLoader(yaml.SafeLoader):  # type: ignore[misc]
         _depth = 0
+        _nodes = 0
+        flatten_mapping = _flatten_mapping
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             self._depth += 1
             try:
                 if self._depth > MAX_YAML_DEPTH:
                     raise _Deep
+                if not self.check_event(yaml.AliasEvent):
+                    self._nodes += 1
+                    if self._nodes > MAX_YAML_NODES:
+                        raise _Many
                 return super().compose_node(parent, index)
             finally:
                 self._depth -= 1
 
     return ReferenceLoader
+
+
+def fast_loader() -> type | None:
+    """libyaml's CSafeLoader with the reference's merge keys (``_flatten_mapping``), or None without libyaml."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", None)
+    return None if base is None else _fast_loader_on(base)
+
+
+@functools.cache
+def _fast_loader_on(base: type) -> type:
+    return type("FastLoader", (base,), {"flatten_mapping": _flatten_mapping})
 
 
 def _node_depth(root: Any) -> float:
@@ -207,9 +287,33 @@ def _node_depth(root: Any) -> float:
     return memo[id(root)]
 
 
+def _few_nodes(loader_cls: type, text: str) -> bool:
+    """Whether ``text`` holds at most MAX_YAML_NODES nodes in all its documents, counted on libyaml's events (a
+    scalar or the start of a collection: what the reference loader counts), stopping past the limit (composing
+    500,000 nodes took libyaml 1.4 s, its events up to the limit 0.04 s). Raises what libyaml raises."""
+    import yaml
+
+    kinds = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    loader = loader_cls(text)
+    try:
+        nodes = 0
+        while loader.check_event():
+            if isinstance(loader.get_event(), kinds):
+                nodes += 1
+                if nodes > MAX_YAML_NODES:
+                    return False
+        return True
+    finally:
+        loader.dispose()
+
+
 def _load_fast(loader_cls: type, text: str) -> list[Any] | None:
     """The documents as libyaml loads them, or None where the reference must decide (any error included)."""
     try:
+        # a character makes at most 3 nodes ('?' alone is a mapping, its null key and null value): short text
+        # needs no count; past the limit the reference refuses it at the same node (or fails it sooner)
+        if 4 * len(text) > MAX_YAML_NODES and not _few_nodes(loader_cls, text):
+            return None
         loader = loader_cls(text)
     except Exception:
         return None
@@ -239,6 +343,8 @@ def load_reference(text: str) -> list[Any]:
         return list(yaml.load_all(text, Loader=reference_loader()))
     except (_Deep, RecursionError):
         raise _Refused(f"YAML nests deeper than {MAX_YAML_DEPTH} levels") from None
+    except _Many:
+        raise _Refused(f"YAML of more than {MAX_YAML_NODES:,} nodes (too costly to judge)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -249,16 +355,15 @@ def load_reference(text: str) -> list[Any]:
 
 def load_yaml(text: str) -> Any:
     """The one document of ``text`` as PyYAML's pure-Python SafeLoader reads it (the same on every machine), alias
-    bombs and nesting past MAX_YAML_DEPTH refused (_Refused); ValueError for bad YAML or several documents.
+    bombs, nesting past MAX_YAML_DEPTH, more than MAX_YAML_NODES nodes and merge keys copying more than
+    MAX_YAML_MERGED entries refused (_Refused); ValueError for bad YAML or several documents.
 
     libyaml (``CSafeLoader``, where PyYAML has it) answers only where it cannot differ from the reference: text with
     none of the characters and constructs of ``libyaml_may_differ`` that it loads without an error, nested no deeper than
-    the limit. Everything else (every error, so every reason) is the reference's."""
-    import yaml
-
+    the limit, of no more nodes than the limit. Everything else (every error, so every reason) is the reference's."""
     if "*" in text and len(_ALIAS.findall(text)) > MAX_YAML_ALIASES:
         raise _Refused(f"more than {MAX_YAML_ALIASES} YAML aliases (alias expansion attack?)")
-    fast = getattr(yaml, "CSafeLoader", None)
+    fast = fast_loader()
     docs = _load_fast(fast, text) if fast is not None and not libyaml_may_differ(text) else None
     if docs is None:
         docs = load_reference(text)
@@ -289,8 +394,9 @@ class YamlValid(_MarkupBase):
     plain_scalar (False: with no required type, a document that is a scalar fails, i.e. any prose, a number or
     an empty/null document ("---", "~"); so does one line of prose YAML reads as a one-entry mapping or list,
     "Sure: I cannot do that.", whatever the type; True accepts them).
-    Invalid YAML, several documents or the wrong type fails; alias bombs, nesting deeper than MAX_YAML_DEPTH and a
-    blank completion are malformed. The verdict is the pure-Python loader's on every machine (see load_yaml).
+    Invalid YAML, several documents or the wrong type fails; alias bombs, nesting deeper than MAX_YAML_DEPTH, more
+    than MAX_YAML_NODES nodes, merge keys copying more than MAX_YAML_MERGED entries and a blank completion are
+    malformed. The verdict is the pure-Python loader's on every machine (see load_yaml).
     """
 
     name = "yaml_valid"
@@ -299,7 +405,9 @@ class YamlValid(_MarkupBase):
     #    reason is its; nesting past MAX_YAML_DEPTH (100) is malformed (was libyaml's 1000 or the caller's stack)
     # 4: a fenced block followed by text is not one document (xml_valid 2 too); with no required type a scalar or
     #    null document fails; one line of prose read as a one-entry mapping or list ("Sure: I cannot.") fails
-    version = "4"
+    # 5: more than MAX_YAML_NODES (20,000) nodes, or merge keys copying more than MAX_YAML_MERGED (100,000) entries,
+    #    is malformed (1 MB of "[a,a,...]" took 8.6 s, 99 merges of one wide mapping 11 s, against a 10 s timeout)
+    version = "5"
     description = "one safe YAML document (alias bombs and deep nesting refused), optional top-level type"
     langs = ("yaml", "yml", "")
 

@@ -66,8 +66,9 @@ class ExactMatch(_TextBase):
     # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix; 4: "answer is: X" reads
     # X, and a reference ending in a period ("U.S.") matches an "answer is" line, which loses its final period;
     # dropping punctuation keeps a number's sign and point ("-5" is not "5") and C++/C#, dropping articles keeps
-    # "Vitamin A"'s letter, a reference left empty by them ("?") is compared with both kept
-    version = "4"
+    # "Vitamin A"'s letter, a reference left empty by them ("?") is compared with both kept; 5: an answer over
+    # 2,000,000 characters in NFKC is malformed (1 MB of U+FDFA is 18 MB there: 1.4 s)
+    version = "5"
     description = "answer equals the reference after normalisation (case, whitespace, punctuation, articles)"
 
     def score(self, task: Task, completion: Completion) -> Verdict:
@@ -177,8 +178,9 @@ class StringSimilarity(_TextBase):
 
     name = "string_similarity"
     # 2: the answer marker in any case mix; 3: "answer is: X", final periods, kept punctuation (-5, 3.14, C++),
-    # "Vitamin A" and references left empty by normalisation, as exact_match 4 (its defaults drop both)
-    version = "3"
+    # "Vitamin A" and references left empty by normalisation, as exact_match 4 (its defaults drop both); 4: an answer
+    # over 2,000,000 characters in NFKC is malformed, as exact_match 5 (1 MB of U+FDFA took 5 s)
+    version = "4"
     description = "normalised edit distance or token F1 against a reference, with a threshold"
 
     def __init__(self, *, metric: str = "edit", threshold: float = 0.8, reward: str = "similarity",
