@@ -173,3 +173,46 @@ def test_the_email_format_gives_fastjsonschemas_answers_in_linear_time():
         check = compile_schema(schema, trusted)
         assert check("ada@example.org") is None and check("a..b@example.org") is not None
         assert check("a" + ".." * 20000) is not None and check("a@" + "a." * 20000 + "@") is not None
+
+
+def _backtracking_verdict_is_the_completions(v, took: float, timeout: float) -> None:
+    """On time, reward 0, and malformed (the completion made the pattern backtrack), or a timeout only where a
+    loaded machine gave the worker under half its time (the pool's rule for every killed job)."""
+    import os
+
+    assert took < timeout + 1.0, (took, v)
+    assert v.reward == 0.0 and not v.passed, v
+    loaded = os.getloadavg()[0] >= (os.cpu_count() or 1)
+    assert v.error_kind == "malformed" or (loaded and v.error == "timeout"), v
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+@pytest.mark.parametrize("schema,document", [
+    ({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}, {"s": "a" * 40 + "!"}),
+    ({"type": "object", "patternProperties": {"^(a|aa)+$": {"type": "integer"}}}, {"a" * 60 + "!": 1}),
+    ({"type": "array", "items": {"type": "string", "pattern": "(x+x+)+y"}}, ["xxy", "x" * 40]),
+])
+def test_a_document_that_makes_a_pattern_backtrack_fails_on_time(schema, document, trusted):
+    """The schema's regular expressions ran on Python's re in the caller's thread, where no deadline reaches C:
+    "^(a+)+$" took 4.6 s on 27 characters and doubles with each "a" (a 40-character string: hours). Such schemas are
+    checked in the worker pool, killed at the deadline; honest documents keep re's verdicts."""
+    import time
+
+    params = {"timeout": 1.0, "trusted_answers": trusted}
+    assert run(schema, json.dumps({"s": "aaa"} if "properties" in schema else
+                                  {"aa": 1} if "patternProperties" in schema else ["xxy"]), **params).passed
+    t0 = time.monotonic()
+    v = run(schema, json.dumps(document), **params)
+    _backtracking_verdict_is_the_completions(v, time.monotonic() - t0, 1.0)
+
+
+def test_patterns_keep_their_verdicts_in_the_pool():
+    """re's own reading of a pattern, in the worker, both paths: a match, a miss, a Unicode class, a case flag."""
+    schema = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[A-Z]{2}-\\d{3}$"},
+                                               "w": {"type": "string", "pattern": "^\\w+$"},
+                                               "c": {"type": "string", "pattern": "(?i)^abc$"}}}
+    for trusted in (True, False):
+        assert run(schema, '{"id": "AB-123", "w": "héllo", "c": "ABC"}', trusted_answers=trusted).passed
+        for bad in ('{"id": "AB-12"}', '{"w": "a b"}', '{"c": "abd"}', '{"id": "ab-123"}'):
+            v = run(schema, bad, trusted_answers=trusted)
+            assert not v.passed and v.error is None and ("does not match" in v.reason or "must match" in v.reason), v

@@ -161,3 +161,27 @@ def test_a_python_integer_past_the_digit_limit_is_malformed(digits):
         assert v.error_kind == "malformed" and "4300 digits" in v.reason, v
     v = run(PARIS, f'get_weather(city="Paris", days={"9" * 4300})')
     assert v.error is None and not v.passed, v  # an integer under the limit: the schema's maximum fails it
+
+
+def test_an_argument_that_makes_the_tool_schemas_pattern_backtrack_fails_on_time():
+    """tool_call checks arguments against the tool's schema (json_schema's untrusted path for a pattern): "^(a+)+$"
+    on 40 characters held the caller for hours; it is checked in the worker pool now, malformed at the deadline."""
+    import os
+    import time
+
+    tools = [{"name": "f", "description": "d", "parameters": {
+        "type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}, "required": ["s"]}}]
+    v = ToolCallVerifier(timeout=1.0)
+    task = v.task({"name": "f", "arguments": {"s": "aaa"}}, params={"timeout": 1.0}, tools=tools)
+
+    def call(arg: str):
+        return v.verify(task, Completion.from_text("<tool_call>" + json.dumps({"name": "f", "arguments": {"s": arg}})
+                                                   + "</tool_call>"))
+
+    assert call("aaa").passed
+    t0 = time.monotonic()
+    got = call("a" * 40 + "!")
+    assert time.monotonic() - t0 < 2.0, got
+    assert got.reward == 0.0 and not got.passed, got
+    loaded = os.getloadavg()[0] >= (os.cpu_count() or 1)
+    assert got.error_kind == "malformed" or (loaded and got.error == "timeout"), got

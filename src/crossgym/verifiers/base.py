@@ -87,6 +87,11 @@ class BadTask(Exception):
     """Raised by ``score`` when the task's answer or metadata does not fit this verifier: an exception Verdict."""
 
 
+class OutOfTime(Exception):
+    """Raised by ``score`` when work it handed to the worker pool ran out of wall time waiting for the machine (not
+    busy with the input: that is Malformed): a timeout Verdict, the machine's failure."""
+
+
 _deadline = threading.local()
 _isfinite = math.isfinite
 
@@ -350,6 +355,8 @@ class BaseVerifier:
             return Verdict.malformed(clip(str(exc) or "unusable completion", MAX_REASON))
         except BadTask as exc:
             return Verdict.exception(clip(f"bad task {getattr(task, 'id', '?')!r}: {exc}", MAX_REASON))
+        except OutOfTime:
+            return Verdict.timeout(self.timeout if timeout is None else timeout)
         except RecursionError:  # the task's fault when it is the deep one (its answer, metadata...), else the model's
             if _deep_task(task):
                 return Verdict.exception(f"bad task {clip(str(getattr(task, 'id', '?')), 200)!r}: it nests more "

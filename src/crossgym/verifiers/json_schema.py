@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
-from crossgym.verifiers.base import BadTask, clip
+from crossgym.verifiers.base import CPU_FAULT_SHARE, BadTask, Malformed, OutOfTime, clip, time_left
 from crossgym.verifiers.json_checks import _JsonBase
 from crossgym.verifiers.json_schema_keywords import fastjsonschema_agrees
 
@@ -411,7 +411,7 @@ def _compile_schema(schema: Any, trusted: bool) -> Check:
 
     def make() -> Check:
         try:
-            return _trusted(schema) if trusted else _slow(schema)
+            check = _trusted(schema) if trusted else _slow(schema)
         except ImportError as exc:
             raise VerifierError(f"verifier 'json_schema' needs {exc.name} (fix: pip install "
                                 "'crossgym[verifiers]')") from None
@@ -419,8 +419,61 @@ def _compile_schema(schema: Any, trusted: bool) -> Check:
             raise
         except Exception as exc:  # SchemaError, JsonSchemaDefinitionException, ...
             raise ValueError(f"invalid JSON Schema: {clip(str(exc), 200)}") from None
+        return _pooled(schema, trusted) if _runs_regex(schema) else check
 
     return _CACHE.get(key, make)  # type: ignore[no-any-return]
+
+
+# A schema's "pattern" and "patternProperties" (and "format": "regex", which compiles the document's string) run
+# Python's re on text the completion wrote, in C that no deadline reaches: "^(a+)+$" took 4.6 s on a 27-character
+# string, doubling with each more "a" (tool_call's argument schemas reach it too). Those schemas are checked in
+# crossgym's worker-process pool, killed at the caller's deadline, with re's own semantics (the regex package's
+# timeouts would read some patterns otherwise); the rest, nearly all, stay inline.
+_REGEX_KEYS = frozenset(("pattern", "patternProperties"))
+#: seconds a pooled check may take when no verifier's deadline is running (a direct compile_schema caller)
+POOLED_TIMEOUT = 10.0
+
+
+def _runs_regex(schema: Any) -> bool:
+    """Whether checking a document against ``schema`` may run one of its regular expressions on the document's
+    text (a property named "pattern" counts too: only a cost)."""
+    return _has_key(schema, _REGEX_KEYS) or '"format": "regex"' in repr(schema).replace("'", '"')
+
+
+def _pooled(schema: Any, trusted: bool) -> Check:
+    """A check that runs ``schema``'s in a pool worker, killed at the current verifier call's deadline: past it,
+    Malformed when the worker was busy with the document for CPU_FAULT_SHARE of the time (it made a pattern
+    backtrack: the completion's failure), else OutOfTime (the machine's). In a pool worker, the check itself."""
+
+    def check(value: Any, finite: bool = False, /) -> str | None:
+        from crossgym.verifiers.pool import PoolError, PoolTimeout, get_pool, in_worker
+
+        if in_worker():
+            return _local(schema, trusted)(value, finite)
+        timeout = max(0.05, time_left(POOLED_TIMEOUT) - 0.05)
+        pool = get_pool()
+        pool.require(__name__)
+        try:
+            return pool.call(_check_in_worker, (schema, trusted, value, finite), timeout)  # type: ignore[no-any-return]
+        except PoolTimeout as exc:
+            if exc.cpu_s >= CPU_FAULT_SHARE * timeout:
+                raise Malformed(f"checking it against the schema's patterns took over {exc.cpu_s:.1f} s of CPU "
+                                "(a string that makes a pattern backtrack): unusable") from None
+            raise OutOfTime(str(exc)) from None
+        except PoolError as exc:
+            raise RuntimeError(f"the schema check could not run in a worker: {exc}") from None
+
+    return check
+
+
+def _local(schema: Any, trusted: bool) -> Check:
+    """``schema``'s check in this process (the pool worker's side of ``_pooled``), cached."""
+    key = ("LF" if trusted else "LS") + repr(schema)
+    return _CACHE.get(key, lambda: _trusted(schema) if trusted else _slow(schema))  # type: ignore[no-any-return]
+
+
+def _check_in_worker(schema: Any, trusted: bool, value: Any, finite: bool) -> str | None:
+    return _local(schema, trusted)(value, finite)
 
 
 def _sub_schema(root: dict[str, Any], sub: Any) -> Any:
@@ -449,8 +502,10 @@ class JsonSchema(_JsonBase):
     # jsonschema, 1e400 (inf) no longer passes numeric bounds, raising checks on it fail, no "$ref" is ever fetched
     # 4: partial credit never reaches a valid document's (the document's validity is a share of its own: an invalid
     # one scored 1.0 where the schema asked for more than its properties), and an optional property left out
-    # earns nothing
-    version = "4"
+    # earns nothing; 5: a schema whose check runs one of its regular expressions on the document (pattern,
+    # patternProperties, format "regex") is checked in the worker pool, killed at the deadline: a document that makes a
+    # pattern backtrack is malformed ("^(a+)+$" held the caller 4.6 s on a 27-character string, doubling per "a")
+    version = "5"
     description = "JSON validates against a JSON Schema (fastjsonschema when trusted, cached; partial credit)"
 
     def __init__(self, *, schema: dict[str, Any] | bool | None = None, trusted_answers: bool = False,

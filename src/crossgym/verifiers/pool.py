@@ -54,8 +54,17 @@ class PoolError(Exception):
 
 
 # ------------------------------------------------------------------------------------------------ worker side
+_IN_WORKER = [False]
+
+
+def in_worker() -> bool:
+    """Whether this process is one of a pool's workers (where a job must not hand work to a pool of its own)."""
+    return _IN_WORKER[0]
+
+
 def _serve_jobs(conn: Any) -> None:
     """Worker loop: (fn, jobs) batches in, one ("ok"|"err", value) reply per job out."""
+    _IN_WORKER[0] = True
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -153,11 +162,17 @@ def zygote_main(fd: int) -> None:
                     os._exit(0)
             theirs.close()
             children.add(pid)
-            socket.send_fds(ctl, [str(pid).encode()], [mine.fileno()])
+            try:
+                socket.send_fds(ctl, [str(pid).encode()], [mine.fileno()])
+            except OSError:  # the pool went while we forked (its process is exiting): so do we, quietly
+                os._exit(0)
             mine.close()
         elif msg.startswith(b"import "):
             _preload(msg[7:].decode())
-            ctl.send(b"ok")
+            try:
+                ctl.send(b"ok")
+            except OSError:
+                os._exit(0)
         elif msg.startswith(b"kill "):
             pid = int(msg[5:])
             if pid in children:
@@ -300,7 +315,8 @@ class WorkerPool:
                 w = self._spawn()
                 ok = w.wait_ready(self.startup_timeout)
             except Exception as exc:
-                log.warning("verifier worker failed to start: %s", exc)
+                if not self._closed:  # (at exit the pool closes under it: its pipes go, nothing is wrong)
+                    log.warning("verifier worker failed to start: %s", exc)
                 ok, w = False, None
             with self._cv:
                 if ok and w is not None and not self._closed:
