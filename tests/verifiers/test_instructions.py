@@ -271,3 +271,16 @@ def test_a_response_growing_past_the_nfkc_cap_is_malformed():
     v = run(rules, "\ufdfa" * 120_000)
     assert v.error_kind == "malformed" and "NFKC" in v.reason, v
     assert run([{"type": "word_count", "exactly": 4}], "\ufdfa").passed  # صلى الله عليه وسلم
+
+
+def test_combining_marks_belong_to_their_letters_word():
+    """IFEval's \\w+ ends a word at every combining mark: a mark NFKC cannot compose away ("q\\u0301", "x\\u0331", a
+    Devanagari vowel sign after a Latin letter) made each letter a word, 100 words from one, past any minimum; and an
+    honest Hindi sentence counted about twice its words. In scripts written without spaces (Thai, Lao...) a mark
+    still ends a word, as IFEval counts them: there is no other break to count by."""
+    for padded in ("q\u0301" * 100, "x\u0331" * 100, "w\u094bo\u094br\u094bd" * 30, "a\u20dd" * 100):
+        assert not run([{"type": "word_count", "min": 50}], padded).passed, padded
+        assert run([{"type": "word_count", "exactly": 1}], padded).passed, padded
+    for honest, n in (("हिन्दी भाषा बहुत सुंदर है", 5), ("ẹ́kọ́ ilé ìwé", 3), ("naïve café", 2), ("Москва́ — столи́ца", 2)):
+        assert run([{"type": "word_count", "exactly": n}], honest).passed, honest
+    assert run([{"type": "word_count", "min": 3}], "สวัสดีครับ").passed  # (Thai: counted as IFEval counts it)

@@ -80,3 +80,9 @@ def test_text_growing_past_the_nfkc_cap_is_malformed():
         v = run("\ufdfa" * 120_000, max=5, unit=unit)
         assert v.error_kind == "malformed" and "NFKC" in v.reason, (unit, v)
     assert run("\ufdfa \ufdfa", max=8).components == {"words": 8.0}
+
+
+def test_combining_marks_do_not_multiply_words():
+    """A mark NFKC cannot compose away ended a word at every letter: "q\u0301" x 300 was 300 words."""
+    assert not run("q\u0301" * 300, unit="words", min=100).passed
+    assert run(" ".join(["wo\u0301rd"] * 120), unit="words", min=100).passed

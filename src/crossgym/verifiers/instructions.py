@@ -39,8 +39,9 @@ class Instructions(BaseVerifier):
     # word separate it (runic ᛁ, Tamil ஃ, Thai ๐ hid 25 words and a forbidden one), symbols drawn as Latin letters
     # (🅣🅗🅔, regional indicators) are those letters, in counts and keywords; unassigned invisible code points are
     # dropped, Latin letters drawn as punctuation (ꞌ ʔ ǂ) separate words; 6: a response over 2,000,000 characters in
-    # NFKC is malformed (1 MB of U+FDFA is 18 MB there: 17.8 s for three constraints against the 10 s timeout)
-    version = "6"
+    # NFKC is malformed (1 MB of U+FDFA is 18 MB there: 17.8 s for three constraints against the 10 s timeout); 7: a
+    # combining mark is part of its letter's word in scripts written with spaces ("q\u0301" x 100 was 100 words)
+    version = "7"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:

@@ -41,8 +41,9 @@ class Length(BaseVerifier):
     # another script inside a word separate it (runic ᛁ, Tamil ஃ, Thai ๐ joined 26 words into one), and symbols
     # drawn as Latin letters (🅣🅗🅔, regional indicators) are those letters (90 words counted as none), unassigned
     # invisible code points are dropped and Latin letters drawn as punctuation (ꞌ ʔ ǂ) separate words; 6: text over
-    # 2,000,000 characters in NFKC is malformed (1 MB of U+FDFA is 18 MB there: 8.5 s)
-    version = "6"
+    # 2,000,000 characters in NFKC is malformed (1 MB of U+FDFA is 18 MB there: 8.5 s); 7: a combining mark is part
+    # of its letter's word in scripts written with spaces ("q\u0301" x 100 was 100 words, "हिन्दी" 3)
+    version = "7"
     description = "length budget in words/chars/tokens, or a linear over/under-length penalty"
 
     def __init__(self, *, min: int | None = None, max: int | None = None, unit: str = "words",  # noqa: A002
