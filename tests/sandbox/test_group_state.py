@@ -431,3 +431,100 @@ def test_namedtuple_classes_made_for_one_member_reach_no_sibling(sandbox: Sandbo
     grouped = run_python_tests_many([NAMED_SABOTEUR, NAMED_HONEST], NAMED_TESTS, sandbox=sandbox, timeout=10.0)
     assert alone.all_passed, alone.details
     assert outcome(grouped[1]) == outcome(alone)
+
+
+# ------------------------------------------------------------------------------------ threads of the tests
+POOL_TESTS = """
+import threading
+def test_pool():
+    results = {}
+    def work(k):
+        for i in range(25):
+            results[k, i] = double(k * 25 + i)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {(k, i): 2 * (k * 25 + i) for k in range(8) for i in range(25)}
+
+def test_after():
+    assert [double(x) for x in range(5)] == [0, 2, 4, 6, 8]
+"""
+
+
+def test_threads_of_the_tests_calling_the_solution_take_turns(sandbox: Sandbox) -> None:
+    """Eight threads of the tests calling the solution at once pass as in one process: each call gets its own
+    reply (they shared one pipe, and a thread read another's reply: honest solutions failed, alone and in a
+    group)."""
+    for result in [run_python_tests(DOUBLES, POOL_TESTS, sandbox=sandbox, timeout=5.0),
+                   *run_python_tests_many([DOUBLES, DOUBLES], POOL_TESTS, sandbox=sandbox, timeout=5.0)]:
+        assert result.all_passed, (result.error, [(d.name, d.error) for d in result.details if not d.passed])
+
+
+LEFT_RUNNING = """
+import threading, time
+def test_worker():
+    out = []
+    def work():
+        for x in range(3):
+            try:
+                out.append(double(x))
+            except Exception:  # the worker goes on (a SolutionError when the call's process died)
+                out.append(None)
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert out == [0, 2, 4]
+
+def test_file():
+    time.sleep(0.5)  # (the last member's thread has woken up by now)
+    save(5)
+    with open("out.txt") as fh:
+        assert fh.read() == "10"
+
+def test_double():
+    assert double(4) == 8
+"""
+SAVES = DOUBLES + "def save(x):\n    with open('out.txt', 'w') as fh:\n        fh.write(str(2 * x))\n"
+SAVES_HANGING = "import time\ndef double(x):\n    time.sleep(60)\ndef save(x):\n    pass\n"
+
+
+def test_a_thread_the_tests_leave_running_reaches_no_sibling(sandbox: Sandbox) -> None:
+    """A saboteur whose call hangs in a thread of the tests leaves that thread running when its time is up (the
+    tests' join is cut by the unit's timer). It woke when the saboteur's process was killed, before the next member,
+    and went on there: its failed statements were the next member's setup errors, its timers cut the next member's
+    units, and its retried call spawned a process of the saboteur whose directory became the harness's working
+    directory, so the next member's tests read their files in the wrong place. Every member keeps its solo verdict
+    (the members after such a thread are judged in a fresh harness)."""
+    kwargs: dict[str, Any] = {"timeout": 2.0}
+    solo = {name: outcome(run_python_tests(src, LEFT_RUNNING, sandbox=sandbox, **kwargs))
+            for name, src in (("honest", SAVES), ("saboteur", SAVES_HANGING))}
+    assert solo["honest"][:3] == (3, 3, None), solo["honest"]
+    assert solo["saboteur"][0] == 0, solo["saboteur"]
+    members = ["saboteur", "honest", "saboteur", "honest", "honest"]
+    group = run_python_tests_many([SAVES if m == "honest" else SAVES_HANGING for m in members], LEFT_RUNNING,
+                                  sandbox=sandbox, **kwargs)
+    for name, result in zip(members, group, strict=True):
+        assert outcome(result) == solo[name], (name, [(d.name, d.error) for d in result.details if not d.passed])
+
+
+DIES_IN_A_THREAD = """
+import threading
+def test_rejects_in_a_thread():
+    t = threading.Thread(target=parse, args=("bad",))
+    t.start()
+    t.join()
+    assert parse("12") == 12
+"""
+PARSES = "def parse(s):\n    if not s.isdigit():\n        raise ValueError(s)\n    return int(s)\n"
+
+
+def test_a_thread_of_the_tests_that_dies_fails_no_unit(sandbox: Sandbox) -> None:
+    """A thread of the tests whose call of the solution raised (as the correct solution does here) dies with its
+    traceback shown by the interpreter, which parses a piece of each line it shows (a line of threading.py) for its
+    carets: the text guard took that for the tests compiling text of the solution's, and failed the unit the tests'
+    main thread was running (one process passes)."""
+    for result in [run_python_tests(PARSES, DIES_IN_A_THREAD, sandbox=sandbox, timeout=5.0),
+                   *run_python_tests_many([PARSES, PARSES], DIES_IN_A_THREAD, sandbox=sandbox, timeout=5.0)]:
+        assert result.all_passed, (result.error, [(d.name, d.error) for d in result.details if not d.passed])

@@ -205,3 +205,58 @@ class TestInPlace(unittest.TestCase):
     emptying = "def task_func(xs):\n    del xs[:]\n    return []\n"
     got = judge(sandbox, emptying, tests, entry_point="task_func")
     assert (got.passed, got.total) == (0, 2)  # sorted(xs) is taken of the argument as it was passed
+
+
+CLEANUPS = '''
+import os
+import unittest
+
+class TestReport(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.addClassCleanup(os.remove, "index.txt")  # the class's files must exist by the end
+
+    def test_report(self):
+        self.addCleanup(os.remove, "report.txt")  # the test's file must exist: removing it checks that
+        self.assertEqual(task_func(2), 4)
+
+    def test_index(self):
+        self.assertEqual(task_func(3), 9)
+'''
+WRITES = ("def task_func(x):\n    for name in ('report.txt', 'index.txt'):\n        open(name, 'w').close()\n"
+          "    return x * x\n")
+
+
+def test_a_cleanup_that_fails_fails_as_unittest_counts_it(sandbox: Sandbox) -> None:
+    """A failing ``addCleanup`` is the test's error and a failing ``addClassCleanup`` the class's, as unittest's
+    runner counts them: the cleanups ran through ``doCleanups()``, which swallowed what they raised (so a solution
+    that never wrote the file the cleanup removes passed), and class cleanups never ran."""
+    honest = judge(sandbox, WRITES, CLEANUPS, entry_point="task_func")
+    assert honest.all_passed and (honest.passed, honest.total) == (2, 2), honest.details
+    lazy = judge(sandbox, SQUARE, CLEANUPS, entry_point="task_func")
+    assert (lazy.passed, lazy.total) == (1, 3), lazy.details  # one more failure: the class's cleanup
+    assert [(d.name, d.passed) for d in lazy.details] == [("TestReport.test_index()", True),
+                                                          ("TestReport.test_report()", False),
+                                                          ("setup", False)]
+    assert "report.txt" in (lazy.details[1].error or "") and "index.txt" in (lazy.details[2].error or "")
+
+
+def test_pytest_hooks_that_take_no_method_run_as_pytest_runs_them(sandbox: Sandbox) -> None:
+    """pytest calls ``setup_method(self)`` and ``teardown_method(self)`` without the method (the argument is
+    optional): each test of such a class failed with a TypeError, the correct solution's too; a check in the
+    tear-down counts."""
+    tests = '''
+class TestSquare:
+    def setup_method(self):
+        self.inputs = [1, 2, 3]
+
+    def teardown_method(self):
+        assert task_func(0) == 0
+
+    def test_values(self):
+        assert [task_func(x) for x in self.inputs] == [1, 4, 9]
+'''
+    good = judge(sandbox, SQUARE, tests, entry_point="task_func")
+    assert good.all_passed and (good.passed, good.total) == (1, 1), good.details
+    off = judge(sandbox, "def task_func(x):\n    return x * x + (x == 0)\n", tests, entry_point="task_func")
+    assert (off.passed, off.total) == (0, 1), off.details

@@ -119,8 +119,12 @@ class CodeTests(BaseVerifier):
     # once, a cancelled one is cancelled in the solution's process); a name the tests bind themselves is never
     # shared with the solution (a call read their expected values, rebound their variables, helpers, imports and
     # test functions; star imports and dynamic bindings too), setUpModule runs; timeit runs only the tests' own
-    # statements, importlib only modules under the harness's path, eval only whole texts of the tests
-    version = "7"
+    # statements, importlib only modules under the harness's path, eval only whole texts of the tests; 8: the
+    # tests' threads calling the solution at once take turns (one read another's reply), a group member whose
+    # tests left a thread running ends the harness (the members after it judged in a fresh one), a unittest
+    # cleanup that fails fails its test (class cleanups run), pytest's setup_method(self) runs, and a tests' thread
+    # dying of the solution's exception fails no unit (its traceback's carets were refused as solution text)
+    version = "8"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0

@@ -8,6 +8,7 @@ trace or read. Results are written unit by unit, so a timeout keeps what already
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import ctypes
 import io
@@ -195,6 +196,9 @@ class Remote:
         self._synced = 0  # the generation whose globals ``live`` holds, and the one told which names to report
         self._watching = 0
         self.raised_effects: list[Any] | None = None
+        # one exchange with the process at a time: the tests' threads (a pool calling the solution) take turns, as
+        # its one process answers one request at a time (each used to read another's reply, or spawn a process)
+        self._lock = _thread.RLock()
 
     def send_init(self) -> None:
         """Start a solution process and send it the solution; the reply is read by :meth:`manifest`, so the
@@ -219,14 +223,47 @@ class Remote:
 
     def manifest(self) -> dict[str, Any]:
         """The names the solution's source defines (loading it first when that has not started)."""
-        if self.broken:
-            raise SolutionError(self.broken)
-        if not self._pending:
-            self.send_init()
-        self._pending = False
-        return self._receive(loading=True)  # type: ignore[no-any-return]
+        with self._lock:
+            if self.broken:
+                raise SolutionError(self.broken)
+            if not self._pending:
+                self.send_init()
+            self._pending = False
+            return self._receive(loading=True)  # type: ignore[no-any-return]
+
+    def started(self) -> None:
+        """A process for the solution, loaded (a fresh one after a timeout or a death); one, however many of the
+        tests' threads ask at once."""
+        if not self.pid:
+            self._take()
+            try:
+                if not self.pid:
+                    self.manifest()
+            finally:
+                self._lock.release()
+
+    def _take(self) -> None:
+        """The process to this thread (see ``_lock``). A unit whose time runs out while another thread's call
+        holds it ends that call too (its process is killed: the next call takes a fresh one, as after a timeout)."""
+        if self._lock.acquire(False):
+            return
+        try:
+            self._lock.acquire()
+        except BaseException:
+            if self._lock._is_owned():  # type: ignore[attr-defined]  # (the timer fired as it came: no call to end)
+                self._lock.release()
+            elif self.pid:
+                self.spawner.kill(self.pid)
+            raise
 
     def request(self, msg: list[Any]) -> Any:
+        self._take()
+        try:
+            return self._request(msg)
+        finally:
+            self._lock.release()
+
+    def _request(self, msg: list[Any]) -> Any:
         if not self.pid:
             self.manifest()
         if self._attrs and not self._syncing:
@@ -494,8 +531,7 @@ class Remote:
             raise Untransportable(str(exc)) from None
 
     def call(self, target: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if not self.pid:
-            self.manifest()
+        self.started()
         sent = [self.arg(a) for a in args]
         msg = ["call", target, sent, {k: self.arg(v) for k, v in kwargs.items()}]
         shared = self.shared.outgoing()
@@ -2289,7 +2325,20 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     if len(sources) > 1:
         GLOBALS = Globals([module, prelude])  # what the tests can change in this process, as it is before the first solution
         FDS = Fds(spawner, remote)  # and its file descriptors
+    threads = _thread._count()
     for index, source in enumerate(sources):
+        if index and _thread._count() > threads:
+            # a thread the tests started for the last member still runs (``t.join(timeout=1)`` around a call that
+            # hung, a worker that retries after a SolutionError, a daemon thread, a Timer): everything it did while
+            # the next member is judged would be that member's (its units' outcomes and setup errors in the next
+            # member's results, its timers cancelling or firing the next member's unit timer, the text guard's
+            # refusal, a call that retried spawning a process of the last solution and making its directory this
+            # process's working directory). No thread can be stopped: the harness ends here, its results written,
+            # and the caller judges the members after it in a fresh harness, as they would be judged alone
+            # (testing.run_tests_many, as after the hard stop). Costs nothing when the tests start no thread.
+            wire.write_all(RESULT_FD, b"".join(_pending))
+            os._exit(0)
+
         if group is not None:
             emit({"solution": index}, flush=True)  # what the members before it got is out: see _HardStop
         if index:

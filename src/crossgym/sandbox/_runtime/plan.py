@@ -115,10 +115,12 @@ def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], l
 
 # A unit per test method of a top-level test class (one that subclasses a ``TestCase``, or is named ``Test*`` as
 # pytest collects them; the class's own methods, not inherited ones): unittest's order of set-up and tear-down around each (setUpClass once, setUp, the method,
-# tearDown, cleanups; tearDownClass after the class's last), pytest's setup_class/setup_method hooks for a plain
-# class. A skip (``@unittest.skip*``, ``self.skipTest``) passes, as unittest's wasSuccessful() counts it; an
-# exception of the solution's is a SolutionError, never a SkipTest. ``ready`` lives as long as this namespace: one
-# solution's run.
+# tearDown, cleanups; tearDownClass and the class's cleanups after the class's last), pytest's setup_class/setup_method
+# hooks for a plain class (``setup_method(self)`` without the method too, as pytest calls it). A cleanup that fails
+# (``addCleanup``, ``addClassCleanup``) fails the test, as unittest counts it (``doCleanups()`` swallowed it: a
+# ``self.addCleanup(os.remove, path)`` of a file the solution never wrote passed). A skip (``@unittest.skip*``,
+# ``self.skipTest``) passes, as unittest's wasSuccessful() counts it; an exception of the solution's is a
+# SolutionError, never a SkipTest. ``ready`` lives as long as this namespace: one solution's run.
 CASE_RUNNER = """
 def __cg_case__(cls, name, ready={}):
     import sys
@@ -126,7 +128,13 @@ def __cg_case__(cls, name, ready={}):
     unit = ut is not None and isinstance(cls, type) and issubclass(cls, ut.TestCase)
     if name is None:
         if ready.pop(cls, False):
-            getattr(cls, "tearDownClass" if unit else "teardown_class", lambda: None)()
+            try:
+                getattr(cls, "tearDownClass" if unit else "teardown_class", lambda: None)()
+            finally:
+                if unit:
+                    cls.doClassCleanups()  # (it keeps what each raised, as unittest's suite reads it)
+                    if cls.tearDown_exceptions:
+                        raise cls.tearDown_exceptions[0][1]
         return
     if unit and getattr(cls, "__unittest_skip__", False):
         return
@@ -137,13 +145,19 @@ def __cg_case__(cls, name, ready={}):
     elif not ready[cls]:
         raise RuntimeError(f"the set-up of {cls.__name__} failed")
     if not unit:
+        def hook(fn, arg):  # pytest passes the method only to a hook that takes an argument
+            code = getattr(fn, "__code__", None)
+            if code is None or code.co_argcount - hasattr(fn, "__self__") > 0:
+                fn(arg)
+            else:
+                fn()
         obj = cls()
         method = getattr(obj, name)
-        getattr(obj, "setup_method", lambda m: None)(method)
+        hook(getattr(obj, "setup_method", lambda m: None), method)
         try:
             method()
         finally:
-            getattr(obj, "teardown_method", lambda m: None)(method)
+            hook(getattr(obj, "teardown_method", lambda m: None), method)
         return
     case = cls(name)
     expecting = getattr(getattr(case, name), "__unittest_expecting_failure__", False)
@@ -164,7 +178,17 @@ def __cg_case__(cls, name, ready={}):
     except ut.SkipTest:
         pass
     finally:
-        case.doCleanups()
+        failed = None
+        while case._cleanups:  # as doCleanups runs them (the last added first, every one), what failed counted
+            function, args, kwargs = case._cleanups.pop()
+            try:
+                function(*args, **kwargs)
+            except ut.SkipTest:
+                pass
+            except Exception as exc:
+                failed = failed or exc
+        if failed is not None and sys.exc_info()[1] is None:  # (the test's own failure, when it failed, is its error)
+            raise failed
 """
 
 

@@ -108,6 +108,8 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
             return
         if where.startswith("<frozen importlib") and _module_file(args[1] if len(args) > 1 else None):
             return  # (importlib: a module of the harness's path, the standard library's, with no .pyc)
+        if _shown(args[0], args[1] if len(args) > 1 else None):
+            return
         source = args[0]
         if type(source) is bytes:
             source = source.decode("utf-8", "replace")
@@ -141,6 +143,23 @@ def _theirs(text: str) -> bool:
         _TEXT[0], _DOCTESTS[:] = frozenset(found), []
         return wanted in found
     return False
+
+
+def _shown(source: Any, path: Any) -> bool:
+    """The interpreter's own traceback display (C code in 3.11 and 3.12: the default ``threading.excepthook`` of a
+    thread that died, an exception ignored in a ``__del__``) parses the piece of each line it shows, for its carets,
+    with the file's name: a piece of a line of a file under the harness's path (the standard library's, the harness's)
+    is no text of a solution's, and it is only parsed. Refused, it failed whatever unit ran meanwhile (a thread of the
+    tests whose call of the solution raised, as honest code may: the tests' main thread failed its unit)."""
+    if type(source) is str:
+        source = source.encode("utf-8", "surrogatepass")
+    if type(source) is not bytes or not source.strip() or b"\n" in source.strip() or not _module_file(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return any(source in line for line in fh)
+    except OSError:
+        return False
 
 
 def _local(frame: Any, name: str) -> Any:
