@@ -260,3 +260,44 @@ class TestSquare:
     assert good.all_passed and (good.passed, good.total) == (1, 1), good.details
     off = judge(sandbox, "def task_func(x):\n    return x * x + (x == 0)\n", tests, entry_point="task_func")
     assert (off.passed, off.total) == (0, 1), off.details
+
+
+MODULE_SET_UP = '''
+import unittest
+
+def setUpModule():
+    global TABLE
+    TABLE = task_table(3)
+
+class TestSquare(unittest.TestCase):
+    def test_one(self):
+        self.assertEqual(task_func(2), 4)
+
+    def test_two(self):
+        self.assertEqual(task_func(3), 9)
+'''
+PYTEST_MODULE_SET_UP = '''
+def setup_module(module):
+    global TABLE
+    TABLE = task_table(3)
+
+def test_one():
+    assert task_func(2) == 4
+
+def test_two():
+    assert task_func(3) == 9
+'''
+
+
+@pytest.mark.parametrize("tests", [MODULE_SET_UP, PYTEST_MODULE_SET_UP], ids=["unittest", "pytest"])
+def test_a_failing_module_set_up_fails_every_test_after_it(sandbox: Sandbox, tests: str) -> None:
+    """unittest runs no test of a module whose ``setUpModule`` raised, and pytest errors each test after a failing
+    ``setup_module``: the tests ran on, so a solution that broke the set-up kept the credit of every test that did
+    not read what it built (2 of 3)."""
+    table = "def task_table(n):\n    return list(range(n))\n"
+    honest = judge(sandbox, SQUARE + table, tests, entry_point="task_func")
+    assert honest.all_passed and (honest.passed, honest.total) == (2, 2), honest.details
+    broken = judge(sandbox, SQUARE + "def task_table(n):\n    raise ValueError('no table')\n", tests,
+                   entry_point="task_func")
+    assert broken.passed == 0 and broken.total == 3, broken.details  # both tests, and the set-up itself
+    assert all("no table" in (d.error or "") for d in broken.details), broken.details

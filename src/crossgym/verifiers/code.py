@@ -123,7 +123,8 @@ class CodeTests(BaseVerifier):
     # tests' threads calling the solution at once take turns (one read another's reply), a group member whose
     # tests left a thread running ends the harness (the members after it judged in a fresh one), a unittest
     # cleanup that fails fails its test (class cleanups run), pytest's setup_method(self) runs, and a tests' thread
-    # dying of the solution's exception fails no unit (its traceback's carets were refused as solution text)
+    # dying of the solution's exception fails no unit (its traceback's carets were refused as solution text), and
+    # a failing setUpModule/setup_module fails every test after it (they ran on: 2 of 3 for a broken set-up)
     version = "8"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"

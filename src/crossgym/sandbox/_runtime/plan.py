@@ -87,21 +87,26 @@ def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], l
         last = body[-1] if body else None
         hooks = {s.name: s for s in module.body if isinstance(s, ast.FunctionDef)
                  and s.name in ("setUpModule", "setup_module", "tearDownModule", "teardown_module")}
+        gate = ""  # what each test runs first: nothing, or the check that the module's set-up did not fail
         for hook in ("setUpModule", "setup_module"):  # once, before the first test (unittest's, pytest's order)
             if hook in hooks and (test_funcs or test_classes):
-                call = _located(ast.parse(_hook_call(hooks[hook])).body, last)
+                if not gate:
+                    body.append(_wrap(_located(ast.parse(MODULE_GATE).body, last),
+                                      _register(kinds, names, "setup", "module set-up")))
+                    gate = "__cg_module__(None)\n"
+                call = _located(ast.parse(f"__cg_module__(lambda: {_hook_call(hooks[hook])})").body, last)
                 body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", f"{hook}()")))
         if entry and has_check:
             call = _located(ast.parse(f"check({entry})").body, last)
             body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", "check")))
         for name in test_funcs:
-            call = _located(ast.parse(f"{name}()").body, last)
+            call = _located(ast.parse(f"{gate}{name}()").body, last)
             body.append(_wrap(_flushing(call, calls), _register(kinds, names, "unit", f"{name}()")))
         if test_classes:
             body.append(_wrap(_located(ast.parse(CASE_RUNNER).body, last), _register(kinds, names, "setup", "cases")))
         for cls, methods in test_classes:
             for name in methods:
-                call = _located(ast.parse(f"__cg_case__({cls}, {name!r})").body, last)
+                call = _located(ast.parse(f"{gate}__cg_case__({cls}, {name!r})").body, last)
                 body.append(_wrap(_flushing(call, calls), _register(kinds, names, "unit", f"{cls}.{name}()")))
             call = _located(ast.parse(f"__cg_case__({cls}, None)").body, last)  # its tearDownClass
             body.append(_wrap(_flushing(call, calls), _register(kinds, names, "setup", f"{cls} teardown")))
@@ -189,6 +194,24 @@ def __cg_case__(cls, name, ready={}):
                 failed = failed or exc
         if failed is not None and sys.exc_info()[1] is None:  # (the test's own failure, when it failed, is its error)
             raise failed
+"""
+
+
+# A module's set-up hook (``setUpModule``, pytest's ``setup_module``) that fails fails every test after it, as
+# unittest runs none of them and pytest errors each: its exception is kept and raised again by each test's first
+# statement (the tests used to run on, so a solution that broke the set-up kept the credit of the tests that did
+# not need it). Only an Exception is kept: a unit's timeout (a BaseException) stays the harness's to handle.
+MODULE_GATE = """
+def __cg_module__(hook, failed=[]):
+    if hook is None:
+        if failed:
+            raise failed[0]
+        return
+    try:
+        hook()
+    except Exception as exc:
+        failed.append(exc)
+        raise
 """
 
 
