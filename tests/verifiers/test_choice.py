@@ -75,3 +75,16 @@ def test_an_answer_growing_past_the_nfkc_cap_is_malformed():
     """1 MB of U+FDFA is 18 MB in NFKC: reading it took 4.1 s."""
     v = run({"answer": "A", "options": ["Paris", "Lyon"]}, "\ufdfa" * 120_000)
     assert v.error_kind == "malformed" and "NFKC" in v.reason, v
+
+
+@pytest.mark.parametrize("text", ["<answer>A\nB\nC\nD</answer>", "<answer>B\nA</answer>", "\\boxed{B\n(C)}",
+                                  "<answer>B\n**C**</answer>", "<answer>(B)\nC.</answer>"])
+def test_option_letters_one_a_line_in_the_answer_name_several_options(text):
+    """Version 6: a marked answer whose first line is a letter was read from that line alone: "<answer>A\\nB\\nC\\nD
+    </answer>" chose A, where "Answer: A, B, C, D" is malformed. Listing the options one a line names them all."""
+    for answer in ("A", "B", "C", "D"):
+        v = run(answer, text)
+        assert v.reward == 0.0 and v.error_kind == "malformed" and "several" in v.reason, (answer, v)
+    for honest in ("<answer>B\nBecause Paris is the capital.</answer>", "<answer>B\nB</answer>", "<answer>\nB\n</answer>",
+                   "<answer>B\nA good answer.</answer>"):
+        assert run(OPTS, honest).passed, honest

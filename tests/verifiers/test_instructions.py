@@ -284,3 +284,47 @@ def test_combining_marks_belong_to_their_letters_word():
     for honest, n in (("हिन्दी भाषा बहुत सुंदर है", 5), ("ẹ́kọ́ ilé ìwé", 3), ("naïve café", 2), ("Москва́ — столи́ца", 2)):
         assert run([{"type": "word_count", "exactly": n}], honest).passed, honest
     assert run([{"type": "word_count", "min": 3}], "สวัสดีครับ").passed  # (Thai: counted as IFEval counts it)
+
+
+@pytest.mark.parametrize("constraint,blank,shown", [
+    ({"type": "title"}, "<< >>\nThe sea is calm.", "<<The Sea>>\nThe sea is calm."),
+    ({"type": "title"}, "<<\u200b>>\nThe sea is calm.", "<<***>>\nThe sea is calm."),
+    ({"type": "title"}, "<<\u3164>>\nThe sea is calm.", "<<A>>\nThe sea is calm."),
+    ({"type": "placeholders", "min": 2}, "Dear [ ], at [\u200b]", "Dear [name], at [address]"),
+    ({"type": "highlighted_sections", "min": 2}, "*\u200b* and *\u3164*", "*one* and **two**"),
+    ({"type": "bullet_count", "exactly": 2}, "* \u200b\n* \u2060\u00a0", "* a\n- b"),
+    ({"type": "numbered_count", "min": 2}, "1. \u200b\n2. \u200b", "1. a\n2) b"),
+])
+def test_a_title_placeholder_highlight_or_item_of_nothing_visible_counts_for_nothing(constraint, blank, shown):
+    """Version 8: "<< >>" was a title (IFEval strips a title and wants something left), and "[ ]", "*\\u200b*" or a
+    bullet of zero-width characters counted: a response met these with marks that show nothing."""
+    v = run([constraint], blank)
+    assert v.reward == 0.0 and not v.passed, v
+    assert run([constraint], shown).passed
+
+
+@pytest.mark.parametrize("constraints,text", [
+    ([{"type": "quotation"}, {"type": "ends_with", "suffix": "Is there anything else I can help with?"}],
+     '"Here it is. Is there anything else I can help with?"'),
+    ([{"type": "quotation"}, {"type": "ends_with", "suffix": "Any other questions?"}], "“Done. Any other questions?”"),
+    ([{"type": "lowercase"}, {"type": "postscript", "marker": "P.S."}], "a short note.\n\np.s. see you soon."),
+    ([{"type": "postscript", "marker": "P.S."}], "A short note.\n\nP. S. See you soon."),
+    ([{"type": "postscript", "marker": "P.P.S"}], "A short note.\n\np.p.s see you soon."),
+    ([{"type": "two_responses"}], "First answer.\n******\nSecond answer.\n******"),
+    ([{"type": "two_responses"}], "******\nFirst answer.\n******\nSecond answer."),
+])
+def test_responses_that_follow_every_instruction_pass_as_in_ifeval(constraints, text):
+    """Version 8, as IFEval judges them: its end checker strips the quotes a quoted response closes with (a response
+    asked for quotes and a final phrase could not meet both), its postscript check reads any case ("p.s." in an
+    all-lowercase response was none: lowercase and a postscript could not both be met) and "P. S.", and two
+    responses may have a separator before the first or after the last."""
+    v = run(constraints, text)
+    assert v.passed, v
+
+
+def test_what_ifeval_also_refuses_still_fails():
+    assert not run([{"type": "ends_with", "suffix": "Any other questions?"}], '"Any other questions?" Bye.').passed
+    assert not run([{"type": "postscript"}], "A short note, ps see you.").passed
+    assert not run([{"type": "two_responses"}], "First.\n******\n\n******\nSecond.").passed
+    assert not run([{"type": "two_responses"}], "Same.\n******\nSame.\n******").passed
+    assert not run([{"type": "two_responses"}], "Only one.\n******").passed

@@ -175,10 +175,11 @@ def test_a_reference_past_the_float_range_is_shown_not_raised():
 
 
 def test_every_minus_sign_is_a_minus():
-    """Fullwidth, small and figure minus signs were dropped: "Answer: －5" passed 5 and failed -5."""
+    """Fullwidth, small and figure minus signs were dropped: "Answer: －5" passed 5 and failed -5; so were the hyphens
+    ‐ and ‑ (U+2011, which chat models write in text) and the modifier and heavy minus signs ˗ ➖ (version 7)."""
     from crossgym.verifiers.numeric import Numeric
 
-    for sign in ("\uff0d", "\ufe63", "\u2012", "\u2212"):
+    for sign in ("\uff0d", "\ufe63", "\u2012", "\u2212", "\u2010", "\u2011", "\u02d7", "\u2796"):
         text = f"Answer: {sign}5"
         assert Numeric().verify(Numeric.task(-5), Completion.from_text(text)).passed, sign
         assert not Numeric().verify(Numeric.task(5), Completion.from_text(text)).passed, sign
@@ -197,3 +198,38 @@ def test_a_number_repeated_in_the_answer_is_converted_once(monkeypatch):
     assert run(1, "<answer>1 1.0 1</answer>").passed
     assert run(1, "<answer>1 1 2 1</answer>").error_kind == "malformed"
     assert run(1, "<answer>1 1 2^{1}</answer>").error_kind == "malformed"  # an operand, however often seen
+
+
+@pytest.mark.parametrize("text", [
+    "Answer: 3π", "Answer: 3 π", "Answer: √9", "Answer: ∛27", "Answer: ±3", "Answer: ∓3", "Answer: 3²", "Answer: 10³",
+    "Answer: 3ⁿ", "Answer: ⁻3", "Answer: 2√2", "Answer: 2*sqrt(2)", "Answer: sqrt(3)", "Answer: log 8", "Answer: π/2",
+    "Answer: n/2", "Answer: 2·2", "Answer: 2 ⋅ 2", "Answer: 2 × 2", "Answer: 2 ÷ 2", "Answer: 2 * 2", "Answer: 2*2",
+    "Answer: 2 x 2", "Answer: 3½", "Answer: 1 ½", "so the area is 25π", "so it is 2√2",
+])
+def test_an_operator_written_in_unicode_or_plain_text_makes_an_operand(text):
+    """Version 7: numeric refused \\sqrt{9}, 3\\pi, 3^{2}, \\pm 3 and 2\\times 2 but read √9 as 9, 3π as 3, 3² as 3,
+    ±3 as 3, sqrt(3) as 3, π/2 as 2 and 2·2 as 2 (a number written twice is one answer), 3½ as 3: "Answer: 3π" passed
+    a reference of 3 and "2√2" one of 2. The operand is no answer, as in LaTeX: malformed, whatever the reference."""
+    from crossgym.verifiers.numeric import last_number
+
+    for answer in (2, 3, 4, 8, 9, 25, 27, 1000, 1.5, 3.5, 1):
+        v = run(answer, text)
+        assert v.error_kind == "malformed" and "expression" in v.reason, (answer, v)
+    with pytest.raises(Exception, match="expression"):
+        last_number(text)
+
+
+@pytest.mark.parametrize("answer,text", [
+    (0.5, "Answer: ½"), (0.75, "\\boxed{¾}"), (0.5, "Answer: 1⁄2"), (3e8, "Answer: 3 × 10⁸"), (3e8, "c = 3×10⁸ m/s"),
+    (1.5e-3, "Answer: 1.5 × 10⁻³"), (18, "Answer: 1.8·10^1"), (25, "Answer: 25 m²"), (8, "Answer: 8 cm³"),
+    (3, "It is 3× faster. Answer: 3×"), (18, "**18**"), (18, "The answer is *18* dollars."), (18, "so 9 * 2 = 18."),
+    (18, "She has 3 x 6 = 18 apples"), (18, "9 × 2 = 18"), (18, "Answer: 18\n* because 9 * 2 = 18"),
+    (18, "Total:\n* 18 apples"), (18, "Answer: 18 km/h"), (2018, "It was signed on 12/25/2018"), (-5, "Answer: ‑5"),
+])
+def test_unicode_numbers_and_honest_markup_keep_their_value(answer, text):
+    """What the version 7 operators leave alone: a vulgar fraction alone is its value (½ was no number), a
+    superscript power of ten is an exponent (3 × 10⁸ read as 3 and 10, two numbers), a superscript after a unit
+    is the unit's (25 m²), × with nothing after it is a ratio, and *italic*, **bold** and bullets are no
+    multiplication."""
+    v = run(answer, text)
+    assert v.passed and v.error is None, (text, v)

@@ -143,3 +143,66 @@ def test_an_answer_holding_the_oracle_among_other_text_earns_nothing(dataset: st
         got = run(v, task, f"<answer>{text}</answer>")
         assert got.reward == 0.0 and not got.passed and "not paid" in got.reason, got
         assert run(v, task, f"<answer>{right}</answer>").reward == 1.0
+
+
+def rg_task(dataset: str, config: dict, index: int) -> tuple[Task, dict]:
+    entry = dataset_for(dataset, config)[index]
+    meta = {"reasoning_gym": {"dataset": dataset, "config": config, "index": index, "entry": jsonable(entry)}}
+    task = Task(id=f"{dataset}-{index}", prompt="q", answer=jsonable(entry["answer"]),
+                verifier=VerifierSpec("reasoning_gym"), metadata=meta)
+    return task, entry
+
+
+def test_complex_arithmetic_pays_nothing_for_nan() -> None:
+    """Its score is min(1.0, exp(-distance)): "nan" makes the distance NaN and min(1.0, nan) is 1.0, so "nan"
+    earned 1.0 on every task (version 6)."""
+    v, config = inline(), {"seed": 3, "size": 8}
+    ds = dataset_for("complex_arithmetic", config)
+    for i in range(4):
+        task, entry = rg_task("complex_arithmetic", config, i)
+        for junk in ("nan", "nan+nanj", "NaN", "(nan)", "inf"):
+            if junk != "inf":
+                assert ds.score_answer(junk, entry) == 1.0  # what reasoning-gym pays it
+            got = run(v, task, f"<answer>{junk}</answer>")
+            assert got.reward == 0.0 and not got.passed, (junk, got)
+        assert run(v, task, f"<answer>{entry['answer']}</answer>").reward == 1.0
+        assert 0 < run(v, task, "<answer>0</answer>").reward < 1.0  # (its distance credit, as before)
+
+
+def test_propositional_logic_pays_a_tautology_what_a_wrong_conclusion_earns() -> None:
+    """It pays 0.25 for a "trivial" valid conclusion and 0.05 for one that does not follow: "(P ∨ ¬P)" follows from
+    any premises, so it earned 0.25 on every task, five times an honest wrong conclusion (version 6)."""
+    v, config = inline(), {"seed": 3, "size": 8}
+    ds = dataset_for("propositional_logic", config)
+    for i in range(4):
+        task, entry = rg_task("propositional_logic", config, i)
+        p = entry["metadata"]["variables"][0]
+        for tautology in (f"({p} ∨ ¬{p})", f"({p} → {p})", f"(({p} ∧ {p}) ↔ {p})"):
+            assert ds.score_answer(tautology, entry) == 0.25
+            assert run(v, task, f"<answer>{tautology}</answer>").reward == 0.05, tautology
+        assert run(v, task, f"<answer>{entry['metadata']['example_answer']}</answer>").reward == 1.0
+    task, entry = rg_task("propositional_logic", config, 1)  # premises Q, (P ∨ P), Q: an atom that follows
+    assert run(v, task, "<answer>P</answer>").reward == ds.score_answer("P", entry) == 0.25
+
+
+def test_coin_flip_tolerance_is_no_licence_to_answer_zero() -> None:
+    """Its tolerance is 1e-4 of probability: every probability below it (15 heads in a row: 1/32768) passed "0",
+    and any other guess under 1e-4 (version 6: also within 5% of the probability)."""
+    v, config = inline(), {"seed": 3, "size": 8}
+    ds = dataset_for("coin_flip", config)
+    tiny = [i for i in range(8) if float(ds[i]["answer"]) < 1e-4]
+    assert tiny
+    for i in tiny:
+        task, entry = rg_task("coin_flip", config, i)
+        p = float(entry["answer"])
+        for guess in ("0", "0.00001", "1e-9"):
+            assert ds.score_answer(guess, entry) == 1.0  # what reasoning-gym pays it
+            assert run(v, task, f"<answer>{guess}</answer>").reward < 0.1, guess
+        exact = "1/32768" if abs(p - 1 / 32768) < 1e-12 else entry["answer"]
+        for honest in (entry["answer"], f"{p:.3g}", f"{p:.6f}", exact):
+            assert run(v, task, f"<answer>{honest}</answer>").reward == 1.0, honest
+    for i in range(8):  # probabilities over 0.01 keep reasoning-gym's own tolerance
+        task, entry = rg_task("coin_flip", config, i)
+        if float(entry["answer"]) >= 0.01:
+            near = f"{float(entry['answer']) + 9e-5:.6f}"
+            assert run(v, task, f"<answer>{near}</answer>").reward == ds.score_answer(near, entry) == 1.0

@@ -83,6 +83,50 @@ def test_dict_arguments_take_per_key_alternatives_and_a_bad_spec_is_one_verdict(
         load_verifier(VerifierSpec("tool_call", {"strings": "BFCL"}))
 
 
+ORDER = [{"name": "order", "description": "", "parameters": {
+    "type": "object", "required": ["items"],
+    "properties": {"items": {"type": "array", "items": {"type": "object"}}}}}]
+#: BFCL's live_multiple_63: a list of objects, each key's accepted values in a list
+ORDER_ANSWER = {"order": {"items": [[{"item": ["burgers", "burger"], "quantity": [5]},
+                                     {"item": ["chicken wings"], "quantity": [6], "note": ["", "spicy"]}]]}}
+ORDER_CASES = [
+    ([{"item": "burgers", "quantity": 5}, {"item": "chicken wings", "quantity": 6}], True),
+    ([{"item": "Burger", "quantity": 5}, {"item": "Chicken Wings", "quantity": 6, "note": "spicy"}], True),
+    ([{"item": "chicken wings", "quantity": 6}, {"item": "burgers", "quantity": 5}], False),  # another order
+    ([{"item": "burgers", "quantity": 5}], False),
+    ([{"item": "burgers", "quantity": 7}, {"item": "chicken wings", "quantity": 6}], False),
+    ([{"item": "burgers", "quantity": 5, "x": 1}, {"item": "chicken wings", "quantity": 6}], False),
+    ([{"item": ["burgers"], "quantity": [5]}, {"item": ["chicken wings"], "quantity": [6]}], False),  # as written
+]
+
+
+@pytest.mark.parametrize(("items", "ok"), ORDER_CASES)
+def test_a_list_of_per_key_alternatives_objects_is_read_object_by_object(items, ok):
+    """Version 12: BFCL reads a list of per-key alternatives objects with its list_dict_checker (as many objects, in
+    order, each one accepted by its alternatives); crossgym compared the list as written, so the right call failed
+    (7 of BFCL's answers, in simple, multiple and live_multiple, are written so)."""
+    assert judge(ORDER_ANSWER, [{"name": "order", "arguments": {"items": items}}], ORDER).passed is ok
+
+
+def test_a_list_of_alternatives_making_too_many_lists_is_a_bad_task():
+    element = {f"k{i}": [1, 2] for i in range(5)}  # 32 objects each: 32 ** 3 lists
+    r = judge({"order": {"items": [[element, element, element]]}}, [{"name": "order", "arguments": {"items": []}}],
+              ORDER)
+    assert r.error_kind == "exception" and "1024" in r.reason
+
+
+@pytest.mark.parametrize(("unit", "ok"), [("", True), (" ", True), ("-", True), ("celsius", True), ("kelvin", False)])
+def test_an_optional_string_given_empty_is_accepted_as_bfcl_accepts_it(unit, ok):
+    """BFCL marks an argument that may be left out with "" among its accepted values, and its string checker
+    compares the standardised string with them: "" (or " ", "-") given for it passes there (version 12)."""
+    answer = {"get_weather": {"city": ["Paris"], "unit": ["celsius", ""]}}
+    assert judge(answer, [{"name": "get_weather", "arguments": {"city": "Paris", "unit": unit}}], WEATHER).passed is ok
+    required = {"get_weather": {"city": ["Paris"], "unit": ["celsius"]}}  # not optional: "" is a wrong value
+    assert not judge(required, [{"name": "get_weather", "arguments": {"city": "Paris", "unit": ""}}], WEATHER).passed
+    days = {"get_weather": {"city": ["Paris"], "days": [1, ""]}}  # an integer argument: "" is the wrong type
+    assert not judge(days, [{"name": "get_weather", "arguments": {"city": "Paris", "days": ""}}], WEATHER).passed
+
+
 # ----------------------------------------------------------------------------- against BFCL's own checker
 @pytest.fixture(scope="module")
 def ast_checker():
@@ -182,3 +226,18 @@ def test_verdicts_equal_bfcl_ast_checker_on_parallel_calls(ast_checker):
         assert ours.passed == theirs, ([c[1] for c in cases], outs, ours.reason)
         passed += ours.passed
     assert 10 < passed < 190
+
+
+def test_lists_of_alternatives_objects_and_empty_optional_strings_as_bfcl_judges_them(ast_checker):
+    fd = [{"name": "order", "description": "", "parameters": {
+        "type": "dict", "required": ["items"], "properties": {"items": {"type": "array", "items": {"type": "dict"}}}}}]
+    for items, ok in ORDER_CASES:
+        assert ast_checker(fd, [{"order": {"items": items}}], [ORDER_ANSWER], "simple") is ok, items
+    weather = [{"name": "get_weather", "description": "", "parameters": {
+        "type": "dict", "required": ["city"],
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"type": "string"}}}}]
+    answer = {"get_weather": {"city": ["Paris"], "unit": ["celsius", ""], "days": [1, ""]}}
+    for args, ok in (({"city": "Paris", "unit": ""}, True), ({"city": "Paris", "unit": " - "}, True),
+                     ({"city": "Paris", "days": ""}, False), ({"city": "Paris", "unit": "kelvin"}, False)):
+        assert ast_checker(weather, [{"get_weather": args}], [answer], "simple") is ok, args
+        assert judge(answer, [{"name": "get_weather", "arguments": args}], WEATHER).passed is ok, args

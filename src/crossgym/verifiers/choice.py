@@ -40,8 +40,9 @@ class MultipleChoice(BaseVerifier):
     name = "multiple_choice"
     # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix; 4: a line listing the
     # options ("(A) (B) (C) (D)") picks none, "answer is: B" reads B; 5: an answer over 2,000,000 characters in
-    # NFKC is malformed (1 MB of U+FDFA took 4.1 s)
-    version = "5"
+    # NFKC is malformed (1 MB of U+FDFA took 4.1 s); 6: a marked answer with other option letters alone on later lines
+    # names several options ("<answer>A\nB\nC\nD</answer>" chose A)
+    version = "6"
     description = "multiple-choice letter or option text from varied phrasings"
 
     def __init__(self, *, num_options: int | None = None, extract: str = "auto", **params: Any) -> None:
@@ -86,7 +87,11 @@ class MultipleChoice(BaseVerifier):
         first_line = span.split("\n", 1)[0].strip()
         m = _ALONE.fullmatch(first_line) if len(first_line) <= 8 else None
         if m and m.group(1).upper() in letters and (where != "full" or first_line == span):
-            return m.group(1).upper()
+            letter = m.group(1).upper()
+            others = {x for x in self._lone_letters(span.split("\n")[1:], letters) if x != letter}
+            if others:  # "<answer>A\nB\nC\nD</answer>" lists the options one a line (version 6: it chose A)
+                raise Malformed(f"the answer names several options: {', '.join(sorted(others | {letter}))}")
+            return letter
         if where != "full":  # a marked answer span: a letter list is ambiguous
             found = {x.upper() for x in re.findall(r"(?<![A-Za-z])([A-Z])(?![A-Za-z'])", span) if x in letters}
             if len(found) > 1:
@@ -113,6 +118,17 @@ class MultipleChoice(BaseVerifier):
             if len(hits) > 1:
                 raise Malformed("the answer names several options")
         raise Malformed(f"no option letter found in {clip(span, 60)!r}")
+
+    @staticmethod
+    def _lone_letters(lines: list[str], letters: str) -> set[str]:
+        """The option letters standing alone on a line ("C", "(C)", "C."), as the first line's is read."""
+        found = set()
+        for line in lines:
+            line = line.translate(_DECOR).strip()
+            m = _ALONE.fullmatch(line) if len(line) <= 8 else None
+            if m and m.group(1).upper() in letters:
+                found.add(m.group(1).upper())
+        return found
 
     def _agree(self, letter: str, rest: str, letters: str, options: list[str]) -> str:
         """"B) Lyon" when B is Paris and A is Lyon names two options: malformed."""

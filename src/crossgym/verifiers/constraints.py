@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from crossgym.text import MalformedJSON, parse_json_text
+from crossgym.text import MalformedJSON, is_blank, parse_json_text
 from crossgym.verifiers.extract import nfkc
 
 _VIEWS = threading.local()
@@ -236,8 +236,8 @@ def _skeleton(text: str) -> str:
 #: not followed by one was tried from each of its marks, each attempt backtracking through the rest of the run
 #: ("!?" * 50,000 took 98 s)
 _SENT_END = re.compile(r"(?<![.!?])[.!?]++(?=\s|$)")
-_BULLET = re.compile(r"^[ \t]*[*\-•+][ \t]+\S", re.M)
-_NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+\S", re.M)
+_BULLET = re.compile(r"^[ \t]*[*\-•+][ \t]+(\S.*)$", re.M)
+_NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+(\S.*)$", re.M)
 _PLACEHOLDER = re.compile(r"\[[^\[\]\n]{1,100}\]")
 _HIGHLIGHT = re.compile(r"\*[^\n*]{1,500}\*")
 _CAP_WORD = re.compile(r"\b[A-Z][A-Z0-9]+\b")
@@ -382,20 +382,28 @@ def capital_word_frequency(text: str, **kw: Any) -> Result:
     return _range(n, "all-capital words", **kw)
 
 
+def _shows_something(text: str) -> bool:
+    """``text`` has a visible character: not only spaces, zero-width and other invisible characters or blank
+    letters (a title, placeholder, highlight or list item made of them shows nothing)."""
+    return not is_blank(_visible(text))
+
+
 def placeholders(text: str, **kw: Any) -> Result:
-    return _range(len(_PLACEHOLDER.findall(text)), "[placeholders]", **kw)
+    # (version 8: "[ ]" and "[\u200b]" counted)
+    return _range(sum(_shows_something(p[1:-1]) for p in _PLACEHOLDER.findall(text)), "[placeholders]", **kw)
 
 
 def bullet_count(text: str, **kw: Any) -> Result:
-    return _range(len(_BULLET.findall(text)), "bullet points", **kw)
+    return _range(sum(_shows_something(b) for b in _BULLET.findall(text)), "bullet points", **kw)
 
 
 def numbered_count(text: str, **kw: Any) -> Result:
-    return _range(len(_NUMBERED.findall(text)), "numbered items", **kw)
+    return _range(sum(_shows_something(b) for b in _NUMBERED.findall(text)), "numbered items", **kw)
 
 
 def highlighted_sections(text: str, **kw: Any) -> Result:
-    return _range(len([h for h in _HIGHLIGHT.findall(text) if h.strip("*").strip()]), "*highlighted* sections",
+    # as IFEval: a highlight with nothing in it is none (version 8: nor one of invisible characters, "*\u200b*")
+    return _range(sum(_shows_something(h.strip("*")) for h in _HIGHLIGHT.findall(text)), "*highlighted* sections",
                   **kw)
 
 
@@ -418,8 +426,10 @@ def starts_with(text: str, prefix: str, case_sensitive: bool = False) -> Result:
 
 
 def ends_with(text: str, suffix: str, case_sensitive: bool = False) -> Result:
+    """As IFEval's end checker: the closing double quotes of a quoted response come after the suffix (version 8:
+    '"... Any questions?"' failed, so a response asked for quotes and a final phrase could not pass both)."""
     t, s = (text.strip(), suffix) if case_sensitive else (text.strip().casefold(), suffix.casefold())
-    return t.endswith(s), f"ends with {text.strip()[-30:]!r}"
+    return t.endswith(s) or t.rstrip('"”').endswith(s), f"ends with {text.strip()[-30:]!r}"
 
 
 def no_commas(text: str) -> Result:
@@ -433,18 +443,38 @@ def quotation(text: str) -> Result:
     return ok, "wrapped in double quotes" if ok else "not wrapped in double quotes"
 
 
+_TITLE = re.compile(r"<<([^<>\n]{1,200})>>")
+
+
 def title(text: str) -> Result:
-    ok = re.search(r"<<[^<>\n]{1,200}>>", text) is not None
+    # as IFEval, a title shows something (version 8: "<< >>" and "<<\u200b>>" were titles)
+    ok = any(_shows_something(m.group(1)) for m in _TITLE.finditer(text))
     return ok, "has a <<title>>" if ok else "no <<title>>"
 
 
+@functools.lru_cache(maxsize=256)
+def _postscript_re(marker: str) -> re.Pattern[str]:
+    """A line starting with ``marker`` in any case, a space allowed after each of its inner dots (IFEval's
+    ``p\\.\\s?s\\.`` for "P.S.")."""
+    body = r"\.[ \t]?".join(re.escape(part) for part in marker.split(".")[:-1]) + r"\." if marker.endswith(".") \
+        else r"\.[ \t]?".join(re.escape(part) for part in marker.split("."))
+    return re.compile(rf"^[ \t]*{body}", re.M | re.I)
+
+
 def postscript(text: str, marker: str = "P.S.") -> Result:
-    ok = re.search(rf"(?m)^[ \t]*{re.escape(marker)}", text) is not None
+    # in any case, as IFEval reads it (version 8: a lowercase response's "p.s." was no postscript)
+    ok = _postscript_re(marker).search(text) is not None
     return ok, f"has a {marker} line" if ok else f"no {marker} line"
 
 
 def two_responses(text: str, separator: str = "******") -> Result:
+    """Two different responses around the separator; as IFEval, a separator before the first or after the last
+    is allowed (version 8: "A ****** B ******" failed)."""
     parts = text.split(separator)
+    if parts and not parts[0].strip():
+        parts = parts[1:]
+    if len(parts) > 2 and not parts[-1].strip():
+        parts = parts[:-1]
     ok = len(parts) == 2 and all(p.strip() for p in parts) and parts[0].strip() != parts[1].strip()
     return ok, "two different responses" if ok else "not exactly two different responses"
 

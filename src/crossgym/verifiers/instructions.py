@@ -41,7 +41,10 @@ class Instructions(BaseVerifier):
     # dropped, Latin letters drawn as punctuation (ꞌ ʔ ǂ) separate words; 6: a response over 2,000,000 characters in
     # NFKC is malformed (1 MB of U+FDFA is 18 MB there: 17.8 s for three constraints against the 10 s timeout); 7: a
     # combining mark is part of its letter's word in scripts written with spaces ("q\u0301" x 100 was 100 words)
-    version = "7"
+    # 8: a title, placeholder, highlight or list item showing nothing counts for nothing ("<< >>" was a title); as
+    # IFEval, ends_with allows a quoted response's closing quotes, postscript reads any case and "P. S.", and
+    # two_responses allows a separator before the first or after the last
+    version = "8"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:

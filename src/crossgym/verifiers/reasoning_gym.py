@@ -1,6 +1,7 @@
-"""reasoning_gym: any reasoning-gym task scored by that dataset's own ``score_answer`` (two that reward answers
-that do not solve the task, game_of_life_halting and coin_flip, are corrected here: see ``_CORRECTED``; and no
-dataset's substring credit is paid to an answer that holds the oracle among other text: see ``_holds_oracle``).
+"""reasoning_gym: any reasoning-gym task scored by that dataset's own ``score_answer`` (those that reward answers
+that do not solve the task, game_of_life_halting, coin_flip, complex_arithmetic and propositional_logic, are
+corrected here: see ``_CORRECTED``; and no dataset's substring credit is paid to an answer that holds the oracle
+among other text: see ``_holds_oracle``).
 
 The task carries ``metadata["reasoning_gym"] = {"dataset", "config", "index", "entry"}`` (the bridge in
 ``crossgym.environments.sources.reasoning_gym`` writes it). The entry scored is regenerated from dataset, config and
@@ -77,7 +78,9 @@ def _game_of_life_halting(ds: Any, answer: str, entry: dict[str, Any]) -> float:
 
 def _coin_flip(ds: Any, answer: str, entry: dict[str, Any]) -> float:
     """Its partial credit divides the digits an answer shares with the probability by the *shorter* of the two, so
-    "0" earned 1.0 against 0.234375 (and any prefix did): divided by the longer one here."""
+    "0" earned 1.0 against 0.234375 (and any prefix did): divided by the longer one here. Its tolerance, 1e-4 of
+    probability, is also 5% of the probability at most: "0" passed every probability below 1e-4 (15 heads in a row:
+    3.05e-05), as it passed numeric's tiny references before numeric 5; 0.000031 for it still passes."""
     from fractions import Fraction
 
     if not answer.strip():
@@ -86,12 +89,45 @@ def _coin_flip(ds: Any, answer: str, entry: dict[str, Any]) -> float:
         a, o = float(Fraction(answer.replace(",", ""))), float(Fraction(str(entry["answer"]).replace(",", "")))
     except (ValueError, ZeroDivisionError):
         return 0.0
-    if abs(a - o) <= 1e-4:  # (its own tolerance)
+    if abs(a - o) <= min(1e-4, 0.05 * abs(o)) or a == o:  # (its own 1e-4, and 5% of a probability below 0.002)
         return 1.0
     mine, theirs = f"{a:.10g}", f"{o:.10g}"
     pairs = enumerate(zip(mine, theirs, strict=False))
     shared = next((i for i, (x, y) in pairs if x != y), min(len(mine), len(theirs)))
     return shared / max(len(mine), len(theirs))
+
+
+def _complex_arithmetic(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """Its score is ``min(1.0, exp(-|answer - result|))``: "nan" makes the distance NaN, ``min(1.0, nan)`` is 1.0, so
+    "nan" (or "nan+nanj") earned 1.0 on every task. An answer that is no finite number earns nothing."""
+    import cmath
+
+    try:
+        value = ds.parse_string_to_complex(answer)
+    except Exception:  # (its scorer gives such an answer 0.0 itself)
+        value = None
+    if isinstance(value, complex) and not cmath.isfinite(value):
+        return 0.0
+    return float(ds.score_answer(answer, entry))
+
+
+def _propositional_logic(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """It pays 0.25 for a valid but "trivial" conclusion and 0.05 for one that does not follow: a tautology such as
+    "(P ∨ ¬P)" follows from any premises, so it earned 0.25 on every task, five times an honest wrong conclusion.
+    A tautology is no conclusion drawn from these premises: it earns what one that does not follow earns."""
+    import sys
+
+    score = float(ds.score_answer(answer, entry))
+    if score != 0.25:
+        return score
+    try:
+        expr = sys.modules[type(ds).__module__].Expression.from_string(answer)
+        variables = ds._collect_variables([expr])
+        if len(variables) <= 12 and all(expr.evaluate(a) for a in ds._generate_assignments(variables)):
+            return 0.05
+    except Exception:  # (reasoning-gym's internals moved: its own score stands)
+        pass
+    return score
 
 
 def _holds_oracle(answer: str, entry: dict[str, Any]) -> bool:
@@ -108,17 +144,20 @@ def _holds_oracle(answer: str, entry: dict[str, Any]) -> bool:
 
 
 #: reasoning-gym datasets whose own scorer rewards answers that do not solve the task: scored by these instead
-_CORRECTED = {"game_of_life_halting": _game_of_life_halting, "coin_flip": _coin_flip}
+_CORRECTED = {"game_of_life_halting": _game_of_life_halting, "coin_flip": _coin_flip,
+              "complex_arithmetic": _complex_arithmetic, "propositional_logic": _propositional_logic}
 
 
 class ReasoningGym(BaseVerifier):
     """A reasoning-gym task, scored by its dataset's own score_answer (reward in 0..1)."""
 
     name = "reasoning_gym"
-    version = "5"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
+    version = "6"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
     # scorers corrected (_CORRECTED): game_of_life_halting passed any text, coin_flip gave "0" full credit; 5: no
     # partial credit for an answer that holds the oracle among other text (_holds_oracle: hedges earned ~0.5); an
     # answer whose scoring uses 80% of the timeout as CPU time is malformed (base.CPU_SHARE; it was a timeout)
+    # 6: three more scorers corrected: complex_arithmetic paid "nan" 1.0 on every task, propositional_logic paid a
+    # tautology 0.25 (an honest wrong conclusion 0.05), coin_flip's tolerance passed "0" for probabilities below 1e-4
     description = "reasoning-gym tasks scored by the dataset's own score_answer"
     isolation = "process"
     default_timeout = 30.0

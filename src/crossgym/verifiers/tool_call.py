@@ -68,15 +68,35 @@ def _from_bfcl(d: Any, index: int) -> Any:
         if any(a == "" and isinstance(a, str) for a in accepted):
             optional.append(arg)
         values: list[Any] = []
+        where = f"expected call {index + 1} ({name}): {arg}"
         for a in accepted:
             if isinstance(a, str) and a == "":
                 continue
-            if isinstance(a, dict) and a and all(isinstance(x, list) for x in a.values()):
-                values.extend(_expand(a, f"expected call {index + 1} ({name}): {arg}"))
+            if _alternatives(a):
+                values.extend(_expand(a, where))
+            elif isinstance(a, list) and a and all(_alternatives(x) for x in a):
+                values.extend(_expand_list(a, where))  # a list of such objects, element by element (version 12)
             else:
                 values.append(a)
         args[arg] = values
     return {"name": name, "arguments": args, "optional": optional}
+
+
+def _alternatives(a: Any) -> bool:
+    """A BFCL per-key alternatives object: ``{"k": ["a", "b"], "n": [1, ""]}``."""
+    return isinstance(a, dict) and bool(a) and all(isinstance(x, list) for x in a.values())
+
+
+def _expand_list(elements: list[dict[str, list[Any]]], where: str) -> list[list[dict[str, Any]]]:
+    """The lists a BFCL list of per-key alternatives objects accepts (its ``list_dict_checker``: as many objects, in
+    that order, each one its own alternatives accepts): ``[{"item": ["burger"], "n": [5]}]`` accepts
+    ``[{"item": "burger", "n": 5}]``; it was compared as written, so the right list failed."""
+    out: list[list[dict[str, Any]]] = [[]]
+    for element in elements:
+        out = [[*partial, obj] for partial in out for obj in _expand(element, where)]
+        if len(out) > MAX_BFCL_COMBINATIONS:
+            raise BadTask(f"{where}: its alternatives make more than {MAX_BFCL_COMBINATIONS} lists")
+    return out
 
 
 def _expand(alternatives: dict[str, list[Any]], where: str) -> list[dict[str, Any]]:
@@ -174,7 +194,9 @@ class ToolCallVerifier(BaseVerifier):
     # integer argument past int()'s 4,300 digits is malformed (it was an exception verdict); 11: arguments checked
     # against a schema with a pattern are checked in the worker pool, killed at the deadline: an argument that makes
     # the pattern backtrack is malformed (json_schema 5; "^(a+)+$" held the caller 4.6 s on 27 characters)
-    version = "11"
+    # 12: strings="bfcl" reads a BFCL list of per-key alternatives objects as its list_dict_checker does (the right
+    # list failed), and takes "" for an optional string argument, as BFCL's string checker does
+    version = "12"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
@@ -241,6 +263,9 @@ class ToolCallVerifier(BaseVerifier):
                 if bfcl and type(value) is float and isinstance(props.get(arg), dict) \
                         and props[arg].get("type") == "integer":
                     return f"{exp.name}: {arg}={clip(repr(value), 40)} is a float where the tool takes an integer"
+                if bfcl and arg in exp.optional and isinstance(value, str) and not _bfcl_str(value) \
+                        and all(isinstance(a, str) for a in accepted):
+                    continue  # BFCL's "" (may be left out) is one of its accepted strings: "" given is accepted
                 if not self._value_ok(value, accepted):
                     return f"{exp.name}: {arg}={clip(repr(value), 40)} is not accepted"
             elif not bfcl and isinstance(props.get(arg), dict) and "default" in props[arg]:
