@@ -88,8 +88,13 @@ class BadTask(Exception):
 
 
 class OutOfTime(Exception):
-    """Raised by ``score`` when work it handed to the worker pool ran out of wall time waiting for the machine (not
-    busy with the input: that is Malformed): a timeout Verdict, the machine's failure."""
+    """Raised by ``score`` when work it handed to the worker pool was killed at its deadline after ``cpu_s`` CPU
+    seconds: its Verdict is ``timed_out``'s, the one rule for every killed pool job (malformed when the job was busy
+    with the input, a timeout when it waited for the machine)."""
+
+    def __init__(self, timeout: float, cpu_s: float) -> None:
+        super().__init__(f"exceeded {timeout:g} s after {cpu_s:.1f} s of CPU")
+        self.timeout, self.cpu_s = timeout, cpu_s
 
 
 _deadline = threading.local()
@@ -355,8 +360,8 @@ class BaseVerifier:
             return Verdict.malformed(clip(str(exc) or "unusable completion", MAX_REASON))
         except BadTask as exc:
             return Verdict.exception(clip(f"bad task {getattr(task, 'id', '?')!r}: {exc}", MAX_REASON))
-        except OutOfTime:
-            return Verdict.timeout(self.timeout if timeout is None else timeout)
+        except OutOfTime as exc:
+            return timed_out(exc.timeout, exc.cpu_s)
         except RecursionError:  # the task's fault when it is the deep one (its answer, metadata...), else the model's
             if _deep_task(task):
                 return Verdict.exception(f"bad task {clip(str(getattr(task, 'id', '?')), 200)!r}: it nests more "

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
-from crossgym.verifiers.base import CPU_FAULT_SHARE, BadTask, Malformed, OutOfTime, clip, time_left
+from crossgym.verifiers.base import BadTask, OutOfTime, clip, time_left
 from crossgym.verifiers.json_checks import _JsonBase
 from crossgym.verifiers.json_schema_keywords import fastjsonschema_agrees
 
@@ -411,7 +411,7 @@ def _compile_schema(schema: Any, trusted: bool) -> Check:
 
     def make() -> Check:
         try:
-            check = _trusted(schema) if trusted else _slow(schema)
+            check = _build(schema, trusted)  # (also where a pooled schema is refused: in the caller, at once)
         except ImportError as exc:
             raise VerifierError(f"verifier 'json_schema' needs {exc.name} (fix: pip install "
                                 "'crossgym[verifiers]')") from None
@@ -436,44 +436,42 @@ POOLED_TIMEOUT = 10.0
 
 def _runs_regex(schema: Any) -> bool:
     """Whether checking a document against ``schema`` may run one of its regular expressions on the document's
-    text (a property named "pattern" counts too: only a cost)."""
-    return _has_key(schema, _REGEX_KEYS) or '"format": "regex"' in repr(schema).replace("'", '"')
+    text (a property named "pattern", or a "format" string elsewhere, counts too: only a cost)."""
+    return _has_key(schema, _REGEX_KEYS) or "'format': 'regex'" in repr(schema)
+
+
+def _build(schema: dict[str, Any], trusted: bool) -> Check:
+    """``schema``'s check in this process: fastjsonschema where it agrees (trusted), else jsonschema."""
+    return _trusted(schema) if trusted else _slow(schema)
 
 
 def _pooled(schema: Any, trusted: bool) -> Check:
     """A check that runs ``schema``'s in a pool worker, killed at the current verifier call's deadline: past it,
-    Malformed when the worker was busy with the document for CPU_FAULT_SHARE of the time (it made a pattern
-    backtrack: the completion's failure), else OutOfTime (the machine's). In a pool worker, the check itself."""
+    OutOfTime, whose Verdict is the pool's rule for a killed job (``base.timed_out``: malformed when the worker was
+    busy with the document, as a pattern made to backtrack keeps it). In a pool worker, the check itself."""
 
     def check(value: Any, finite: bool = False, /) -> str | None:
         from crossgym.verifiers.pool import PoolError, PoolTimeout, get_pool, in_worker
 
         if in_worker():
-            return _local(schema, trusted)(value, finite)
+            return _check_in_worker(schema, trusted, value, finite)
         timeout = max(0.05, time_left(POOLED_TIMEOUT) - 0.05)
         pool = get_pool()
         pool.require(__name__)
         try:
             return pool.call(_check_in_worker, (schema, trusted, value, finite), timeout)  # type: ignore[no-any-return]
         except PoolTimeout as exc:
-            if exc.cpu_s >= CPU_FAULT_SHARE * timeout:
-                raise Malformed(f"checking it against the schema's patterns took over {exc.cpu_s:.1f} s of CPU "
-                                "(a string that makes a pattern backtrack): unusable") from None
-            raise OutOfTime(str(exc)) from None
+            raise OutOfTime(timeout, exc.cpu_s) from None
         except PoolError as exc:
             raise RuntimeError(f"the schema check could not run in a worker: {exc}") from None
 
     return check
 
 
-def _local(schema: Any, trusted: bool) -> Check:
-    """``schema``'s check in this process (the pool worker's side of ``_pooled``), cached."""
-    key = ("LF" if trusted else "LS") + repr(schema)
-    return _CACHE.get(key, lambda: _trusted(schema) if trusted else _slow(schema))  # type: ignore[no-any-return]
-
-
 def _check_in_worker(schema: Any, trusted: bool, value: Any, finite: bool) -> str | None:
-    return _local(schema, trusted)(value, finite)
+    """``_pooled``'s job: ``schema``'s check in this process (cached apart from the pooled one), on ``value``."""
+    local: Check = _CACHE.get(("LF" if trusted else "LS") + repr(schema), lambda: _build(schema, trusted))
+    return local(value, finite)
 
 
 def _sub_schema(root: dict[str, Any], sub: Any) -> Any:
