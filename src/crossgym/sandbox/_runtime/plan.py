@@ -301,7 +301,7 @@ def _checking_condition(stmt: ast.If) -> list[ast.stmt]:
     raises on the solution's answer is a failed check too; the ``if`` then tests ``__cg_t__``."""
     test = stmt.test
     truth = ast.UnaryOp(ast.Not(), ast.UnaryOp(ast.Not(), test))
-    assign = _placed(ast.Assign(targets=[ast.Name("__cg_t__", ast.Store())], value=truth), test.lineno)
+    assign = _placed(ast.Assign(targets=[ast.Name("__cg_t__", ast.Store())], value=truth), test.lineno, test)
     stmt.test = _placed(ast.Name("__cg_t__", ast.Load()), test.lineno)
     return [_checking(assign), stmt]
 
@@ -326,7 +326,7 @@ def _checking(stmt: ast.stmt) -> ast.stmt:
     mark = ast.Expr(_call("__cg_checked__", ast.Name("__cg_x__", ast.Load())))
     handler = ast.ExceptHandler(type=ast.Name("BaseException", ast.Load()), name="__cg_x__",
                                 body=[mark, ast.Raise(exc=None, cause=None)])
-    return _placed(ast.Try(body=[stmt], handlers=[handler], orelse=[], finalbody=[]), stmt.lineno)
+    return _placed(ast.Try(body=[stmt], handlers=[handler], orelse=[], finalbody=[]), stmt.lineno, stmt)
 
 
 def _flush(line: int, helper: bool) -> ast.stmt:
@@ -389,12 +389,18 @@ def _call(name: str, *args: ast.expr) -> ast.Call:
     return ast.Call(ast.Name(name, ast.Load()), list(args), [])
 
 
-def _placed(node: _Node, line: int) -> _Node:
-    """Give ``node`` and what it holds that has no location yet the line ``line``."""
-    for part in ast.walk(node):
+def _placed(node: _Node, line: int, parsed: ast.AST | None = None) -> _Node:
+    """Give ``node`` and what it holds that has no location yet the line ``line``; ``parsed``, a node it holds that
+    came from the parse (located, all of it), is not walked (a check's whole expression was, once per wrapper)."""
+    todo: list[ast.AST] = [node]
+    while todo:
+        part = todo.pop()
+        if part is parsed:
+            continue
         if "lineno" in part._attributes and not hasattr(part, "lineno"):
             part.lineno = part.end_lineno = line  # type: ignore[attr-defined]
             part.col_offset = part.end_col_offset = 0  # type: ignore[attr-defined]
+        todo.extend(ast.iter_child_nodes(part))
     return node
 
 
