@@ -125,14 +125,54 @@ def test_validators_are_cached():
 def test_a_task_schemas_format_is_checked_as_a_trusted_one_is(fmt: str, bad: str, good: str) -> None:
     """Task schemas go through jsonschema, whose format checker checks date-time, uri, hostname, time... only when
     an optional package is installed: here "not a date" passed format date-time as a task schema and failed as
-    the schema param. Both paths now check fastjsonschema's formats, on any machine."""
+    the schema param. With formats="assert" both paths check fastjsonschema's formats, on any machine; by default
+    "format" is an annotation on both (json_schema 6), as the drafts and jsonschema read it."""
     from crossgym.api import verify
     from crossgym.verifiers.json_schema import JsonSchema
 
     schema = {"type": "object", "properties": {"x": {"type": "string", "format": fmt}}}
     for params, answer in (({}, schema), ({"schema": schema}, None), ({"trusted_answers": True}, schema)):
-        assert verify(JsonSchema.task(answer, params=params), f'{{"x": "{bad}"}}').reward == 0.0, params
-        assert verify(JsonSchema.task(answer, params=params), f'{{"x": "{good}"}}').reward == 1.0, params
+        asserted = {**params, "formats": "assert"}
+        assert verify(JsonSchema.task(answer, params=asserted), f'{{"x": "{bad}"}}').reward == 0.0, params
+        assert verify(JsonSchema.task(answer, params=asserted), f'{{"x": "{good}"}}').reward == 1.0, params
+        for text in (f'{{"x": "{bad}"}}', f'{{"x": "{good}"}}'):
+            assert verify(JsonSchema.task(answer, params=params), text).reward == 1.0, (params, text)
+        assert verify(JsonSchema.task(answer, params=params), '{"x": 5}').reward == 0.0  # (the type still counts)
+
+
+# JSON-Schema-Test-Suite (github.com/json-schema-org/JSON-Schema-Test-Suite, MIT), tests/draft2020-12/format.json
+# and tests/draft2019-09/format.json: "invalid <format> string is only an annotation by default" (valid), for each
+# of these formats; crossgym refused all 18 (2020-12) before json_schema 6
+SUITE_INVALID = {"email": "2962", "idn-email": "2962", "regex": "^(abc]", "ipv4": "127.0.0.0.1",
+                 "ipv6": "12345::", "idn-hostname": "〮실례.테스트", "hostname": "-a-host-name-that-starts-with--",
+                 "date": "06/19/1963", "date-time": "1990-02-31T15:59:60.123-08:00", "time": "08:30:06 PST",
+                 "json-pointer": "/foo/bar~", "relative-json-pointer": "/foo/bar", "iri-reference": "\\\\WINDOWS\\filëßåré",
+                 "uri": "//foo.bar/?baz=qux#quux", "uri-reference": "\\\\WINDOWS\\fileshare",
+                 "uri-template": "http://example.com/dictionary/{term:1}/{term", "uuid": "2eb8aa08-aa98-11ea-b4aa-73b441d1638",
+                 "duration": "PT1D"}
+
+
+@pytest.mark.parametrize("draft", ["https://json-schema.org/draft/2020-12/schema",
+                                   "https://json-schema.org/draft/2019-09/schema", None])
+@pytest.mark.parametrize("fmt", sorted(SUITE_INVALID))
+def test_format_is_only_an_annotation_by_default_as_the_test_suite_says(draft, fmt) -> None:
+    from crossgym.api import verify
+    from crossgym.verifiers.json_schema import JsonSchema
+
+    schema = {"format": fmt} if draft is None else {"$schema": draft, "format": fmt}
+    text = json.dumps(SUITE_INVALID[fmt])
+    for params, answer in (({}, schema), ({"schema": schema}, None), ({"trusted_answers": True}, schema)):
+        v = verify(JsonSchema.task(answer, params=params), text)
+        assert v.passed and v.error is None, (params, v)
+    if fmt in ("email", "ipv4", "date", "uuid", "regex"):  # (fastjsonschema's own formats refuse these when asserted)
+        assert verify(JsonSchema.task(schema, params={"formats": "assert"}), text).reward == 0.0
+
+
+def test_a_formats_param_it_does_not_know_is_a_config_error() -> None:
+    from crossgym.verifiers.json_schema import JsonSchema
+
+    with pytest.raises(VerifierError, match="param formats must be one of annotate, assert"):
+        JsonSchema(formats="strict")
 
 
 @pytest.mark.parametrize("items", [
@@ -170,7 +210,7 @@ def test_the_email_format_gives_fastjsonschemas_answers_in_linear_time():
             assert email_ok(text) == (regex.match(text) is not None), repr(text)
     schema = {"type": "string", "format": "email"}
     for trusted in (True, False):
-        check = compile_schema(schema, trusted)
+        check = compile_schema(schema, trusted, formats=True)
         assert check("ada@example.org") is None and check("a..b@example.org") is not None
         assert check("a" + ".." * 20000) is not None and check("a@" + "a." * 20000 + "@") is not None
 

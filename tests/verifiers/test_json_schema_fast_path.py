@@ -144,7 +144,7 @@ def fjs_stock(schema: Any, value: Any) -> str | None:
 def test_lean_exceptions_word_every_error_as_fastjsonschema_does(schema: dict[str, Any]) -> None:
     """The schema json_schema compiles raises without a copy of the schema in the exception (a literal of the
     failing rule's subschema was built on every raise); the messages are fastjsonschema's own, on every keyword."""
-    lean = js._fastjsonschema_compile(schema)
+    lean = js._fastjsonschema_compile(schema, True)  # (formats asserted, as fjs_stock)
     rng = random.Random(3)
     values = [_value(rng) for _ in range(300)] + [
         "a@b.c", "a..b@c", "abc", "b", [1, 2], [1, 1], [1, "x"], {"a": 1}, {"a": "x", "z": 1}, {"a": 1, "b": 2},

@@ -25,6 +25,8 @@ from crossgym.verifiers.json_schema_keywords import fastjsonschema_agrees
 
 #: compiled validators kept per process
 CACHE_SIZE = 2048
+#: the ``formats`` param: "format" an annotation (the drafts' and jsonschema's default) or an assertion
+FORMATS = ("annotate", "assert")
 
 
 
@@ -96,11 +98,11 @@ def _has_key(node: Any, keys: frozenset[str]) -> bool:
     return False
 
 
-def _fast(schema: dict[str, Any]) -> Check:
+def _fast(schema: dict[str, Any], formats: bool = False) -> Check:
     import fastjsonschema
 
     # a copy: fastjsonschema rewrites "$ref"s in place
-    fn = _fastjsonschema_compile(copy.deepcopy(schema))
+    fn = _fastjsonschema_compile(copy.deepcopy(schema), formats)
     first = _rust_is_valid(schema)
     # only bounds, "not" and "oneOf" can turn its reading of inf into a wrong "valid"; other schemas skip the walk
     walk = first is not None and _has_key(schema, _INF_SENSITIVE)
@@ -123,9 +125,9 @@ def _fast(schema: dict[str, Any]) -> Check:
     return check
 
 
-def _fastjsonschema_compile(schema: dict[str, Any]) -> Callable[[Any], Any]:
-    """``fastjsonschema.compile(schema)`` as crossgym uses it (no defaults filled in, formats checked by
-    ``_FORMATS``, no remote "$ref" fetched), with exceptions that carry no copy of the schema: its generated code
+def _fastjsonschema_compile(schema: dict[str, Any], formats: bool = False) -> Callable[[Any], Any]:
+    """``fastjsonschema.compile(schema)`` as crossgym uses it (no defaults filled in, ``formats`` asserted or not,
+    with ``_FORMATS`` where asserted, no remote "$ref" fetched), with exceptions that carry no copy of the schema: its generated code
     builds the failing rule's whole subschema as a literal on every raise (the object schema's, for an extra key),
     and only the message is read here. Its messages, names and rules are unchanged."""
     from fastjsonschema import _get_code_generator_class
@@ -136,7 +138,7 @@ def _fastjsonschema_compile(schema: dict[str, Any]) -> Callable[[Any], Any]:
     if lean is None:
         lean = _LEAN[base] = type("Lean" + base.__name__, (base,), {"exc": _lean_exc})
     resolver = RefResolver.from_schema(schema, handlers=_NoFetch(), store={})
-    gen = lean(schema, resolver=resolver, formats=_FORMATS, use_default=False, use_formats=True,
+    gen = lean(schema, resolver=resolver, formats=_FORMATS, use_default=False, use_formats=formats,
                detailed_exceptions=True, fast_fail=True)
     state = gen.global_state
     exec(gen.func_code, state)  # noqa: S102 - as fastjsonschema.compile does, on a trusted schema
@@ -305,17 +307,17 @@ def _reference(schema: dict[str, Any]) -> Any:
 _FAST_DRAFTS = frozenset(("Draft202012Validator", "Draft201909Validator", "Draft7Validator"))
 
 
-def _trusted(schema: dict[str, Any]) -> Check:
+def _trusted(schema: dict[str, Any], formats: bool = False) -> Check:
     """fastjsonschema where it gives jsonschema's verdicts, else jsonschema (also compiled once)."""
     cls = _reference(schema)
     if cls.__name__ in _FAST_DRAFTS and fastjsonschema_agrees(schema):
         try:
-            return _fast(schema)
+            return _fast(schema, formats)
         except ImportError:
             raise
         except Exception:  # noqa: BLE001 - it refuses some valid schemas: jsonschema judges those
             pass  # e.g. {"required": ["x"], "additionalProperties": false}: "x" is required but not allowed
-    return _slow(schema, cls)
+    return _slow(schema, cls, formats)
 
 
 def _key(value: Any) -> Any:
@@ -356,7 +358,7 @@ def _linear_unique(cls: Any) -> Any:
     return jsonschema.validators.extend(cls, {"uniqueItems": _unique_items})
 
 
-def _slow(schema: dict[str, Any], cls: Any = None) -> Check:
+def _slow(schema: dict[str, Any], cls: Any = None, formats: bool = False) -> Check:
     import jsonschema
     import referencing
     import referencing.exceptions
@@ -364,7 +366,7 @@ def _slow(schema: dict[str, Any], cls: Any = None) -> Check:
     cls = _linear_unique(cls or _reference(schema))
     # an empty registry retrieves nothing (jsonschema's default fetches remote "$ref"s, with a warning); the
     # metaschemas stay resolvable, jsonschema adds them to any registry
-    v = cls(schema, format_checker=format_checker(schema), registry=referencing.Registry())
+    v = cls(schema, format_checker=format_checker(schema) if formats else None, registry=referencing.Registry())
 
     def check(value: Any, finite: bool = False, /) -> str | None:
         try:
@@ -382,36 +384,37 @@ def _slow(schema: dict[str, Any], cls: Any = None) -> Check:
     return check
 
 
-_BY_ID: OrderedDict[tuple[int, bool], tuple[Any, Check]] = OrderedDict()
+_BY_ID: OrderedDict[tuple[int, bool, bool], tuple[Any, Check]] = OrderedDict()
 _BY_ID_LOCK = threading.Lock()
 
 
-def compile_schema(schema: Any, trusted: bool) -> Check:
+def compile_schema(schema: Any, trusted: bool, formats: bool = False) -> Check:
     """A cached validator for ``schema``: fastjsonschema when trusted and it agrees, jsonschema otherwise. Raises
-    ValueError for a schema jsonschema refuses.
+    ValueError for a schema jsonschema refuses. ``formats``: "format" is an assertion (fastjsonschema's formats);
+    by default it is an annotation, as the JSON Schema drafts and jsonschema read it.
     The same schema object (a task reused across a GRPO group) is found by identity without re-serialising it."""
-    hit = _BY_ID.get((id(schema), trusted))
+    hit = _BY_ID.get((id(schema), trusted, formats))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    check = _compile_schema(schema, trusted)
+    check = _compile_schema(schema, trusted, formats)
     with _BY_ID_LOCK:
-        _BY_ID[(id(schema), trusted)] = (schema, check)  # holding the schema keeps its id from being reused
+        _BY_ID[(id(schema), trusted, formats)] = (schema, check)  # holding the schema keeps its id from being reused
         if len(_BY_ID) > CACHE_SIZE:
             _BY_ID.popitem(last=False)
     return check
 
 
-def _compile_schema(schema: Any, trusted: bool) -> Check:
+def _compile_schema(schema: Any, trusted: bool, formats: bool) -> Check:
     if not isinstance(schema, (dict, bool)):
         raise ValueError(f"a JSON Schema must be an object or boolean, got {type(schema).__name__}")
     if isinstance(schema, bool):
         return (lambda v, finite=False, /: None) if schema else \
             (lambda v, finite=False, /: "the schema false rejects everything")
-    key = ("F" if trusted else "S") + repr(schema)  # unambiguous for JSON data, far cheaper than json.dumps
+    key = ("F" if trusted else "S") + ("A" if formats else "N") + repr(schema)  # unambiguous, cheaper than json.dumps
 
     def make() -> Check:
         try:
-            check = _build(schema, trusted)  # (also where a pooled schema is refused: in the caller, at once)
+            check = _build(schema, trusted, formats)  # (also where a pooled schema is refused: in the caller, at once)
         except ImportError as exc:
             raise VerifierError(f"verifier 'json_schema' needs {exc.name} (fix: pip install "
                                 "'crossgym[verifiers]')") from None
@@ -419,7 +422,7 @@ def _compile_schema(schema: Any, trusted: bool) -> Check:
             raise
         except Exception as exc:  # SchemaError, JsonSchemaDefinitionException, ...
             raise ValueError(f"invalid JSON Schema: {clip(str(exc), 200)}") from None
-        return _pooled(schema, trusted) if _runs_regex(schema) else check
+        return _pooled(schema, trusted, formats) if _runs_regex(schema, formats) else check
 
     return _CACHE.get(key, make)  # type: ignore[no-any-return]
 
@@ -434,18 +437,18 @@ _REGEX_KEYS = frozenset(("pattern", "patternProperties"))
 POOLED_TIMEOUT = 10.0
 
 
-def _runs_regex(schema: Any) -> bool:
+def _runs_regex(schema: Any, formats: bool) -> bool:
     """Whether checking a document against ``schema`` may run one of its regular expressions on the document's
     text (a property named "pattern", or a "format" string elsewhere, counts too: only a cost)."""
-    return _has_key(schema, _REGEX_KEYS) or "'format': 'regex'" in repr(schema)
+    return _has_key(schema, _REGEX_KEYS) or (formats and "'format': 'regex'" in repr(schema))
 
 
-def _build(schema: dict[str, Any], trusted: bool) -> Check:
+def _build(schema: dict[str, Any], trusted: bool, formats: bool) -> Check:
     """``schema``'s check in this process: fastjsonschema where it agrees (trusted), else jsonschema."""
-    return _trusted(schema) if trusted else _slow(schema)
+    return _trusted(schema, formats) if trusted else _slow(schema, None, formats)
 
 
-def _pooled(schema: Any, trusted: bool) -> Check:
+def _pooled(schema: Any, trusted: bool, formats: bool) -> Check:
     """A check that runs ``schema``'s in a pool worker, killed at the current verifier call's deadline: past it,
     OutOfTime, whose Verdict is the pool's rule for a killed job (``base.timed_out``: malformed when the worker was
     busy with the document, as a pattern made to backtrack keeps it). In a pool worker, the check itself."""
@@ -454,12 +457,13 @@ def _pooled(schema: Any, trusted: bool) -> Check:
         from crossgym.verifiers.pool import PoolError, PoolTimeout, get_pool, in_worker
 
         if in_worker():
-            return _check_in_worker(schema, trusted, value, finite)
+            return _check_in_worker(schema, trusted, value, finite, formats)
         timeout = max(0.05, time_left(POOLED_TIMEOUT) - 0.05)
         pool = get_pool()
         pool.require(__name__)
         try:
-            return pool.call(_check_in_worker, (schema, trusted, value, finite), timeout)  # type: ignore[no-any-return]
+            return pool.call(_check_in_worker, (schema, trusted, value, finite, formats),  # type: ignore[no-any-return]
+                             timeout)
         except PoolTimeout as exc:
             raise OutOfTime(timeout, exc.cpu_s) from None
         except PoolError as exc:
@@ -468,9 +472,10 @@ def _pooled(schema: Any, trusted: bool) -> Check:
     return check
 
 
-def _check_in_worker(schema: Any, trusted: bool, value: Any, finite: bool) -> str | None:
+def _check_in_worker(schema: Any, trusted: bool, value: Any, finite: bool, formats: bool = False) -> str | None:
     """``_pooled``'s job: ``schema``'s check in this process (cached apart from the pooled one), on ``value``."""
-    local: Check = _CACHE.get(("LF" if trusted else "LS") + repr(schema), lambda: _build(schema, trusted))
+    local: Check = _CACHE.get(("LF" if trusted else "LS") + ("A" if formats else "N") + repr(schema),
+                              lambda: _build(schema, trusted, formats))
     return local(value, finite)
 
 
@@ -487,7 +492,9 @@ class JsonSchema(_JsonBase):
 
     answer: the schema (an object), or null to use the ``schema`` param.
     params: schema (the schema when tasks do not carry one; always trusted), trusted_answers (False: schemas from
-    task answers go through jsonschema; True compiles them with fastjsonschema too, where it agrees), partial (False: True gives
+    task answers go through jsonschema; True compiles them with fastjsonschema too, where it agrees), formats
+    ("annotate": "format" is an annotation, as every JSON Schema draft and jsonschema read it by default; "assert":
+    it is checked, with fastjsonschema's formats), partial (False: True gives
     credit per top-level property of an object schema: each required one present, each present value valid, no
     forbidden extra keys, and the whole document valid as one more share), plus json_valid's fenced / allow_surrounding / think. Text that is not JSON is malformed;
     JSON that breaks the schema fails with the first error as the reason.
@@ -502,16 +509,24 @@ class JsonSchema(_JsonBase):
     # one scored 1.0 where the schema asked for more than its properties), and an optional property left out
     # earns nothing; 5: a schema whose check runs one of its regular expressions on the document (pattern,
     # patternProperties, format "regex") is checked in the worker pool, killed at the deadline: a document that makes a
-    # pattern backtrack is malformed ("^(a+)+$" held the caller 4.6 s on a 27-character string, doubling per "a")
-    version = "5"
+    # pattern backtrack is malformed ("^(a+)+$" held the caller 4.6 s on a 27-character string, doubling per "a");
+    # 6: "format" is an annotation unless formats="assert", as in every draft's own test suite and in jsonschema:
+    # an invalid email string failed {"format": "email"}, which JSON-Schema-Test-Suite's draft2020-12 format.json
+    # (18 cases) and jsonschema call valid, and fastjsonschema's formats refused valid international hostnames
+    version = "6"
     description = "JSON validates against a JSON Schema (fastjsonschema when trusted, cached; partial credit)"
 
     def __init__(self, *, schema: dict[str, Any] | bool | None = None, trusted_answers: bool = False,
-                 partial: bool = False, **params: Any) -> None:
+                 partial: bool = False, formats: str = "annotate", **params: Any) -> None:
         super().__init__(**params)
+        if formats not in FORMATS:
+            raise VerifierError(f"verifier 'json_schema': param formats must be one of {', '.join(FORMATS)}, got "
+                                f"{clip(repr(formats), 60)} (fix: formats: assert to check \"format\", as "
+                                "fastjsonschema does)")
+        self.formats = formats == "assert"
         if schema is not None:
             try:
-                compile_schema(schema, True)
+                compile_schema(schema, True, self.formats)
             except ValueError as exc:
                 raise VerifierError(f"verifier 'json_schema': param schema: {exc}") from None
         self.schema, self.trusted_answers, self.partial = schema, bool(trusted_answers), bool(partial)
@@ -526,7 +541,7 @@ class JsonSchema(_JsonBase):
     def score(self, task: Task, completion: Completion) -> Verdict:
         schema, trusted = self._schema(task)
         try:
-            check = compile_schema(schema, trusted)
+            check = compile_schema(schema, trusted, self.formats)
         except ValueError as exc:
             raise BadTask(str(exc)) from None
         value, finite = self.read(completion)
@@ -554,7 +569,7 @@ class JsonSchema(_JsonBase):
                     comps[f"prop:{name}"] = 0.0
                 continue
             try:
-                ok = compile_schema(_sub_schema(schema, sub), trusted)(value[name]) is None
+                ok = compile_schema(_sub_schema(schema, sub), trusted, self.formats)(value[name]) is None
             except ValueError:
                 ok = False
             comps[f"prop:{name}"] = float(ok)

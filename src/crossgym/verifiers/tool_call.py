@@ -195,8 +195,10 @@ class ToolCallVerifier(BaseVerifier):
     # against a schema with a pattern are checked in the worker pool, killed at the deadline: an argument that makes
     # the pattern backtrack is malformed (json_schema 5; "^(a+)+$" held the caller 4.6 s on 27 characters)
     # 12: strings="bfcl" reads a BFCL list of per-key alternatives objects as its list_dict_checker does (the right
-    # list failed), and takes "" for an optional string argument, as BFCL's string checker does
-    version = "12"
+    # list failed), and takes "" for an optional string argument, as BFCL's string checker does; 13: "format" in an
+    # argument schema is an annotation on every path (json_schema 6): a schema with a keyword the small checker
+    # leaves to jsonschema asserted it, the same schema without one did not
+    version = "13"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
