@@ -53,6 +53,19 @@ def test_exact_match_fails(answer, text):
     assert not v.passed and v.error is None and v.reward == 0.0, v
 
 
+@pytest.mark.parametrize("answer,text,passed", [
+    ("Paris", "<answer>**Paris**</answer>", True), ("Paris", "**Paris**", True), ("Paris", "*Paris*", True),
+    ("42", "<answer>`42`</answer>", True), ("Paris", "***Paris***", True), ("Paris", "**`Paris`**", True),
+    ("**Paris**", "**Paris**", True), ("C*", "C*", True), ("*", "*", True),  # a reference with the marks still matches
+    ("Paris", "**Lyon**", False), ("Paris", "*Paris* or *Lyon*", False), ("Paris", "**Paris** **Lyon**", False),
+    ("init", "__init__", False),  # ("__" is left alone: dunder names)
+])
+def test_an_answer_wrapped_whole_in_markdown_is_read_without_it(answer, text, passed):
+    """Version 6: models bold their final answer; "<answer>**Paris**</answer>" failed "Paris"."""
+    v = run(ExactMatch, answer, text)
+    assert v.passed is passed and v.error is None, v
+
+
 @pytest.mark.parametrize("text,why", [
     ("", "blank"),
     ("<answer>Paris</answer><answer>Lyon</answer>", "two answers"),

@@ -17,6 +17,23 @@ from crossgym.verifiers.extract import (
     sentence_answer,
 )
 
+#: markdown an answer may come wrapped in as a whole: bold, italics, inline code ("__" is left: ``__init__``)
+_EMPHASIS = ("**", "*", "`")
+
+
+def unwrap_emphasis(span: str) -> str:
+    """``span`` without the markdown emphasis or code marks that wrap it whole (``**Paris**``, ``*`Paris`*``); a
+    span with the mark inside too (``*a* or *b*``) is left as it is."""
+    s = span.strip()
+    while True:
+        for m in _EMPHASIS:
+            k = len(m)
+            if len(s) > 2 * k and s.startswith(m) and s.endswith(m) and m not in s[k:-k]:
+                s = s[k:-k].strip()
+                break
+        else:
+            return s
+
 
 class _TextBase(BaseVerifier):
     def __init__(self, *, extract: str = "auto", tag: str = "answer", case_sensitive: bool = False,
@@ -67,15 +84,18 @@ class ExactMatch(_TextBase):
     # X, and a reference ending in a period ("U.S.") matches an "answer is" line, which loses its final period;
     # dropping punctuation keeps a number's sign and point ("-5" is not "5") and C++/C#, dropping articles keeps
     # "Vitamin A"'s letter, a reference left empty by them ("?") is compared with both kept; 5: an answer over
-    # 2,000,000 characters in NFKC is malformed (1 MB of U+FDFA is 18 MB there: 1.4 s)
-    version = "5"
+    # 2,000,000 characters in NFKC is malformed (1 MB of U+FDFA is 18 MB there: 1.4 s); 6: an answer wrapped whole
+    # in markdown emphasis or code (**Paris**, *Paris*, `Paris`) is also read without it (it failed "Paris")
+    version = "6"
     description = "answer equals the reference after normalisation (case, whitespace, punctuation, articles)"
 
     def score(self, task: Task, completion: Completion) -> Verdict:
         refs = answers_list(task.answer, self.name)
         span, where = self._pred(completion)
         pairs = self._pairs(span, refs, where)
-        for r, pred, ref in pairs:
+        bare = unwrap_emphasis(span)
+        tries = pairs if not bare or bare == span.strip() else pairs + self._pairs(bare, refs, where)  # as written first
+        for r, pred, ref in tries:
             if pred == ref:
                 return Verdict.ok(1.0, reason=f"matches {clip(r)!r}")
         pred = pairs[0][1]
