@@ -231,3 +231,70 @@ def test_a_query_that_outlives_the_deadline_between_sqlites_checks_is_the_comple
     loaded = os.getloadavg()[0] >= (os.cpu_count() or 1)
     assert v.error_kind == "malformed" or (loaded and v.error == "timeout"), v
     assert score(want, "SELECT count(*) - count(*) FROM items WHERE name LIKE 'p%' ESCAPE '!'", **params).passed
+
+
+GOLD = {"query": "SELECT name, qty FROM items WHERE qty >= 10 ORDER BY qty"}
+
+
+@pytest.mark.parametrize("like,query,passed", [
+    # crossgym's default: rows as a multiset, the columns in the reference's order, row order ignored
+    (None, "SELECT name, qty FROM items WHERE qty >= 10", True),
+    (None, "SELECT qty, name FROM items WHERE qty >= 10", False),
+    # BIRD's evaluation: set(predicted) == set(gold)
+    ("bird", "SELECT name, qty FROM items WHERE qty >= 10 ORDER BY name DESC", True),
+    ("bird", "SELECT qty, name FROM items WHERE qty >= 10", False),
+    # Spider's test-suite evaluation: order counts when the gold query sorts, columns in any order
+    ("spider", "SELECT qty, name FROM items WHERE qty >= 10 ORDER BY qty", True),
+    ("spider", "SELECT name, qty FROM items WHERE qty >= 10 ORDER BY qty DESC", False),
+])
+def test_like_a_benchmark_compares_as_its_own_evaluation_does(like, query, passed) -> None:
+    params = {} if like is None else {"like": like}
+    v = score(GOLD, f"```sql\n{query}\n```", **params)
+    assert v.error is None and v.passed is passed, (like, query, v)
+
+
+def test_set_rows_ignore_duplicates_and_multiset_rows_count_them() -> None:
+    gold = {"query": "SELECT qty FROM items WHERE qty = 10"}  # two rows of 10
+    assert score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10", rows="set").passed
+    assert not score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10").passed
+    assert score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10", like="bird").passed
+    assert not score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10", like="spider").passed
+
+
+def test_order_matters_auto_reads_only_the_reference_querys_own_order_by() -> None:
+    from crossgym.verifiers.sql import sorts_result
+
+    assert sorts_result("SELECT a FROM t ORDER BY a") and sorts_result("select a from t order\n by a")
+    for q in ("SELECT a FROM (SELECT a FROM t ORDER BY a LIMIT 3)", "SELECT row_number() OVER (ORDER BY a) FROM t",
+              "SELECT 'order by' FROM t", 'SELECT "order by" FROM t', "SELECT a FROM t -- order by a",
+              "SELECT a FROM t /* order by a */", "SELECT a FROM [order by]"):
+        assert not sorts_result(q), q
+    backwards = "SELECT name, qty FROM items WHERE qty >= 10 ORDER BY qty DESC, name DESC"
+    assert not score(GOLD, backwards, order_matters="auto").passed
+    assert score({"query": "SELECT name, qty FROM items WHERE qty >= 10"}, backwards, order_matters="auto").passed
+    assert score({"rows": [["pen", 10], ["pad", 10], ["clip", 200]]}, backwards, order_matters="auto").passed
+
+
+def test_columns_in_another_order_are_matched_by_their_values() -> None:
+    from crossgym.verifiers.sql import compare
+
+    want = [("a", 1, 1), ("b", 2, 2)]
+    assert compare([(1, "a", 1), (2, "b", 2)], want, order_matters=False, digits=6, column_order=False)[0]
+    assert not compare([(1, "a", 1), (2, "b", 3)], want, order_matters=False, digits=6, column_order=False)[0]
+    # two columns with the same values: either order is tried, and the rows decide
+    assert compare([(1, 2, "a"), (2, 1, "b")], [("a", 2, 1), ("b", 1, 2)], order_matters=False, digits=6,
+                   column_order=False)[0]
+    assert not compare([(1, 2, "a"), (2, 1, "b")], [("a", 1, 1), ("b", 2, 2)], order_matters=False, digits=6,
+                       column_order=False)[0]
+    wide = [tuple([1] * 12)] * 3  # 12 equal columns: 12! orders, tried up to MAX_COLUMN_ORDERS, at once
+    assert compare(wide, wide, order_matters=False, digits=6, column_order=False)[0]
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"like": "mysql"}, "like must be one of bird, spider"), ({"rows": "bag"}, "rows must be 'multiset' or 'set'"),
+    ({"order_matters": "false"}, "order_matters must be true, false or 'auto'"),
+    ({"column_order": "no"}, "column_order must be true or false"),
+])
+def test_bad_comparison_params_are_config_errors(params, match) -> None:
+    with pytest.raises(VerifierError, match=match):
+        load_verifier(VerifierSpec("sql", params))

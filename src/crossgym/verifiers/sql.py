@@ -253,12 +253,66 @@ def _sort_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple((0, "") if v is None else (1, v) if isinstance(v, (int, float)) else (2, str(v)) for v in row)
 
 
+#: column orders tried at most when ``column_order`` is off (each a full comparison of the rows)
+MAX_COLUMN_ORDERS = 1000
+
+
 def compare(got: Sequence[Sequence[Any]], want: Sequence[Sequence[Any]], *, order_matters: bool,
-            digits: int) -> tuple[bool, str]:
-    """(equal, reason) for two result sets."""
+            digits: int, rows: str = "multiset", column_order: bool = True) -> tuple[bool, str]:
+    """(equal, reason) for two result sets. ``rows``: "multiset" (each row as often as in ``want``) or "set"
+    (duplicates ignored, as BIRD's evaluation compares); ``column_order`` False: the columns may come in another
+    order (as Spider's test-suite evaluation allows: ``SELECT age, name`` for ``SELECT name, age``)."""
     g, w = normalize_rows(got, digits), normalize_rows(want, digits)
     if g and w and len(g[0]) != len(w[0]):
         return False, f"{len(g[0])} columns, expected {len(w[0])}"
+    if rows == "set":
+        g, w = list(dict.fromkeys(g)), list(dict.fromkeys(w))
+        if not order_matters and set(g) == set(w):
+            return True, f"{len(w)} distinct rows match"
+    if not column_order and g and w:
+        for order in _column_orders(g, w):
+            moved = [tuple(row[i] for i in order) for row in g]
+            if _same(moved, w, order_matters):
+                return True, f"{len(w)} rows match, columns reordered" if order != tuple(range(len(order))) else \
+                    f"{len(w)} rows match"
+    return _compare_rows(g, w, order_matters)
+
+
+def _same(g: list[tuple[Any, ...]], w: list[tuple[Any, ...]], order_matters: bool) -> bool:
+    return g == w if order_matters else len(g) == len(w) and Counter(g) == Counter(w)
+
+
+def _column_orders(g: list[tuple[Any, ...]], w: list[tuple[Any, ...]]) -> Any:
+    """Orders of ``g``'s columns (a tuple: position i takes g's column order[i]) under which each column holds the
+    same values as ``want``'s column i, at most MAX_COLUMN_ORDERS of them, the identity first when it qualifies."""
+    n = len(w[0])
+    values = [Counter(row[j] for row in g) for j in range(n)]
+    wanted = [Counter(row[i] for row in w) for i in range(n)]
+    fits = [[j for j in range(n) if values[j] == wanted[i]] for i in range(n)]
+    for i in range(n):
+        if i in fits[i]:
+            fits[i].remove(i)
+            fits[i].insert(0, i)
+    found, used, order = [0], [False] * n, [0] * n
+
+    def walk(i: int) -> Any:
+        if found[0] >= MAX_COLUMN_ORDERS:
+            return
+        if i == n:
+            found[0] += 1
+            yield tuple(order)
+            return
+        for j in fits[i]:
+            if not used[j]:
+                used[j], order[i] = True, j
+                yield from walk(i + 1)
+                used[j] = False
+
+    return walk(0)
+
+
+def _compare_rows(g: list[tuple[Any, ...]], w: list[tuple[Any, ...]], order_matters: bool) -> tuple[bool, str]:
+    """(equal, reason) for two normalised result sets, columns as they are."""
     if len(g) != len(w):
         return False, f"{len(g)} rows, expected {len(w)}"
     if order_matters:
@@ -270,6 +324,32 @@ def compare(got: Sequence[Sequence[Any]], want: Sequence[Sequence[Any]], *, orde
         return True, f"{len(w)} rows match"
     missing = sorted((Counter(w) - Counter(g)).elements(), key=_sort_key)
     return False, f"rows differ (e.g. missing {clip(repr(missing[0]), 60)})" if missing else "rows differ"
+
+
+#: the ``like`` param: the comparison a text-to-SQL benchmark's own evaluation makes. BIRD (evaluation.py):
+#: ``set(predicted) == set(gold)``, rows as tuples in their column order, duplicates and row order ignored. Spider
+#: (test-suite-sql-eval, exec_eval.result_eq): rows as a multiset, in order when the gold query has an ORDER BY,
+#: the columns in any order that makes them equal.
+LIKE: dict[str, dict[str, Any]] = {
+    "bird": {"rows": "set", "column_order": True, "order_matters": False},
+    "spider": {"rows": "multiset", "column_order": False, "order_matters": "auto"},
+}
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
+_ORDER_BY = re.compile(r"\border\s+by\b", re.I)
+
+
+def sorts_result(query: str) -> bool:
+    """Whether ``query`` sorts its result: an ORDER BY outside parentheses (not a subquery's or a window's), in
+    the query as written without its strings, quoted names and comments."""
+    text = _QUOTED.sub(" ", query)
+    depth, flat = 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        flat.append(ch if depth == 0 else " ")
+    return _ORDER_BY.search("".join(flat)) is not None
 
 
 class SQL(BaseVerifier):
@@ -302,16 +382,32 @@ class SQL(BaseVerifier):
     #: 4.5 ms with a 235 KB script), and a result's rows (up to 64 MiB) sit in the worker, not the caller.
     isolation = "process"
 
-    def __init__(self, *, order_matters: bool = False, check_columns: bool = False, float_digits: int = 6,
-                 query_timeout: float = 5.0, max_rows: int = 10_000, **params: Any) -> None:
+    def __init__(self, *, order_matters: bool | str | None = None, check_columns: bool = False,
+                 float_digits: int = 6, query_timeout: float = 5.0, max_rows: int = 10_000, rows: str | None = None,
+                 column_order: bool | None = None, like: str | None = None, **params: Any) -> None:
         super().__init__(**params)
+        if like is not None and like not in LIKE:
+            raise VerifierError(f"verifier 'sql': like must be one of {', '.join(LIKE)}, got {like!r} (fix: leave it "
+                                "out and set rows, column_order and order_matters yourself)")
+        preset = LIKE.get(like or "", {})  # (the benchmark's choices; a param given as well wins)
+        order_matters = preset.get("order_matters", False) if order_matters is None else order_matters
+        rows = preset.get("rows", "multiset") if rows is None else rows
+        column_order = preset.get("column_order", True) if column_order is None else column_order
+        if rows not in ("multiset", "set"):
+            raise VerifierError(f"verifier 'sql': rows must be 'multiset' or 'set', got {rows!r}")
+        if isinstance(order_matters, str) and order_matters != "auto":  # ("false" read as true before)
+            raise VerifierError(f"verifier 'sql': order_matters must be true, false or 'auto' (order matters when "
+                                f"the reference query sorts its result), got {order_matters!r}")
+        if not isinstance(column_order, bool):
+            raise VerifierError(f"verifier 'sql': column_order must be true or false, got {column_order!r}")
+        self.rows, self.column_order = rows, column_order
         if isinstance(float_digits, bool) or not isinstance(float_digits, int) or not 0 <= float_digits <= 15:
             raise VerifierError(f"verifier 'sql': float_digits must be an int in 0..15, got {float_digits!r}")
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
             raise VerifierError(f"verifier 'sql': max_rows must be a positive int, got {max_rows!r}")
         if isinstance(query_timeout, bool) or not isinstance(query_timeout, (int, float)) or query_timeout <= 0:
             raise VerifierError(f"verifier 'sql': query_timeout must be positive seconds, got {query_timeout!r}")
-        self.order_matters = bool(order_matters)
+        self.order_matters: bool | str = order_matters if order_matters == "auto" else bool(order_matters)
         self.check_columns = bool(check_columns)
         self.digits = float_digits
         self.query_timeout = float(query_timeout)
@@ -343,7 +439,12 @@ class SQL(BaseVerifier):
             cols, got = execute(script, query, timeout=timeout, max_rows=self.max_rows)
         except QueryError as exc:
             return Verdict.ok(0.0, reason=clip(f"query failed: {exc}", 200), components={"executed": 0.0})
-        ok, reason = compare(got, want, order_matters=self.order_matters, digits=self.digits)
+        order = self.order_matters
+        if order == "auto":
+            ref = task.answer.get("query") if isinstance(task.answer, dict) and "rows" not in task.answer else None
+            order = isinstance(ref, str) and sorts_result(ref)
+        ok, reason = compare(got, want, order_matters=bool(order), digits=self.digits, rows=self.rows,
+                             column_order=self.column_order)
         if ok and self.check_columns and want_cols is not None:
             if [c.lower() for c in cols] != [c.lower() for c in want_cols]:
                 ok, reason = False, f"columns {cols}, expected {want_cols}"
