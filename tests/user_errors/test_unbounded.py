@@ -62,7 +62,7 @@ def _generators() -> list[str]:
     from crossgym.plugins.manager import registry
 
     reg = registry("task_sources")
-    loaders = {"jsonl", "parquet", "hf_dataset"}
+    loaders = {"jsonl", "parquet", "hf_dataset", "ifeval"}
     return [n for n in reg.names() if n not in loaders and not reg.entry(n).missing_requirements()]
 
 

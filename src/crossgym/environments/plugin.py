@@ -48,6 +48,9 @@ def crossgym_register_task_sources(registry: Registrar) -> None:
         description="multiple-choice questions with generated distractors; params: n, seed, difficulty")
     add("json_addition", f"{_SRC}.json_addition:json_addition",
         description='the demo: a+b answered as {"answer": N} (json_answer); params: split train|heldout, digits')
+    add("ifeval", f"{_SRC}.ifeval:ifeval",
+        description="IFEval's rows (key, prompt, instruction_id_list, kwargs) scored by instructions; params: path, "
+                    "limit, skip_unsupported")
     add("jsonl", f"{_SRC}.loaders:jsonl", description="tasks from a JSONL file (Task rows or column mapping)")
     add("parquet", f"{_SRC}.loaders:parquet", requires=("pyarrow",), install="pip install 'crossgym[tasks]'",
         description="tasks from Parquet with column mapping")
