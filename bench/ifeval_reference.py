@@ -7,8 +7,9 @@ input_response_data (prompt, response; IFEval ships GPT-4's, input_response_data
 EVAL_RESULTS_STRICT the eval_results_strict.jsonl IFEval's evaluation_main wrote for those responses
 (follow_instruction_list per prompt). Each row becomes a task as the ``ifeval`` task source makes it, its response is
 judged by the ``instructions`` verifier as is (strict: no think stripping, no loose variants), and each constraint's
-component is compared with IFEval's result for the same instruction. Instructions crossgym cannot judge (see
-crossgym.environments.sources.ifeval.UNSUPPORTED) are counted apart. Prints the agreement per instruction id and
+component is compared with IFEval's result for the same instruction. Instructions crossgym cannot judge here (see
+crossgym.environments.sources.ifeval.unjudgeable_here: none where langdetect is installed, else
+language:response_language) are counted apart. Prints the agreement per instruction id and
 overall, then every disagreement with the constraint's detail and an excerpt of the response. Not a timing; IFEval's
 files are not part of this repo.
 """
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crossgym.environments.sources.ifeval import UNSUPPORTED, constraint_for
+from crossgym.environments.sources.ifeval import constraint_for, unjudgeable_here
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Task, VerifierSpec
 from crossgym.verifiers.constraints import CHECKS, shared_views
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     inputs = {r["prompt"]: r for r in _rows(args.input_data)}
     responses = {r["prompt"]: r["response"] for r in _rows(args.responses)}
     verifier = Instructions(think=False)
+    unsupported = unjudgeable_here()
     table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     prompts: collections.Counter[str] = collections.Counter()
     disagreements: list[str] = []
@@ -58,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         ids, expected = row["instruction_id_list"], ref["follow_instruction_list"]
         assert ids == ref["instruction_id_list"], row["key"]
         judged = [(i, iid, constraint_for(iid, kw)) for i, (iid, kw) in enumerate(zip(ids, row["kwargs"], strict=True))
-                  if iid not in UNSUPPORTED]
+                  if iid not in unsupported]
         for iid in ids:
-            if iid in UNSUPPORTED:
+            if iid in unsupported:
                 table[iid]["unsupported"] += 1
         if not judged:
             continue

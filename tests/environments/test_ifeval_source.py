@@ -56,6 +56,10 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("change_case:english_capital", {}, {"type": "uppercase"}),
     ("change_case:english_lowercase", {}, {"type": "lowercase"}),
     ("punctuation:no_comma", {}, {"type": "no_commas"}),
+    ("detectable_format:constrained_response", {},
+     {"type": "contains_any", "phrases": ["My answer is yes.", "My answer is no.", "My answer is maybe."],
+      "case_sensitive": True, "only_one": True}),
+    ("language:response_language", {"language": "sw"}, {"type": "language", "code": "sw"}),
 ]
 
 
@@ -75,6 +79,19 @@ def score(task: Task, text: str) -> Any:
 def test_every_supported_id_is_mapped_and_tested() -> None:
     assert {c[0] for c in CASES} == set(MAPPING)
     assert not set(MAPPING) & set(UNSUPPORTED)
+    assert not UNSUPPORTED  # every IFEval id is judged (language:response_language with langdetect installed)
+
+
+def without_langdetect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``import langdetect`` raises ImportError for the rest of the test."""
+    import sys
+
+    from crossgym.verifiers import constraints
+
+    monkeypatch.setattr(constraints, "_LANGDETECT", None)
+    for mod in [m for m in sys.modules if m == "langdetect" or m.startswith("langdetect.")]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "langdetect", None)
 
 
 @pytest.mark.parametrize(("iid", "kwargs", "expected"), CASES, ids=[c[0] for c in CASES])
@@ -129,24 +146,70 @@ def test_ifevals_relations_and_its_nth_paragraph_check(tmp_path: Path) -> None:
     assert score(hashtags, "#sea #sun #sand").passed and not score(hashtags, "#sea #sun").passed
 
 
-def test_unsupported_ids_stop_the_load_or_drop_their_rows(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_constrained_response_and_response_language_are_judged(tmp_path: Path) -> None:
+    """IFEval's last two ids: one of its three phrases (case-sensitive, as IFEval's; one option only, where IFEval
+    passes a reply naming all three) and langdetect's language (seeded; a text it cannot read fails, where IFEval
+    passes it)."""
+    pytest.importorskip("langdetect")
+    rows = [row(1, ["detectable_format:constrained_response"], [{}]),
+            row(2, ["language:response_language", "punctuation:no_comma"], [{"language": "fr"}, {}])]
+    choice, french = crossgym.load_tasks("ifeval", path=str(write(tmp_path / "r.jsonl", rows)))
+    assert score(choice, "Pikachu is no Avenger. My answer is no.").passed
+    assert not score(choice, "Pikachu is no Avenger, so my answer is no.").passed  # IFEval fails it too
+    assert not score(choice, "My answer is yes. My answer is no. My answer is maybe.").passed
+    v = score(french, "Le vieux port était calme ce matin et les pêcheurs préparaient leurs bateaux.")
+    assert v.passed and v.components == {"0:language": 1.0, "1:no_commas": 1.0}, v
+    v = score(french, "The old harbor was quiet this morning and the fishermen prepared their boats.")
+    assert v.components == {"0:language": 0.0, "1:no_commas": 1.0} and "detected language 'en'" in v.reason, v
+    assert score(french, "12345 !!!").components["0:language"] == 0.0
+
+
+def test_without_langdetect_a_language_row_stops_the_load_or_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    without_langdetect(monkeypatch)
     rows = [row(1, ["punctuation:no_comma"], [{}]),
             row(2, ["punctuation:no_comma", "language:response_language"], [{}, {"language": "fr"}]),
             row(3, ["detectable_format:constrained_response"], [{}]),
-            row(4, ["detectable_format:title"], [{}])]
+            row(4, ["language:response_language"], [{"language": "de"}])]
     p = write(tmp_path / "mixed.jsonl", rows)
     with pytest.raises(ConfigError) as exc:
         crossgym.load_tasks("ifeval", path=str(p))
     msg = str(exc.value)
     assert "mixed.jsonl:2" in msg and "key 2" in msg and "'language:response_language'" in msg
-    assert "skip_unsupported=True" in msg and "langdetect" in msg
+    assert "needs langdetect" in msg and "pip install 'crossgym[verifiers]'" in msg and "pip install langdetect" in msg
+    assert "skip_unsupported=True" in msg
     with caplog.at_level(logging.WARNING, logger="crossgym.environments.sources.ifeval"):
         tasks = crossgym.load_tasks("ifeval", path=str(p), skip_unsupported=True)
-    assert [t.id for t in tasks] == ["1", "4"]
-    assert "dropped 2 rows" in caplog.text and "1 with language:response_language" in caplog.text
-    assert "1 with detectable_format:constrained_response" in caplog.text
+    assert [t.id for t in tasks] == ["1", "3"]
+    assert "dropped 2 rows" in caplog.text and "2 with language:response_language" in caplog.text
+    assert "needs langdetect" in caplog.text
     assert [t.id for t in crossgym.load_tasks("ifeval", path=str(p), skip_unsupported=True, limit=1)] == ["1"]
     assert [t.id for t in crossgym.load_tasks("ifeval", path=str(p), skip_unsupported=True, n=1)] == ["1"]
+    # a bad language row is reported as one, langdetect or not
+    with pytest.raises(ConfigError, match="argument 'code' must be a language code"):
+        crossgym.load_tasks("ifeval", path=str(write(tmp_path / "b.jsonl", [
+            row(5, ["language:response_language"], [{"language": "French"}])])), skip_unsupported=True)
+    # a language task made where langdetect was installed: one clear exception Verdict naming the fix
+    task = Task(id="x", prompt=tasks[0].prompt, answer=[{"type": "language", "code": "fr"}],
+                verifier=tasks[0].verifier)
+    v = score(task, "Bonjour")
+    assert v.error_kind == "exception" and "needs langdetect" in v.error and "pip install" in v.error, v
+
+
+def test_an_unsupported_id_stops_the_load_or_drops_its_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """UNSUPPORTED is empty now; an id put there (one IFEval may add) is refused or, with skip_unsupported, dropped."""
+    from crossgym.environments.sources import ifeval
+
+    monkeypatch.setitem(ifeval.UNSUPPORTED, "startend:quotation", "it is refused for this test")
+    p = write(tmp_path / "u.jsonl", [row(1, ["punctuation:no_comma"], [{}]), row(2, ["startend:quotation"], [{}])])
+    with pytest.raises(ConfigError) as exc:
+        crossgym.load_tasks("ifeval", path=str(p))
+    assert "key 2" in str(exc.value) and "it is refused for this test" in str(exc.value)
+    assert "skip_unsupported=True" in str(exc.value)
+    with caplog.at_level(logging.WARNING, logger="crossgym.environments.sources.ifeval"):
+        assert [t.id for t in crossgym.load_tasks("ifeval", path=str(p), skip_unsupported=True)] == ["1"]
+    assert "dropped 1 rows" in caplog.text and "1 with startend:quotation" in caplog.text
 
 
 @pytest.mark.parametrize(("line", "words"), [
@@ -172,6 +235,11 @@ def test_unsupported_ids_stop_the_load_or_drop_their_rows(tmp_path: Path, caplog
     (row(5, ["length_constraints:nth_paragraph_first_word"],
          [{"num_paragraphs": 2, "nth_paragraph": 3, "first_word": "so"}]), ["n 3 is over paragraphs 2"]),
     (row(5, ["punctuation:no_comma"], ["none"]), ["kwargs must be an object, got str"]),
+    (row(5, ["language:response_language"], [{}]), ["key 5", "missing kwarg 'language'"]),
+    (row(5, ["language:response_language"], [{"language": "French"}]),
+     ["key 5", "argument 'code' must be a language code langdetect returns", "kwargs[0]"]),
+    (row(5, ["detectable_format:constrained_response"], [{"language": "fr"}]),
+     ["unknown kwarg 'language' (it takes none)"]),
     ([1, 2], ["an IFEval row must be a JSON object, got list"]),
     ("{not json", ["bad.jsonl:1", "not valid JSON"]),
 ])
@@ -211,8 +279,9 @@ def test_the_cli_writes_ifeval_tasks_and_reports_a_bad_row_in_one_line(tmp_path:
     capsys.readouterr()
     assert [json.loads(x)["id"] for x in (tmp_path / "t.jsonl").read_text().splitlines()] == ["1"]
     write(tmp_path / "bad.jsonl", [row(9, ["language:response_language"], [{"language": "de"}])])
+    without_langdetect(monkeypatch)
     with pytest.raises(SystemExit) as exc:
         main(["tasks", "ifeval", "--params", '{"path": "bad.jsonl"}'])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "Traceback" not in err and len(err.splitlines()) == 1, err
-    assert "key 9" in err and "skip_unsupported=True" in err
+    assert "key 9" in err and "skip_unsupported=True" in err and "pip install langdetect" in err

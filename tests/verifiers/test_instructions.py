@@ -364,3 +364,159 @@ def test_what_version_9_still_refuses():
         assert run([{"type": "letter_frequency", "letter": letter, "min": 1}], "x").error_kind == "exception", letter
     assert not run([{"type": "capital_word_frequency", "max": 1}], "I LOVE IT").passed  # single capitals: no words
     assert not run([{"type": "keyword_frequency", "keyword": "war", "min": 1}], "Wars, toward, software.").passed
+
+
+OPTIONS = ["My answer is yes.", "My answer is no.", "My answer is maybe."]
+
+
+@pytest.mark.parametrize("constraint,good,bad", [
+    ({"type": "contains_any", "phrases": OPTIONS}, "Hmm. My answer is maybe.", "My answer is: maybe."),
+    ({"type": "contains_any", "phrases": OPTIONS}, "MY ANSWER IS NO.", "I would say yes."),  # any case, as contains
+    ({"type": "contains_any", "phrases": OPTIONS, "case_sensitive": True}, "My answer is no.", "my answer is no."),
+    ({"type": "contains_any", "phrases": ["thank you", "cheers"]}, "Cheers, mate", "thanks"),
+    ({"type": "contains_any", "phrases": OPTIONS, "only_one": True}, "My answer is yes. Yes: My answer is yes.",
+     "My answer is yes. Or: My answer is no."),
+])
+def test_contains_any(constraint, good, bad):
+    assert run([constraint], good).passed, (constraint, good)
+    v = run([constraint], bad)
+    assert not v.passed and v.error is None, (constraint, bad, v)
+
+
+@pytest.mark.parametrize("hedge", [
+    "My answer is yes. My answer is no. My answer is maybe.",
+    "My answer is yes.\nMY ANSWER IS NO.",  # the second option in another case
+    "My answer is yes. My answer is n\u043e.",  # Cyrillic о
+    "My answer is yes. My answer is\u200b no.",  # a zero-width space
+    "My answer is yes. My  answer\nis maybe.",  # other spaces
+])
+def test_only_one_sees_a_second_option_however_it_is_written(hedge):
+    """A reply naming every option chose none (IFEval passes it: the cheapest hack for this instruction); the second
+    option counts when it shows, whatever its case, look-alike letters or invisible characters."""
+    constraint = {"type": "contains_any", "phrases": OPTIONS, "case_sensitive": True, "only_one": True}
+    v = run([constraint], hedge)
+    assert not v.passed and v.error is None and "names" in v.reason, v
+    assert run([{**constraint, "only_one": False}], hedge).passed
+
+
+@pytest.mark.parametrize("constraint,argument", [
+    ({"type": "contains_any", "phrases": "My answer is yes."}, "phrases"),  # a string, not a list
+    ({"type": "contains_any", "phrases": []}, "phrases"),
+    ({"type": "contains_any", "phrases": ["yes", " "]}, "phrases"),
+    ({"type": "contains_any", "phrases": ["yes", 3]}, "phrases"),
+    ({"type": "contains_any", "phrases": ["\u200b"]}, "phrases"),
+    ({"type": "contains_any", "phrases": ["yes"], "only_one": "yes"}, "only_one"),
+    ({"type": "contains_any", "phrases": ["yes"], "case_sensitive": 1}, "case_sensitive"),
+    ({"type": "contains_any"}, "phrases"),
+    ({"type": "contains_any", "phrases": ["yes"], "phrase": "no"}, "phrase"),
+    ({"type": "language"}, "code"),
+    ({"type": "language", "code": "EN"}, "code"),
+    ({"type": "language", "code": "english"}, "code"),
+    ({"type": "language", "code": "xx"}, "code"),
+    ({"type": "language", "code": ["en"]}, "code"),
+    ({"type": "language", "code": "en", "language": "en"}, "language"),
+])
+def test_bad_contains_any_and_language_arguments_are_task_errors(constraint, argument):
+    v = run([constraint], "My answer is yes.")
+    assert v.error_kind == "exception" and not v.passed, v
+    assert f"({constraint['type']})" in v.error and repr(argument) in v.error, v.error
+
+
+def test_only_one_with_phrases_inside_each_other_is_a_task_error():
+    v = run([{"type": "contains_any", "phrases": ["yes", "Yes indeed"], "only_one": True}], "yes")
+    assert v.error_kind == "exception" and "overlap" in v.error, v
+    v = run([{"type": "contains_any", "phrases": ["a  b", "a b"], "only_one": True}], "a b")
+    assert v.error_kind == "exception" and "overlap" in v.error, v
+    assert run([{"type": "contains_any", "phrases": ["yes", "Yes indeed"]}], "yes").passed  # fine without only_one
+
+
+FRENCH = ("Le vieux port était calme ce matin. Les pêcheurs préparaient leurs bateaux pendant que les mouettes "
+          "tournaient au-dessus. ")
+ENGLISH = "The old harbor was quiet in the early morning. Fishermen prepared their boats while the gulls circled above. "
+HINDI = "सुबह पुराना बंदरगाह शांत था। मछुआरे अपनी नावें तैयार कर रहे थे और ऊपर समुद्री पक्षी मंडरा रहे थे। "
+
+
+@pytest.mark.parametrize("code,good,bad", [
+    ("fr", FRENCH, ENGLISH),
+    ("en", ENGLISH, FRENCH),
+    ("hi", HINDI, ENGLISH),
+    ("zh", "这是一个很好的例子，我们明天去公园散步。", "これは良い例です。明日は公園を散歩します。"),  # zh: zh-cn or zh-tw
+    ("fr", "𝐋𝐞 𝐯𝐢𝐞𝐮𝐱 𝐩𝐨𝐫𝐭 𝐞́𝐭𝐚𝐢𝐭 𝐜𝐚𝐥𝐦𝐞 𝐜𝐞 𝐦𝐚𝐭𝐢𝐧", ENGLISH),  # read in NFKC
+    ("fr", "\u200b".join("Le vieux port était calme ce matin."), ENGLISH),  # zero-width spaces split no word
+])
+def test_language(code, good, bad):
+    pytest.importorskip("langdetect")
+    v = run([{"type": "language", "code": code}], good)
+    assert v.passed, v
+    v = run([{"type": "language", "code": code}], bad)
+    assert not v.passed and v.error is None and "detected language" in v.reason, v
+
+
+@pytest.mark.parametrize("text", ["12345 !!!", "😀 😀 😀", "...", "ሰላም ነው"])
+def test_a_text_langdetect_cannot_read_fails(text):
+    """IFEval counts it followed (it logs langdetect's error and returns True): "12345" would pass any language."""
+    pytest.importorskip("langdetect")
+    v = run([{"type": "language", "code": "en"}], text)
+    assert not v.passed and v.error is None and "no language detected" in v.reason, v
+
+
+def test_language_is_the_majority_language_as_in_ifeval():
+    """langdetect's most probable language: a reply mostly in French with an English sentence is French (IFEval's
+    "no other language is allowed" is not checked), and mostly English with a French one is not."""
+    pytest.importorskip("langdetect")
+    assert run([{"type": "language", "code": "fr"}], FRENCH * 3 + ENGLISH).passed
+    assert not run([{"type": "language", "code": "fr"}], FRENCH + ENGLISH * 3).passed
+
+
+def test_language_is_deterministic_in_every_thread(monkeypatch):
+    """langdetect samples n-grams at random unless seeded: the factory is seeded (0) and built once, however many
+    threads ask for it first."""
+    pytest.importorskip("langdetect")
+    from concurrent.futures import ThreadPoolExecutor
+
+    from langdetect import DetectorFactory
+
+    from crossgym.verifiers import constraints
+
+    seed = DetectorFactory.seed
+    monkeypatch.setattr(constraints, "_LANGDETECT", None)
+    texts = ["Ciao", "ok", "Lorem ipsum dolor sit amet", "Kuch nahi", FRENCH[:40], "Merci beaucoup"]
+    with ThreadPoolExecutor(8) as pool:
+        factories = list(pool.map(lambda _: constraints._language_detector()[0], range(16)))
+        first = list(pool.map(lambda t: constraints.language(t, "en")[1], texts * 8))
+    assert len({id(f) for f in factories}) == 1 and factories[0].seed == 0
+    assert first == [constraints.language(t, "en")[1] for t in texts] * 8
+    assert DetectorFactory.seed == seed  # (langdetect's own factory, which other code may use, is left alone)
+
+
+def test_language_reads_a_bounded_prefix():
+    """langdetect reads the first 10,000 characters after removing URLs; the text it is given is cut to
+    LANGUAGE_MAX_CHARS first (1 MB took it up to 0.17 s)."""
+    pytest.importorskip("langdetect")
+    import time
+
+    from crossgym.verifiers.constraints import LANGUAGE_MAX_CHARS
+
+    assert LANGUAGE_MAX_CHARS >= 10_000
+    t0 = time.monotonic()
+    v = run([{"type": "language", "code": "fr"}], ("a" * 999 + " ") * 999)
+    assert not v.passed and v.error is None and time.monotonic() - t0 < 2.0, v
+
+
+def test_a_missing_langdetect_is_one_clear_error(monkeypatch):
+    """Without langdetect, a task with a language constraint is an exception Verdict (the verifier's fault, never the
+    model's) naming the fix; the other constraints need nothing."""
+    import sys
+
+    from crossgym.verifiers import constraints
+
+    monkeypatch.setattr(constraints, "_LANGDETECT", None)
+    for mod in [m for m in sys.modules if m == "langdetect" or m.startswith("langdetect.")]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "langdetect", None)  # import langdetect raises ImportError
+    v = run([{"type": "lowercase"}, {"type": "language", "code": "en"}], "the sea is calm")
+    assert v.error_kind == "exception" and not v.passed, v
+    assert "needs langdetect" in v.error and "pip install 'crossgym[verifiers]'" in v.error, v.error
+    assert "pip install langdetect" in v.error
+    assert run([{"type": "language", "code": "xx"}], "x").error_kind == "exception"  # args still checked first
+    assert run([{"type": "lowercase"}], "the sea is calm").passed

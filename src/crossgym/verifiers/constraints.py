@@ -10,6 +10,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from crossgym.protocol.errors import VerifierError
 from crossgym.text import MalformedJSON, is_blank, parse_json_text
 from crossgym.verifiers.extract import nfkc
 
@@ -506,6 +507,110 @@ def contains(text: str, phrase: str, case_sensitive: bool = False) -> Result:
     return ok, f"contains {phrase[:30]!r}" if ok else f"lacks {phrase[:30]!r}"
 
 
+@functools.lru_cache(maxsize=256)
+def _phrase_re(phrase: str) -> re.Pattern[str]:
+    """``phrase`` anywhere in ``_skeleton`` text (a substring, as ``contains`` matches; its spaces any run of them)."""
+    return re.compile(r"\s+".join(re.escape(p) for p in _skeleton(phrase).split()))
+
+
+def contains_any(text: str, phrases: list[str], case_sensitive: bool = False, only_one: bool = False) -> Result:
+    """One of ``phrases`` is in the text, matched as ``contains`` matches one (IFEval's constrained_response: "My
+    answer is yes." or "... no." or "... maybe."). With ``only_one``, no other phrase shows as well: a response that
+    names every option has chosen none. That second look reads the text as keywords are read (NFKC, case-folded,
+    invisible characters dropped, look-alike letters as Latin ones), so an option with a Cyrillic о or a zero-width
+    space in it still counts as named."""
+    if case_sensitive:
+        found = [p for p in phrases if p in text]
+    else:
+        folded = text.casefold()
+        found = [p for p in phrases if p.casefold() in folded]
+    if not found:
+        return False, f"contains none of {[p[:30] for p in phrases[:5]]}"
+    if only_one:
+        sk = _skeleton(text)
+        shown = [p for p in phrases if _phrase_re(p).search(sk)]
+        if len(shown) > 1:
+            return False, f"names {len(shown)} of the phrases ({', '.join(repr(p[:30]) for p in shown[:3])}), not one"
+    return True, f"contains {found[0][:30]!r}"
+
+
+#: the language codes langdetect (1.0.9) returns: ISO 639-1, and zh-cn / zh-tw for Chinese; "zh" stands for either
+LANGUAGE_CODES = frozenset((
+    "af", "ar", "bg", "bn", "ca", "cs", "cy", "da", "de", "el", "en", "es", "et", "fa", "fi", "fr", "gu", "he", "hi",
+    "hr", "hu", "id", "it", "ja", "kn", "ko", "lt", "lv", "mk", "ml", "mr", "ne", "nl", "no", "pa", "pl", "pt", "ro",
+    "ru", "sk", "sl", "so", "sq", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "vi", "zh-cn", "zh-tw", "zh"))
+#: what installs langdetect, which the ``language`` constraint needs
+LANGDETECT_INSTALL = "pip install 'crossgym[verifiers]' (or: pip install langdetect)"
+#: the language is detected in the response's first this many characters (langdetect itself reads the first 10,000
+#: after removing URLs and e-mail addresses; 1 MB took it up to 0.17 s, the first 100,000 characters ~0.02 s)
+LANGUAGE_MAX_CHARS = 100_000
+_LANGDETECT_LOCK = threading.Lock()
+_LANGDETECT: tuple[Any, type[Exception]] | None = None
+
+
+def langdetect_missing() -> str:
+    """Why the ``language`` constraint cannot run here ("" when langdetect imports): the one message naming the fix."""
+    try:
+        import langdetect  # noqa: F401
+    except ImportError:
+        return f"instructions constraint 'language' needs langdetect, which is not installed (fix: {LANGDETECT_INSTALL})"
+    return ""
+
+
+def _language_detector() -> tuple[Any, type[Exception]]:
+    """langdetect's detector factory with seed 0, and its exception class: built once per process under a lock.
+
+    A factory of our own, not langdetect's module-level one: its ``seed`` (0) is set on this instance before any
+    detection, so every verdict is the same on every run and in every thread (each Detector seeds its own
+    ``random.Random`` from it), whatever other code sets on ``DetectorFactory.seed``; its profiles are loaded in sorted
+    order (``load_profile`` takes the directory's listing order). VerifierError naming the fix when langdetect is
+    not installed."""
+    global _LANGDETECT
+    got = _LANGDETECT
+    if got is not None:
+        return got
+    with _LANGDETECT_LOCK:
+        if _LANGDETECT is None:
+            missing = langdetect_missing()
+            if missing:
+                raise VerifierError(missing)
+            import os
+
+            from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
+            from langdetect.lang_detect_exception import LangDetectException
+
+            factory = DetectorFactory()
+            profiles = []
+            for name in sorted(os.listdir(PROFILES_DIRECTORY)):
+                if not name.startswith("."):
+                    with open(os.path.join(PROFILES_DIRECTORY, name), encoding="utf-8") as fh:
+                        profiles.append(fh.read())
+            factory.load_json_profile(profiles)
+            factory.set_seed(0)
+            _LANGDETECT = (factory, LangDetectException)
+        return _LANGDETECT
+
+
+def language(text: str, code: str) -> Result:
+    """langdetect's most probable language for the text is ``code`` (IFEval's response_language:
+    ``langdetect.detect(response) == language``), with its random sampling seeded (the same verdict every run).
+
+    Read as the other constraints read a text: in NFKC without invisible characters (𝐁𝐨𝐧𝐣𝐨𝐮𝐫 is Bonjour, a
+    zero-width space splits no word into letters), the first ``LANGUAGE_MAX_CHARS`` characters. A text in which
+    langdetect finds nothing to read (digits, punctuation, emoji, a script it has no profile for) fails: IFEval
+    passes it (it logs the error and counts the instruction followed), which would pay "12345" for any language.
+    ``code`` "zh" is either of langdetect's zh-cn and zh-tw."""
+    factory, no_features = _language_detector()
+    detector = factory.create()
+    detector.append(_visible(text[:LANGUAGE_MAX_CHARS]))
+    try:
+        got = detector.detect()
+    except no_features:
+        return False, f"no language detected (need {code!r}): langdetect reads no letters in the text"
+    ok = got == code or (code == "zh" and got in ("zh-cn", "zh-tw"))
+    return ok, f"detected language {got!r} (need {code!r})"
+
+
 CHECKS: dict[str, Callable[..., Result]] = {
     "word_count": word_count, "char_count": char_count, "sentence_count": sentence_count,
     "paragraph_count": paragraph_count, "first_word_of_paragraph": first_word_of_paragraph,
@@ -515,7 +620,7 @@ CHECKS: dict[str, Callable[..., Result]] = {
     "bullet_count": bullet_count, "numbered_count": numbered_count, "highlighted_sections": highlighted_sections,
     "sections": sections, "json_format": json_format, "starts_with": starts_with, "ends_with": ends_with,
     "no_commas": no_commas, "quotation": quotation, "title": title, "postscript": postscript,
-    "two_responses": two_responses, "contains": contains,
+    "two_responses": two_responses, "contains": contains, "contains_any": contains_any, "language": language,
 }
 
 _BOUNDS = {"min": "count", "max": "count", "exactly": "count"}
@@ -538,6 +643,8 @@ ARGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "no_commas": ({}, ()), "quotation": ({}, ()), "title": ({}, ()), "postscript": ({"marker": "text"}, ()),
     "two_responses": ({"separator": "text"}, ()),
     "contains": ({"phrase": "text", "case_sensitive": "flag"}, ("phrase",)),
+    "contains_any": ({"phrases": "keywords", "case_sensitive": "flag", "only_one": "flag"}, ("phrases",)),
+    "language": ({"code": "language"}, ("code",)),
 }
 _EXPECTED = {
     "count": "a non-negative integer", "index": "a positive integer (1 is the first)",
@@ -545,6 +652,8 @@ _EXPECTED = {
     "word": "one word (a non-blank string without spaces)", "keyword": "a non-blank string with a visible character",
     "keywords": "a non-empty list of non-blank strings",
     "letter": "one letter or other visible character (a string of length 1)",
+    "language": "a language code langdetect returns (ISO 639-1, lowercase: en, fr, hi...; zh-cn, zh-tw, or zh for "
+                "either)",
 }
 
 
@@ -563,6 +672,7 @@ _VALID: dict[str, Callable[[Any], bool]] = {
     "keywords": lambda v: isinstance(v, (list, tuple)) and bool(v) and all(_keyword_ok(k) for k in v),
     # a letter, or any other character that shows (IFEval asks for '#' and '!' too; before version 9, letters only)
     "letter": lambda v: isinstance(v, str) and len(v) == 1 and (v.isalpha() or bool(_skeleton(v).strip())),
+    "language": lambda v: isinstance(v, str) and v in LANGUAGE_CODES,
 }
 
 
@@ -582,6 +692,13 @@ def arg_error(kind: str, kwargs: dict[str, Any]) -> str:
         return f"missing argument {missing[0]!r} ({_EXPECTED[spec[missing[0]]]})"
     if kwargs.get("paragraphs") is not None and kwargs["n"] > kwargs["paragraphs"]:
         return f"n {kwargs['n']!r} is over paragraphs {kwargs['paragraphs']!r}"
+    if kwargs.get("only_one"):
+        # (each phrase as only_one reads it: one inside another would make every response that has it name two)
+        seen = [(" ".join(_skeleton(p).split()), p) for p in kwargs["phrases"]]
+        for i, (a, pa) in enumerate(seen):
+            for b, pb in seen[i + 1:]:
+                if a in b or b in a:
+                    return f"with only_one, phrases {pa!r} and {pb!r} overlap (one is inside the other)"
     if "min" in spec:
         lo, hi, ex = kwargs.get("min"), kwargs.get("max"), kwargs.get("exactly")
         if lo is None and hi is None and ex is None:

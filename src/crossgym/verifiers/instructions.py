@@ -20,7 +20,9 @@ class Instructions(BaseVerifier):
     keyword_frequency (keyword), letter_frequency (letter), lowercase, uppercase, capital_word_frequency,
     placeholders ([like this]), bullet_count, numbered_count, highlighted_sections (*like this*), sections
     (marker "SECTION"), json_format, starts_with (prefix), ends_with (suffix), no_commas, quotation, title
-    (<<like this>>), postscript (marker "P.S."), two_responses (separator "******"), contains (phrase).
+    (<<like this>>), postscript (marker "P.S."), two_responses (separator "******"), contains (phrase),
+    contains_any (phrases; only_one: no other phrase shows too), language (code: langdetect's language, seeded;
+    needs langdetect).
     params: reward ("fraction": share of constraints met, passed only when all are | "all": 1.0 or 0.0),
     think (True: check only the text after </think>). Each constraint is reported in components as
     "<index>:<type>". A blank response is malformed.

@@ -5,11 +5,14 @@ or a Hugging Face export, whose unused kwargs are null) becomes a Task: the prom
 its id, and one ``instructions`` constraint per IFEval instruction, in IFEval's order (so component ``"<i>:<type>"``
 is the row's i-th instruction). IFEval's "less than N" is ``max: N - 1`` and "at least N" is ``min: N``.
 
-Two instruction ids cannot be judged here: ``language:response_language`` (a language detector, which crossgym does
-not ship) and ``detectable_format:constrained_response`` (one of three phrases; no constraint says "one of"). A row
-with one is an error naming the row, the id and the fix, unless ``skip_unsupported=True``, which drops such rows and
-logs how many. The "English" half of ``change_case:english_capital``/``english_lowercase`` is not checked either
-(IFEval asks langdetect); their case half is ``uppercase``/``lowercase``.
+Every IFEval instruction id is mapped. ``detectable_format:constrained_response`` is ``contains_any`` of IFEval's
+three phrases, case-sensitive as IFEval's (GPT-4's "Therefore, my answer is no." fails there), with ``only_one``: a
+response naming two of the options chose none (IFEval passes it). ``language:response_language`` is ``language``,
+which needs langdetect (``pip install 'crossgym[verifiers]'``); where it is not installed, a row with that id is an
+error naming the row, the id and the fix, unless ``skip_unsupported=True``, which drops such rows and logs how many
+(as it does for an id in ``UNSUPPORTED``, empty now). An unknown id is always an error. The "English" half of
+``change_case:english_capital``/``english_lowercase`` is not checked (IFEval asks langdetect there too; one
+instruction stays one constraint); their case half is ``uppercase``/``lowercase``.
 """
 
 from __future__ import annotations
@@ -30,13 +33,12 @@ log = logging.getLogger(__name__)
 SOURCE = "ifeval"
 RELATIONS = ("less than", "at least")
 
-#: IFEval instruction ids crossgym cannot judge, and why
-UNSUPPORTED = {
-    "language:response_language": "it needs a language detector (IFEval uses langdetect), which crossgym does not "
-                                  "ship",
-    "detectable_format:constrained_response": "it accepts any one of three phrases ('My answer is yes.', '... no.', "
-                                              "'... maybe.'), and no instructions constraint says 'one of'",
-}
+#: IFEval instruction ids crossgym cannot judge, and why (none now: kept for ids IFEval may add)
+UNSUPPORTED: dict[str, str] = {}
+#: IFEval's constrained_response options (its _CONSTRAINED_RESPONSE_OPTIONS)
+CONSTRAINED_RESPONSES = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
+#: IFEval instruction ids whose constraint (``language``) needs langdetect, an optional package
+NEEDS_LANGDETECT = ("language:response_language",)
 
 
 class _BadKwargs(Exception):
@@ -117,7 +119,25 @@ MAPPING: dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], dict[str
     "change_case:english_capital": ((), lambda kw: {"type": "uppercase"}),
     "change_case:english_lowercase": ((), lambda kw: {"type": "lowercase"}),
     "punctuation:no_comma": ((), lambda kw: {"type": "no_commas"}),
+    "detectable_format:constrained_response": ((), lambda kw: {
+        "type": "contains_any", "phrases": list(CONSTRAINED_RESPONSES), "case_sensitive": True, "only_one": True}),
+    "language:response_language": (("language",), lambda kw: {
+        "type": "language", "code": _get(kw, "language", "text").strip()}),
 }
+
+
+def unjudgeable_here() -> dict[str, tuple[str, str]]:
+    """The ids this install cannot judge: id -> (why, fix); ``UNSUPPORTED``, and the ids whose constraint needs a
+    package that is not installed (langdetect for language:response_language)."""
+    out = {iid: (why, "pass skip_unsupported=True to drop such rows (how many is logged), or remove the row")
+           for iid, why in UNSUPPORTED.items()}
+    from crossgym.verifiers.constraints import LANGDETECT_INSTALL, langdetect_missing
+
+    if langdetect_missing():
+        for iid in NEEDS_LANGDETECT:
+            out[iid] = ("its constraint 'language' needs langdetect, which is not installed",
+                        f"{LANGDETECT_INSTALL}, or pass skip_unsupported=True to drop such rows")
+    return out
 
 
 def constraint_for(instruction_id: str, kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -196,7 +216,8 @@ def ifeval(path: str, *, limit: int | None = None, skip_unsupported: bool = Fals
     """Tasks from an IFEval-format JSONL file (google/IFEval's rows), scored by ``instructions``.
 
     ``limit`` (``n`` is an alias): at most this many tasks; ``skip_unsupported``: drop rows with an instruction
-    crossgym cannot judge (``UNSUPPORTED``) instead of stopping at the first (the count is logged); ``reward``: the
+    crossgym cannot judge here (``UNSUPPORTED``, empty now, or language:response_language where langdetect is not
+    installed) instead of stopping at the first (the count is logged); ``reward``: the
     verifier's reward ("fraction", IFEval's instruction-level accuracy, or "all", its prompt-level one);
     ``system_prompt``: an optional system message."""
     from crossgym.environments.sources.common import check_count
@@ -220,6 +241,7 @@ def ifeval(path: str, *, limit: int | None = None, skip_unsupported: bool = Fals
 
     def rows() -> Iterator[Task]:
         check_user_encoding(p)
+        unjudgeable = unjudgeable_here()
         skipped: collections.Counter[str] = collections.Counter()
         made = 0
         with p.open("rb") as fh:
@@ -232,20 +254,22 @@ def ifeval(path: str, *, limit: int | None = None, skip_unsupported: bool = Fals
                     continue
                 row = load_user_json(line, where, fix="one JSON object per line")
                 ids = row.get("instruction_id_list") if isinstance(row, Mapping) else None
-                bad = [i for i in ids if isinstance(i, str) and i in UNSUPPORTED] if isinstance(ids, list) else []
+                bad = [i for i in ids if isinstance(i, str) and i in unjudgeable] if isinstance(ids, list) else []
                 if bad:
+                    if not any(i in UNSUPPORTED for i in bad):
+                        _row_task(row, where, reward, system_prompt)  # (a bad row is reported as one first)
                     if skip_unsupported:
                         skipped[bad[0]] += 1
                         continue
-                    raise ConfigError(
-                        f"row key {row.get('key')!r} has instruction {bad[0]!r}, which crossgym cannot judge: "
-                        f"{UNSUPPORTED[bad[0]]}", where=where,
-                        fix="pass skip_unsupported=True to drop such rows (how many is logged), or remove the row")
+                    why, fix = unjudgeable[bad[0]]
+                    raise ConfigError(f"row key {row.get('key')!r} has instruction {bad[0]!r}, which crossgym cannot "
+                                      f"judge here: {why}", where=where, fix=fix)
                 yield _row_task(row, where, reward, system_prompt)
                 made += 1
         if skipped:
             detail = ", ".join(f"{n} with {iid}" for iid, n in skipped.most_common())
-            log.warning("task source 'ifeval': dropped %d rows of %s with instructions crossgym cannot judge (%s)",
-                        sum(skipped.values()), p.name, detail)
+            log.warning("task source 'ifeval': dropped %d rows of %s with instructions crossgym cannot judge here (%s; "
+                        "%s)", sum(skipped.values()), p.name, detail,
+                        "; ".join(f"{iid}: {unjudgeable[iid][0]}" for iid in skipped))
 
     return rows()
