@@ -6,8 +6,9 @@ same names its own way (the second's verdict must be its solo verdict).
 - An argument the solution returns unchanged is the test's own object (``return xs`` is no copy).
 - Attributes and items of the solution's objects are set and deleted in its process: its class decides, so a
   mutable class fails "must be immutable" tests (the harness's own refusal used to pass them).
-- What cannot cross (an argument or result that is no plain value, an operator on the solution's object) fails
-  the unit with ``Untransportable``, a BaseException: no ``except TypeError`` takes it for the solution's check.
+- What cannot cross (an argument or result that is no plain value, an operator on the solution's object with a
+  value of the tests') fails the unit with ``Untransportable``, a BaseException: no ``except TypeError`` takes it
+  for the solution's check (operators between the solution's own objects: test_crossing_fidelity.py).
 - The same object of the solution is the same handle (an Enum member, ``return self``).
 - ``@unittest.expectedFailure`` counts as unittest counts it; ``exit()``/``quit()`` exist as under ``python3``.
 """

@@ -14,7 +14,9 @@ sets the attributes. A value holding any is ``["g", tree, [[class name, [[attrib
 ``["@", i]`` in a tree is the table's i-th object. No link between objects nests: a list of 10,000 nodes is as
 deep as one. A list, dict, set or bytearray met again in the same value is ``["^", i]``, the i-th of them met (in
 the order encoding meets them, which is the order decoding makes them): shared parts stay shared and a list may
-hold itself.
+hold itself. A NaN float counts among them (``[x, x] == [x, x]`` holds in one process for one NaN object ``x``,
+since a container compares its items by identity first), and ``math.nan`` itself is ``["f", "nan", 0]``, the
+receiving side's ``math.nan``: ``f() == [math.nan]`` holds as in one process.
 """
 
 from __future__ import annotations
@@ -55,18 +57,20 @@ class Unencodable(TypeError):
 
 
 def encode(value: Any, handle: Callable[[Any], Any] | None = None, named: bool = False,
-           same: dict[int, str] | None = None, moved: dict[int, str] | None = None, limit: int = MAX_ITEMS) -> Any:
+           same: dict[int, str] | None = None, moved: dict[int, str] | None = None, limit: int = MAX_ITEMS,
+           views: bool = False) -> Any:
     """A JSON-able tree for ``value``; objects of other types go through ``handle`` (or raise). ``named``: the
     solution's side, where a handle's type is named by :func:`type_name`. ``same``: id -> key of the call's
     arguments (a list, dict, set or bytearray the call did not change): one of them in the value is ``["a", key]``,
     and the tests get their own object back (``clone(xs) is not xs`` fails for ``return xs``, as in one process).
     ``moved``: id -> key of a list, dict, set or bytearray inside an argument that the call changed: it is
     ``["m", key, its new contents]`` (once; ``["a", key]`` where it is met again), the tests' own object changed.
-    ``limit``: the most items (Unencodable past it)."""
+    ``limit``: the most items (Unencodable past it). ``views``: a dict's view is a value on the tests' side too (the
+    solution's side always sends its views so: see VIEWS)."""
     if moved:
         same = dict(same or {})
-    budget: list[Any] = [limit, named, {}, [], same, moved, {}]  # items left, named, id -> index, table, args,
-    # id -> index of each list, dict, set and bytearray met (see _enc)
+    budget: list[Any] = [limit, named, {}, [], same, moved, {}, named or views]  # items left, named, id -> index,
+    # table, args, id -> index of each list, dict, set and bytearray met (see _enc), views as values
     tree = _enc(value, handle, 0, budget)
     table = budget[3]
     if not table:
@@ -125,9 +129,20 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
     if t is int:
         return v if -(1 << 53) < v < (1 << 53) else ["i", format(v, "x")]
     if t is float:
-        return v if math.isfinite(v) else ["f", repr(v)]
-    if budget[4] and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget[4]:
-        return ["a", budget[4][id(v)]]
+        if math.isfinite(v):
+            return v
+        if v == v:  # (an infinity: equal to any other, no identity to keep)
+            return ["f", repr(v)]
+        if v is _NAN:
+            return ["f", "nan", 0]
+        met = budget[6]  # a NaN is unequal to itself, so which object it is decides ``[x] == [x]``: kept, as a list's
+        index = met.get(id(v))
+        if index is not None:
+            return ["^", index]
+        met[id(v)] = len(met)
+        return ["f", "nan"]
+    if budget[4] and (t is list or t is dict or t is set or t is bytearray or t in VIEWS) and id(v) in budget[4]:
+        return ["a", budget[4][id(v)]]  # (a view the tests gave, given back: theirs too)
     if budget[5] and (t is list or t is dict or t is set or t is bytearray) and id(v) in budget[5]:
         key = budget[5].pop(id(v))
         contents = _enc(v, handle, depth + 1, budget)
@@ -148,7 +163,7 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
     if t is bytes or t is bytearray:
         return ["b" if t is bytes else "y", base64.b64encode(v).decode()]
     if t is complex:
-        return ["c", _enc(v.real, None, depth + 1, budget), _enc(v.imag, None, depth + 1, budget)]
+        return ["c", *(x if math.isfinite(x) else ["f", repr(x)] for x in (v.real, v.imag))]
     if t is range:
         return ["r", v.start, v.stop, v.step]
     if t is slice:
@@ -158,6 +173,12 @@ def _enc(v: Any, handle: Callable[[Any], Any] | None, depth: int, budget: list[A
         name = _BUILTIN_OF[id(v)]
         if _BUILTIN[name] is v:  # a built-in type or function as itself (``filter_by_type(xs, int)``, ``is len``)
             return ["T", name]
+    if t in VIEWS and budget[7]:  # a dict's view the solution returns: a view of a dict of the tests' process (the
+        return _view(v, t, handle, depth, budget)  # tests' own: see harness.Remote.arg)
+    if t is memoryview:
+        shown = _memoryview(v)
+        if shown is not None:
+            return shown
     std = _stdlib_value(v, t, handle, depth, budget)
     if std is not None:
         return std
@@ -222,6 +243,11 @@ def capabilities(kind: type) -> int:
                 break
     if any(type(type.__dict__["__dict__"].__get__(k).get("__dataclass_fields__")) is dict for k in mro):
         bits |= DATACLASS
+    abcs = sys.modules.get("_collections_abc")  # (always loaded: collections.abc's classes are its own)
+    if abcs is not None:
+        for i, name in enumerate(ABCS):
+            if any(k is getattr(abcs, name) for k in mro):
+                bits |= ABC << i
     if len(_CAPS) < 4096:
         _CAPS[id(kind)] = (kind, bits)
     return bits
@@ -245,6 +271,11 @@ DATACLASS = 1 << 19  # a dataclass at all: ``dataclasses.fields``, ``asdict`` an
 #: method says, in the solution's process (``Frac(1, 2) == Frac(2, 4)``), unless it says one equals an object it
 #: cannot know (equal to everything, or to an empty one: then by their state, as a dataclass with no field compares)
 OWN_EQ = 1 << 20
+#: the abstract classes of collections.abc that a class must derive from (no method of its tells them: they have no
+#: ``__subclasshook__``): a handle's class is registered with those its type derives from, so ``isinstance(h,
+#: Mapping)`` and ``isinstance(h, Sequence)`` answer as in one process (the bit of ABCS[i] is ``ABC << i``)
+ABCS = ("Sequence", "MutableSequence", "Mapping", "MutableMapping", "Set", "MutableSet")
+ABC = 1 << 21
 
 
 def dataclass_of(kind: type, name: str) -> type | None:
@@ -321,8 +352,44 @@ _MODULE = type.__dict__["__module__"].__get__
 # The standard library's value types that cross as themselves (exactly these classes, never a subclass, which
 # crosses as the built-in value it holds): an OrderedDict compares with its order, a Counter as a Counter, a Decimal,
 # Fraction, date or timedelta keeps its value. Each side makes its own module's object; nothing of the sender's runs.
-_STDLIB_VALUES = {"collections": ("OrderedDict", "Counter", "deque", "defaultdict"), "decimal": ("Decimal",),
-                  "fractions": ("Fraction",), "datetime": ("date", "datetime", "time", "timedelta")}
+_STDLIB_VALUES = {"collections": ("OrderedDict", "Counter", "deque", "defaultdict", "UserDict", "UserList",
+                                   "UserString", "ChainMap"),
+                  "decimal": ("Decimal",), "fractions": ("Fraction",),
+                  "datetime": ("date", "datetime", "time", "timedelta", "timezone"), "array": ("array",),
+                  "types": ("SimpleNamespace",), "time": ("struct_time",), "os": ("stat_result",)}
+_LOADED = frozenset({"types", "time", "os"})  # (always loaded on both sides: taken from sys.modules, never imported,
+# so the harness's import hook never takes them for modules the tests imported: see harness.Globals and _Shared)
+_USER_DATA = {"UserDict": dict, "UserList": list, "UserString": str}  # what a collections.User* class wraps (.data)
+_NAN = math.nan  # (taken before any solution runs)
+
+# A dict's view (``d.keys()``, ``d.items()``, ``d.values()``) and a read-only mapping (``types.MappingProxyType``)
+# cross as the same kind of view of a dict made on the other side of its dict's items: they compare, combine
+# (``d.keys() & {...}``) and print as in one process; not live (a change made to the dict later is not seen). The
+# solution's always; the tests' only as an argument itself (``encode(views=True)``, see harness.Remote.arg), given
+# back unchanged as the tests' own object; inside another value, or where its dict holds what cannot cross, the
+# tests' view is lent (Lent).
+VIEWS = {type({}.keys()): "dict_keys", type({}.values()): "dict_values", type({}.items()): "dict_items",
+         type(type.__dict__): "mappingproxy"}
+#: the formats a memoryview crosses with (single native items, as ``memoryview.cast`` takes them); others: a handle
+_VIEW_FORMATS = frozenset("bBhHiIlLqQnNefd?c")
+
+
+def _view(v: Any, t: type, handle: Any, depth: int, budget: list[Any]) -> Any:
+    """A view with the whole of its dict (``d.keys().mapping`` is that dict's mapping, in one process)."""
+    name = VIEWS[t]
+    pairs = list(v.items() if name == "mappingproxy" else v.mapping.items())
+    return ["x", name, [[_enc(k, handle, depth + 1, budget), _enc(x, handle, depth + 1, budget)] for k, x in pairs]]
+
+
+def _memoryview(v: memoryview) -> Any:
+    """A memoryview as its bytes, item format, shape and whether it is read-only (None for one that cannot be made
+    again with ``cast``: a released one, a format of several items, a non-contiguous one)."""
+    try:
+        if v.format not in _VIEW_FORMATS or not v.c_contiguous or v.ndim > 64:
+            return None
+        return ["x", "memoryview", [v.format, list(v.shape or ()), v.readonly, base64.b64encode(v.tobytes()).decode()]]
+    except ValueError:
+        return None
 
 
 def _stdlib_value(v: Any, t: type, handle: Any, depth: int, budget: list[Any]) -> Any:
@@ -348,16 +415,75 @@ def _stdlib_value(v: Any, t: type, handle: Any, depth: int, budget: list[Any]) -
                                                                                   budget)]]
     if name == "timedelta":
         return ["x", name, [v.days, v.seconds, v.microseconds]]
+    if name == "timezone":  # (its offset, and its name when it was given one)
+        args = v.__getinitargs__()
+        offset = args[0]
+        return ["x", name, [offset.days, offset.seconds, offset.microseconds, args[1] if len(args) > 1 else None]]
+    if name in _USER_DATA:  # (what it wraps, read from its instance dictionary: the class is exactly the library's)
+        data = state(v).get("data")
+        return ["x", name, _enc(data, handle, depth + 1, budget)] if type(data) is _USER_DATA[name] else None
+    if name == "ChainMap":
+        maps = state(v).get("maps")
+        if type(maps) is not list or any(type(m) is not dict for m in maps):
+            return None  # (a map of another kind: a handle, as before)
+        return ["x", name, [_enc(m, handle, depth + 1, budget) for m in maps]]
+    if name == "SimpleNamespace":
+        attrs = state(v)
+        if not all(type(k) is str for k in attrs):
+            return None
+        return ["x", name, [[k, _enc(x, handle, depth + 1, budget)] for k, x in attrs.items()]]
+    if name == "array":
+        return ["x", name, [v.typecode, base64.b64encode(v.tobytes()).decode()]]
+    if name in ("struct_time", "stat_result"):  # its fields, and the named ones beyond them (``tm_zone``)
+        _, (fields, extra) = v.__reduce__()
+        return ["x", name, [[_enc(x, None, depth + 1, budget) for x in fields],
+                            [[k, _enc(x, None, depth + 1, budget)] for k, x in extra.items() if type(k) is str]]]
     if name in ("datetime", "time") and v.tzinfo is not None and type(v.tzinfo) is not sys.modules["datetime"].timezone:
         return None  # (a zone of its own: a handle, as before)
     return ["x", name, v.isoformat() if name != "Decimal" else str(v)]
 
 
 def _stdlib_decode(name: str, body: Any, handle: Any, depth: int, objects: Any) -> Any:
+    if name in _VIEW_NAMES:
+        return _view_decode(name, body, handle, depth, objects)
+    if name == "memoryview":
+        return _memoryview_decode(body)
     module = next((m for m, names in _STDLIB_VALUES.items() if name in names), None)
     if module is None:
         raise ValueError(f"unknown value type {name!r}")
-    kind = getattr(__import__(module), name)
+    kind = getattr((sys.modules.get(module) if module in _LOADED else None) or __import__(module), name)
+    if name in _USER_DATA:
+        data = _dec(body, handle, depth + 1, objects)
+        if type(data) is not _USER_DATA[name]:
+            raise ValueError("malformed value")
+        made = kind.__new__(kind)
+        made.data = data  # (the object decoded, not a copy: a list it shares with the rest of the value stays shared)
+        return made
+    if name == "ChainMap":
+        maps = [_dec(m, handle, depth + 1, objects) for m in body]
+        if any(type(m) is not dict for m in maps):
+            raise ValueError("malformed value")
+        return kind(*maps) if maps else kind()
+    if name == "SimpleNamespace":
+        pairs = [(k, _dec(x, handle, depth + 1, objects)) for k, x in body]
+        if not all(type(k) is str for k, _ in pairs):
+            raise ValueError("malformed value")
+        return kind(**dict(pairs))
+    if name == "array":
+        code, raw = body
+        if type(code) is not str or len(code) != 1 or code not in sys.modules["array"].typecodes:
+            raise ValueError("malformed value")
+        made = kind(code)
+        made.frombytes(base64.b64decode(raw))  # (ValueError unless whole items)
+        return made
+    if name in ("struct_time", "stat_result"):
+        fields = tuple(_dec(x, None, depth + 1) for x in body[0])
+        extra = {str(k): _dec(x, None, depth + 1) for k, x in body[1]}
+        return kind(fields, extra)
+    if name == "timezone":
+        days, seconds, micro, text = body
+        offset = sys.modules["datetime"].timedelta(days=int(days), seconds=int(seconds), microseconds=int(micro))
+        return kind(offset) if text is None else kind(offset, str(text))
     if name in ("OrderedDict", "Counter"):
         pairs = [(_dec(k, handle, depth + 1, objects), _dec(x, handle, depth + 1, objects)) for k, x in body]
         if len(pairs) > MAX_SHARED_HASHES:
@@ -383,6 +509,29 @@ def _stdlib_decode(name: str, body: Any, handle: Any, depth: int, objects: Any) 
     return kind(body) if name == "Decimal" else kind.fromisoformat(body)  # a class's real flags and name (never a metaclass's own attribute)
 _NAME = type.__dict__["__name__"].__get__
 _HEAPTYPE = 1 << 9
+_VIEW_NAMES = frozenset(VIEWS.values())
+
+
+def _view_decode(name: str, body: Any, handle: Any, depth: int, objects: Any) -> Any:
+    pairs = [(_dec(k, handle, depth + 1, objects), _dec(x, handle, depth + 1, objects)) for k, x in body]
+    if len(pairs) > MAX_SHARED_HASHES:
+        _spread([k for k, _ in pairs])
+    made = dict(pairs)
+    if name == "mappingproxy":
+        return type(type.__dict__)(made)
+    return made.keys() if name == "dict_keys" else made.values() if name == "dict_values" else made.items()
+
+
+def _memoryview_decode(body: Any) -> Any:
+    form, shape, readonly, raw = body
+    data = base64.b64decode(raw)
+    if (type(form) is not str or form not in _VIEW_FORMATS or type(shape) is not list or len(shape) > 64
+            or not all(type(n) is int and n >= 0 for n in shape)):
+        raise ValueError("malformed value")
+    view: Any = memoryview(data if readonly is True else bytearray(data))
+    if form == "B" and shape == [len(data)]:
+        return view
+    return view.cast("B").cast(form, shape)  # (ValueError/TypeError when the sizes disagree)
 
 
 def _static_names() -> frozenset[str]:
@@ -532,9 +681,16 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
     tag = x[0]
     if tag == "i":
         return int(x[1], 16)
-    if tag == "f":
-        return float(x[1])
     made = _MADE[0]
+    if tag == "f":
+        number = float(x[1])
+        if number == number:
+            return number
+        if len(x) == 3:  # (``math.nan`` itself)
+            return _NAN
+        if made is not None:  # (one NaN object: met again, it is ``["^", i]``, as a list is)
+            made.append(number)
+        return number
     if tag == "l" or tag == "s" or tag == "d":  # (made before what they hold, in the order encode met them)
         new: Any = {"l": list, "s": set, "d": dict}[tag]()
         if made is not None:
@@ -567,8 +723,9 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
             made.append(bytearray(raw))
             return made[-1]
         return raw if tag == "b" else bytearray(raw)
-    if tag == "c":
-        return complex(_dec(x[1], None, depth + 1), _dec(x[2], None, depth + 1))
+    if tag == "c":  # (its parts are numbers, or ``["f", text]``: never kept in the table)
+        return complex(*(float(p[1]) if type(p) is list and len(p) == 2 and p[0] == "f" else _dec(p, None, depth + 1)
+                         for p in x[1:3]))
     if tag == "x" and len(x) == 3 and type(x[1]) is str:
         return _stdlib_decode(x[1], x[2], handle, depth, objects)
     if tag == "r":
@@ -589,8 +746,8 @@ def _dec(x: Any, handle: Callable[..., Any] | None, depth: int, objects: list[An
     if tag == "m" and given is not None and len(x) == 3 and type(x[1]) is str and "." in x[1]:
         found = given.find(x[1])
         new = _dec(x[2], handle, depth + 1, objects)
-        if found is None or type(new) is not type(found):
-            raise ValueError("malformed value: a changed argument the call was not given")
+        if found is None or not isinstance(found, type(new)):  # (the tests' object may be of a subclass of theirs,
+            raise ValueError("malformed value: a changed argument the call was not given")  # which crossed as its data)
         given.changed(found, new)
         return found
     if tag == "h" and handle is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import _thread
 import builtins
+import collections
 import ctypes
 import io
 import opcode
@@ -512,10 +513,7 @@ class Remote:
         def handle(obj: Any) -> Any:
             if self.values and self.values.get(type(obj).__name__) is type(obj):  # by value (see share_values)
                 return type(obj).__name__, codec.state(obj)
-            if type(obj) is _GENERATOR and id(obj) in self._wrapped:  # the solution's, given back
-                ref, handle = self._wrapped[id(obj)]
-                if ref() is obj:
-                    obj = handle
+            obj = self.unwrapped(obj)  # (a generator of the solution's, given back: its handle)
             if isinstance(obj, RemoteObject) and obj._cg_gen == self.generation:  # as it came (see _handle)
                 kind = type(obj).__dict__.get("_cg_remote") is self and type(obj).__dict__["_cg_name"]
                 return [obj._cg_hid, kind] if kind else obj._cg_hid
@@ -525,10 +523,24 @@ class Remote:
             if lent is not None:
                 return lent
             raise codec.Unencodable(f"cannot pass a {type(obj).__name__} to the solution")
+        if type(value) in codec.VIEWS:  # a dict's view given to the solution is one there too (``keys & {...}``, ``==``
+            try:  # a set: a lent one only iterates); given back unchanged, it is the tests' own (see Given.find).
+                return codec.encode(value, handle, views=True)  # Lent where its dict holds what cannot cross
+            except codec.Unencodable:
+                pass
         try:
             return codec.encode(value, handle)
         except codec.Unencodable as exc:  # the harness's limit, never the solution's TypeError
             raise Untransportable(str(exc)) from None
+
+    def unwrapped(self, obj: Any) -> Any:
+        """The handle of a generator made here for the solution's generator (see _handle); any other object as it
+        is."""
+        if type(obj) is _GENERATOR and id(obj) in self._wrapped:
+            ref, handle = self._wrapped[id(obj)]
+            if ref() is obj:
+                return handle
+        return obj
 
     def call(self, target: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self.started()
@@ -565,7 +577,7 @@ class Remote:
         given = Given(args, kwargs, mutated)
         for key, tree in mutated.items():
             original = given.roots.get(key)
-            if type(original) in _MIRRORED:
+            if _mirrored(original) is not None:  # (a subclass of the tests', ``class D(dict)``, crossed as its data)
                 _MIRROR.append((original, self.value(tree, given)))
             elif type(original) is tuple:  # (its lists are changed, the tuple itself cannot be)
                 self.value(tree, given)
@@ -937,8 +949,8 @@ def flush(helper: int = 0) -> None:
         todo = _MIRROR[:]
         _MIRROR.clear()
         for original, new in todo:
-            if helper:
-                _APPLIED.append((_SEQ[0], original, type(original)(original), new))  # (exact built-in types)
+            if helper:  # (a copy by the built-in type: a subclass's constructor may take other arguments)
+                _APPLIED.append((_SEQ[0], original, _mirrored(original)(original), new))  # type: ignore[misc]
                 _SEQ[0] += 1
             _put(original, new)
     if not helper:
@@ -946,8 +958,11 @@ def flush(helper: int = 0) -> None:
 
 
 def _put(original: Any, new: Any) -> None:
-    if type(original) is list or type(original) is bytearray:
+    if isinstance(original, (list, bytearray)):
         original[:] = new
+    elif type(original) is _DEQUE:
+        original.clear()
+        original.extend(new)
     else:
         original.clear()
         original.update(new)
@@ -1000,14 +1015,14 @@ def leave(mark: list[int], value: Any) -> Any:
 
 def _unchanged(original: Any, new: Any) -> bool:
     """``original`` still holds what :func:`_put` put there from ``new`` (the same objects; no user code runs)."""
-    if type(original) is bytearray:
+    if isinstance(original, bytearray):
         return bytes(original) == bytes(new)
     if len(original) != len(new):
         return False
-    if type(original) is list:
+    if isinstance(original, list) or type(original) is _DEQUE:
         return all(a is b for a, b in zip(original, new, strict=False))
-    if type(original) is dict:
-        return all(a[0] is b[0] and a[1] is b[1] for a, b in zip(original.items(), new.items(), strict=False))
+    if isinstance(original, dict):
+        return all(a[0] is b[0] and a[1] is b[1] for a, b in zip(dict.items(original), dict.items(new), strict=False))
     return {id(x) for x in original} == {id(x) for x in new}
 
 
@@ -1056,6 +1071,25 @@ def _held(value: Any, wanted: set[int]) -> set[int] | None:
 
 
 _MIRRORED = (list, dict, set, bytearray)
+
+
+def _mirrored(obj: Any) -> type | None:
+    """The built-in type of ``obj`` whose in-place changes a call's reply mirrors (:data:`_MIRRORED`), or None. An
+    object of a subclass of one (the tests' ``class D(dict)``, a ``defaultdict`` with a factory of theirs) crosses as
+    that type's value, so the solution's process knows it as one: given back unchanged it is the tests' own object
+    (it was a ValueError, "unknown value tag"), and a change made to it reaches it, as in one process. So does a
+    change to a Counter, OrderedDict, defaultdict (dicts) or deque the tests gave (it was lost)."""
+    if type(obj) is _DEQUE:
+        return _DEQUE
+    for kind in _MIRRORED:
+        if isinstance(obj, kind):
+            return kind
+    return None
+
+
+_DEQUE = collections.deque
+
+
 _MAX_HELD = 16  # mutable attributes of the solution's objects whose in-place changes are sent (Remote._hold)
 _MAX_HELD_ITEMS = 10_000
 _MAX_HELD_BYTES = 1 << 16
@@ -1083,21 +1117,24 @@ class Given:
         root, _, rest = key.partition(".")
         obj = self.roots.get(root)
         if not rest:
-            return obj if type(obj) in _MIRRORED and root not in self.mutated else None
-        for part in rest.split("."):
-            if not part.isdigit() or len(part) > 9:
+            known = _mirrored(obj) is not None or type(obj) in codec.VIEWS
+            return obj if known and root not in self.mutated else None
+        for part in rest.split("."):  # (by the built-in types' own methods, as the value was encoded: a subclass's
+            if not part.isdigit() or len(part) > 9:  # are not asked)
                 return None
             index = int(part)
-            if type(obj) is list or type(obj) is tuple:
-                obj = obj[index] if index < len(obj) else None
-            elif type(obj) is dict:
+            if isinstance(obj, list):
+                obj = list.__getitem__(obj, index) if index < list.__len__(obj) else None
+            elif isinstance(obj, tuple) and codec._named_fields(type(obj)) is None:  # (a namedtuple is not looked into
+                obj = tuple.__getitem__(obj, index) if index < tuple.__len__(obj) else None  # there)
+            elif isinstance(obj, dict):
                 values = self._values.get(id(obj))
                 if values is None:
-                    values = self._values[id(obj)] = list(obj.values())
+                    values = self._values[id(obj)] = list(dict.values(obj))
                 obj = values[index] if index < len(values) else None
             else:
                 return None
-        return obj if type(obj) in _MIRRORED else None
+        return obj if _mirrored(obj) is not None else None
 
     def changed(self, obj: Any, new: Any) -> None:
         _MIRROR.append((obj, new))
@@ -1404,9 +1441,10 @@ class RemoteObject:
     """An object that stays in the solution's process. Equal only to itself (the same object of the solution is the
     same handle), unless its class has an ``__eq__`` (a dataclass's or its own: see _capable). Attributes and items
     are read, set and deleted in the solution's process, so its class decides (a frozen one refuses: an "it must be
-    immutable" test is not passed by the harness refusing); an operator (``+``, ``<``, ``float()``) is not carried
-    out here and fails the unit (:class:`Untransportable`). The handle's own slots are ``_cg_*`` (a solution's
-    attribute of that name is not reachable)."""
+    immutable" test is not passed by the harness refusing); an operator (``-h``, ``float(h)``, ``h1 + h2``, ``h1 <
+    h2``) is carried out in the solution's process, but never with a value of the tests' (see _operator: that fails
+    the unit, :class:`Untransportable`). The handle's own slots are ``_cg_*`` (a solution's attribute of that name
+    is not reachable)."""
 
     __slots__ = ("_cg_link", "_cg_hid", "_cg_type", "_cg_gen")
 
@@ -1453,19 +1491,40 @@ class RemoteObject:
 _READABLE = frozenset({"__name__", "__qualname__", "__dict__", "__wrapped__", "__self__", "__func__"})
 
 
-def _no_operator(name: str) -> Any:
-    def refuse(self: RemoteObject, *args: Any) -> Any:
-        raise Untransportable(f"{name} of the solution's {self._cg_type} object is not carried out in the tests' "
-                              "process (compare plain values the solution returns)")
-    refuse.__name__ = name
-    return refuse
+def _operator(name: str, unary: bool) -> Any:
+    """An operator on the solution's object, carried out in its process by Python's own rules (its class's methods,
+    the reflected one of the other operand): ``-h``, ``int(h)``, ``round(h, 2)``, ``[...][h]``; and, binary, only
+    with another object of the same process (``Vector(1, 2) + Vector(3, 4)``, ``Perm.R | Perm.W``,
+    ``sorted(cards)``), where the expected objects are made in that process anyway. With a value of the tests'
+    (``f(x) - expected``, ``f(x) < 5``) it is not carried out: the value would be shown to the solution, whose
+    ``__sub__`` could answer 0 to ``abs(f(x) - expected) < 1e-6`` (Untransportable, as an operator used to be on
+    any handle). A binary operator that gives an answer for an object no solution can know of (a ``__lt__`` that
+    says True to it, an ``__add__`` that adds anything) answers so for everything: also refused (a class whose
+    ``__lt__`` always says True passed ``P(1) < P(2)``); an in-place one (``v += w``) is not asked so (it could keep
+    what it was given)."""
+    def carry(self: RemoteObject, *args: Any) -> Any:
+        link = self._cg_link
+        if unary:
+            return link.op("operator", self, name, *args)
+        other = args[0] if len(args) == 1 else None
+        if not isinstance(other, RemoteObject) or other._cg_link is not link:
+            raise Untransportable(f"{name} of the solution's {self._cg_type} object with a value of the tests' is "
+                                  "not carried out in the tests' process (compare plain values the solution returns)")
+        told = link.op("operator", self, name, other)
+        if type(told) is not list or len(told) != 2 or told[0] is not True:
+            raise Untransportable(f"{name} of the solution's {self._cg_type} object answers for an object it cannot "
+                                  "know of (so for everything): not taken (compare plain values the solution returns)")
+        return told[1]
+    carry.__name__ = name
+    return carry
 
 
 for _op in ("add sub mul matmul truediv floordiv mod divmod pow lshift rshift and xor or radd rsub rmul rmatmul "
             "rtruediv rfloordiv rmod rdivmod rpow rlshift rrshift rand rxor ror iadd isub imul imatmul itruediv "
-            "ifloordiv imod ipow ilshift irshift iand ixor ior neg pos abs invert complex int float index round trunc "
-            "floor ceil lt le gt ge").split():
-    setattr(RemoteObject, f"__{_op}__", _no_operator(f"__{_op}__"))
+            "ifloordiv imod ipow ilshift irshift iand ixor ior lt le gt ge").split():
+    setattr(RemoteObject, f"__{_op}__", _operator(f"__{_op}__", False))
+for _op in "neg pos abs invert complex int float index round trunc floor ceil".split():
+    setattr(RemoteObject, f"__{_op}__", _operator(f"__{_op}__", True))
 
 
 class _Callable:
@@ -1527,8 +1586,8 @@ class _Container:
     def _look(self: Any, item: Any) -> bool | None:
         """Whether one of the items is ``item`` or ``==`` it; None past _MAX_SEEN items (for an object that
         answers ``in`` itself: an endless ``__iter__``)."""
-        it = self._cg_link.op("iter", self)
-        n, seen = 8, 0
+        it = self._cg_link.unwrapped(self._cg_link.op("iter", self))  # (an ``__iter__`` that is a generator
+        n, seen = 8, 0  # function gives a generator of the solution's: its items are taken through its handle)
         own = type(self).__dict__.get("_cg_contains", False)
         while True:
             chunk, end = self._cg_link.op("take", it, n)
@@ -1640,7 +1699,11 @@ def _capable(name: str, caps: int, meta: Any, extra: dict[str, Any] | None = Non
                             _own_hash if caps & _UNHASHABLE else None)
         if caps & codec.DATACLASS_ORDER:
             body.update(_DATACLASS_ORDER)
-    return meta(name, (RemoteObject, *bases), body)
+    kind = meta(name, (RemoteObject, *bases), body)
+    for i, abstract in enumerate(codec.ABCS):  # (its type derives from collections.abc.Mapping, ...: registered, so
+        if caps & codec.ABC << i:  # ``isinstance(h, Mapping)`` holds as in one process; no method of theirs comes)
+            getattr(sys.modules["_collections_abc"], abstract).register(kind)
+    return kind
 
 
 def _by_fields(which: str, test: Any) -> Any:

@@ -8,7 +8,10 @@ result pipe; none of them ever exists in these processes.
 from __future__ import annotations
 
 import builtins
+import collections
 import fcntl
+import math
+import operator
 import os
 import sys
 
@@ -336,8 +339,8 @@ class _Server:
         mutated = {}  # what the call did to a list, dict, set or bytearray argument (positional "0", keyword "=k")
         same: dict[int, str] = {}  # those it did not change, by key: the tests' own objects where it returns them
         for key, now, sent in given:
-            if type(now) in _MUTABLE or (type(now) is tuple and inner and any(k.startswith(key + ".")
-                                                                                 for k, _ in inner.values())):
+            if (type(now) in _MUTABLE or type(now) in _LIBRARY_MUTABLE or type(now) in codec.VIEWS
+                    or (type(now) is tuple and inner and any(k.startswith(key + ".") for k, _ in inner.values()))):
                 after = self.enc(now)
                 if after == sent:
                     if type(now) is not tuple:
@@ -535,6 +538,8 @@ class _Server:
                 mine = _dataclass_state(obj, kind, [])
                 return bool(mine) and _TYPE(other) is kind and mine == _dataclass_state(other, kind, [])
             return _exact(bool(obj == other), bool)
+        if name == "operator":  # ``-h``, ``int(h)``, ``h1 + h2``, ``h1 < h2`` in the tests: by Python's rules, here
+            return self.operate(obj, str(args[0]), [self.dec(a) for a in args[1:]])
         if name == "compared":  # a dataclass's compared (or hashed) fields, by its real class (see codec.DATACLASS_EQ)
             kind = _TYPE(obj)
             names = codec.dataclass_fields(kind, _DATACLASS_METHODS[str(args[0])])
@@ -575,6 +580,30 @@ class _Server:
         if name in ("repr", "str"):
             return _exact((repr if name == "repr" else str)(obj), str)[:100_000]
         raise ValueError(f"unknown operation {name!r}")
+
+    def operate(self, obj: Any, name: str, operands: list[Any]) -> Any:
+        """An operator of the tests on ``obj`` (see harness._operator): a unary one's value; a binary one's (with
+        another object of this process) as ``[True, value]``, or ``[False, None]`` where it also answers for an
+        object no solution can know of, so for everything (a ``__lt__`` that says True to it, an ``__add__`` that
+        takes it; an in-place one, ``v += w``, is not asked: it could keep what it was given)."""
+        unary = _UNARY.get(name)
+        if unary is not None:
+            return self.enc(unary(obj, *operands[:1]))
+        binary, flipped = _BINARY[name]
+        pair = [obj, operands[0]]
+        if flipped:  # (``__radd__``: the other operand is on the left)
+            pair.reverse()
+        ordering = binary in _ORDERINGS
+        probes = () if name.startswith("__i") else ([pair[0], _Stranger()], [_Stranger(), pair[1]])  # (an in-place
+        for probe in probes:  # one is not asked first: ``self.items.append(other)`` would keep the probe)
+            try:
+                told = binary(*probe)
+                answers = bool(told) if ordering else True  # (an ordering that says False tells nothing)
+            except Exception:  # noqa: BLE001 - it looks at what it is given: no sign of that
+                answers = False
+            if answers:
+                return self.enc([False, None])
+        return self.enc([True, binary(*pair)])
 
     def _step(self, hid: int, awaitable: Any, seconds: float) -> tuple[bool, Any]:
         """Run this process's event loop for at most ``seconds`` on the awaitable of handle ``hid`` (made by
@@ -669,9 +698,25 @@ _MRO = type.__dict__["__mro__"].__get__  # a class's real MRO (a metaclass's own
 
 
 _MUTABLE = (list, dict, set, bytearray)
+# the standard library's mutable value types (codec._STDLIB_VALUES): a change a call makes to one the tests gave it
+# (``counts[w] += 1`` on their Counter, ``queue.append(x)`` on their deque) is sent back too, and made to their object
+_LIBRARY_MUTABLE = (collections.Counter, collections.OrderedDict, collections.defaultdict, collections.deque)
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
 _FUNCTION = type(lambda: None)
 _DATACLASS_METHODS = {"eq": "__eq__", "order": "__lt__", "hash": "__hash__"}
+# the tests' operators on the solution's objects (see _Server.operate), taken before any solution runs
+_UNARY: dict[str, Any] = {"__neg__": operator.neg, "__pos__": operator.pos, "__abs__": operator.abs,
+                          "__invert__": operator.invert, "__int__": int, "__float__": float, "__complex__": complex,
+                          "__index__": operator.index, "__round__": round, "__trunc__": math.trunc,
+                          "__floor__": math.floor, "__ceil__": math.ceil}
+_BINARY: dict[str, tuple[Any, bool]] = {}
+for _name in "add sub mul matmul truediv floordiv mod pow lshift rshift and xor or".split():
+    _BINARY[f"__{_name}__"] = (getattr(operator, _name if _name not in ("and", "or") else _name + "_"), False)
+    _BINARY[f"__r{_name}__"] = (_BINARY[f"__{_name}__"][0], True)
+    _BINARY[f"__i{_name}__"] = (getattr(operator, f"i{_name}"), False)
+_BINARY.update({"__divmod__": (divmod, False), "__rdivmod__": (divmod, True)})
+_ORDERINGS = (operator.lt, operator.le, operator.gt, operator.ge)
+_BINARY.update({f"__{op.__name__}__": (op, False) for op in _ORDERINGS})
 
 
 def _names(names: Any) -> list[str]:

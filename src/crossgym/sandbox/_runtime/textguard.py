@@ -49,10 +49,14 @@ _PICKLED = {
     "builtins": frozenset({"bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list",
                            "object", "range", "set", "slice", "str", "tuple", "Ellipsis", "NotImplemented"}),
     "copyreg": frozenset({"_reconstructor", "__newobj__", "__newobj_ex__"}),
-    "_codecs": frozenset({"encode"}), "collections": frozenset({"OrderedDict", "deque", "Counter", "defaultdict"}),
+    "_codecs": frozenset({"encode"}),
+    "collections": frozenset({"OrderedDict", "deque", "Counter", "defaultdict", "UserDict", "UserList", "UserString",
+                              "ChainMap"}),
     "datetime": frozenset({"date", "datetime", "time", "timedelta", "timezone"}),
     "decimal": frozenset({"Decimal"}), "fractions": frozenset({"Fraction"}),
     "array": frozenset({"array", "_array_reconstructor"}),
+    # (the other value types that cross as themselves, codec._STDLIB_VALUES: made from their fields, nothing runs)
+    "types": frozenset({"SimpleNamespace"}), "time": frozenset({"struct_time"}), "os": frozenset({"stat_result"}),
 }
 
 
