@@ -193,6 +193,26 @@ def test_code_output_cases_and_partial_credit() -> None:
                       language="shell").passed
 
 
+@pytest.mark.parametrize("got,want,same", [
+    ("1.0\n", "1\n", True), ("0.50 2\n", "0.5 2.0", True), ("  3 4 \n\n", "3 4", True), ("1e2", "100", True),
+    ("1 2", "1\n2", False), ("YES", "yes", False), ("1.000001", "1", False), ("3 4 5", "3 4", False),
+    ("sNaN", "1", False), ("x 1.0", "x 1", False),  # (a line is compared as numbers only when all of it is numbers)
+])
+def test_code_output_lines_compares_as_livecodebench_does(got, want, same) -> None:
+    """compare="lines": each line stripped, equal as text or as a row of decimals (LiveCodeBench's stdio rule)."""
+    from crossgym.verifiers.code import same_output
+
+    assert same_output(got, want, "lines") is same
+    assert not same_output("1.0", "1", "strip")  # (the default stays exact about numbers)
+
+
+def test_code_output_lines_end_to_end() -> None:
+    code = "```python\nprint(f'{int(input()) / 2:.2f}')\n```"
+    answer = {"cases": [{"stdin": "3\n", "stdout": "1.5\n"}, {"stdin": "4\n", "stdout": "2\n"}]}
+    assert run_output(code, answer, compare="lines").passed
+    assert run_output(code, answer).reward == 0.0
+
+
 def test_code_output_failures() -> None:
     slow = run_output("```python\nwhile True:\n    pass\n```", {"stdin": "", "stdout": "1"}, run_timeout=1)
     assert slow.reward == 0.0 and "timed out" in slow.reason

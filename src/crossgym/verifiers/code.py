@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import logging
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from crossgym.protocol.errors import CrossgymError, VerifierError
@@ -242,14 +243,37 @@ def _normalize_output(text: str, mode: str) -> Any:
         return text
     if mode == "tokens":
         return text.split()
+    if mode == "lines":
+        return [line.strip() for line in text.strip().split("\n")]
     return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").rstrip().split("\n"))
+
+
+def same_output(got: str, want: str, mode: str) -> bool:
+    """Whether a program's stdout ``got`` matches ``want`` under ``mode`` (see CodeOutput). "lines" is
+    LiveCodeBench's stdio rule: the texts stripped, as many lines, each line stripped and equal as text or, failing
+    that, as a row of decimal numbers (``1.0`` is ``1``, ``0.50`` is ``0.5``; no tolerance)."""
+    a, b = _normalize_output(got, mode), _normalize_output(want, mode)
+    if mode != "lines":
+        return bool(a == b)
+    return len(a) == len(b) and all(x == y or _same_decimals(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _same_decimals(a: str, b: str) -> bool:
+    xs, ys = a.split(), b.split()
+    if len(xs) != len(ys) or not xs:
+        return False
+    try:
+        return all(Decimal(x) == Decimal(y) for x, y in zip(xs, ys, strict=True))
+    except (ArithmeticError, ValueError):  # not numbers (InvalidOperation), or a signalling NaN compared
+        return False
 
 
 class CodeOutput(BaseVerifier):
     """A program (Python, or a shell script) run on each case's stdin must print the expected stdout.
 
     answer: {"cases": [{"stdin": "...", "stdout": "..."}, ...]} (or one case as {"stdin", "stdout"}).
-    params: compare ("strip": trailing spaces and final newlines ignored | "exact" | "tokens": whitespace-split),
+    params: compare ("strip": trailing spaces and final newlines ignored | "exact" | "tokens": whitespace-split |
+    "lines": LiveCodeBench's rule, each line stripped and equal as text or as decimal numbers, 1.0 for 1),
     language ("python" | "shell"), partial (True: fraction of cases), run_timeout (5 s per case), tier.
     """
 
@@ -266,8 +290,8 @@ class CodeOutput(BaseVerifier):
     def __init__(self, *, compare: str = "strip", language: str = "python", partial: bool = True,
                  run_timeout: float = 5.0, tier: str | None = None, **params: Any) -> None:
         super().__init__(**params)
-        if compare not in ("strip", "exact", "tokens"):
-            raise VerifierError(f"verifier 'code_output': compare={compare!r} must be strip, exact or tokens")
+        if compare not in ("strip", "exact", "tokens", "lines"):
+            raise VerifierError(f"verifier 'code_output': compare={compare!r} must be strip, exact, tokens or lines")
         if language not in ("python", "shell"):
             raise VerifierError(f"verifier 'code_output': language={language!r} must be python or shell")
         if isinstance(run_timeout, bool) or not isinstance(run_timeout, (int, float)) or run_timeout <= 0:
@@ -310,7 +334,7 @@ class CodeOutput(BaseVerifier):
             # a run that crashed (a Python exception, a signal, a limit) fails whatever it printed first, as judges
             # count a runtime error; a shell script's status is its last command's, so there only a signal fails
             crashed = res.signal is not None or (self.language == "python" and res.exit_code != 0)
-            same = _normalize_output(res.stdout, self.compare) == _normalize_output(case["stdout"], self.compare)
+            same = same_output(res.stdout, case["stdout"], self.compare)
             good = not res.timed_out and not cut and not crashed and same
             ok += good
             if not good and not first_fail:
