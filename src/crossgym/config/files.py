@@ -5,6 +5,7 @@ checking the paths it will write, so that every mistake is one ConfigError line 
   naming the file and its likely encoding ("save it as UTF-8"). A UTF-8 byte-order mark is dropped.
 - ``decode_user_line(raw, where)``: one line of a file read as bytes (JSONL readers that stream), same errors.
 - ``check_user_encoding(path)``: the same check on the head of a file too large to read whole (rollouts).
+- ``iter_user_jsonl(path)``: a JSONL file's values, a line at a time, each with its "PATH:LINE" for errors.
 - ``is_user_file(value)``: whether an option's value names an existing file; text too long to be a file name (a
   JSON document, a sentence) is simply not one, never an OSError (ENAMETOOLONG).
 - ``load_user_json(text, where, fix)``: ``json.loads``; not JSON, nested too deeply or an integer of thousands of
@@ -28,7 +29,7 @@ import difflib
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,18 @@ def check_user_encoding(path: str | Path) -> None:
     enc = guess_encoding(head)
     if enc is not None:
         raise _encoding_error(str(p), enc)
+
+
+def iter_user_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
+    """(``"PATH:LINE"``, the parsed value) for each non-blank line of a user's JSONL file, streamed: not UTF-8, not
+    JSON, too deep or an integer of thousands of digits is one ConfigError line naming the file and line."""
+    check_user_encoding(path)
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            where = f"{path}:{lineno}"
+            line = decode_user_line(raw, where)
+            if line.strip():
+                yield where, load_user_json(line, where, fix="one JSON object per line")  # deep, huge ints too
 
 
 def check_output_file(path: str | Path | None, option: str) -> None:

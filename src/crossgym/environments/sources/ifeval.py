@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from crossgym.config.files import check_user_encoding, decode_user_line, load_user_json
+from crossgym.config.files import iter_user_jsonl
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Task, VerifierSpec
@@ -240,32 +240,25 @@ def ifeval(path: str, *, limit: int | None = None, skip_unsupported: bool = Fals
                           fix="pass reward='fraction' (instruction level) or 'all' (prompt level)")
 
     def rows() -> Iterator[Task]:
-        check_user_encoding(p)
         unjudgeable = unjudgeable_here()
         skipped: collections.Counter[str] = collections.Counter()
         made = 0
-        with p.open("rb") as fh:
-            for lineno, raw in enumerate(fh, 1):
-                if limit is not None and made >= limit:
-                    break
-                where = f"{p}:{lineno}"
-                line = decode_user_line(raw, where)
-                if not line.strip():
+        for where, row in iter_user_jsonl(p):
+            if limit is not None and made >= limit:
+                break
+            ids = row.get("instruction_id_list") if isinstance(row, Mapping) else None
+            bad = [i for i in ids if isinstance(i, str) and i in unjudgeable] if isinstance(ids, list) else []
+            if bad:
+                if not any(i in UNSUPPORTED for i in bad):
+                    _row_task(row, where, reward, system_prompt)  # (a bad row is reported as one first)
+                if skip_unsupported:
+                    skipped[bad[0]] += 1
                     continue
-                row = load_user_json(line, where, fix="one JSON object per line")
-                ids = row.get("instruction_id_list") if isinstance(row, Mapping) else None
-                bad = [i for i in ids if isinstance(i, str) and i in unjudgeable] if isinstance(ids, list) else []
-                if bad:
-                    if not any(i in UNSUPPORTED for i in bad):
-                        _row_task(row, where, reward, system_prompt)  # (a bad row is reported as one first)
-                    if skip_unsupported:
-                        skipped[bad[0]] += 1
-                        continue
-                    why, fix = unjudgeable[bad[0]]
-                    raise ConfigError(f"row key {row.get('key')!r} has instruction {bad[0]!r}, which crossgym cannot "
-                                      f"judge here: {why}", where=where, fix=fix)
-                yield _row_task(row, where, reward, system_prompt)
-                made += 1
+                why, fix = unjudgeable[bad[0]]
+                raise ConfigError(f"row key {row.get('key')!r} has instruction {bad[0]!r}, which crossgym cannot "
+                                  f"judge here: {why}", where=where, fix=fix)
+            yield _row_task(row, where, reward, system_prompt)
+            made += 1
         if skipped:
             detail = ", ".join(f"{n} with {iid}" for iid, n in skipped.most_common())
             log.warning("task source 'ifeval': dropped %d rows of %s with instructions crossgym cannot judge here (%s; "

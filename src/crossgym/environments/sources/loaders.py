@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from crossgym.config.files import check_user_encoding, decode_user_line, load_user_json, task_from_user_dict
+from crossgym.config.files import iter_user_jsonl, task_from_user_dict
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
 from crossgym.protocol.messages import Message, ToolSpec, messages_from
 from crossgym.protocol.task import Task, VerifierSpec
@@ -162,16 +162,8 @@ def jsonl(path: str, *, columns: Mapping[str, str] | None = None, verifier: str 
                        prompt_template=prompt_template, id_prefix=id_prefix or p.stem, keep_columns=keep_columns)
 
     def rows() -> Iterator[Task]:
-        check_user_encoding(p)
-        with p.open("rb") as fh:
-            index = 0
-            for lineno, raw in enumerate(fh, 1):
-                line = decode_user_line(raw, f"{p}:{lineno}")
-                if not line.strip():
-                    continue
-                row = load_user_json(line, f"{p}:{lineno}", fix="one JSON object per line")  # deep, huge ints too
-                yield mapper(row, index, f"{p}:{lineno}")
-                index += 1
+        for index, (where, row) in enumerate(iter_user_jsonl(p)):
+            yield mapper(row, index, where)
 
     return _finish(rows(), limit if limit is not None else n, shuffle, seed)
 
