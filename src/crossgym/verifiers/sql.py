@@ -338,6 +338,13 @@ _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]|--[
 _ORDER_BY = re.compile(r"\border\s+by\b", re.I)
 
 
+def _reference_query(answer: Any) -> str | None:
+    """The task's reference query, whose result is the expected one (``{"query": ...}`` without ``rows``), or None."""
+    if isinstance(answer, dict) and "rows" not in answer and isinstance(answer.get("query"), str):
+        return answer["query"]  # type: ignore[no-any-return]
+    return None
+
+
 def sorts_result(query: str) -> bool:
     """Whether ``query`` sorts its result: an ORDER BY outside parentheses (not a subquery's or a window's), in
     the query as written without its strings, quoted names and comments."""
@@ -415,9 +422,10 @@ class SQL(BaseVerifier):
 
     def expected(self, task: Task, script: str) -> tuple[list[str] | None, list[Any]]:
         ans = task.answer
-        if isinstance(ans, dict) and "rows" not in ans and isinstance(ans.get("query"), str):
+        query = _reference_query(ans)
+        if query is not None:
             try:
-                ref_cols, ref_rows = execute(script, ans["query"], timeout=max(self.query_timeout, 5.0),
+                ref_cols, ref_rows = execute(script, query, timeout=max(self.query_timeout, 5.0),
                                              max_rows=self.max_rows)
             except QueryError as exc:
                 raise BadTask(f"reference query fails: {exc}") from None
@@ -441,8 +449,8 @@ class SQL(BaseVerifier):
             return Verdict.ok(0.0, reason=clip(f"query failed: {exc}", 200), components={"executed": 0.0})
         order = self.order_matters
         if order == "auto":
-            ref = task.answer.get("query") if isinstance(task.answer, dict) and "rows" not in task.answer else None
-            order = isinstance(ref, str) and sorts_result(ref)
+            ref = _reference_query(task.answer)
+            order = ref is not None and sorts_result(ref)
         ok, reason = compare(got, want, order_matters=bool(order), digits=self.digits, rows=self.rows,
                              column_order=self.column_order)
         if ok and self.check_columns and want_cols is not None:
