@@ -276,6 +276,14 @@ OWN_EQ = 1 << 20
 #: Mapping)`` and ``isinstance(h, Sequence)`` answer as in one process (the bit of ABCS[i] is ``ABC << i``)
 ABCS = ("Sequence", "MutableSequence", "Mapping", "MutableMapping", "Set", "MutableSet")
 ABC = 1 << 21
+#: the tests' operators on a handle that are carried out in the solution's process (harness._operator, solution
+#: _Server.operate), by their dunder names' stems: binary ones with their reflected ("r") and in-place ("i") forms,
+#: divmod and rdivmod, the orderings, and the unary ones and conversions (solution._UNARY)
+BINARY_OPERATORS = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and",
+                    "xor", "or")
+ORDERINGS = ("lt", "le", "gt", "ge")
+UNARY_OPERATORS = ("neg", "pos", "abs", "invert", "complex", "int", "float", "index", "round", "trunc", "floor",
+                   "ceil")
 
 
 def dataclass_of(kind: type, name: str) -> type | None:

@@ -1519,11 +1519,10 @@ def _operator(name: str, unary: bool) -> Any:
     return carry
 
 
-for _op in ("add sub mul matmul truediv floordiv mod divmod pow lshift rshift and xor or radd rsub rmul rmatmul "
-            "rtruediv rfloordiv rmod rdivmod rpow rlshift rrshift rand rxor ror iadd isub imul imatmul itruediv "
-            "ifloordiv imod ipow ilshift irshift iand ixor ior lt le gt ge").split():
+for _op in (*(form + stem for form in ("", "r", "i") for stem in codec.BINARY_OPERATORS), "divmod", "rdivmod",
+            *codec.ORDERINGS):
     setattr(RemoteObject, f"__{_op}__", _operator(f"__{_op}__", False))
-for _op in "neg pos abs invert complex int float index round trunc floor ceil".split():
+for _op in codec.UNARY_OPERATORS:
     setattr(RemoteObject, f"__{_op}__", _operator(f"__{_op}__", True))
 
 

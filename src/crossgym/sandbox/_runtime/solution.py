@@ -704,18 +704,19 @@ _LIBRARY_MUTABLE = (collections.Counter, collections.OrderedDict, collections.de
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
 _FUNCTION = type(lambda: None)
 _DATACLASS_METHODS = {"eq": "__eq__", "order": "__lt__", "hash": "__hash__"}
-# the tests' operators on the solution's objects (see _Server.operate), taken before any solution runs
+# the tests' operators on the solution's objects (see _Server.operate; their names: codec.BINARY_OPERATORS,
+# ORDERINGS and UNARY_OPERATORS), taken before any solution runs
 _UNARY: dict[str, Any] = {"__neg__": operator.neg, "__pos__": operator.pos, "__abs__": operator.abs,
                           "__invert__": operator.invert, "__int__": int, "__float__": float, "__complex__": complex,
                           "__index__": operator.index, "__round__": round, "__trunc__": math.trunc,
                           "__floor__": math.floor, "__ceil__": math.ceil}
 _BINARY: dict[str, tuple[Any, bool]] = {}
-for _name in "add sub mul matmul truediv floordiv mod pow lshift rshift and xor or".split():
+for _name in codec.BINARY_OPERATORS:
     _BINARY[f"__{_name}__"] = (getattr(operator, _name if _name not in ("and", "or") else _name + "_"), False)
     _BINARY[f"__r{_name}__"] = (_BINARY[f"__{_name}__"][0], True)
     _BINARY[f"__i{_name}__"] = (getattr(operator, f"i{_name}"), False)
 _BINARY.update({"__divmod__": (divmod, False), "__rdivmod__": (divmod, True)})
-_ORDERINGS = (operator.lt, operator.le, operator.gt, operator.ge)
+_ORDERINGS = tuple(getattr(operator, name) for name in codec.ORDERINGS)
 _BINARY.update({f"__{op.__name__}__": (op, False) for op in _ORDERINGS})
 
 
