@@ -9,7 +9,7 @@ EVAL_RESULTS_STRICT the eval_results_strict.jsonl IFEval's evaluation_main wrote
 judged by the ``instructions`` verifier as is (strict: no think stripping, no loose variants), and each constraint's
 component is compared with IFEval's result for the same instruction. Instructions crossgym cannot judge here (see
 crossgym.environments.sources.ifeval.unjudgeable_here: none where langdetect is installed, else
-language:response_language) are counted apart. Prints the agreement per instruction id and
+the ids in NEEDS_LANGDETECT) are counted apart. Prints the agreement per instruction id and
 overall, then every disagreement with the constraint's detail and an excerpt of the response. Not a timing; IFEval's
 files are not part of this repo.
 """

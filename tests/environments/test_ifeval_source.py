@@ -53,8 +53,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("startend:quotation", {}, {"type": "quotation"}),
     ("change_case:capital_word_frequency", {"capital_frequency": 2, "capital_relation": "at least"},
      {"type": "capital_word_frequency", "min": 2}),
-    ("change_case:english_capital", {}, {"type": "uppercase"}),
-    ("change_case:english_lowercase", {}, {"type": "lowercase"}),
+    ("change_case:english_capital", {}, {"type": "uppercase", "language": "en"}),
+    ("change_case:english_lowercase", {}, {"type": "lowercase", "language": "en"}),
     ("punctuation:no_comma", {}, {"type": "no_commas"}),
     ("detectable_format:constrained_response", {},
      {"type": "contains_any", "phrases": ["My answer is yes.", "My answer is no.", "My answer is maybe."],
@@ -106,6 +106,7 @@ def test_each_instruction_id_maps_to_one_constraint(tmp_path: Path, iid: str, kw
 
 
 def test_a_row_becomes_a_task_with_one_constraint_per_instruction_in_order(tmp_path: Path) -> None:
+    pytest.importorskip("langdetect")
     rows = [row(1001, ["punctuation:no_comma", "length_constraints:number_words", "change_case:english_lowercase"],
                 [{}, {"relation": "less than", "num_words": 6}, {}], prompt="Describe the sea briefly."),
             row("b-2", ["keywords:frequency"], [{"keyword": "tide", "frequency": 2, "relation": "at least"}])]
@@ -114,7 +115,7 @@ def test_a_row_becomes_a_task_with_one_constraint_per_instruction_in_order(tmp_p
     assert [x.id for x in tasks] == ["1001", "b-2"]
     assert [(m.role, m.content) for m in t.prompt] == [("user", "Describe the sea briefly.")]
     assert t.verifier.name == "instructions" and t.verifier.params == {} and t.env == "single_turn"
-    assert t.answer == [{"type": "no_commas"}, {"type": "word_count", "max": 5}, {"type": "lowercase"}]
+    assert t.answer == [{"type": "no_commas"}, {"type": "word_count", "max": 5}, {"type": "lowercase", "language": "en"}]
     assert t.metadata == {"source": "ifeval", "key": 1001, "kwargs": rows[0]["kwargs"],
                           "instruction_id_list": rows[0]["instruction_id_list"]}
     v = score(t, "the sea is calm today")  # 5 words: "less than 6" is at most 5
@@ -162,6 +163,12 @@ def test_constrained_response_and_response_language_are_judged(tmp_path: Path) -
     v = score(french, "The old harbor was quiet this morning and the fishermen prepared their boats.")
     assert v.components == {"0:language": 0.0, "1:no_commas": 1.0} and "detected language 'en'" in v.reason, v
     assert score(french, "12345 !!!").components["0:language"] == 0.0
+    capital, = crossgym.load_tasks("ifeval", path=str(write(tmp_path / "c.jsonl", [
+        row(3, ["change_case:english_capital"], [{}])])))
+    assert score(capital, "THE OLD HARBOR WAS QUIET THIS MORNING AND THE FISHERMEN PREPARED THEIR BOATS.").passed
+    assert not score(capital, "The old harbor was quiet this morning.").passed
+    v = score(capital, "LE VIEUX PORT ÉTAIT CALME CE MATIN ET LES PÊCHEURS PRÉPARAIENT LEURS BATEAUX.")
+    assert not v.passed and "detected language" in v.reason, v  # in capitals, but not English (IFEval fails it too)
 
 
 def test_without_langdetect_a_language_row_stops_the_load_or_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -170,7 +177,8 @@ def test_without_langdetect_a_language_row_stops_the_load_or_is_dropped(tmp_path
     rows = [row(1, ["punctuation:no_comma"], [{}]),
             row(2, ["punctuation:no_comma", "language:response_language"], [{}, {"language": "fr"}]),
             row(3, ["detectable_format:constrained_response"], [{}]),
-            row(4, ["language:response_language"], [{"language": "de"}])]
+            row(4, ["language:response_language"], [{"language": "de"}]),
+            row(5, ["change_case:english_capital"], [{}])]
     p = write(tmp_path / "mixed.jsonl", rows)
     with pytest.raises(ConfigError) as exc:
         crossgym.load_tasks("ifeval", path=str(p))
@@ -181,7 +189,8 @@ def test_without_langdetect_a_language_row_stops_the_load_or_is_dropped(tmp_path
     with caplog.at_level(logging.WARNING, logger="crossgym.environments.sources.ifeval"):
         tasks = crossgym.load_tasks("ifeval", path=str(p), skip_unsupported=True)
     assert [t.id for t in tasks] == ["1", "3"]
-    assert "dropped 2 rows" in caplog.text and "2 with language:response_language" in caplog.text
+    assert "dropped 3 rows" in caplog.text and "2 with language:response_language" in caplog.text
+    assert "1 with change_case:english_capital" in caplog.text
     assert "needs langdetect" in caplog.text
     assert [t.id for t in crossgym.load_tasks("ifeval", path=str(p), skip_unsupported=True, limit=1)] == ["1"]
     assert [t.id for t in crossgym.load_tasks("ifeval", path=str(p), skip_unsupported=True, n=1)] == ["1"]

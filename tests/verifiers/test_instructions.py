@@ -460,6 +460,25 @@ def test_a_text_langdetect_cannot_read_fails(text):
     assert not v.passed and v.error is None and "no language detected" in v.reason, v
 
 
+def test_a_case_constraint_with_a_language_asks_langdetect_too():
+    """IFEval's english_capital / english_lowercase: the case check, and langdetect reading the text as English;
+    without ``language`` the case alone (as before)."""
+    pytest.importorskip("langdetect")
+    upper = [{"type": "uppercase", "language": "en"}]
+    v = run(upper, "THE HARBOR WAS QUIET THIS MORNING AND THE FISHERMEN PREPARED THEIR BOATS.")
+    assert v.passed, v
+    v = run(upper, "LE VIEUX PORT ÉTAIT CALME CE MATIN ET LES PÊCHEURS PRÉPARAIENT LEURS BATEAUX.")
+    assert not v.passed and v.error is None and v.reason.startswith("uppercase: all capitals, detected language"), v
+    assert run([{"type": "uppercase"}], "LE VIEUX PORT ÉTAIT CALME CE MATIN.").passed
+    lower = [{"type": "lowercase", "language": "en"}]
+    assert run(lower, "the harbor was quiet this morning and the fishermen prepared their boats.").passed
+    v = run(lower, "le vieux port était calme ce matin et les pêcheurs préparaient leurs bateaux.")
+    assert not v.passed and "detected language" in v.reason, v
+    v = run(lower, "The harbor was quiet.")  # the case check first: langdetect is not asked
+    assert not v.passed and v.reason == "lowercase: has capital letters or no letters", v
+    assert run([{"type": "lowercase", "language": "english"}], "the sea").error_kind == "exception"
+
+
 def test_language_is_the_majority_language_as_in_ifeval():
     """langdetect's most probable language: a reply mostly in French with an English sentence is French (IFEval's
     "no other language is allowed" is not checked), and mostly English with a French one is not."""
@@ -520,3 +539,5 @@ def test_a_missing_langdetect_is_one_clear_error(monkeypatch):
     assert "pip install langdetect" in v.error
     assert run([{"type": "language", "code": "xx"}], "x").error_kind == "exception"  # args still checked first
     assert run([{"type": "lowercase"}], "the sea is calm").passed
+    v = run([{"type": "lowercase", "language": "en"}], "the sea is calm")  # the case constraint's language too
+    assert v.error_kind == "exception" and "needs langdetect" in v.error, v

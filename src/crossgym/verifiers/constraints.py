@@ -381,15 +381,27 @@ def _cased(text: str) -> str:
     return _CAPITAL_LOOKALIKE.sub("A", _visible(text))
 
 
-def lowercase(text: str) -> Result:
-    # IFEval's str.islower: every cased letter is lower-case, and there is one ("12345 !!!" is not lowercase)
+def lowercase(text: str, language: str | None = None) -> Result:
+    """IFEval's str.islower: every cased letter is lower-case, and there is one ("12345 !!!" is not lowercase).
+    ``language``: langdetect must also read the text as that language (IFEval's english_lowercase asks "en")."""
     ok = _cased(text).islower()
-    return ok, "all lowercase" if ok else "has capital letters or no letters"
+    if not ok:
+        return False, "has capital letters or no letters"
+    return (True, "all lowercase") if language is None else _in_language(text, language, "all lowercase")
 
 
-def uppercase(text: str) -> Result:
+def uppercase(text: str, language: str | None = None) -> Result:
+    """str.isupper, as lowercase reads it; ``language`` as there (IFEval's english_capital asks "en")."""
     ok = _cased(text).isupper()
-    return ok, "all capitals" if ok else "has lowercase letters or no letters"
+    if not ok:
+        return False, "has lowercase letters or no letters"
+    return (True, "all capitals") if language is None else _in_language(text, language, "all capitals")
+
+
+def _in_language(text: str, code: str, met: str) -> Result:
+    """``language``'s verdict on ``text``, after a case check that held (``met`` says which)."""
+    ok, detail = language(text, code)
+    return ok, f"{met}, {detail}"
 
 
 def capital_word_frequency(text: str, **kw: Any) -> Result:
@@ -553,7 +565,8 @@ def langdetect_missing() -> str:
     try:
         import langdetect  # noqa: F401
     except ImportError:
-        return f"instructions constraint 'language' needs langdetect, which is not installed (fix: {LANGDETECT_INSTALL})"
+        return ("instructions: reading a response's language (constraint 'language', or lowercase/uppercase with "
+                f"'language') needs langdetect, which is not installed (fix: {LANGDETECT_INSTALL})")
     return ""
 
 
@@ -635,7 +648,8 @@ ARGS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "keywords_exclude": ({"keywords": "keywords"}, ("keywords",)),
     "keyword_frequency": ({**_BOUNDS, "keyword": "keyword"}, ("keyword",)),
     "letter_frequency": ({**_BOUNDS, "letter": "letter"}, ("letter",)),
-    "lowercase": ({}, ()), "uppercase": ({}, ()), "capital_word_frequency": (_BOUNDS, ()),
+    "lowercase": ({"language": "language"}, ()), "uppercase": ({"language": "language"}, ()),
+    "capital_word_frequency": (_BOUNDS, ()),
     "placeholders": (_BOUNDS, ()), "bullet_count": (_BOUNDS, ()), "numbered_count": (_BOUNDS, ()),
     "highlighted_sections": (_BOUNDS, ()), "sections": ({**_BOUNDS, "marker": "text"}, ()),
     "json_format": ({}, ()), "starts_with": ({"prefix": "text", "case_sensitive": "flag"}, ("prefix",)),

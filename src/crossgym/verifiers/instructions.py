@@ -17,7 +17,8 @@ class Instructions(BaseVerifier):
     answer: a list of constraints, each ``{"type": NAME, ...arguments}``; counts take ``min``, ``max`` or
     ``exactly``. Types: word_count, char_count, sentence_count, paragraph_count (separator "blank" | "***"),
     first_word_of_paragraph (n, word, paragraphs), keywords_include (keywords), keywords_exclude (keywords),
-    keyword_frequency (keyword), letter_frequency (letter), lowercase, uppercase, capital_word_frequency,
+    keyword_frequency (keyword), letter_frequency (letter), lowercase, uppercase (both: language, a code: langdetect
+    must read the text so too), capital_word_frequency,
     placeholders ([like this]), bullet_count, numbered_count, highlighted_sections (*like this*), sections
     (marker "SECTION"), json_format, starts_with (prefix), ends_with (suffix), no_commas, quotation, title
     (<<like this>>), postscript (marker "P.S."), two_responses (separator "******"), contains (phrase),

@@ -8,11 +8,11 @@ is the row's i-th instruction). IFEval's "less than N" is ``max: N - 1`` and "at
 Every IFEval instruction id is mapped. ``detectable_format:constrained_response`` is ``contains_any`` of IFEval's
 three phrases, case-sensitive as IFEval's (GPT-4's "Therefore, my answer is no." fails there), with ``only_one``: a
 response naming two of the options chose none (IFEval passes it). ``language:response_language`` is ``language``,
-which needs langdetect (``pip install 'crossgym[verifiers]'``); where it is not installed, a row with that id is an
-error naming the row, the id and the fix, unless ``skip_unsupported=True``, which drops such rows and logs how many
-(as it does for an id in ``UNSUPPORTED``, empty now). An unknown id is always an error. The "English" half of
-``change_case:english_capital``/``english_lowercase`` is not checked (IFEval asks langdetect there too; one
-instruction stays one constraint); their case half is ``uppercase``/``lowercase``.
+and ``change_case:english_capital``/``english_lowercase`` are ``uppercase``/``lowercase`` with ``language: en`` (as
+IFEval, the case check and langdetect's reading as English); these need langdetect (``pip install
+'crossgym[verifiers]'``). Where it is not installed, a row with one of those ids is an error naming the row, the id
+and the fix, unless ``skip_unsupported=True``, which drops such rows and logs how many (as it does for an id in
+``UNSUPPORTED``, empty now). An unknown id is always an error.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ RELATIONS = ("less than", "at least")
 UNSUPPORTED: dict[str, str] = {}
 #: IFEval's constrained_response options (its _CONSTRAINED_RESPONSE_OPTIONS)
 CONSTRAINED_RESPONSES = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
-#: IFEval instruction ids whose constraint (``language``) needs langdetect, an optional package
-NEEDS_LANGDETECT = ("language:response_language",)
+#: IFEval instruction ids whose constraint reads the language with langdetect, an optional package
+NEEDS_LANGDETECT = ("language:response_language", "change_case:english_capital", "change_case:english_lowercase")
 
 
 class _BadKwargs(Exception):
@@ -116,8 +116,8 @@ MAPPING: dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], dict[str
     "startend:quotation": ((), lambda kw: {"type": "quotation"}),
     "change_case:capital_word_frequency": (("capital_frequency", "capital_relation"), lambda kw: {
         "type": "capital_word_frequency", **_bound(kw, "capital_frequency", "capital_relation")}),
-    "change_case:english_capital": ((), lambda kw: {"type": "uppercase"}),
-    "change_case:english_lowercase": ((), lambda kw: {"type": "lowercase"}),
+    "change_case:english_capital": ((), lambda kw: {"type": "uppercase", "language": "en"}),
+    "change_case:english_lowercase": ((), lambda kw: {"type": "lowercase", "language": "en"}),
     "punctuation:no_comma": ((), lambda kw: {"type": "no_commas"}),
     "detectable_format:constrained_response": ((), lambda kw: {
         "type": "contains_any", "phrases": list(CONSTRAINED_RESPONSES), "case_sensitive": True, "only_one": True}),
@@ -128,14 +128,14 @@ MAPPING: dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], dict[str
 
 def unjudgeable_here() -> dict[str, tuple[str, str]]:
     """The ids this install cannot judge: id -> (why, fix); ``UNSUPPORTED``, and the ids whose constraint needs a
-    package that is not installed (langdetect for language:response_language)."""
+    package that is not installed (langdetect, for the ids in ``NEEDS_LANGDETECT``)."""
     out = {iid: (why, "pass skip_unsupported=True to drop such rows (how many is logged), or remove the row")
            for iid, why in UNSUPPORTED.items()}
     from crossgym.verifiers.constraints import LANGDETECT_INSTALL, langdetect_missing
 
     if langdetect_missing():
         for iid in NEEDS_LANGDETECT:
-            out[iid] = ("its constraint 'language' needs langdetect, which is not installed",
+            out[iid] = ("its constraint needs langdetect (it reads the response's language), which is not installed",
                         f"{LANGDETECT_INSTALL}, or pass skip_unsupported=True to drop such rows")
     return out
 
@@ -216,7 +216,7 @@ def ifeval(path: str, *, limit: int | None = None, skip_unsupported: bool = Fals
     """Tasks from an IFEval-format JSONL file (google/IFEval's rows), scored by ``instructions``.
 
     ``limit`` (``n`` is an alias): at most this many tasks; ``skip_unsupported``: drop rows with an instruction
-    crossgym cannot judge here (``UNSUPPORTED``, empty now, or language:response_language where langdetect is not
+    crossgym cannot judge here (``UNSUPPORTED``, empty now, or the ``NEEDS_LANGDETECT`` ids where langdetect is not
     installed) instead of stopping at the first (the count is logged); ``reward``: the
     verifier's reward ("fraction", IFEval's instruction-level accuracy, or "all", its prompt-level one);
     ``system_prompt``: an optional system message."""
