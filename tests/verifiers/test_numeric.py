@@ -233,3 +233,33 @@ def test_unicode_numbers_and_honest_markup_keep_their_value(answer, text):
     multiplication."""
     v = run(answer, text)
     assert v.passed and v.error is None, (text, v)
+
+
+@pytest.mark.parametrize(("answer", "text", "reward"), [
+    (18, "The answer is:\n- 18", 1.0),  # a list item: read as math-verify reads it
+    (18, "Steps:\n- 3 apples\n  - 18 pears", 1.0),
+    (-18, "The answer is:\n- 18", 0.0),
+    (-18, "x = - 18", 1.0),  # not at a line's start: a minus
+    (-18, "Answer: - 18", 1.0),  # the answer span's start is no line start
+    (-18, "<answer>- 18</answer>", 1.0),
+    (-18, "The answer:\n-18", 1.0),  # no space after it: a minus
+    (0.5, "So:\n- \\frac{1}{2}", 1.0),
+])
+def test_a_dash_starting_a_line_is_a_list_marker(answer, text, reward):
+    v = run(answer, text)
+    assert v.reward == reward and v.error is None, v
+
+
+@pytest.mark.parametrize(("answer", "text", "error"), [
+    (5, "\\boxed{5!}", True),  # 5! is 120: never the reference 5
+    (5, "The answer is $5!$", True),
+    (5, "The answer is \\(5!\\)", True),
+    (5, "The answer is 5!", False),  # prose: an exclamation
+    (4, "Since 5 != 4, the answer is 4", False),
+])
+def test_a_factorial_in_math_is_an_expression(answer, text, error):
+    v = run(answer, text)
+    if error:
+        assert v.error_kind == "malformed" and "expression" in v.reason and not v.passed, v
+    else:
+        assert v.passed, v

@@ -45,7 +45,12 @@ _OPERATOR_AFTER = re.compile(
     r"|\\[dt]?frac\s*\{?\s*\d)"  # 2\frac{1}{2}, not a unit: 3\frac{m}{s}
     # in Unicode or plain text (version 7): 3π, 2√2, a superscript left after _clean (3ⁿ), 3 ± 1, 2 × 2, 2·2, 2 ÷ 2,
     # 2*2 and 2 * 2 (not **bold** or *italic*) and 2 x 2, an operator followed by an operand (3× alone is a ratio)
-    r"|\s*[π√∛∜\u00b2\u00b3\u00b9\u2070-\u207f]|(?:\s*[±∓×·⋅÷]\s*|\*|[ \t]+\*[ \t]+|\s*x\s*)(?=[\d(\\√π.])")
+    r"|\s*[π√∛∜\u00b2\u00b3\u00b9\u2070-\u207f]|(?:\s*[±∓×·⋅÷]\s*|\*|[ \t]+\*[ \t]+|\s*x\s*)(?=[\d(\\√π.])"
+    # a factorial where the text is math (version 8): 5! before the end of $...$, \(...\), \[...\] or a brace; in
+    # prose "5!" is an exclamation (math-verify reads $5!$ as 120 and "The answer is 5!" as 5)
+    r"|!(?!=)(?=\s*(?:\$|\\[)\]]|\}))")
+#: a factorial (5!, not 5 != 4): in a \\boxed{} answer, which is math, never an exclamation
+_FACTORIAL = re.compile(r"\d\s*\}*\s*!(?!=)")
 _CLEAN = [("{,}", ","), ("\\,", ""), ("\\!", ""), ("\\%", "%"), ("\\$", "$")]
 
 
@@ -98,7 +103,7 @@ def _to_fraction(tok: str) -> Fraction:
 #: match can start with: any other one rules them out without running the patterns (a marked answer of 490,000
 #: numbers ran them all, 3x slower than before version 7)
 _ENDS_BEFORE = frozenset("^_{]([√∛∜±∓×·⋅÷\u207a\u207b*/" + string.ascii_letters)
-_STARTS_AFTER = frozenset("^\\π√∛∜±∓×·⋅÷*x\u00b2\u00b3\u00b9" + "".join(map(chr, range(0x2070, 0x2080))))
+_STARTS_AFTER = frozenset("!^\\π√∛∜±∓×·⋅÷*x\u00b2\u00b3\u00b9" + "".join(map(chr, range(0x2070, 0x2080))))
 
 
 def _operand(m: re.Match[str]) -> bool:
@@ -129,14 +134,32 @@ def _standalone(m: re.Match[str]) -> None:
         raise Malformed(f"{clip(_context(m), 40)!r} is an expression, not a number (the math verifier reads those)")
 
 
+def _list_marker(m: re.Match[str]) -> bool:
+    """The sign ``m`` found starts a line after a line break (and indentation) and a space follows it: a markdown
+    list's "- ", not a minus ("Answer:\n- 18" is 18, as math-verify reads it; "x = - 18" stays -18). The start of
+    an answer span is no line start ("Answer: - 18" stays -18); the whole text's is (``Numeric`` reads it after a
+    line break)."""
+    group = "fsign" if m.group("frac") else "sign"
+    at = m.start(group)
+    if at < 0 or m.group(group) != "-":
+        return False
+    text = m.string
+    if at + 1 >= len(text) or text[at + 1] not in " \t":
+        return False
+    line = text.rfind("\n", 0, at)
+    return line >= 0 and not text[line + 1:at].strip(" \t")
+
+
 def _convert(m: re.Match[str]) -> tuple[Fraction, bool, str]:
-    """``_value`` without the expression check: its value and percent sign are a function of ``m.groups()``."""
+    """``_value`` without the expression check: its value and percent sign are a function of ``m.groups()`` and
+    ``_list_marker(m)``."""
+    negative = m.group("fsign" if m.group("frac") else "sign") == "-" and not _list_marker(m)
     if m.group("frac"):
         num = _to_fraction(m.group("fn") or m.group("fn1"))
         den = _to_fraction(m.group("fd") or m.group("fd1"))
         if den == 0:
             raise Malformed("division by zero in the answer")
-        return (-num / den if m.group("fsign") == "-" else num / den), False, m.group(0).strip()
+        return (-num / den if negative else num / den), False, _shown_source(m, negative)
     val = _to_fraction(m.group("num"))
     if m.group("den"):
         den = _to_fraction(m.group("den"))
@@ -150,9 +173,15 @@ def _convert(m: re.Match[str]) -> tuple[Fraction, bool, str]:
         if abs(e) > 400:
             raise Malformed("an exponent in the answer is out of range")
         val = val * Fraction(10) ** e
-    if m.group("sign") == "-":
+    if negative:
         val = -val
-    return val, bool(m.group("pct")), m.group(0).strip()
+    return val, bool(m.group("pct")), _shown_source(m, negative)
+
+
+def _shown_source(m: re.Match[str], negative: bool) -> str:
+    """The number as written, for the reason (without a list marker taken for its sign)."""
+    text = m.group(0).strip()
+    return text if negative or text[:1] != "-" else text[1:].lstrip()
 
 
 def _context(m: re.Match[str]) -> str:
@@ -209,7 +238,7 @@ def single_number(text: str) -> tuple[Fraction, bool, str] | None:
     seen: set[tuple[Any, ...]] = set()
     for m in _NUM.finditer(_clean(text)):
         _standalone(m)
-        written = m.groups()
+        written = (*m.groups(), _list_marker(m))
         if written in seen:
             continue  # the same groups convert to the same value: equal to the first, or it had raised
         seen.add(written)
@@ -278,8 +307,9 @@ class Numeric(BaseVerifier):
     # answer below 1e-9); a reference past 1.8e308 is shown, not an exception; 6: fullwidth, small and figure minus
     # signs are minus signs ("Answer: －5" read as 5); 7: operators in Unicode or plain text make operands, as in
     # LaTeX (3π, √9, ±3, 3², sqrt(3), π/2, 2·2, 2 × 2, 3½: "Answer: 3π" passed 3), the hyphens ‐ ‑ are minus signs,
-    # ½ and 3 × 10⁸ are read
-    version = "7"
+    # ½ and 3 × 10⁸ are read; 8: a "- " starting a line after a line break is a list item's marker, not a minus
+    # ("Answer:\n- 18" failed 18), and a factorial in math ($5!$, \boxed{5!}) makes an operand (\boxed{5!} passed 5)
+    version = "8"
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
     def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float | None = None, extract: str = "auto",
@@ -299,6 +329,11 @@ class Numeric(BaseVerifier):
 
     def _prediction(self, text: str) -> tuple[Fraction, bool, str]:
         span, where = locate_answer(text, self.extract, tag=self.tag)
+        if where == "boxed" and _FACTORIAL.search(span):
+            raise Malformed(f"{clip(span, 40)!r} is an expression (a factorial), not a number (the math verifier "
+                            "reads those)")
+        if where == "full":
+            span = "\n" + span  # the text starts a line: "- 18" there is a list item (_list_marker)
         found = last_number(span) if where == "full" and self.fallback == "last_number" else single_number(span)
         if found is None:
             raise Malformed(f"no number in the answer {clip(span, 60)!r}")
