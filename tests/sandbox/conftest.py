@@ -34,6 +34,16 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     assert root is None or not os.path.exists(root)
 
 
+@pytest.fixture(params=["single", "group"])
+def call(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each test twice: its solution judged alone ("single"), and ("group") also as the second of a group beside the
+    module's saboteur, whose verdict must be the solo one: the module's ``judge`` reads its ``GROUPED["on"]``."""
+    grouped = request.module.GROUPED
+    grouped["on"] = request.param == "group"
+    yield request.param
+    grouped["on"] = False
+
+
 def leftovers_in(root: str) -> list[str]:
     """What tasks left in a pool's scratch root: every entry but the slots' own directories (``z<slot>-...``,
     kept by their zygotes between tasks), which may hold only the empty directories kept for their next task and

@@ -8,10 +8,6 @@ test expressions; where two processes still differ on purpose (a reward-hack def
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
 
 GROUPED = {"on": False}
@@ -21,13 +17,6 @@ def f(*args):
 def g(*args):
     raise ValueError("sibling")
 """
-
-
-@pytest.fixture(params=["single", "group"])
-def call(request: pytest.FixtureRequest) -> Iterator[str]:
-    GROUPED["on"] = request.param == "group"
-    yield request.param
-    GROUPED["on"] = False
 
 
 def judge(sandbox: Sandbox, solution: str, tests: list[str]) -> TestRunResult:

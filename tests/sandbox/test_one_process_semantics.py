@@ -15,10 +15,6 @@ same names its own way (the second's verdict must be its solo verdict).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from crossgym.sandbox import Sandbox, TestRunResult, run_python, run_python_tests, run_python_tests_many
 
 GROUPED = {"on": False}
@@ -33,13 +29,6 @@ def add(a, b):
 def deep(n):
     raise TypeError("no")
 """
-
-
-@pytest.fixture(params=["single", "group"])
-def call(request: pytest.FixtureRequest) -> Iterator[str]:
-    GROUPED["on"] = request.param == "group"
-    yield request.param
-    GROUPED["on"] = False
 
 
 def judge(sandbox: Sandbox, solution: str, tests: object, **kwargs: object) -> TestRunResult:

@@ -14,10 +14,6 @@ that defines the same names its own way (the second's verdict must be its solo v
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
 
 GROUPED = {"on": False}
@@ -38,13 +34,6 @@ def clone(node):
 def depth(root):
     return 0
 """
-
-
-@pytest.fixture(params=["single", "group"])
-def call(request: pytest.FixtureRequest) -> Iterator[str]:
-    GROUPED["on"] = request.param == "group"
-    yield request.param
-    GROUPED["on"] = False
 
 
 def judge(sandbox: Sandbox, solution: str, tests: object, **kwargs: object) -> TestRunResult:

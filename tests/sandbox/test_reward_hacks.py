@@ -15,20 +15,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 
 import pytest
 
 from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
 
 GROUPED = {"on": False}
-
-
-@pytest.fixture(params=["single", "group"])
-def call(request: pytest.FixtureRequest) -> Iterator[str]:
-    GROUPED["on"] = request.param == "group"
-    yield request.param
-    GROUPED["on"] = False
 
 
 def judge(sandbox: Sandbox, solution: str, tests: object, **kwargs: object) -> TestRunResult:

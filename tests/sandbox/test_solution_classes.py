@@ -11,8 +11,6 @@ defines the same names its own way: the second's verdict must be its solo verdic
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from crossgym.sandbox import Sandbox, TestRunResult, run_python_tests, run_python_tests_many
@@ -35,13 +33,6 @@ def make_stack():
 def parse(s):
     raise ValueError(s)
 """
-
-
-@pytest.fixture(params=["single", "group"])
-def call(request: pytest.FixtureRequest) -> Iterator[str]:
-    GROUPED["on"] = request.param == "group"
-    yield request.param
-    GROUPED["on"] = False
 
 
 def judge(sandbox: Sandbox, solution: str, tests: object, **kwargs: object) -> TestRunResult:
