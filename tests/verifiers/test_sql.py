@@ -221,14 +221,17 @@ def test_a_query_that_outlives_the_deadline_between_sqlites_checks_is_the_comple
     params = {"timeout": 1.0, "query_timeout": 0.5}
     want = {"rows": [[0]]}
     assert score(want, "SELECT 0", **params).passed  # (and the pool is started: its start is not the query's time)
+    loaded = os.getloadavg()[0] >= (os.cpu_count() or 1)
     t0 = time.monotonic()
     v = score(want, query, **params)
     took = time.monotonic() - t0
-    assert took < 1.0 + 1.0, (took, v)
+    # the deadline + 1 s; a machine with more runnable jobs than cores (other test runs beside this one) may take
+    # longer to kill and replace the worker, which is the machine's time, not the query's
+    assert took < 1.0 + (1.0 if not loaded else 5.0), (took, v)
     assert v.reward == 0.0 and not v.passed, v
     # a pool job killed at its deadline is the completion's failure when it had used half its timeout as CPU; a
     # machine too loaded to give it that (another job on every core) makes it a timeout, the machine's failure
-    loaded = os.getloadavg()[0] >= (os.cpu_count() or 1)
+    loaded = loaded or os.getloadavg()[0] >= (os.cpu_count() or 1)
     assert v.error_kind == "malformed" or (loaded and v.error == "timeout"), v
     assert score(want, "SELECT count(*) - count(*) FROM items WHERE name LIKE 'p%' ESCAPE '!'", **params).passed
 
