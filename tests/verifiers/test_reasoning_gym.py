@@ -206,3 +206,92 @@ def test_coin_flip_tolerance_is_no_licence_to_answer_zero() -> None:
         if float(entry["answer"]) >= 0.01:
             near = f"{float(entry['answer']) + 9e-5:.6f}"
             assert run(v, task, f"<answer>{near}</answer>").reward == ds.score_answer(near, entry) == 1.0
+
+
+def task_of(dataset: str, index: int = 0, seed: int = 1) -> Task:
+    meta = {"reasoning_gym": {"dataset": dataset, "config": {"seed": seed, "size": 20}, "index": index,
+                              "entry": None}}
+    return Task(id=f"{dataset}-{index}", prompt="q", answer=None, verifier=VerifierSpec("reasoning_gym", {}),
+                metadata=meta)
+
+
+def oracle(dataset: str, index: int = 0, seed: int = 1) -> dict:
+    return dataset_for(dataset, {"seed": seed, "size": 20})[index]
+
+
+#: scorers that hand the answer to Python: eval(answer), or sympy's parse_expr (eval after tokenising)
+EVALUATING = ["string_insertion", "spiral_matrix", "binary_matrix", "n_queens", "puzzle24", "countdown",
+              "simple_integration", "intermediate_integration", "polynomial_multiplication"]
+
+
+@pytest.mark.parametrize("dataset", EVALUATING)
+def test_an_answer_holding_code_is_malformed_and_runs_nothing(dataset: str, tmp_path) -> None:
+    """reasoning-gym's scorers ran the answer as Python in crossgym's process: it wrote files, read the scorer's own
+    variables ("oracle_answer") and could patch math_verify for every later verdict of the worker. Only plain
+    expressions compile while a scorer runs; the honest answer keeps its score."""
+    v, task = inline(), task_of(dataset)
+    assert run(v, task, f"<answer>{oracle(dataset)['answer']}</answer>").reward == 1.0
+    marker = tmp_path / "written"
+    for code in (f'__import__("pathlib").Path({str(marker)!r}).touch()', "oracle_answer",
+                 f'open({str(marker)!r}, "w")', "().__class__.__mro__", "[x for x in range(3)]",
+                 'setattr(__import__("math_verify"), "verify", eval("lambda *a, **k: True"))'):
+        got = run(v, task, f"<answer>{code}</answer>")
+        assert got.reward < 1.0 and not marker.exists(), (code, got)
+        # (puzzle24 and countdown: crossgym reads their arithmetic itself, without Python; parse_expr reads a bare
+        # name as a symbol, eval as the scorer's variable)
+        if dataset not in ("puzzle24", "countdown") and (code.startswith(("__import__", "open", "setattr"))
+                                                         or dataset in EVALUATING[:4]):
+            assert got.error_kind == "malformed" and "would run the answer as code" in got.reason, (code, got)
+
+
+def test_code_in_one_answer_leaves_the_worker_pool_as_it_was() -> None:
+    """Through the worker pool, as training scores: the answer that replaced math_verify.verify there made every
+    later math verdict of that worker pass."""
+    patch = 'setattr(__import__("math_verify"), "verify", eval("lambda *a, **k: True"))'
+    rg = load_verifier(VerifierSpec("reasoning_gym", {}))
+    for _ in range(4):  # (every worker of the pool, likely)
+        assert rg.verify(task_of("string_insertion"), Completion.from_text(f"<answer>{patch}</answer>")).error_kind == \
+            "malformed"
+    math = Task(id="m", prompt="q", answer="3", verifier=VerifierSpec("math", {}))
+    for _ in range(6):
+        assert not load_verifier(math.verifier).verify(math, Completion.from_text("\\boxed{4}")).passed
+
+
+def test_puzzle24_needs_the_puzzles_numbers_and_exactly_24() -> None:
+    v, entry = inline(), oracle("puzzle24")
+    assert run(v, task_of("puzzle24"), f"<answer>{entry['answer']}</answer>").reward == 1.0
+    ds = dataset_for("puzzle24", {"seed": 1, "size": 20})
+    for junk in ("1*2*3*4", "5*5-1/5", "(1+2+3)*4"):  # any four numbers, 24.8 cut to 24: its scorer paid 1.0
+        assert ds.score_answer(junk, entry) == 1.0 or junk == "(1+2+3)*4"
+        assert run(v, task_of("puzzle24"), f"<answer>{junk}</answer>").reward == 0.01, junk
+    numbers = entry["metadata"]["numbers"]
+    assert run(v, task_of("puzzle24"), f"<answer>{'+'.join(map(str, numbers))}</answer>").reward == \
+        (1.0 if sum(numbers) == 24 else 0.01)
+
+
+def test_countdown_takes_the_four_operations_on_the_given_numbers_only() -> None:
+    v, entry = inline(), oracle("countdown")
+    task = task_of("countdown")
+    numbers, target = entry["metadata"]["numbers"], entry["metadata"]["target"]
+    assert run(v, task, f"<answer>{entry['answer']}</answer>").reward == 1.0
+    one = "(pi/pi)"
+    junk = f"({'+'.join(map(str, numbers))})*(pi-pi)+" + "+".join([one] * 3)  # 3 from nothing: its scorer ran it
+    ds = dataset_for("countdown", {"seed": 1, "size": 20})
+    assert ds.score_answer(f"({'+'.join(map(str, numbers))})*(pi-pi)+{target}", entry) == 0.05  # (its own check)
+    assert run(v, task, f"<answer>{junk}</answer>").reward == 0.01
+    assert run(v, task, f"<answer>{'*'.join(map(str, numbers))}</answer>").reward in (0.05, 1.0)
+    assert run(v, task, f"<answer>1**1*{entry['answer']}</answer>").reward <= 0.01  # no power
+
+
+def test_prime_factorization_pays_half_credit_for_a_factorisation_only() -> None:
+    v, entry = inline(), oracle("prime_factorization", 1)
+    task = task_of("prime_factorization", 1)
+    number = 1
+    for f in entry["answer"].split("×"):
+        number *= int(f)
+    assert run(v, task, f"<answer>{entry['answer']}</answer>").reward == 1.0
+    assert run(v, task, f"<answer>{number}</answer>").reward == 0.01  # its scorer paid 0.5
+    assert run(v, task, f"<answer>1 × {number}</answer>").reward == 0.01
+    first, *rest = [int(f) for f in entry["answer"].split("×")]
+    partial = " × ".join(map(str, [first * rest[0], *rest[1:]]))  # two factors merged: some work done
+    assert run(v, task, f"<answer>{partial}</answer>").reward == 0.5

@@ -1,7 +1,9 @@
 """reasoning_gym: any reasoning-gym task scored by that dataset's own ``score_answer`` (those that reward answers
-that do not solve the task, game_of_life_halting, coin_flip, complex_arithmetic and propositional_logic, are
-corrected here: see ``_CORRECTED``; and no dataset's substring credit is paid to an answer that holds the oracle
-among other text: see ``_holds_oracle``).
+that do not solve the task, game_of_life_halting, coin_flip, complex_arithmetic, propositional_logic, puzzle24,
+countdown and prime_factorization, are corrected here: see ``_CORRECTED``; and no dataset's substring credit is paid
+to an answer that holds the oracle among other text: see ``_holds_oracle``). Scorers that evaluate the answer as
+Python (``eval``, sympy's ``parse_expr``) see plain expressions only: an answer holding code is malformed
+(``crossgym.verifiers.expr_guard``).
 
 The task carries ``metadata["reasoning_gym"] = {"dataset", "config", "index", "entry"}`` (the bridge in
 ``crossgym.environments.sources.reasoning_gym`` writes it). The entry scored is regenerated from dataset, config and
@@ -13,13 +15,18 @@ mode. Runs in the worker-process pool: some scorers are CPU-heavy (sympy) and re
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
+import operator
+import re
+from fractions import Fraction
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
+from crossgym.verifiers.expr_guard import plain_expressions
 from crossgym.verifiers.extract import EXTRACT_MODES, locate_answer
 
 INSTALL = "pip install 'crossgym[tasks]'  (or: pip install reasoning-gym)"
@@ -130,6 +137,77 @@ def _propositional_logic(ds: Any, answer: str, entry: dict[str, Any]) -> float:
     return score
 
 
+#: what ``_arithmetic`` reads: integers, the four operations, parentheses and spaces (no other character, so no
+#: name, power, float or other number form reaches the parser)
+_ARITHMETIC = re.compile(r"[\d\s+\-*/()]{1,1000}")
+_OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                         ast.Div: operator.truediv}
+
+
+def _arithmetic(text: str) -> tuple[Fraction, list[int]] | None:
+    """The exact value of ``text`` and the integers it is written with, when it is an expression of integers with
+    ``+ - * /`` (a minus sign too) and parentheses only; else None (no expression, a power, a name, a division by
+    zero). Evaluated here in fractions: never by Python or sympy."""
+    text = text.strip()
+    if not _ARITHMETIC.fullmatch(text):
+        return None
+    numbers: list[int] = []
+
+    def value(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            numbers.append(node.value)
+            return Fraction(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            left, right = value(node.left), value(node.right)
+            return _OPS[type(node.op)](left, right)  # type: ignore[no-any-return]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        raise ValueError("not + - * / of integers")
+
+    try:
+        return value(ast.parse(text, mode="eval").body), numbers
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
+        return None
+
+
+def _puzzle24(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """Its scorer checked only that the answer holds four integers within the config's bounds and that sympy's
+    value of it, cut to an integer, is 24: "1*2*3*4" solved every puzzle, and 24.8 counted as 24 ("5*5-1/5"). The
+    answer must be the puzzle's four numbers, each used once, with + - * / and parentheses, worth exactly 24 (its
+    0.01 otherwise)."""
+    got = _arithmetic(answer)
+    if got is None:
+        return 0.01
+    value, numbers = got
+    return 1.0 if value == 24 and sorted(numbers) == sorted(entry["metadata"]["numbers"]) else 0.01
+
+
+def _countdown(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """Its scorer compared the answer's integers with the given numbers and sympy's value of it with the target:
+    any name sympy knows was a free number ("(6+61+94+4)*(pi-pi) + (pi/pi) + ..." reached every target), and so
+    were ``**`` and ``!``. The answer must be the given numbers, each once, with + - * / and parentheses; its tiers
+    stand (0.05 for other numbers or another value, 0.01 for no such expression)."""
+    got = _arithmetic(answer)
+    if got is None:
+        return 0.01
+    value, numbers = got
+    if sorted(numbers) != sorted(entry["metadata"]["numbers"]):
+        return 0.05
+    return 1.0 if value == entry["metadata"]["target"] else 0.05
+
+
+def _prime_factorization(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """Its scorer paid 0.5 to any answer whose factors multiply to the number: the number itself ("980", or
+    "1 × 980") earned half credit, fifty times an honest wrong factorisation. Half credit needs a factorisation
+    now: two factors or more, each above 1 (its 0.01 otherwise)."""
+    score = float(ds.score_answer(answer, entry))
+    if score != 0.5:
+        return score
+    factors = ds._normalize_answer(answer)
+    return 0.5 if len(factors) >= 2 and all(f > 1 for f in factors) else 0.01
+
+
 def _holds_oracle(answer: str, entry: dict[str, Any]) -> bool:
     """The answer holds the entry's whole answer and more. Reasoning-gym's default scorer (inherited by ~35
     datasets) and several of its own (tsumego, manipulate_matrix, codeio) pay ``len(oracle) / len(answer)`` to an
@@ -145,19 +223,24 @@ def _holds_oracle(answer: str, entry: dict[str, Any]) -> bool:
 
 #: reasoning-gym datasets whose own scorer rewards answers that do not solve the task: scored by these instead
 _CORRECTED = {"game_of_life_halting": _game_of_life_halting, "coin_flip": _coin_flip,
-              "complex_arithmetic": _complex_arithmetic, "propositional_logic": _propositional_logic}
+              "complex_arithmetic": _complex_arithmetic, "propositional_logic": _propositional_logic,
+              "puzzle24": _puzzle24, "countdown": _countdown, "prime_factorization": _prime_factorization}
 
 
 class ReasoningGym(BaseVerifier):
     """A reasoning-gym task, scored by its dataset's own score_answer (reward in 0..1)."""
 
     name = "reasoning_gym"
-    version = "6"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
+    version = "7"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
     # scorers corrected (_CORRECTED): game_of_life_halting passed any text, coin_flip gave "0" full credit; 5: no
     # partial credit for an answer that holds the oracle among other text (_holds_oracle: hedges earned ~0.5); an
     # answer whose scoring uses 80% of the timeout as CPU time is malformed (base.CPU_SHARE; it was a timeout)
     # 6: three more scorers corrected: complex_arithmetic paid "nan" 1.0 on every task, propositional_logic paid a
     # tautology 0.25 (an honest wrong conclusion 0.05), coin_flip's tolerance passed "0" for probabilities below 1e-4
+    # 7: the scorers that run the answer as Python (eval, sympy's parse_expr) see plain expressions only (expr_guard):
+    # an answer holding code is malformed (it wrote files and patched math_verify in the shared worker pool); three
+    # more scorers corrected: puzzle24 solved every puzzle with "1*2*3*4", countdown reached every target with pi/pi,
+    # prime_factorization paid the number itself half credit
     description = "reasoning-gym tasks scored by the dataset's own score_answer"
     isolation = "process"
     default_timeout = 30.0
@@ -219,11 +302,17 @@ class ReasoningGym(BaseVerifier):
             raise Malformed("empty completion")
         answer = self.answer_text(text)
         ds, entry = self.entry(task)
-        try:
-            corrected = _CORRECTED.get(str(task.metadata["reasoning_gym"]["dataset"]))
-            value = corrected(ds, answer, entry) if corrected else ds.score_answer(answer, entry)
-        except Exception as exc:  # the dataset's scorer failing on odd model text counts as a wrong answer
-            return Verdict.ok(0.0, reason=clip(f"score_answer raised {type(exc).__name__}: {exc}", 200))
+        corrected = _CORRECTED.get(str(task.metadata["reasoning_gym"]["dataset"]))
+        failed: Exception | None = None
+        with plain_expressions() as guard:  # scorers that eval() or parse_expr() the answer see plain expressions
+            try:
+                value = corrected(ds, answer, entry) if corrected else ds.score_answer(answer, entry)
+            except Exception as exc:  # noqa: BLE001 - the dataset's scorer failing on odd model text: wrong answer
+                failed = exc
+        if guard.refused:  # whatever the scorer made of the refusal
+            raise Malformed(f"{guard.refused}: {clip(answer, 60)!r}")
+        if failed is not None:
+            return Verdict.ok(0.0, reason=clip(f"score_answer raised {type(failed).__name__}: {failed}", 200))
         try:
             reward = float(value)
         except (TypeError, ValueError):
