@@ -146,10 +146,20 @@ def ast_checker():
     return lambda fds, outs, answers, category: check(fds, outs, answers, Language.PYTHON, category, "model")["valid"]
 
 
+#: array arguments by their items' BFCL type: "array" holds strings
+ARRAYS = {"array": "string", "array_int": "integer", "array_float": "float", "array_nested": "array",
+          "array_dict": "dict"}
+
+
 def _value(t: str, rng: random.Random) -> Any:
     return {"string": lambda: rng.choice(WORDS), "integer": lambda: rng.randint(-3, 20),
             "float": lambda: rng.choice([0.5, 2.0, 3.25, 10.0]), "boolean": lambda: rng.random() < 0.5,
             "array": lambda: [rng.choice(WORDS) for _ in range(rng.randint(1, 3))],
+            "array_int": lambda: [rng.randint(0, 9) for _ in range(rng.randint(1, 3))],
+            "array_float": lambda: [rng.choice([0.5, 2.0, 3.25]) for _ in range(rng.randint(1, 3))],
+            "array_nested": lambda: [[rng.choice(WORDS) for _ in range(rng.randint(1, 2))]
+                                     for _ in range(rng.randint(1, 2))],
+            "array_dict": lambda: [{"k": rng.choice(WORDS), "n": rng.randint(0, 5)} for _ in range(rng.randint(1, 2))],
             "dict": lambda: {"k": rng.choice(WORDS), "n": rng.randint(0, 5)}}[t]()
 
 
@@ -169,6 +179,16 @@ def _variant(v: Any, t: str, rng: random.Random, change: float) -> Any:
         return rng.choice([v, not v, int(v), str(v).lower()])
     if t == "array":
         return rng.choice([v, [s.upper() for s in v], list(reversed(v)), v[:1], v + ["Rome"]])
+    if t == "array_int":
+        return rng.choice([v, [float(x) for x in v], [x + 1 for x in v], v[:1]])
+    if t == "array_float":
+        return rng.choice([v, [int(x) for x in v], [x + 1 for x in v], [str(x) for x in v]])
+    if t == "array_nested":
+        return rng.choice([v, [[s.upper() for s in inner] for inner in v], [[s + "." for s in inner] for inner in v],
+                           [" ".join(inner) for inner in v], v[:1]])
+    if t == "array_dict":
+        return rng.choice([v, [{**d, "k": d["k"].upper()} for d in v], [{**d, "n": d["n"] + 1} for d in v],
+                           [{**d, "k": d["k"].replace(" ", "")} for d in v], list(reversed(v))])
     return rng.choice([v, {**v, "k": v["k"].upper()}, {"k": v["k"]}, {**v, "z": 1}])
 
 
@@ -176,14 +196,16 @@ def _case(name: str, rng: random.Random, change: float = 1.0) -> tuple[dict[str,
     """(BFCL function description, possible answer, model output, crossgym ToolSpec) for one function."""
     props, required, answer, out = {}, [], {}, {}
     for i in range(rng.randint(1, 4)):
-        p, t = f"p{i}", rng.choice(list(JSON_TYPE))
-        props[p] = {"type": t, **({"items": {"type": "string"}} if t == "array" else {})}
+        p, t = f"p{i}", rng.choice([*JSON_TYPE, *ARRAYS])
+        props[p] = {"type": "array", "items": {"type": ARRAYS[t]}} if t in ARRAYS else {"type": t}
         optional = rng.random() < 0.3
         if not optional:
             required.append(p)
-        accepted = [_value(t, rng) for _ in range(1 if t == "dict" else rng.randint(1, 2))]
+        accepted = [_value(t, rng) for _ in range(1 if t in ("dict", "array_dict") else rng.randint(1, 2))]
         if t == "dict":
             answer[p] = [{k: [x] for k, x in accepted[0].items()}]
+        elif t == "array_dict":  # a list of per-key alternatives objects, as BFCL writes one
+            answer[p] = [[{k: [x] for k, x in d.items()} for d in accepted[0]]]
         else:
             answer[p] = list(accepted)
         answer[p] += [""] if optional else []
@@ -194,9 +216,14 @@ def _case(name: str, rng: random.Random, change: float = 1.0) -> tuple[dict[str,
     if required and rng.random() < 0.05:
         out.pop(required[0], None)
     fd = {"name": name, "description": "", "parameters": {"type": "dict", "properties": props, "required": required}}
+    def json_type(d: dict[str, Any]) -> dict[str, Any]:
+        if d["type"] == "array":
+            inner = d["items"]["type"]
+            return {"type": "array", "items": {"type": JSON_TYPE.get(inner, "array")}}
+        return {"type": JSON_TYPE[d["type"]]}
+
     spec = {"name": name, "description": "", "parameters": {
-        "type": "object", "required": required,
-        "properties": {p: {**d, "type": JSON_TYPE[d["type"]]} for p, d in props.items()}}}
+        "type": "object", "required": required, "properties": {p: json_type(d) for p, d in props.items()}}}
     return fd, {name: answer}, {name: out}, spec
 
 
@@ -241,3 +268,55 @@ def test_lists_of_alternatives_objects_and_empty_optional_strings_as_bfcl_judges
                      ({"city": "Paris", "days": ""}, False), ({"city": "Paris", "unit": "kelvin"}, False)):
         assert ast_checker(weather, [{"get_weather": args}], [answer], "simple") is ok, args
         assert judge(answer, [{"name": "get_weather", "arguments": args}], WEATHER).passed is ok, args
+
+
+@pytest.mark.parametrize("strings", ["normalized", "exact", "bfcl"])
+def test_true_and_false_inside_an_argument_are_no_1_and_0(strings):
+    """Python's == took True for 1 inside a list or object argument (never at the top level): a model answering
+    flags with booleans passed an answer of numbers. (Each argument's value is a list of accepted values.)"""
+    for accepted, wrong in (({"flags": {"debug": 1, "retries": 0}}, {"flags": {"debug": True, "retries": False}}),
+                            ({"ids": [1, 0]}, {"ids": [True, False]}), ({"on": 1}, {"on": True})):
+        task = Task(id="t", prompt="q", verifier=VerifierSpec("tool_call", {"strings": strings}),
+                    answer={"name": "set_flags", "arguments": {k: [v] for k, v in accepted.items()}})
+        for args, ok in ((wrong, False), (accepted, True)):
+            call = '<tool_call>{"name": "set_flags", "arguments": ' + json.dumps(args) + "}</tool_call>"
+            v = load_verifier(task.verifier).verify(task, Completion.from_text(call))
+            assert v.passed is ok and v.error is None, (strings, args, v)
+
+
+ARRAYS_TOOL = [{"name": "f", "description": "", "parameters": {"type": "object", "required": ["ids", "m"], "properties": {
+    "ids": {"type": "array", "items": {"type": "integer"}},
+    "m": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}}}]
+
+
+def test_bfcl_array_items_are_of_the_schemas_type_and_deeper_strings_compare_as_written(ast_checker):
+    """BFCL's checker: 1.0 is no integer inside an array either, and strings are standardised in an argument and
+    one level inside it, not deeper ("newyork" is not "New York" in a list of lists). strings="normalized" reads
+    every depth."""
+    fd = [{"name": "f", "description": "", "parameters": {"type": "dict", "required": ["ids", "m"], "properties": {
+        "ids": {"type": "array", "items": {"type": "integer"}}, "m": {"type": "array", "items": {"type": "array"}}}}}]
+    answer = {"f": {"ids": [[1, 2]], "m": [[["New York", "LA"]]]}}
+    for args, ok in (({"ids": [1, 2], "m": [["New York", "LA"]]}, True),
+                     ({"ids": [1.0, 2.0], "m": [["New York", "LA"]]}, False),
+                     ({"ids": [1, 2], "m": [["newyork", "l.a."]]}, False),
+                     ({"ids": [1, 2], "m": [["New York", "LA"]], "x": 1}, False)):
+        assert ast_checker(fd, [{"f": args}], [answer], "simple") is ok, args
+        assert judge(answer, [{"name": "f", "arguments": args}], ARRAYS_TOOL).passed is ok, args
+    task = Task(id="t", prompt="q", tools=ARRAYS_TOOL, verifier=VerifierSpec("tool_call", {}),
+                answer={"name": "f", "arguments": {"ids": [[1, 2]], "m": [[["New York", "LA"]]]}})
+    call = '<tool_call>{"name": "f", "arguments": {"ids": [1, 2], "m": [["new  york", "la"]]}}</tool_call>'
+    assert load_verifier(task.verifier).verify(task, Completion.from_text(call)).passed
+
+
+def test_bfcl_a_boolean_in_an_integer_array_fails_by_the_schema(ast_checker):
+    """Where crossgym is stricter than BFCL on purpose: the argument's JSON Schema check fails true in an integer
+    array (JSON Schema: a boolean is no integer); BFCL's list comparison takes True for 1 when the argument is
+    optional (its item type check is skipped then)."""
+    fd = [{"name": "f", "description": "", "parameters": {"type": "dict", "required": [], "properties": {
+        "ids": {"type": "array", "items": {"type": "integer"}}}}}]
+    answer = {"f": {"ids": [[1, 0], ""]}}
+    assert ast_checker(fd, [{"f": {"ids": [True, False]}}], [answer], "simple") is True
+    tool = [{"name": "f", "description": "", "parameters": {"type": "object", "properties": {
+        "ids": {"type": "array", "items": {"type": "integer"}}}}}]
+    v = judge(answer, [{"name": "f", "arguments": {"ids": [True, False]}}], tool)
+    assert not v.passed and "expected integer, got bool" in v.reason, v

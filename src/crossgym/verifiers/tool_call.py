@@ -34,17 +34,46 @@ def _bfcl_str(s: str) -> str:
 _NORMS = {"normalized": _norm_str, "bfcl": _bfcl_str, "exact": None}
 
 
-def _norm_deep(v: Any, norm: Callable[[str], str] = _norm_str, depth: int = 0) -> Any:
-    """Every string value normalised, at any depth of lists and objects (keys stay exact)."""
+def _norm_deep(v: Any, norm: Callable[[str], str] = _norm_str, depth: int = 0, levels: int = 100) -> Any:
+    """Every string value normalised, in lists and objects down to ``levels`` below ``v`` (keys stay exact)."""
     if isinstance(v, str):
         return norm(v)
-    if depth > 100:
+    if depth >= levels:
         return v
     if isinstance(v, list):
-        return [_norm_deep(x, norm, depth + 1) for x in v]
+        return [_norm_deep(x, norm, depth + 1, levels) for x in v]
     if isinstance(v, dict):
-        return {k: _norm_deep(x, norm, depth + 1) for k, x in v.items()}
+        return {k: _norm_deep(x, norm, depth + 1, levels) for k, x in v.items()}
     return v
+
+
+def _bfcl_string_levels(schema: Any) -> int:
+    """How deep strings="bfcl" standardises strings inside an argument of this schema: BFCL's list_checker and
+    dict_checker standardise an argument's own items and values and compare anything deeper as it is; its
+    list_dict_checker (an array of objects) the values of each object."""
+    items = schema.get("items") if isinstance(schema, dict) and schema.get("type") == "array" else None
+    return 2 if isinstance(items, dict) and items.get("type") == "object" else 1
+
+#: BFCL's Python types of a JSON Schema item type, for its check of an array argument's items
+_BFCL_ITEM_TYPES: dict[str, type] = {"integer": int, "number": float, "string": str, "boolean": bool}
+
+
+def _bfcl_items_ok(value: Any, schema: Any, accepted: list[Any], optional: bool) -> bool:
+    """BFCL's type_checker on an array argument with typed items: every item of ``value`` is of the items' type
+    (1.0 is no integer, 1 no float, True no integer), or of the type of the first item of an accepted list (its
+    reading of a variable); an accepted value that is no list (its "" of an optional argument, too) lets any items
+    through, as there."""
+    items = schema.get("items") if isinstance(schema, dict) and schema.get("type") == "array" else None
+    want = _BFCL_ITEM_TYPES.get(items.get("type")) if isinstance(items, dict) else None
+    if want is None or not isinstance(value, list) or optional:
+        return True
+    for a in accepted:
+        if not isinstance(a, list):
+            return True
+        variable = type(a[0]) if a else None
+        if all(type(x) is want or type(x) is variable for x in value):
+            return True
+    return False
 
 
 #: a BFCL dict argument's per-key alternatives expand to at most this many whole values
@@ -175,8 +204,9 @@ class ToolCallVerifier(BaseVerifier):
     params: order (False: parallel calls may come in any order), allow_extra_args (False), allow_extra_calls
     (False; True allows calls to other functions than the expected ones, never more calls to one than expected),
     strings ("normalized": case and whitespace ignored in every string value, at any depth | "bfcl": BFCL's AST
-    checker's rules, its string standardisation (spaces and , . / - _ * ^ dropped, case ignored), a float is no
-    integer, a left-out argument must be optional (a schema default does not stand in) | "exact"), scope ("last": the final assistant
+    checker's rules, its string standardisation (spaces and , . / - _ * ^ dropped, case ignored) of an argument's
+    strings and its list items' and object values' (deeper ones exact), a float is no integer (an array's items
+    too), a left-out argument must be optional (a schema default does not stand in) | "exact"), scope ("last": the final assistant
     message | "all": every assistant message, for multi-turn episodes), reward ("all" | "fraction": matched
     calls / max(expected, made)). Unreadable call syntax is malformed.
     """
@@ -198,7 +228,10 @@ class ToolCallVerifier(BaseVerifier):
     # list failed), and takes "" for an optional string argument, as BFCL's string checker does; 13: "format" in an
     # argument schema is an annotation on every path (json_schema 6): a schema with a keyword the small checker
     # leaves to jsonschema asserted it, the same schema without one did not
-    version = "13"
+    # 14: true and false inside a list or object argument are no 1 and 0 (they were, by Python's ==, and not at the top
+    # level); strings="bfcl" as BFCL's checker: strings standardised in an argument and one level inside it (deeper
+    # ones compare exactly), an array argument's items of the schema's type (1.0 passed an integer array)
+    version = "14"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
@@ -236,10 +269,12 @@ class ToolCallVerifier(BaseVerifier):
         return out
 
     # ---------------------------------------------------------------- matching
-    def _value_ok(self, got: Any, accepted: list[Any]) -> bool:
+    def _value_ok(self, got: Any, accepted: list[Any], schema: Any = None) -> bool:
+        levels = _bfcl_string_levels(schema) if self.strings == "bfcl" else 100
         for a in accepted:
-            if type(a) is type(got) and a == got:  # the common case, before any normalising
-                return True
+            t = type(a)
+            if t is type(got) and t is not list and t is not dict and a == got:  # the common case, before any
+                return True  # normalising (a list's == takes True for 1 inside it: json_equal compares those)
             norm = self._norm
             if norm is not None and isinstance(a, str) and isinstance(got, str):
                 if norm(a) == norm(got):
@@ -247,7 +282,7 @@ class ToolCallVerifier(BaseVerifier):
             elif json_equal(got, a):
                 return True
             elif norm is not None and isinstance(a, (list, dict)) and type(a) is type(got) \
-                    and json_equal(_norm_deep(got, norm), _norm_deep(a, norm)):
+                    and json_equal(_norm_deep(got, norm, levels=levels), _norm_deep(a, norm, levels=levels)):
                 return True
         return False
 
@@ -265,10 +300,13 @@ class ToolCallVerifier(BaseVerifier):
                 if bfcl and type(value) is float and isinstance(props.get(arg), dict) \
                         and props[arg].get("type") == "integer":
                     return f"{exp.name}: {arg}={clip(repr(value), 40)} is a float where the tool takes an integer"
+                if bfcl and not _bfcl_items_ok(value, props.get(arg), accepted, arg in exp.optional):
+                    return (f"{exp.name}: {arg}={clip(repr(value), 40)} has items of another type than the tool's "
+                            f"{props[arg]['items']['type']} (BFCL's rule: 1.0 is no integer, 1 no float)")
                 if bfcl and arg in exp.optional and isinstance(value, str) and not _bfcl_str(value) \
                         and all(isinstance(a, str) for a in accepted):
                     continue  # BFCL's "" (may be left out) is one of its accepted strings: "" given is accepted
-                if not self._value_ok(value, accepted):
+                if not self._value_ok(value, accepted, props.get(arg)):
                     return f"{exp.name}: {arg}={clip(repr(value), 40)} is not accepted"
             elif not bfcl and isinstance(props.get(arg), dict) and "default" in props[arg]:
                 if not self._value_ok(props[arg]["default"], accepted) and arg not in exp.optional:
