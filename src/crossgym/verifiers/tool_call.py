@@ -64,7 +64,8 @@ def _bfcl_items_ok(value: Any, schema: Any, accepted: list[Any], optional: bool)
     reading of a variable); an accepted value that is no list (its "" of an optional argument, too) lets any items
     through, as there."""
     items = schema.get("items") if isinstance(schema, dict) and schema.get("type") == "array" else None
-    want = _BFCL_ITEM_TYPES.get(items.get("type")) if isinstance(items, dict) else None
+    kind = items.get("type") if isinstance(items, dict) else None
+    want = _BFCL_ITEM_TYPES.get(kind) if isinstance(kind, str) else None
     if want is None or not isinstance(value, list) or optional:
         return True
     for a in accepted:
