@@ -21,11 +21,14 @@ SCHEMAS = [
     {"const": {"a": [1, True]}},
     {"type": "object", "additionalProperties": {"type": "boolean"}},
     {"type": "integer"},
+    {"uniqueItems": True},
 ]
 VALUES = [None, True, False, 0, 1, 1.0, 1.5, -2, 15, "", "x", "Paris", [], [1], [1, 1], [0.5, 2, 3], [1, 2, 3, 4],
           {}, {"city": "Paris"}, {"city": "P"}, {"city": "Paris", "days": 0}, {"city": "Paris", "days": 3.0},
           {"city": "Paris", "unit": "k"}, {"city": "Paris", "x": 1}, {"a": [1, True]}, {"a": [1, 1]},
-          {"flag": True}, {"flag": 1}, {"days": 3}]
+          {"flag": True}, {"flag": 1}, {"days": 3},
+          [1, 1.0], [{"a": 1}, {"a": 1.0}], [True, 1], [[1], [1.0]], [{"a": 1, "b": 2}, {"b": 2, "a": 1}], [0, False]]
+#: (uniqueItems took 1 and 1.0 for two items: it compared json.dumps texts, "1" and "1.0")
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)

@@ -301,3 +301,24 @@ def test_columns_in_another_order_are_matched_by_their_values() -> None:
 def test_bad_comparison_params_are_config_errors(params, match) -> None:
     with pytest.raises(VerifierError, match=match):
         load_verifier(VerifierSpec("sql", params))
+
+
+def test_a_blob_is_no_text_of_its_hex_digits() -> None:
+    """_norm_value wrote a blob as its hex digits: SELECT X'4142' passed a column holding the text '4142', and a blob
+    reference passed hex(b). BIRD's and Spider's evaluations compare the values SQLite returns (b'AB' != '4142')."""
+    from crossgym.verifiers.sql import compare, normalize_rows
+
+    assert not compare(normalize_rows([(b"AB",)], 6), normalize_rows([("4142",)], 6), order_matters=False,
+                       digits=6)[0]
+    assert not compare(normalize_rows([("4142",)], 6), normalize_rows([(b"AB",)], 6), order_matters=False,
+                       digits=6)[0]
+    assert compare(normalize_rows([(b"AB",)], 6), normalize_rows([(bytearray(b"AB"),)], 6), order_matters=False,
+                   digits=6)[0]
+    for like in ("bird", "spider"):
+        assert not compare(normalize_rows([(b"AB",)], 6), normalize_rows([("4142",)], 6), order_matters=False,
+                           digits=6, rows="set" if like == "bird" else "multiset")[0]
+    # end to end: the model's blob against the reference query's text, and back
+    for like in ({}, {"like": "bird"}, {"like": "spider"}):
+        assert not score({"query": "SELECT '4142'"}, "SELECT X'4142'", **like).passed, like
+        assert not score({"query": "SELECT X'4142'"}, "SELECT hex(X'4142')", **like).passed, like
+        assert score({"query": "SELECT X'4142'"}, "SELECT CAST('AB' AS BLOB)", **like).passed, like

@@ -22,6 +22,7 @@ from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, OutOfTime, clip, time_left
 from crossgym.verifiers.json_checks import _JsonBase
 from crossgym.verifiers.json_schema_keywords import fastjsonschema_agrees
+from crossgym.verifiers.schema_lite import json_key
 
 #: compiled validators kept per process
 CACHE_SIZE = 2048
@@ -320,31 +321,12 @@ def _trusted(schema: dict[str, Any], formats: bool = False) -> Check:
     return _slow(schema, cls, formats)
 
 
-def _key(value: Any) -> Any:
-    """A hashable key equal for two JSON values exactly when jsonschema's ``equal`` says they are: booleans equal
-    only booleans, 1 equals 1.0, arrays by their items in order, objects by their members in any order."""
-    t = type(value)
-    if t is bool:
-        return ("b", value)
-    if t is int or t is float:
-        return ("n", value)
-    if t is str:
-        return ("s", value)
-    if t is list or t is tuple:
-        return ("l", tuple(_key(v) for v in value))
-    if t is dict:
-        return ("d", frozenset((k, _key(v)) for k, v in value.items()))
-    if value is None:
-        return ("z",)
-    return ("o", id(value))  # (no other type comes from JSON)
-
-
 def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
     """jsonschema's uniqueItems, in linear time: its own falls back to comparing every pair when the items cannot
     be sorted together (objects, or numbers beside strings), so 4,000 objects took 22 s in an inline verifier."""
     from jsonschema.exceptions import ValidationError
 
-    if unique and validator.is_type(instance, "array") and len({_key(v) for v in instance}) != len(instance):
+    if unique and validator.is_type(instance, "array") and len({json_key(v) for v in instance}) != len(instance):
         yield ValidationError(f"{instance!r} has non-unique elements")  # (its words)
 
 

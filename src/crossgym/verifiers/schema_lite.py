@@ -118,9 +118,9 @@ def compile_lite(schema: Any) -> Check:
                     return f"length {len(v)} breaks {k} {n}"
             return None
         checks.append(size_bounds)
-    if schema.get("uniqueItems"):
+    if schema.get("uniqueItems"):  # (JSON Schema's equality: 1 and 1.0 are one item, true and 1 two)
         checks.append(lambda v: "items are not unique" if isinstance(v, list) and
-                      len({json.dumps(x, sort_keys=True) for x in v}) != len(v) else None)
+                      len({json_key(x) for x in v}) != len(v) else None)
     if "items" in schema:
         item = compile_lite(schema["items"])
 
@@ -244,3 +244,22 @@ def validator(schema: Any) -> Callable[[Any], str | None]:
         _BY_ID.clear()
     _BY_ID[id(schema)] = (schema, fn)  # holding the schema keeps its id from being reused
     return fn
+
+
+def json_key(value: Any) -> Any:
+    """A hashable key equal for two JSON values exactly when jsonschema's ``equal`` says they are: booleans equal
+    only booleans, 1 equals 1.0, arrays by their items in order, objects by their members in any order."""
+    t = type(value)
+    if t is bool:
+        return ("b", value)
+    if t is int or t is float:
+        return ("n", value)
+    if t is str:
+        return ("s", value)
+    if t is list or t is tuple:
+        return ("l", tuple(json_key(v) for v in value))
+    if t is dict:
+        return ("d", frozenset((k, json_key(v)) for k, v in value.items()))
+    if value is None:
+        return ("z",)
+    return ("o", id(value))  # (no other type comes from JSON)

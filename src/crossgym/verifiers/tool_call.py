@@ -231,7 +231,8 @@ class ToolCallVerifier(BaseVerifier):
     # leaves to jsonschema asserted it, the same schema without one did not
     # 14: true and false inside a list or object argument are no 1 and 0 (they were, by Python's ==, and not at the top
     # level); strings="bfcl" as BFCL's checker: strings standardised in an argument and one level inside it (deeper
-    # ones compare exactly), an array argument's items of the schema's type (1.0 passed an integer array)
+    # ones compare exactly), an array argument's items of the schema's type (1.0 passed an integer array); the
+    # argument schemas' uniqueItems takes 1 and 1.0 for one item, as JSON Schema does
     version = "14"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
