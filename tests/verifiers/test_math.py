@@ -207,3 +207,20 @@ def test_a_long_run_of_numbers_is_malformed_at_once():
     assert v.error_kind == "malformed" and "digits, dots and spaces" in v.reason, v
     listed = "The values: " + " ".join(str(i) for i in range(300)) + ". So the answer is $\\boxed{3}$."
     assert run("3", listed).passed
+
+
+@pytest.mark.parametrize(("gold", "answer", "ok"), [
+    ("1.6 \\times 10^{-19}", "\\boxed{0.0}", False),  # math-verify rounds both to 6 decimals: 0 == 0
+    ("6.62607015 \\times 10^{-34}", "\\boxed{0}", False),
+    ("0.0000004", "\\boxed{-0.0000001}", False),
+    ("0.0000003", "\\boxed{0.000}", False),
+    ("1.6 \\times 10^{-19}", "\\boxed{1.6 \\times 10^{-19}}", True),
+    ("1.6 \\times 10^{-19}", "\\boxed{1.60 \\times 10^{-19}}", True),
+    ("1.602 \\times 10^{-19}", "\\boxed{1.6 \\times 10^{-19}}", False),  # as 1.602 and 1.6 differ
+    ("0.0000003", "\\boxed{3 \\times 10^{-7}}", True),
+    ("0", "\\boxed{0.0}", True),
+    ("\\frac{1}{3}", "\\boxed{0.333333}", True),  # a number near 1: math-verify's 6 decimals, as before
+])
+def test_a_tiny_reference_is_compared_to_six_significant_digits(gold, answer, ok):
+    v = Math().run_score(Math.task(gold), Completion.from_text(answer))
+    assert v.passed is ok and v.error is None, v

@@ -200,6 +200,27 @@ def _plain_decimal(parsed: Any, places: int) -> Any:
     return Decimal(s)
 
 
+def _tiny_apart(gold: Any, pred: Any, places: int) -> bool:
+    """The reference is a real number other than 0 below ``10**-places`` in size and the answer a number more than
+    ``10**-places`` of it apart, relatively. math-verify rounds numbers to ``places`` decimals (float_rounding)
+    before comparing them, so every such number equalled 0 and any other: "0.0" passed 1.6 x 10^-19 and
+    "-0.0000001" passed 0.0000004. Those are compared to ``places`` significant digits instead, as a number near 1
+    is compared to ``places`` decimals."""
+    import sympy
+
+    try:
+        g, p = gold[0], pred[0]
+        if not (isinstance(g, sympy.Expr) and isinstance(p, sympy.Expr) and g.is_number and p.is_number):
+            return False
+        gv, pv = sympy.N(g, 30), sympy.N(p, 30)
+        if not (gv.is_real and pv.is_real) or gv == 0:
+            return False
+        unit = sympy.Float(10, 30) ** -places
+        return bool(abs(gv) < unit and abs(gv - pv) > unit * abs(gv))
+    except Exception:  # noqa: BLE001 - an expression sympy cannot evaluate: math-verify's verdict stands
+        return False
+
+
 def _pct(value: Any) -> Any:
     import sympy
 
@@ -409,7 +430,9 @@ class Math(BaseVerifier):
     # passed); brackets nested over 10 deep or a chain of factorials are malformed (they ran out of time), and so is
     # an answer whose scoring uses 80% of the timeout as CPU time (base.CPU_SHARE; it was a timeout); "(x, y) =
     # (-1, 3)" states x=-1, y=3 (math-verify kept the values), and a run of 4,000 digits and spaces is malformed
-    version = "5"
+    # 6: a reference other than 0 below 10^-float_rounding is compared to that many significant digits (math-verify's
+    # rounding made it 0: "0.0" passed 1.6 x 10^-19, as numeric's 0 did before its version 5)
+    version = "6"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
     default_timeout = 5.0
@@ -465,7 +488,7 @@ class Math(BaseVerifier):
                 parsed = ordered_values(g, parsed) or parsed  # (x=3, y=-1: the values in the order it names them)
             if mine == theirs if theirs is not None else mv.verify(
                     list(parsed), pred, float_rounding=self.float_rounding, numeric_precision=self.numeric_precision,
-                    strict=self.strict, timeout_seconds=None):
+                    strict=self.strict, timeout_seconds=None) and not _tiny_apart(parsed, pred, self.float_rounding):
                 return Verdict.ok(1.0, reason=f"{shown!r} is equivalent to {clip(g, 60)!r}")
         return Verdict.ok(0.0, reason=f"{shown!r} is not equivalent to {clip(golds[0][0], 60)!r}")
 
