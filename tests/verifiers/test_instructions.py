@@ -134,6 +134,23 @@ def test_japanese_words_are_still_counted_by_character():
     assert run([{"type": "word_count", "exactly": 2}], "時々").passed
 
 
+@pytest.mark.parametrize(("keyword", "text"), [
+    ("you", "thank \u04afou"),  # Cyrillic ү
+    ("sun", "the s\u057dn is hot"),  # Armenian ս
+    ("now", "right \u0578ow"),  # Armenian ո
+    ("love", "i lo\u2228e it"),  # the logical or, drawn as v
+    ("lay", "\u13de\u13aa\u13a9 down"),  # Cherokee capitals
+])
+def test_every_letter_unicode_draws_as_a_latin_one_is_read_as_it(keyword, text):
+    """The look-alike table was crossgym's own, and missed letters a policy finds (version 10): every character
+    Unicode's confusables data (UTS #39) draws as one Latin letter is read as that letter where keywords and phrases
+    are matched. Only cased letters join a Latin word: a runic ᛁ or a Thai zero between two still separates them."""
+    v = run([{"type": "keywords_exclude", "keywords": [keyword]}], text)
+    assert not v.passed and v.error is None, (keyword, text, v)
+    assert run([{"type": "keywords_include", "keywords": [keyword]}], text).passed
+    assert not run([{"type": "word_count", "max": 50}], "\u16c1".join(["word"] * 200)).passed
+
+
 def test_keywords_still_match_whole_words_only():
     assert run([{"type": "keywords_exclude", "keywords": ["dog"]}], "dogma and hotdogs").passed
     assert not run([{"type": "keywords_exclude", "keywords": ["ice cream"]}], "ice\ncream").passed
@@ -389,6 +406,8 @@ def test_contains_any(constraint, good, bad):
     "My answer is yes. My answer is n\u043e.",  # Cyrillic о
     "My answer is yes. My answer is\u200b no.",  # a zero-width space
     "My answer is yes. My  answer\nis maybe.",  # other spaces
+    "My answer is yes. My answer is \u0578o.",  # Armenian ո (Unicode's confusables, version 10)
+    "My answer is no. My answer is maybe\u3002",  # an ideographic full stop
 ])
 def test_only_one_sees_a_second_option_however_it_is_written(hedge):
     """A reply naming every option chose none (IFEval passes it: the cheapest hack for this instruction); the second

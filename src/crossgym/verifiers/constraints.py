@@ -12,6 +12,7 @@ from typing import Any
 
 from crossgym.protocol.errors import VerifierError
 from crossgym.text import MalformedJSON, is_blank, parse_json_text
+from crossgym.verifiers import _lookalikes
 from crossgym.verifiers.extract import nfkc
 
 _VIEWS = threading.local()
@@ -77,7 +78,7 @@ _TATWEEL = "\u0640"
 _ARABIC_TATWEEL = re.compile("(?<=[\u0620-\u06ff\u0750-\u077f\u08a0-\u08ff])\u0640+")
 #: Cyrillic, Greek and other letters drawn like Latin ones: a keyword is matched on these skeletons (so "dоg" with a
 #: Cyrillic о is "dog"), the text's and the keyword's alike
-_CONFUSABLES = str.maketrans(
+_HAND_CONFUSABLES = (
     "аеорсухіјѕԁԛԝһӏкАВЕКМНОРСТУХІЈЅԌԚԜҮ"  # Cyrillic
     "οαειϲκνρτυχϳΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ"  # Greek
     "ıɡɑօ"  # Latin dotless i, script g, alpha; Armenian o
@@ -88,6 +89,14 @@ _CONFUSABLES = str.maketrans(
     "igao"
     "abcdeghijklmnoprstuvwyzdoo"
     "DRTYAJEWMHGZRSLCPKB")
+#: sentence-ending full stops of other scripts, read as "." where phrases are matched (IFEval's "My answer is
+#: maybe." ended with an ideographic 。 was no option named)
+_FULL_STOPS = "\u3002\u0589\u06d4\u0964\u1362\u166e\u1803\u1809\ua4ff\ua60e\ua6f3\u2e3c"
+#: look-alikes of Latin letters mapped to those letters where keywords and phrases are matched: every character
+#: Unicode's confusables data (UTS #39) draws as one Latin letter (_lookalikes, generated), and crossgym's own
+#: table beside it (it wins where both list a character: Cherokee, small capitals, Lao zero...)
+_CONFUSABLES = str.maketrans({**dict(zip(_lookalikes.CHARACTERS, _lookalikes.LETTERS, strict=True)),
+                              **dict(zip(*_HAND_CONFUSABLES, strict=True)), **dict.fromkeys(_FULL_STOPS, ".")})
 #: caseless letters and symbols drawn as Latin capitals (Lisu letters, negative circled and squared capitals): they
 #: count as capitals in the case checks
 _CAPITAL_LOOKALIKE = re.compile("[\ua4d0-\ua4f7\U0001f150-\U0001f169\U0001f170-\U0001f189]")
@@ -159,7 +168,11 @@ def canonical(text: str) -> str:
 
 #: a run of at most this many letters or digits of another script inside a word is a joiner, not a word
 _JOINER_RUN = 2
-_LATIN_LOOKALIKES = frozenset(chr(c) for c in _CONFUSABLES)
+#: letters of any word they sit in: crossgym's table, and the cased letters of Unicode's confusables (Cyrillic ү,
+#: Armenian ս: "sսn" is "sun"); not their uncased letters and digits, which other scripts draw as a bar, dots or a
+#: circle and which keep separating Latin words (runic ᛁ, the Thai and Devanagari zeros: _split_scripts)
+_LATIN_LOOKALIKES = frozenset(_HAND_CONFUSABLES[0]) | frozenset(
+    c for c in _lookalikes.CHARACTERS if unicodedata.category(c) in ("Lu", "Ll") and c not in _JOINERS)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -52,7 +52,10 @@ class Instructions(BaseVerifier):
     # "1." ends none (10 items were 20 sentences); a sections header may follow markup or quotes ("**SECTION 1**");
     # letter_frequency takes any visible character (IFEval asks for '#' and '!'); first_word_of_paragraph takes
     # paragraphs (exactly that many, as IFEval's nth_paragraph_first_word asks)
-    version = "9"
+    # 10: every character Unicode's confusables data (UTS #39) draws as one Latin letter is read as it where keywords
+    # and phrases are matched (Cyrillic ү, Armenian ս and ո, ∨ hid forbidden words and a second only_one option;
+    # crossgym's own table missed them), other scripts' full stops as "." there ("maybe。" named no option)
+    version = "10"
     description = "IFEval-style checkable constraints (counts, keywords, case, format...), several per task"
 
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:
