@@ -44,6 +44,16 @@ def test_relative_task_files_resolve_against_config(tmp_path: Path) -> None:
     ("model: m\ntasks: {source: a}\ngrpo: {num_generations: 3, per_device_train_batch_size: 8}\n", "grpo",
      "multiple of"),
     ("model: m\ntasks: {source: a}\ngrpo: {variant: ppo}\n", "grpo.variant", "grpo"),
+    # no NaN or infinity anywhere: an infinite blend weight was a traceback, a NaN reward weight trained on NaN
+    ("model: m\ntasks: [{name: a, source: a, weight: .inf}, {name: b, source: a, weight: 1}]\n",
+     "tasks.parts.0.weight", "finite"),
+    ("model: m\ntasks: {source: a}\ntask_weight: .nan\n", "task_weight", "finite"),
+    ("model: m\ntasks: {source: a}\nverifiers: [{name: length, weight: .inf}]\n", "verifiers.0.weight", "finite"),
+    ("model: m\ntasks: {source: a}\non_error: .inf\n", "on_error", "finite"),
+    ("model: m\ntasks: {source: a}\ngrpo: {temperature: .inf}\n", "grpo.temperature", "finite"),
+    # a blend's rows are bounded (10,000,000,000 ran minutes, then nothing)
+    ("model: m\ntasks: [{name: a, source: a, count: 10000000000}]\n", "tasks.parts.0.count", "10000000"),
+    ("model: m\ntasks: {parts: [{name: a, source: a, weight: 1}], size: 10000000000}\n", "tasks.size", "10000000"),
 ])
 def test_errors_name_file_field_and_fix(tmp_path: Path, text: str, field: str, hint: str) -> None:
     path = _write(tmp_path, text)
@@ -87,3 +97,17 @@ def test_a_task_file_holding_line_separators_in_its_text_reads_back(tmp_path):  
     path.write_text("".join(t.to_json() + "\n" for t in tasks), encoding="utf-8")
     assert read_task_file(path) == tasks
     assert read_task(path, "t1") == tasks[1]
+
+
+def test_a_nan_on_error_is_no_reward_as_the_word_nan_is(tmp_path: Path) -> None:
+    assert load_run_config(_write(tmp_path, "model: m\ntasks: {source: a}\non_error: .nan\n")).on_error == "none"
+
+
+def test_weights_past_the_float_range_together_share_the_blend() -> None:
+    """Two weights of 1e308 summed to infinity: every share was NaN (a traceback turning it into rows)."""
+    from crossgym.config.run import BlendConfig
+    from crossgym.rollout.blend import row_counts
+
+    blend = BlendConfig.model_validate({"parts": [{"name": "a", "source": "x", "weight": 1e308},
+                                                  {"name": "b", "source": "x", "weight": 1e308}], "size": 10})
+    assert row_counts(blend, [4, 4]) == [5, 5]

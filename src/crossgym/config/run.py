@@ -10,8 +10,15 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 Variant = Literal["grpo", "dapo", "dr_grpo", "gspo", "rloo", "reinforce_pp_baseline", "cispo", "sapo"]
 
 
+#: the most rows a blend or one of its parts may hold (10,000,000,000 took minutes of CPU and memory to plan, then
+#: nothing; ten million prompts is past any run at the reference scale of 1.2 million rollouts)
+MAX_BLEND_ROWS = 10_000_000
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    # no NaN or infinity in any number of a config: a weight of .inf made the blend's row counts NaN (a traceback),
+    # a reward weight of .nan trained on NaN rewards, and the gate blamed the tasks
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 class TasksConfig(_Model):
@@ -66,7 +73,7 @@ class TaskPart(_Model):
     """Task files (JSONL of Task objects); relative paths resolve against the config file."""
     weight: float | None = Field(default=None, gt=0)
     """Share of the blend (relative to the other weighted parts); give a weight or a count, not both."""
-    count: int | None = Field(default=None, ge=1)
+    count: int | None = Field(default=None, ge=1, le=MAX_BLEND_ROWS)
     """Exactly this many rows from the part (fewer than it has: a seeded sample; more: whole epochs, then a sample)."""
     environment: EnvironmentConfig | None = None
     """The environment this part's tasks run in (default: the run's ``environment``, else each task's own)."""
@@ -90,7 +97,7 @@ class BlendConfig(_Model):
 
     parts: list[TaskPart] = Field(min_length=1)
     """The parts; names must be distinct."""
-    size: int | None = Field(default=None, ge=1)
+    size: int | None = Field(default=None, ge=1, le=MAX_BLEND_ROWS)
     """Rows in the blend. Default: the counts plus, for weighted parts, as many rows as those parts have tasks."""
     shuffle: bool = True
     """Interleave the parts in a seeded order (False: part after part, in the order given)."""
@@ -272,7 +279,8 @@ class RunConfig(_Model):
     @field_validator("on_error", mode="before")
     @classmethod
     def _on_error(cls, v: Any) -> Any:
-        if v is None or (isinstance(v, str) and v.lower() in ("none", "null", "nan")):
+        if v is None or (isinstance(v, str) and v.lower() in ("none", "null", "nan")) or \
+                (isinstance(v, float) and v != v):  # (YAML's .nan, as the word "nan": no reward, masked)
             return "none"
         return v
 

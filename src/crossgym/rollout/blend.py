@@ -110,8 +110,9 @@ def row_counts(blend: BlendConfig, pool_sizes: Sequence[int], *, where: str = "t
     for i, n in fixed.items():
         out[i] = n
     if weighted:
-        total_w = sum(float(blend.parts[i].weight or 0.0) for i in weighted)
-        exact = [budget * float(blend.parts[i].weight or 0.0) / total_w for i in weighted]
+        top = max(float(blend.parts[i].weight or 0.0) for i in weighted)
+        shares = [float(blend.parts[i].weight or 0.0) / top for i in weighted]  # (1e308 twice summed to inf)
+        exact = [budget * w / sum(shares) for w in shares]
         floors = [int(x) for x in exact]
         left = budget - sum(floors)
         order = sorted(range(len(weighted)), key=lambda j: (-(exact[j] - floors[j]), j))
