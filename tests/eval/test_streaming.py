@@ -15,7 +15,7 @@ from crossgym.eval.metrics import compute_metrics
 from crossgym.eval.report import write_report
 from crossgym.eval.run import StoredRollouts
 from crossgym.protocol import Completion, Rollout, Task, Verdict, VerifierSpec
-from crossgym.rollout.config import rollout_key
+from crossgym.rollout.config import keyed_hash, rollout_key
 from crossgym.rollout.store import RolloutStore
 
 HASH = "cafe0123"
@@ -38,7 +38,7 @@ def _rollout(task: Task, j: int, rng: random.Random, config_hash: str = HASH) ->
                              components={"format": rng.choice([0.0, 1.0]), "value": reward})
     return Rollout(task=task, completion=Completion.from_text("answer " * rng.randrange(1, 40)), verdict=verdict,
                    timings={"generate_s": 0.25, "verify_s": 0.125},
-                   provenance={"key": rollout_key(task.id, j, config_hash), "sampling": {"max_tokens": 64}})
+                   provenance={"key": rollout_key(task.id, j, keyed_hash(config_hash, task)), "sampling": {"max_tokens": 64}})
 
 
 def _store(path: Path, tasks: list[Task], n: int, *, order: list[tuple[int, int]] | None = None) -> None:
@@ -98,6 +98,6 @@ def test_store_is_read_in_task_then_sample_order(tmp_path: Path) -> None:
     _store(path, tasks, n, order=order)
     stored = StoredRollouts(path, tasks, n, HASH)
     keys = [r.provenance["key"] for r in stored]
-    assert keys == [rollout_key(t.id, j, HASH) for t in tasks for j in range(n)]
+    assert keys == [rollout_key(t.id, j, keyed_hash(HASH, t)) for t in tasks for j in range(n)]
     assert stored[4].provenance["key"] == keys[4] and [r.provenance["key"] for r in stored[2:5]] == keys[2:5]
     assert len(StoredRollouts(path, tasks[:10], 2, HASH)) == 20  # only the tasks and samples asked for

@@ -10,6 +10,7 @@ import pytest
 from crossgym.api import load_verifier
 from crossgym.protocol import SamplingParams, UnknownNameError
 from crossgym.rollout import RolloutConfig, RolloutRunner, RolloutStore, run_rollouts
+from crossgym.rollout.config import keyed_hash
 from crossgym.rollout.store import read_rollouts
 
 SAMPLING = SamplingParams(temperature=1.0, max_tokens=6, seed=0)
@@ -48,7 +49,7 @@ def test_tasks_times_n_single_turn_with_provenance(hf_engine, test_plugin, tmp_p
         p = r.provenance
         assert p["verifier"] == {"name": "test_first_letter", "version": "1", "params": {}}
         assert p["model"] == "tiny" and p["engine"] == "hf" and p["sampling"] == SAMPLING.to_dict()
-        assert p["crossgym_version"] and p["key"] == f"{r.task.id}#{p['sample']}@{config.hash()}"
+        assert p["crossgym_version"] and p["key"] == f"{r.task.id}#{p['sample']}@{keyed_hash(config.hash(), r.task)}"
         assert p["environment"] == "single_turn"
         assert set(r.timings) == {"generate_s", "env_s", "verify_s"}
     assert read_rollouts(tmp_path / "r.jsonl") == rollouts
@@ -168,3 +169,22 @@ def test_a_checkpoint_retrained_at_the_same_path_is_not_resumed(hf_engine, test_
     run_rollouts(retrained, tasks, RolloutConfig(model=str(model), engine="hf", sampling=SAMPLING, n=1),
                  store=RolloutStore(path))
     assert sum(p * n for p, n, _, _ in retrained.calls) == 2
+
+
+def test_a_task_edited_under_its_id_is_not_resumed(hf_engine, test_plugin, tmp_path):
+    """The resume key was the task's id: an eval rerun after a task's prompt, answer or verifier changed reused the
+    old rollouts and reported their verdicts as the new task's. The key holds the task's content digest now."""
+    import dataclasses
+
+    tasks = test_plugin.make_tasks(2)
+    config = RolloutConfig(model="tiny", engine="hf", sampling=SAMPLING, n=2)
+    path = tmp_path / "r.jsonl"
+    run_rollouts(hf_engine, tasks, config, store=RolloutStore(path))
+    same = Recording(hf_engine)
+    run_rollouts(same, [dataclasses.replace(t) for t in tasks], config, store=RolloutStore(path))
+    assert same.calls == []  # equal tasks (other objects): resumed
+    edited = [tasks[0], dataclasses.replace(tasks[1], answer="something else")]
+    again = Recording(hf_engine)
+    rollouts = run_rollouts(again, edited, config, store=RolloutStore(path))
+    assert sum(p * n for p, n, _, _ in again.calls) == 2  # only the edited task's two samples
+    assert [r.task for r in rollouts] == [edited[0]] * 2 + [edited[1]] * 2

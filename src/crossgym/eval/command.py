@@ -118,13 +118,16 @@ def run_eval_command(config: Path | None, model: str | None, endpoint: str | Non
 
 def stored_rollouts(path: Path, tasks: list[Task], n: int, config_hash: str) -> int:
     """How many of ``tasks`` x ``n`` rollouts under ``config_hash`` the store at ``path`` already holds."""
-    from crossgym.rollout.config import rollout_key
+    from crossgym.rollout.config import keyed_hash, rollout_key
     from crossgym.rollout.store import RolloutStore
 
     if not path.is_file():
         return 0
     keys = RolloutStore(path).keys(quiet=True)  # (the run reads the store again, and names a damaged record once)
-    return sum(1 for t in tasks for j in range(n) if rollout_key(t.id, j, config_hash) in keys) if keys else 0
+    if not keys:
+        return 0
+    return sum(1 for t in tasks for h in (keyed_hash(config_hash, t),) for j in range(n)
+               if rollout_key(t.id, j, h) in keys)
 
 
 def resume_command(config: Path | None = None, **flags: Any) -> str:

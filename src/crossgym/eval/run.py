@@ -15,7 +15,7 @@ from crossgym.protocol.episode import Rollout, SamplingParams
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.interfaces import InferenceEngine
 from crossgym.protocol.task import Task
-from crossgym.rollout.config import RolloutConfig
+from crossgym.rollout.config import RolloutConfig, keyed_hash
 from crossgym.rollout.runner import Progress, RolloutRunner
 from crossgym.rollout.store import RolloutStore
 from crossgym.scoring.records import stored_key
@@ -38,6 +38,7 @@ class StoredRollouts(Sequence[Rollout]):
     def __init__(self, path: str | Path, tasks: Sequence[Task], n: int, config_hash: str) -> None:
         self.path = Path(path)
         index = {t.id: i for i, t in enumerate(tasks)}
+        hashes = [keyed_hash(config_hash, t) for t in tasks]  # (a task edited under its id is keyed apart)
         slots = array("q", [-1]) * (len(tasks) * n)
         with self.path.open("rb") as f:
             pos = 0
@@ -51,7 +52,7 @@ class StoredRollouts(Sequence[Rollout]):
                 rest, _, hash_ = key.rpartition("@")
                 tid, _, sample = rest.rpartition("#")
                 i = index.get(tid)
-                if hash_ != config_hash or i is None or not sample.isdigit() or int(sample) >= n:
+                if i is None or hash_ != hashes[i] or not sample.isdigit() or int(sample) >= n:
                     continue
                 slot = i * n + int(sample)
                 if slots[slot] < 0:

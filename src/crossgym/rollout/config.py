@@ -66,8 +66,18 @@ def model_fingerprint(model: str) -> str | None:
 
 
 def rollout_key(task_id: str, sample: int, config_hash: str) -> str:
-    """The resume key of one rollout: task id, sample index and config hash."""
+    """The resume key of one rollout: task id, sample index and the hash its task is keyed under
+    (``keyed_hash``)."""
     return f"{task_id}#{sample}@{config_hash}"
+
+
+def keyed_hash(config_hash: str, task: Task) -> str:
+    """The hash a task's rollouts are keyed under: the run's settings and the task's content. A task whose prompt,
+    answer or verifier changed under the same id is another task: its stored rollouts are not reused (an eval rerun
+    after such an edit reported the old verdicts as the new ones)."""
+    from crossgym.protocol.digest import task_digest
+
+    return f"{config_hash}.{task_digest(task)[:12]}"
 
 
 def provenance(task: Task, sample: int, config: RolloutConfig, config_hash: str, verifier: Any,
@@ -76,6 +86,6 @@ def provenance(task: Task, sample: int, config: RolloutConfig, config_hash: str,
     from crossgym.scoring.provenance import Provenance
 
     spec: VerifierSpec = task.verifier
-    return Provenance.new(spec, verifier, source="eval", key=rollout_key(task.id, sample, config_hash),
+    return Provenance.new(spec, verifier, source="eval", key=rollout_key(task.id, sample, keyed_hash(config_hash, task)),
                           model=config.model, config_hash=config_hash, sample=sample, engine=config.engine,
                           sampling=config.sampling.to_dict(), environment=environment, **extra).to_dict()

@@ -20,7 +20,7 @@ from crossgym.protocol.errors import CrossgymError
 from crossgym.protocol.interfaces import InferenceEngine
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Task
-from crossgym.rollout.config import RolloutConfig, provenance, rollout_key
+from crossgym.rollout.config import RolloutConfig, keyed_hash, provenance, rollout_key
 from crossgym.rollout.driver import Episode, episode_seed
 from crossgym.rollout.store import RolloutStore, iter_records
 from crossgym.rollout.tasks import episode_settings
@@ -50,6 +50,7 @@ class RolloutRunner:
         self.progress = progress
         self.resumed = 0  # how many of the last run's rollouts the store held already
         self.config_hash = config.hash()
+        self._keyed_hashes: dict[int, str] = {}  # per Task object of the current run (keyed_hash is a digest)
         self._env_names: set[str] | None = None
 
     # ------------------------------------------------------------------ set-up
@@ -112,10 +113,13 @@ class RolloutRunner:
     def _generate(self, tasks: list[Task], finished: dict[str, Rollout] | None) -> set[str]:
         """Play and score what the store lacks, appending each batch as it is verified (into ``finished`` too when
         given); returns the keys the store held before."""
-        ids = [t.id for t in tasks]
-        if len(set(ids)) != len(ids):
-            dup = next(i for i in ids if ids.count(i) > 1)
-            raise CrossgymError(f"task ids must be unique (rollouts are keyed by them): {dup!r} appears twice")
+        self._keyed_hashes = {}
+        seen: set[str] = set()
+        for t in tasks:  # (one pass: ids.count per id was quadratic in the number of tasks)
+            if t.id in seen:
+                raise CrossgymError(f"task ids must be unique (rollouts are keyed by them): {t.id!r} appears twice "
+                                    "(fix: give each task its own id, or drop the repeated one)")
+            seen.add(t.id)
         verifiers = self._preflight(tasks)
         n = self.config.n
 
@@ -149,10 +153,14 @@ class RolloutRunner:
         return done_keys
 
     def _wanted(self, tasks: list[Task]) -> Iterator[tuple[Task, int, str]]:
-        """(task, sample index, key) for tasks x n, made as they are needed, never held."""
+        """(task, sample index, key) for tasks x n, made as they are needed, never held (but each task's hash)."""
+        hashes = self._keyed_hashes
         for t in tasks:
+            h = hashes.get(id(t))
+            if h is None:
+                h = hashes[id(t)] = keyed_hash(self.config_hash, t)
             for j in range(self.config.n):
-                yield t, j, rollout_key(t.id, j, self.config_hash)
+                yield t, j, rollout_key(t.id, j, h)
 
     def _report(self, done: int, total: int) -> None:
         if self.progress is not None:

@@ -166,7 +166,7 @@ def _chunks(tasks: Sequence[Any], chunksize: int | None) -> list[list[int]]:
     n = len(tasks)
     if chunksize is not None:
         return [list(range(i, min(n, i + chunksize))) for i in range(0, n, chunksize)]
-    from crossgym.verifiers.batch import _content_key
+    from crossgym.protocol.digest import task_digest
 
     size = max(CHUNK_MIN, min(CHUNK_MAX, math.ceil(n / CHUNKS)))
     by_id: dict[Any, list[list[int]]] = {}
@@ -175,7 +175,7 @@ def _chunks(tasks: Sequence[Any], chunksize: int | None) -> list[list[int]]:
     for i, task in enumerate(tasks):
         if isinstance(task, Task):
             if id(task) not in digests:
-                digests[id(task)] = _content_key(task)
+                digests[id(task)] = task_digest(task)
             key: Any = (task.id, digests[id(task)])
         else:
             key = ("object", id(task))

@@ -8,14 +8,13 @@ run in this thread while the others proceed.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from crossgym.protocol.digest import task_digest
 from crossgym.protocol.task import Completion, Task, Verdict
 from crossgym.verifiers.base import BaseVerifier, _finite, _pool_score, check_inputs, clip, timed_out
 from crossgym.verifiers.safe import build_verifier, checked, clip_detail, safe_verify
@@ -111,7 +110,7 @@ def _groups(items: list[tuple[Any, Any]], verifiers: list[Any], indices: list[in
             task = items[i][0]
             digest = digests.get(id(task))
             if digest is None:
-                digest = digests[id(task)] = _content_key(task)
+                digest = digests[id(task)] = task_digest(task)
             runs = by_task.setdefault((id(verifiers[i]), task.id, digest), [])
             run = next((r for r in runs if items[r[0]][0] == task), None)  # equal tasks, not just ids
             if run is None:
@@ -119,15 +118,6 @@ def _groups(items: list[tuple[Any, Any]], verifiers: list[Any], indices: list[in
             else:
                 run.append(i)
     return [idx for runs in by_task.values() for idx in runs if len(idx) > 1]
-
-
-def _content_key(task: Task) -> str:
-    """A digest of the task's content (key order ignored); unequal tasks almost never share one."""
-    try:
-        text = json.dumps(task.to_dict(), sort_keys=True, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):  # unserialisable metadata (e.g. circular): fall back on the equality scan
-        return ""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _safe_verify_group(verifier: Any, items: list[tuple[Any, Any]], idx: list[int]) -> list[Verdict]:
