@@ -93,3 +93,24 @@ def test_an_error_message_with_newlines_is_still_one_line(monkeypatch, capsys): 
     assert info.value.code == 2 and err.count("\n") == 1
     assert err == ("crossgym: error: in.parquet: could not read shard.parquet: footer corrupt; (magic bytes) "
                    "(fix: re-export it)\n")
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["eval", "--tasks", "arithmetic", "--n", "abc"], ["crossgym eval", "--n", "crossgym eval --help"]),
+    (["verify", "--task", "t.json"], ["crossgym verify", "--completion"]),
+    (["nosuchcmd"], ["No such command 'nosuchcmd'", "crossgym --help"]),
+    (["eval", "--max-token", "5"], ["--max-token", "--max-tokens"]),
+])
+def test_command_line_errors_are_one_line_exit_2(args: list[str], words: list[str],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A bad option, a missing one or an unknown command was click's usage line, a hint and a five-line box."""
+    code, out, err = _run_main(args, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("crossgym: error: "), err
+    assert all(w in err for w in words) and "(fix: " in err, err
+
+
+def test_no_command_shows_the_help_and_success_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run_main([], capsys)
+    assert code == 2 and "Usage: crossgym" in out
+    code, out, _ = _run_main(["--version"], capsys)
+    assert code == 0 and out.strip() == f"crossgym {__version__}"

@@ -433,7 +433,22 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors are one line and exit 2."""
     _escape_unencodable(sys.stdout)
     try:
-        app(args=argv, prog_name="crossgym")
+        # not standalone: the command line's own errors (a bad option, a missing argument, an unknown command) reach
+        # us, to be said in one line; they were a usage line, a hint and a box of five lines, without a fix
+        code = app(args=argv, prog_name="crossgym", standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)  # (typer.Exit(n)'s code: no command returns a value)
+    except _command_line_errors() as exc:
+        if _kind(exc, "NoArgsIsHelpError"):  # `crossgym` alone, or a group without its command: its help, as before
+            ctx = getattr(exc, "ctx", None)
+            sys.stdout.write(ctx.get_help() + "\n" if ctx is not None else "")
+        elif _state["debug"]:
+            raise
+        else:
+            sys.stderr.write(f"crossgym: error: {_click_error(exc)}\n")
+        sys.exit(getattr(exc, "exit_code", 2))
+    except typer.Abort:  # (end of input at a prompt)
+        sys.stderr.write("crossgym: interrupted\n")
+        sys.exit(130)
     except CrossgymError as exc:
         if _state["debug"]:
             raise
@@ -452,6 +467,40 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("crossgym: interrupted\n")
         sys.exit(130)
+
+
+def _command_line_errors() -> tuple[type[Exception], ...]:
+    """The exception classes typer raises for the command line: its own click's (typer 0.2x vendors click) and
+    click's (older typer)."""
+    found: list[type[Exception]] = []
+    try:
+        from typer._click.exceptions import ClickException as vendored
+
+        found.append(vendored)
+    except ImportError:
+        pass
+    try:
+        from click import ClickException
+
+        found.append(ClickException)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def _kind(exc: BaseException, name: str) -> bool:
+    """``exc`` is of the click exception class called ``name`` (whichever click raised it)."""
+    return any(c.__name__ == name for c in type(exc).__mro__)
+
+
+def _click_error(exc: Any) -> str:
+    """One line for an error in the command line: what, and how to find the right form."""
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "crossgym"
+    what = _one_line(exc.format_message())
+    if _kind(exc, "UsageError"):
+        return f"{where}: {what} (fix: `{where} --help` lists its arguments and options)"
+    return f"{where}: {what}"
 
 
 if __name__ == "__main__":
