@@ -129,6 +129,19 @@ def test_dry_run_trains_nothing(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("over", "flags", "words"), [
+    ({"environment": {"name": "singl_turn"}}, [], ["environment.name", "did you mean 'single_turn'"]),
+    ({}, ["--resume"], ["nothing to resume"]),
+    ({"difficulty": {"rollouts": "nope.jsonl"}}, [], ["difficulty.rollouts", "nope.jsonl does not exist"]),
+])
+def test_a_dry_run_refuses_what_the_run_would(tmp_path, capsys, over, flags, words):
+    """train --dry-run said success for a misspelt environment, --resume with no checkpoint and a missing
+    difficulty.rollouts file, each of which the real start then refused."""
+    cfg = write_config(tmp_path, "some/model", **over)
+    code, out, err = _cli(["train", str(cfg), "--dry-run", *flags], capsys)
+    assert code == 2 and err.count("\n") == 1 and all(w in err for w in words), err
+
+
 def test_gate_refuses_rewards_without_spread(tiny_model_dir, tmp_path, capsys):
     # json_answer on a random tiny model: every reward is 0, so GRPO would have nothing to learn
     cfg = write_config(tmp_path, str(tiny_model_dir), tasks={"source": "json_addition", "params": {"n": 4}})

@@ -264,6 +264,36 @@ def resume_step(backend: TrainingBackend, run: RunConfig, *, required: bool) -> 
     return point
 
 
+def check_environments(run: RunConfig, prefix: str = "") -> None:
+    """Every environment the run names (its own, and each blend part's) is registered: one ConfigError with a
+    did-you-mean before any model loads (a dry run said success for a misspelt one that eval and train refuse)."""
+    from crossgym.config.run import BlendConfig
+    from crossgym.plugins import registry
+    from crossgym.protocol.errors import ConfigError, UnknownNameError
+
+    named = [(f"{prefix}environment.name", run.environment.name)]
+    if isinstance(run.tasks, BlendConfig):
+        named += [(f"{prefix}tasks.parts[{i}].environment.name", p.environment.name)
+                  for i, p in enumerate(run.tasks.parts) if p.environment is not None]
+    for where, name in named:
+        if name:
+            try:
+                registry("environments").entry(name)
+            except UnknownNameError as exc:
+                raise ConfigError(exc.message, where=where, fix=exc.fix) from None
+
+
+def check_difficulty_input(run: RunConfig, prefix: str = "") -> None:
+    """difficulty.rollouts names an earlier eval that exists (a dry run passed a missing one)."""
+    from crossgym.protocol.errors import ConfigError
+
+    given = run.difficulty.rollouts if run.difficulty is not None else None
+    if given and not Path(given).expanduser().exists():
+        raise ConfigError(f"{given} does not exist", where=f"{prefix}difficulty.rollouts",
+                          fix="name an earlier eval's rollouts.jsonl or its folder, or remove difficulty.rollouts to "
+                              "measure pass rates from the starting model")
+
+
 def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gate: bool, resume: bool = False,
                       rerun_gate: bool = False) -> None:
     """`crossgym train`: config -> gate -> backend.train with a progress bar; prints where the outputs went.
@@ -293,12 +323,14 @@ def run_train_command(config: Path, backend: str | None, dry_run: bool, skip_gat
                           fix="name held-out tasks under eval_tasks, or remove grpo.eval_steps")
     tasks = run_tasks(run)
     check_builds(RewardRule.from_run(run), tasks)
+    check_environments(run, f"{config}: ")
+    check_difficulty_input(run, f"{config}: ")
+    point = resume_step(b, run, required=resume)  # (a dry run too: it said success where --resume then refused)
     if dry_run:
         plan = b.plan(run)
         _render_plans([{"available": True, **plan.to_dict()}])
         Console().print(f"dry run: {len(tasks)} tasks and their verifiers load; nothing was trained")
         return
-    point = resume_step(b, run, required=resume)
     b.preload()  # a backend that must import first does it now (Unsloth patches transformers)
     quiet_libraries()
     if point is not None:
