@@ -188,3 +188,17 @@ def test_a_task_edited_under_its_id_is_not_resumed(hf_engine, test_plugin, tmp_p
     rollouts = run_rollouts(again, edited, config, store=RolloutStore(path))
     assert sum(p * n for p, n, _, _ in again.calls) == 2  # only the edited task's two samples
     assert [r.task for r in rollouts] == [edited[0]] * 2 + [edited[1]] * 2
+
+
+def test_an_unknown_verifier_names_the_task_that_asks_for_it(hf_engine, test_plugin):
+    import dataclasses
+
+    from crossgym.protocol import ConfigError, VerifierSpec
+
+    tasks = test_plugin.make_tasks(3)
+    tasks[2] = dataclasses.replace(tasks[2], verifier=VerifierSpec("numerik"))
+    config = RolloutConfig(model="tiny", engine="hf", sampling=SAMPLING, n=1)
+    with pytest.raises(ConfigError) as info:
+        run_rollouts(hf_engine, tasks, config)
+    assert f"task {tasks[2].id!r}: verifier: unknown verifier 'numerik'" in str(info.value)
+    assert "did you mean 'numeric'" in str(info.value)

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from crossgym.protocol.episode import Rollout
-from crossgym.protocol.errors import CrossgymError
+from crossgym.protocol.errors import ConfigError, CrossgymError, VerifierError
 from crossgym.protocol.interfaces import InferenceEngine
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Task
@@ -80,7 +80,12 @@ class RolloutRunner:
         for t in tasks:
             key = t.verifier.key()
             if key not in verifiers:
-                verifiers[key] = load_verifier(t.verifier)
+                try:
+                    verifiers[key] = load_verifier(t.verifier)
+                except ConfigError as exc:  # and which task asked for it: the first to name it
+                    raise type(exc)(exc.message, where=f"task {t.id!r}: verifier", fix=exc.fix) from None
+                except VerifierError as exc:
+                    raise VerifierError(f"task {t.id!r}: {exc}") from None
         return verifiers
 
     # ------------------------------------------------------------------ the run
