@@ -141,3 +141,25 @@ def test_a_typo_in_a_list_item_section_suggests_the_items_field(tmp_path: Path) 
     p.write_text("model: m\ntasks: {source: arithmetic}\nverifiers:\n  - nam: length\n")
     with pytest.raises(ConfigError, match=r"verifiers\.0\.nam: unknown key .*did you mean 'name'"):
         load_run_config(p)
+
+
+def test_an_output_on_a_read_only_file_system_is_refused_before_the_work(tmp_path: Path) -> None:
+    """`compat --out` on a read-only mount ran its checks (37 s), then refused the write and lost the results: the
+    output's folder is checked for writing first. Run in a user and mount namespace of its own with a read-only
+    bind mount of a temporary folder (nothing outside the test changes)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare is not installed")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    script = (f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && "
+              f"{sys.executable} -c 'from crossgym.config.files import check_output_file as c; "
+              f"c(\"{folder}/out.json\", \"--out\")'")
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=60)
+    if "Operation not permitted" in done.stderr or "unshare failed" in done.stderr:
+        pytest.skip(f"no user and mount namespaces here: {done.stderr.strip()[:120]}")
+    assert done.returncode == 1 and "ConfigError: --out:" in done.stderr, done.stderr
+    assert f"{folder} is not writable" in done.stderr and "(fix: " in done.stderr

@@ -186,11 +186,24 @@ def _special_kind(p: Path) -> str | None:
 
 
 def _check_parents(p: Path, option: str) -> None:
+    """``p``'s nearest existing folder is a folder this process may write in (and ``p``, where it exists, is
+    writable): checked before the work, whose result was lost when only the write at its end failed (`compat --out`
+    on a read-only file system ran its checks, then refused)."""
+    import os
+
+    if p.exists():
+        if not os.access(p, os.W_OK):
+            raise ConfigError(f"{p} is not writable (read-only, or another user's)", where=option,
+                              fix="choose a path this user can write, or make it writable")
+        return
     for parent in p.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise ConfigError(f"{parent} is a file, so {p} cannot be created below it", where=option,
                                   fix="choose a path whose folders are folders")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(f"{parent} is not writable (read-only, or another user's), so {p} cannot be "
+                                  "written there", where=option, fix="choose a folder this user can write in")
             break
 
 
