@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -62,6 +63,34 @@ def load_verifier(spec: VerifierSpec | Mapping[str, Any] | str, **params: Any) -
         return _verifier_cached(spec.key())
     except TypeError as exc:  # unhashable/unserialisable params
         raise VerifierError(f"verifier {spec.name!r}: params must be JSON ({exc})") from None
+    except VerifierError as exc:
+        written = _non_finite(spec.params)
+        if not written:
+            raise
+        raise VerifierError(_as_written(str(exc), written)) from None
+
+
+def _non_finite(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """(where, as written) for each NaN or infinity in verifier params, in order: ``_verifier_cached`` reads them
+    as null, so an error about one says "got None" of a value the user wrote as NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [(path, "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity"))]
+    if isinstance(value, Mapping):
+        return [w for k, v in value.items() for w in _non_finite(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(value, (list, tuple)):
+        return [w for i, v in enumerate(value) for w in _non_finite(v, f"{path}[{i}]")]
+    return []
+
+
+def _as_written(message: str, written: list[tuple[str, str]]) -> str:
+    """A build error about params that held NaN or an infinity, saying what was written: "got None" of the one
+    such value becomes "got NaN (...)"; otherwise a note names them. The rule itself (NaN reads as null, as every
+    JSON carrier of a spec gives it) is kept: only the words change."""
+    note = "JSON carries no NaN or infinity: they read as null"
+    if len(written) == 1 and "got None" in message:
+        return message.replace("got None", f"got {written[0][1]} ({note})", 1)
+    listed = ", ".join(f"{where} = {text}" for where, text in written)
+    return f"{message} [the params hold {listed}; {note}]"
 
 
 def verify(task: Task, completion: Any) -> Any:

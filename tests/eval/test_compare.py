@@ -100,14 +100,17 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path, capsys):
     renamed = _write_run(tmp_path / "renamed", {"x-1": [True]}, prompts={"x-1": "another prompt"})
     junk = tmp_path / "junk.jsonl"
     junk.write_text('{"not": "a rollout"}\n')
-    tasks = tmp_path / "tasks.jsonl"  # a tasks file passed by mistake: it names the first line and why
+    tasks = tmp_path / "tasks.jsonl"  # a tasks file passed by mistake: it says so (as reverify does)
     tasks.write_text(_task("x-1").to_json() + "\n")
     fake = tmp_path / "fake.parquet"
     fake.write_text("not parquet\n")
     cases = [([str(a), str(tmp_path / "missing")], f"{tmp_path / 'missing'}: no such eval run or rollout file"),
              ([str(empty), str(a)], "not an eval run or a folder of rollout shards: no rollouts.jsonl, *.jsonl"),
-             ([str(a), str(junk)], f"{junk}: no rollout records in it (the first line that holds none: {junk}:1: "),
-             ([str(a), str(tasks)], f"{tasks}: no rollout records in it (the first line that holds none: {tasks}:1"),
+             ([str(a), str(junk)], f"{junk}: no rollout records in it: its one record is no rollout ("
+                                   f"{junk}:1: a record that is not a rollout (no 'task', 'completion', 'verdict' "
+                                   "fields))"),
+             ([str(a), str(tasks)], f"{tasks}: no rollout records in it: its one record is no rollout (it holds "
+                                    "tasks)"),
              ([str(a), str(tmp_path / "nothing-*.jsonl")], "no file matches this pattern"),
              ([str(a), str(fake)], f"{fake}: not a readable Parquet file"),
              ([str(a), str(other)], "the two runs share no tasks"),

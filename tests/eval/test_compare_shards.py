@@ -24,6 +24,13 @@ def _task(tid: str, verifier: str = "test_first_letter") -> Task:
                 metadata={"source": tid.split("-")[0]})
 
 
+def _key(task: Task, sample: int, config_hash: str = "h1") -> str:
+    """Eval's key of one rollout: task#sample@settings.digest of the task's content."""
+    from crossgym.rollout.config import keyed_hash, rollout_key
+
+    return rollout_key(task.id, sample, keyed_hash(config_hash, task))
+
+
 def _records(results: dict[str, list[bool]], *, source: str = "eval", config_hash: str = "h1", model: str = "m",
              text: str = "", verifiers: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """task id -> one boolean per sample; eval records carry eval's key (task#sample@settings), others none."""
@@ -32,7 +39,7 @@ def _records(results: dict[str, list[bool]], *, source: str = "eval", config_has
         task = _task(tid, (verifiers or {}).get(tid.split("-")[0], "test_first_letter"))
         for j, ok in enumerate(samples):
             if source == "eval":
-                prov = Provenance.new(task.verifier, source="eval", key=f"{tid}#{j}@{config_hash}", model=model,
+                prov = Provenance.new(task.verifier, source="eval", key=_key(task, j, config_hash), model=model,
                                       config_hash=config_hash, sample=j)
             else:
                 prov = Provenance.new(task.verifier, source=source, backend="trl", model=model, step=j)
@@ -120,7 +127,7 @@ def test_a_repeated_key_counts_once_by_its_first_record_as_the_eval_store_reads(
     append_records(run, _records({"x-1": [False, False]}))  # the same keys again, other verdicts
     with caplog.at_level(logging.WARNING):
         loaded = load_run(run)
-    assert loaded.duplicates == 2 and loaded.first_duplicate == f"{run}:4 (key 'x-1#0@h1')"
+    assert loaded.duplicates == 2 and loaded.first_duplicate == f"{run}:4 (key {_key(_task('x-1'), 0)!r})"
     assert f"2 rollout records repeat a key read before, the first at {run}:4" in caplog.text
     res = loaded.tasks["x-1"]
     assert (res.n, res.passes) == (2, 2)

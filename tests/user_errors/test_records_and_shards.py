@@ -30,10 +30,17 @@ def _task(tid: str) -> Task:
     return Task(id=tid, prompt="p", answer="Paris", verifier=VerifierSpec("exact_match"), metadata={"source": "x"})
 
 
+def _key(i: int, config_hash: str = "h1") -> str:
+    """The eval store's key of task x-i's first sample (its hash holds the task's content digest)."""
+    from crossgym.rollout.config import keyed_hash, rollout_key
+
+    return rollout_key(f"x-{i}", 0, keyed_hash(config_hash, _task(f"x-{i}")))
+
+
 def _rollouts(path: Path, n: int = 4, *, config_hash: str = "h1") -> Path:
     records = []
     for i in range(n):
-        prov = Provenance.new(_task(f"x-{i}").verifier, source="eval", key=f"x-{i}#0@{config_hash}", model="m",
+        prov = Provenance.new(_task(f"x-{i}").verifier, source="eval", key=_key(i, config_hash), model="m",
                               config_hash=config_hash, sample=0)
         records.append(rollout_record(_task(f"x-{i}"), Completion.from_text("Paris" if i % 2 else "Rome"),
                                       Verdict.ok(1.0, reason="stored"), provenance=prov))
@@ -260,11 +267,11 @@ def test_a_damaged_stored_record_is_not_done_and_is_never_read_back(tmp_path: Pa
     del damaged["completion"]
     store.write_text(lines[0] + json.dumps(damaged) + "\n" + DEEP + "".join(lines[2:]))
     keys = RolloutStore(store).keys()
-    assert keys == {"x-0#0@h1", "x-2#0@h1", "x-3#0@h1"}
+    assert keys == {_key(0), _key(2), _key(3)}
     tasks = [_task(f"x-{i}") for i in range(4)]
     assert [r.task.id for r in StoredRollouts(store, tasks, 1, "h1")] == ["x-0", "x-2", "x-3"]
     append_records(store, [json.loads(lines[1])])  # the resumed run makes x-1 again
-    assert RolloutStore(store).keys() == keys | {"x-1#0@h1"}
+    assert RolloutStore(store).keys() == keys | {_key(1)}
     assert [r.task.id for r in StoredRollouts(store, tasks, 1, "h1")] == ["x-0", "x-1", "x-2", "x-3"]
 
 

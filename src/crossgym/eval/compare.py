@@ -41,7 +41,7 @@ from crossgym.eval.metrics import task_source
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError
 from crossgym.scoring.provenance import Provenance
-from crossgym.scoring.records import iter_numbered_rollouts, provenance_of
+from crossgym.scoring.records import HOLDS_A_TASK, NOT_A_ROLLOUT, iter_numbered_rollouts, provenance_of
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ def _config_hash(prov: Provenance) -> str | None:
     h = prov.extra.get("config_hash")
     if h:
         return str(h)
-    return prov.key.rsplit("@", 1)[1] if prov.key and "@" in prov.key else None
+    return prov.key.rsplit("@", 1)[1].split(".")[0] if prov.key and "@" in prov.key else None  # (.task digest)
 
 
 def _files(p: Path) -> tuple[list[Path], Path | None]:
@@ -221,22 +221,16 @@ def load_run(path: str | Path) -> EvalRun:
     seen: set[str] = set()  # the keys read (eval's task#sample@settings): a repeat counts once
     duplicates = 0
     first_duplicate: str | None = None
-    skipped: list[str] = []  # the first line that held no rollout
-    n_skipped = 0
+    skip = _Skips()
     last: str | None = None
     at = -1
-
-    def skip(where: str, why: str) -> None:
-        nonlocal n_skipped
-        log.warning("%s: skipping %s", where, why)
-        n_skipped += 1
-        if not skipped:
-            skipped.append(f"{where}: {why}")
 
     for file in files:
         try:
             for where, r in iter_numbered_rollouts(file, skipped=skip):
                 at += 1
+                if at == 0:
+                    skip.start()  # it holds rollouts: the lines held back before this one are warned about now
                 key = r.provenance.get("key")
                 if isinstance(key, str) and key:
                     if key in seen:
@@ -265,8 +259,7 @@ def load_run(path: str | Path) -> EvalRun:
             raise ConfigError(f"cannot read rollouts: {exc}", where=str(file)) from None
     seen.clear()
     if not by_hash:
-        what = f" (the first line that holds none: {skipped[0]})" if skipped else ""
-        raise ConfigError(f"no rollout records in it{what}", where=str(p),
+        raise ConfigError(f"no rollout records in it: {skip.none_read()}", where=str(p),
                           fix="pass the rollouts.jsonl a `crossgym eval` wrote, or records with task, completion "
                               "and verdict (eval, train, verify-batch)")
     if duplicates:
@@ -289,8 +282,58 @@ def load_run(path: str | Path) -> EvalRun:
         log.warning("%s: %d task ids each name more than one task (another prompt, answer or verifier), the first at "
                     "%s: each task is compared on its own, as ID#DIGEST", p, len(shared_ids), first_shared[wanted])
     return EvalRun(path=p, files=files, tasks=tasks, model=models[wanted], config_hash=wanted,
-                   sources=dict(sources), duplicates=duplicates, first_duplicate=first_duplicate, skipped=n_skipped,
+                   sources=dict(sources), duplicates=duplicates, first_duplicate=first_duplicate, skipped=skip.n,
                    shared_ids=len(shared_ids), first_shared_id=first_shared.get(wanted) if shared_ids else None)
+
+
+class _Skips:
+    """The lines of one side that hold no rollout. Once the side has shown a rollout, each is warned about with its
+    file:line (as reverify does); before that they are held back (the first HELD of them, and counted), so that an
+    input holding none (a tasks file of 3,000 lines) is the one error line of ``none_read``, not 3,000 warnings
+    before it. A rollout after them warns about the held lines then: a damaged line is never passed over in silence."""
+
+    HELD = 20
+
+    def __init__(self) -> None:
+        self.n = 0  # lines skipped, all kinds
+        self.records = 0  # of them, JSON records that are no rollout
+        self.tasks = 0  # of those, tasks
+        self.first: str | None = None
+        self.held: list[tuple[str, str]] = []
+        self.live = False
+
+    def __call__(self, where: str, why: str) -> None:
+        self.n += 1
+        if why.startswith(NOT_A_ROLLOUT):
+            self.records += 1
+            self.tasks += HOLDS_A_TASK in why
+        self.first = self.first or f"{where}: {why}"
+        if self.live:
+            log.warning("%s: skipping %s", where, why)
+        elif len(self.held) < self.HELD:
+            self.held.append((where, why))
+
+    def start(self) -> None:
+        """The side holds rollouts: warn about the lines held back, and about every later one as it comes."""
+        self.live = True
+        for where, why in self.held:
+            log.warning("%s: skipping %s", where, why)
+        if self.n > len(self.held):
+            log.warning("... and %d more lines before the first rollout that hold none (skipped)",
+                        self.n - len(self.held))
+        self.held = []
+
+    def none_read(self) -> str:
+        """What the side held, when it held no rollout at all (as reverify says it), and the first line skipped."""
+        if not self.n:
+            return "it is empty"
+        lines = self.n - self.records
+        first = f"the first: {self.first}" if self.n > 1 else str(self.first)
+        if not self.records:
+            return f"none of its {lines} lines is a JSON record ({first})"
+        what = f"none of its {self.records} records is a rollout" if self.records > 1 else "its one record is no rollout"
+        what += " (it holds tasks)" if self.tasks == self.records else f" ({first})"
+        return what + (f", and {lines} line{'s are' if lines > 1 else ' is'} no JSON record" if lines else "")
 
 
 def _label(res: TaskResult) -> str:

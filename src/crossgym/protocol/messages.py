@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for an error message: ``a number (5)``, ``a list ([1])`` (the user's words for it,
+    not Python's type names, which mean nothing to someone who wrote a JSON file)."""
+    names = {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}
+    return "null" if value is None else f"{names.get(type(value), type(value).__name__)} ({repr(value)[:40]})"
+
+
 def _require(d: Mapping[str, Any], key: str, kind: str) -> Any:
     if not isinstance(d, Mapping):
-        raise ValueError(f"{kind} must be a JSON object, got {type(d).__name__}")
+        raise ValueError(f"{kind} must be a JSON object, got {json_kind(d)}")
     if key not in d:
         raise ValueError(f"{kind} is missing required key {key!r}")
     return d[key]
@@ -117,13 +124,23 @@ class ToolSpec:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolSpec:
+        """crossgym's form or OpenAI's (``{"type": "function", "function": {...}}``); a spec that is no object, or
+        whose ``parameters`` is no object (a JSON Schema), is a ValueError naming what it got (a task file's
+        mistake, said in the file's words rather than as Python's AttributeError)."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a tool spec must be an object {{'name': ..., 'description': ..., 'parameters': "
+                             f"{{...}}}}, got {json_kind(d)}")
         if d.get("type") == "function" and "function" in d:
             d = d["function"]
+        name = _require(d, "name", "a tool spec")
+        params = d.get("parameters")
+        if params is not None and not isinstance(params, Mapping):
+            raise ValueError(f"tool {str(name)!r}: 'parameters' must be an object (a JSON Schema), "
+                             f"got {json_kind(params)}")
         return cls(
-            name=str(_require(d, "name", "ToolSpec")),
+            name=str(name),
             description=str(d.get("description", "")),
-            parameters=dict(d["parameters"]) if d.get("parameters") is not None
-            else {"type": "object", "properties": {}},
+            parameters=dict(params) if params is not None else {"type": "object", "properties": {}},
         )
 
 
@@ -156,6 +173,8 @@ class Message:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Message:
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a message must be an object {{'role': ..., 'content': ...}}, got {json_kind(d)}")
         content = d.get("content")
         if isinstance(content, list):  # OpenAI content parts: keep the text ones
             content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
@@ -181,11 +200,24 @@ def assistant(content: str = "", tool_calls: tuple[ToolCall, ...] = ()) -> Messa
 
 
 def messages_from(value: Any) -> tuple[Message, ...]:
-    """A prompt given as a string, one message dict, or a list of dicts/Messages."""
+    """A prompt given as a string, one message dict, or a list of dicts/Messages. Anything else (a number, a
+    message that is no object) is a ValueError naming what it got and which message, in JSON's words."""
     if isinstance(value, str):
         return (user(value),)
     if isinstance(value, Message):
         return (value,)
     if isinstance(value, Mapping):
         return (Message.from_dict(value),)
-    return tuple(m if isinstance(m, Message) else Message.from_dict(m) for m in value)
+    if not isinstance(value, (list, tuple)) and (not isinstance(value, Iterable)
+                                                 or isinstance(value, (bytes, bytearray))):
+        raise ValueError(f"messages must be text or a list of message objects, got {json_kind(value)}")
+    out = []
+    for i, m in enumerate(value):
+        if isinstance(m, Message):
+            out.append(m)
+            continue
+        try:
+            out.append(Message.from_dict(m))
+        except ValueError as exc:
+            raise ValueError(f"message {i + 1}: {exc}") from None
+    return tuple(out)

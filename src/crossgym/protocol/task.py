@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from crossgym.protocol.messages import Message, ToolSpec, messages_from
+from crossgym.protocol.messages import Message, ToolSpec, json_kind, messages_from
 
 JSON = Any  # a JSON-serialisable value
 
@@ -16,10 +16,45 @@ JSON = Any  # a JSON-serialisable value
 ERROR_KINDS = ("timeout", "exception", "malformed")
 
 
-def _kind(value: Any) -> str:
-    """What a JSON value is, for an error message: ``a number (5)``, ``a list ([1])``."""
-    names = {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}
-    return "null" if value is None else f"{names.get(type(value), type(value).__name__)} ({repr(value)[:40]})"
+_kind = json_kind
+
+
+def _prompt(value: Any) -> tuple[Message, ...]:
+    """A task's prompt: text, one message object or a list of them; anything else is a ValueError naming
+    'prompt' and what it got (not Python's "'int' object is not iterable")."""
+    if not isinstance(value, (str, Mapping, list, tuple)):
+        raise ValueError(f"'prompt' must be text or a list of messages, got {_kind(value)}")
+    try:
+        return messages_from(value)
+    except ValueError as exc:
+        raise ValueError(f"'prompt': {exc}") from None
+
+
+def _tools(value: Any) -> tuple[ToolSpec, ...]:
+    """A task's tools: a list of tool specs (none when absent, null or empty, as before); anything else is a
+    ValueError naming 'tools', the item and what it got."""
+    if not value:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"'tools' must be a list of tool specs ({{'name': ..., 'parameters': {{...}}}}), "
+                         f"got {_kind(value)}")
+    out = []
+    for i, t in enumerate(value):
+        try:
+            out.append(t if isinstance(t, ToolSpec) else ToolSpec.from_dict(t))
+        except ValueError as exc:
+            raise ValueError(f"'tools' item {i + 1}: {exc}") from None
+    return tuple(out)
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    """A task's metadata: an object (empty when absent, null or empty, as before: a columnar file may hold an
+    empty list); anything else is a ValueError naming it."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"'metadata' must be an object, got {_kind(value)}")
+    return dict(value)
 
 
 @dataclass(frozen=True)
@@ -89,12 +124,15 @@ class Task:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Task:
+        """A Task from its JSON form. A field of the wrong type is a ValueError naming the field and what it got
+        ("'prompt' must be text or a list of messages, got a number (5)"): callers that read a user's file catch
+        ValueError and add the file:line."""
         if not isinstance(d, Mapping):
             raise ValueError(f"a Task is a JSON object with 'id', 'prompt' and 'verifier', got {_kind(d)}")
         for key in ("id", "prompt", "verifier"):
             if key not in d:
                 raise ValueError(f"Task is missing required key {key!r}")
-        prompt = messages_from(d["prompt"])
+        prompt = _prompt(d["prompt"])
         for i, m in enumerate(prompt):  # a task's own data: an unreadable call in it is an error, not a judgement
             for j, c in enumerate(m.tool_calls):
                 if c.error is not None:
@@ -106,8 +144,8 @@ class Task:
             answer=d.get("answer"),
             verifier=VerifierSpec.from_dict(d["verifier"]),
             env=str(d.get("env", "single_turn")),
-            tools=tuple(ToolSpec.from_dict(t) for t in d.get("tools") or ()),
-            metadata=dict(d.get("metadata") or {}),
+            tools=_tools(d.get("tools")),
+            metadata=_metadata(d.get("metadata")),
         )
 
     @classmethod

@@ -21,6 +21,7 @@ from typing import Any
 
 from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError
+from crossgym.protocol.messages import json_kind
 from crossgym.protocol.task import Completion, Task, Verdict
 from crossgym.scoring.failure import with_fault
 from crossgym.scoring.provenance import Provenance
@@ -240,11 +241,40 @@ def iter_numbered_rollouts(path: str | Path, *, skipped: Callable[[str, str], No
         try:
             yield where, rollout_from_record(doc)
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-            why = f"a record that is not a rollout ({type(exc).__name__}: {exc})"
+            why = why_not_a_rollout(doc, exc)
             if skipped is not None:
                 skipped(where, why)
             else:
                 log.warning("%s: skipping %s", where, why)
+
+
+#: how every skipped record that is no rollout is described (readers count these apart from lines not JSON)
+NOT_A_ROLLOUT = "a record that is not a rollout"
+#: said of such a record when it is a task (a tasks file passed where rollouts go)
+HOLDS_A_TASK = "it holds a task, not a rollout of one"
+#: the fields a rollout record has, with what each must be
+_ROLLOUT_FIELDS = (("task", (Mapping,), "an object (a Task)"), ("completion", (Mapping, str), "text or an object"),
+                   ("verdict", (Mapping,), "an object"))
+
+
+def why_not_a_rollout(doc: Mapping[str, Any], exc: BaseException) -> str:
+    """Why ``doc`` did not read as a rollout, in the record's own terms (a missing field, a field of the wrong
+    type, crossgym's own message for a bad task), never Python's ("KeyError: 'task'") which names no fix."""
+    missing = [k for k, _, _ in _ROLLOUT_FIELDS if k not in doc]
+    if missing:
+        names = ", ".join(repr(k) for k in missing)
+        held = f"; {HOLDS_A_TASK}" if "prompt" in doc and "verifier" in doc else ""
+        return f"{NOT_A_ROLLOUT} (no {names} field{'s' if len(missing) > 1 else ''}{held})"
+    for key, kinds, what in _ROLLOUT_FIELDS:
+        if not isinstance(doc[key], kinds):
+            return f"{NOT_A_ROLLOUT} ('{key}' must be {what}, got {json_kind(doc[key])})"
+    if isinstance(exc, RecursionError):
+        return f"{NOT_A_ROLLOUT} (it nests too deeply to read)"
+    if isinstance(exc, KeyError):
+        return f"{NOT_A_ROLLOUT} (a required field is missing: {exc.args[0] if exc.args else '?'!r})"
+    if isinstance(exc, ValueError):  # crossgym's own words for a bad task, completion or verdict field
+        return f"{NOT_A_ROLLOUT} ({exc})"
+    return f"{NOT_A_ROLLOUT} (a field of its task, completion, verdict or provenance has the wrong type)"
 
 
 def stored_key(doc: Mapping[str, Any]) -> str | None:

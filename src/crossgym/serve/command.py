@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
-from crossgym.serve.settings import ServeSettings, check_bind
+from crossgym.serve.settings import FLAGS, ServeSettings, check_bind, check_field
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,12 @@ def build_settings(host: str = "127.0.0.1", port: int = 8000, token: str | None 
     given = {k: v for k, v in options.items() if v is not None}
     if "max_body_mb" in given and not float(given["max_body_mb"]) > 0:
         raise ConfigError(f"must be above 0, got {given['max_body_mb']}", where="--max-body-mb", fix="e.g. --max-body-mb 8")
+    for name, value in given.items():  # a value the user typed: its error names the flag (--timeout), not the field
+        if name in FLAGS:
+            check_field(name, value, FLAGS[name])
+    if "nemo_gym_verifier" in given and not given.get("nemo_gym"):  # (no NeMo Gym route: it would do nothing)
+        raise ConfigError("given without --nemo-gym, so no request would use it", where="--nemo-gym-verifier",
+                          fix="add --nemo-gym (or drop --nemo-gym-verifier)")
     if "max_body_mb" in given:
         given["max_body_bytes"] = int(float(given.pop("max_body_mb")) * 1024 * 1024)
     if "strip_tokens" in given:

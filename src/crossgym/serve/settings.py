@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import Any
 
-from crossgym.protocol.errors import ConfigError
+from crossgym.protocol.errors import ConfigError, UnknownNameError
 from crossgym.scoring.rule import RewardRule
 
 #: shortest bearer token accepted when binding a non-loopback address
@@ -58,18 +59,52 @@ class ServeSettings:
         return self.rule if self.rule is not None else RewardRule(on_error=float(self.on_error))
 
     def __post_init__(self) -> None:
-        positive = {"max_body_bytes": self.max_body_bytes, "request_timeout_s": self.request_timeout_s,
-                    "max_concurrency": self.max_concurrency, "max_batch": self.max_batch,
-                    "max_sessions": self.max_sessions, "session_idle_s": self.session_idle_s}
-        for name, value in positive.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ConfigError(f"must be a positive number, got {value!r}", where=f"serve {name}",
-                                  fix=f"pass a value above 0 for {name}")
+        for name in POSITIVE:
+            check_field(name, getattr(self, name))
+        if self.nemo_gym_verifier is not None:
+            check_field("nemo_gym_verifier", self.nemo_gym_verifier)
         if self.max_queue < 0:
             raise ConfigError(f"must be 0 or more, got {self.max_queue!r}", where="serve max_queue",
                               fix="pass max_queue >= 0")
         if not 0 < self.port < 65536:
             raise ConfigError(f"not a TCP port: {self.port!r}", where="--port", fix="pass a port in 1..65535")
+
+
+#: the fields that must be above 0
+POSITIVE = ("max_body_bytes", "request_timeout_s", "max_concurrency", "max_batch", "max_sessions", "session_idle_s")
+#: the `crossgym serve` flag that sets each field checked here: an error about a value the user typed names what
+#: they typed (``--timeout``), not the field (``request_timeout_s``); --max-body-mb (in MiB, not the field's bytes)
+#: is checked where it is converted (crossgym.serve.command.build_settings)
+FLAGS = {"request_timeout_s": "--timeout", "max_concurrency": "--max-concurrency", "max_batch": "--max-batch",
+         "max_sessions": "--max-sessions", "session_idle_s": "--session-idle",
+         "nemo_gym_verifier": "--nemo-gym-verifier"}
+
+
+def check_field(name: str, value: Any, flag: str | None = None) -> None:
+    """One ConfigError line when a settings field's value is wrong: a limit not above 0, a NeMo Gym verifier that
+    is not registered (refused here, at startup, instead of every request failing as if its body were wrong).
+    ``flag``: the CLI flag the value came from, named in the error and its fix instead of the field."""
+    if name == "nemo_gym_verifier":
+        _check_verifier(value, flag)
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        default = ServeSettings.__dataclass_fields__[name].default
+        fix = f"e.g. {flag} {default:g}" if flag else f"pass a value above 0 for {name}"
+        raise ConfigError(f"must be a positive number, got {value!r}", where=flag or f"serve {name}", fix=fix)
+
+
+def _check_verifier(name: Any, flag: str | None) -> None:
+    """The NeMo Gym default verifier is a registered name (a typo gets the registry's did-you-mean)."""
+    from crossgym.plugins.manager import registry
+
+    where = flag or "serve nemo_gym_verifier"
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"must be a verifier's registered name, got {name!r}", where=where,
+                          fix="pass a name `crossgym list` shows, e.g. exact_match")
+    try:
+        registry("verifiers").entry(name)
+    except UnknownNameError as exc:
+        raise ConfigError(exc.message, where=where, fix=exc.fix) from None
 
 
 def is_loopback(host: str) -> bool:

@@ -301,7 +301,8 @@ class BaseVerifier:
         if timeout is None:
             timeout = self.default_timeout
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
-            raise VerifierError(f"verifier {label!r}: timeout must be a positive number of seconds, got {timeout!r}")
+            raise VerifierError(f"verifier {label!r}: timeout must be a positive number of seconds, got {timeout!r} "
+                                f"(fix: pass e.g. timeout: {self.default_timeout:g}, or leave it out)")
         self.timeout = float(timeout)
 
     def __reduce__(self) -> tuple[Any, ...]:

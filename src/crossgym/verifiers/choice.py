@@ -52,7 +52,8 @@ class MultipleChoice(BaseVerifier):
 
         if num_options is not None and (isinstance(num_options, bool) or not isinstance(num_options, int)
                                         or not 2 <= num_options <= 26):
-            raise VerifierError(f"verifier 'multiple_choice': num_options must be 2..26, got {num_options!r}")
+            raise VerifierError(f"verifier 'multiple_choice': num_options must be 2..26, got {num_options!r} "
+                                "(fix: pass the number of options A, B, ... the prompts offer, e.g. 4)")
         self.num_options = num_options
         self.extract = check_extract(extract, self.name)
 

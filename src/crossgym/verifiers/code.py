@@ -144,7 +144,8 @@ class CodeTests(BaseVerifier):
         super().__init__(**params)
         for key, val in (("run_timeout", run_timeout), ("test_timeout", test_timeout)):
             if val is not None and (isinstance(val, bool) or not isinstance(val, (int, float)) or val <= 0):
-                raise VerifierError(f"verifier 'code_tests': {key} must be positive seconds, got {val!r}")
+                raise VerifierError(f"verifier 'code_tests': {key} must be positive seconds, got {val!r} "
+                                    "(fix: pass a number above 0, e.g. 10)")
         self.partial = bool(partial)
         self.run_timeout = float(run_timeout)
         self.test_timeout = None if test_timeout is None else float(test_timeout)
@@ -291,11 +292,14 @@ class CodeOutput(BaseVerifier):
                  run_timeout: float = 5.0, tier: str | None = None, **params: Any) -> None:
         super().__init__(**params)
         if compare not in ("strip", "exact", "tokens", "lines"):
-            raise VerifierError(f"verifier 'code_output': compare={compare!r} must be strip, exact, tokens or lines")
+            raise VerifierError(f"verifier 'code_output': compare={compare!r} must be strip, exact, tokens or lines "
+                                "(fix: pass one of them, or leave it out for strip)")
         if language not in ("python", "shell"):
-            raise VerifierError(f"verifier 'code_output': language={language!r} must be python or shell")
+            raise VerifierError(f"verifier 'code_output': language={language!r} must be python or shell "
+                                "(fix: pass one of them, or leave it out for python)")
         if isinstance(run_timeout, bool) or not isinstance(run_timeout, (int, float)) or run_timeout <= 0:
-            raise VerifierError(f"verifier 'code_output': run_timeout must be positive seconds, got {run_timeout!r}")
+            raise VerifierError(f"verifier 'code_output': run_timeout must be positive seconds, got {run_timeout!r} "
+                                "(fix: pass a number above 0, e.g. 5)")
         self.compare, self.language, self.partial = compare, language, bool(partial)
         self.run_timeout, self.tier = float(run_timeout), tier
 

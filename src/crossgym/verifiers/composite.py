@@ -22,14 +22,17 @@ class _Part:
         where = f"verifier 'composite': components[{index}]"
         if not isinstance(d, dict) or "verifier" not in d:
             raise VerifierError(f"{where} must be an object with a 'verifier' spec (and optional weight, "
-                                "answer_key, answer, label)")
+                                "answer_key, answer, label) (fix: write it as {'verifier': {'name': ...}, "
+                                "'weight': 1.0})")
         try:
             self.spec = VerifierSpec.from_dict(d["verifier"])
         except (ValueError, TypeError, AttributeError) as exc:
-            raise VerifierError(f"{where}: bad verifier spec: {exc}") from None
+            raise VerifierError(f"{where}: bad verifier spec: {exc} (fix: write 'verifier' as a registered name or "
+                                "{'name': ..., 'params': {...}})") from None
         w = d.get("weight", 1.0)
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w <= MAX_WEIGHT:
-            raise VerifierError(f"{where}: weight must be a number from 0 to {MAX_WEIGHT:g}, got {w!r}")
+            raise VerifierError(f"{where}: weight must be a number from 0 to {MAX_WEIGHT:g}, got {w!r} "
+                                "(fix: pass e.g. weight: 1.0)")
         self.weight = float(w)
         self.answer_key = d.get("answer_key")
         self.answer = d.get("answer", _MISSING)
@@ -76,20 +79,25 @@ class Composite(BaseVerifier):
         super().__init__(**params)
         if not isinstance(components, list) or not components:
             raise VerifierError("verifier 'composite': components must be a non-empty list of "
-                                "{'verifier': {...}, 'weight': ...}")
+                                "{'verifier': {...}, 'weight': ...} (fix: e.g. components: [{'verifier': "
+                                "'exact_match'}, {'verifier': 'format_tags', 'weight': 0.2}])")
         if mode not in ("sum", "min", "all"):
-            raise VerifierError(f"verifier 'composite': mode={mode!r} must be sum, min or all")
+            raise VerifierError(f"verifier 'composite': mode={mode!r} must be sum, min or all "
+                                "(fix: pass one of them, or leave it out for sum)")
         if on_error not in ("propagate", "zero"):
-            raise VerifierError(f"verifier 'composite': on_error={on_error!r} must be 'propagate' or 'zero'")
+            raise VerifierError(f"verifier 'composite': on_error={on_error!r} must be 'propagate' or 'zero' "
+                                "(fix: pass one of them, or leave it out for propagate)")
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
-            raise VerifierError(f"verifier 'composite': threshold must be a number, got {threshold!r}")
+            raise VerifierError(f"verifier 'composite': threshold must be a number, got {threshold!r} "
+                                "(fix: pass e.g. threshold: 0.5, or leave it out: passed when every component passed)")
         self.parts = [_Part(d, i) for i, d in enumerate(components)]
         labels = [p.label for p in self.parts]
         for i, p in enumerate(self.parts):  # unique labels for components
             if labels.count(p.label) > 1:
                 p.label = f"{p.label}#{i}"
         if mode == "sum" and not any(p.weight for p in self.parts):
-            raise VerifierError("verifier 'composite': the weights sum to zero")
+            raise VerifierError("verifier 'composite': the weights sum to zero (fix: give a component a weight "
+                                "above 0)")
         self.mode, self.normalize, self.threshold, self.on_error = mode, bool(normalize), threshold, on_error
         # the slowest component bounds the whole call
         self.timeout = max(self.timeout, sum(p.verifier.timeout for p in self.parts

@@ -29,7 +29,8 @@ _TAG_CACHE: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
 def check_extract(mode: str, label: str) -> str:
     """Validate an ``extract`` param."""
     if mode not in EXTRACT_MODES:
-        raise VerifierError(f"verifier {label!r}: extract={mode!r} is not one of {', '.join(EXTRACT_MODES)}")
+        raise VerifierError(f"verifier {label!r}: extract={mode!r} is not one of {', '.join(EXTRACT_MODES)} "
+                            "(fix: pass one of them, or leave it out for the default)")
     return mode
 
 

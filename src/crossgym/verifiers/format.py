@@ -34,19 +34,22 @@ class FormatTags(BaseVerifier):
         super().__init__(**params)
         self.tags = self._check_tags(tags, VerifierError)
         if reward not in ("all", "fraction"):
-            raise VerifierError(f"verifier 'format_tags': reward={reward!r} must be 'all' or 'fraction'")
+            raise VerifierError(f"verifier 'format_tags': reward={reward!r} must be 'all' or 'fraction' "
+                                "(fix: pass one of them, or leave it out for all)")
         self.order, self.strict, self.nonempty, self.reward = bool(order), bool(strict), bool(nonempty), reward
         self._re = self._pattern(self.tags)
 
     @staticmethod
     def _check_tags(tags: Any, err: type[Exception]) -> tuple[str, ...]:
         if isinstance(tags, str) or not isinstance(tags, (list, tuple)) or not tags:
-            raise err(f"format_tags: tags must be a non-empty list of tag names, got {tags!r}")
+            raise err(f"format_tags: tags must be a non-empty list of tag names, got {tags!r} "
+                      "(fix: e.g. tags: [think, answer])")
         for t in tags:
             if not isinstance(t, str) or not _NAME.fullmatch(t):
-                raise err(f"format_tags: {t!r} is not a valid tag name")
+                raise err(f"format_tags: {t!r} is not a valid tag name (fix: start with a letter or _, then "
+                          "letters, digits, _ . : or -, e.g. answer)")
         if len(set(tags)) != len(tags):
-            raise err(f"format_tags: tags repeat in {list(tags)!r}")
+            raise err(f"format_tags: tags repeat in {list(tags)!r} (fix: name each tag once)")
         return tuple(tags)
 
     @staticmethod

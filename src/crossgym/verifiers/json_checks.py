@@ -44,7 +44,8 @@ class _JsonBase(BaseVerifier):
                  **params: Any) -> None:
         super().__init__(**params)
         if fenced not in FENCED:
-            raise VerifierError(f"verifier {self.name!r}: fenced={fenced!r} must be one of {', '.join(FENCED)}")
+            raise VerifierError(f"verifier {self.name!r}: fenced={fenced!r} must be one of {', '.join(FENCED)} "
+                                "(fix: pass one of them, or leave it out)")
         self.fenced, self.allow_surrounding, self.think = fenced, bool(allow_surrounding), bool(think)
 
     def parse(self, completion: Completion) -> Any:
@@ -454,9 +455,11 @@ class JsonMatch(_JsonBase):
         super().__init__(**params)
         for k, v in (("rel_tol", rel_tol), ("abs_tol", abs_tol)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
-                raise VerifierError(f"verifier 'json_match': {k} must be a non-negative number, got {v!r}")
+                raise VerifierError(f"verifier 'json_match': {k} must be a non-negative number, got {v!r} "
+                                    "(fix: pass e.g. 1e-6, or 0 for an exact match)")
         if reward not in ("all", "fraction"):
-            raise VerifierError(f"verifier 'json_match': reward={reward!r} must be 'all' or 'fraction'")
+            raise VerifierError(f"verifier 'json_match': reward={reward!r} must be 'all' or 'fraction' "
+                                "(fix: pass one of them, or leave it out for all)")
         self.matcher = _Matcher(bool(subset), bool(list_order), bool(key_order), float(rel_tol), float(abs_tol),
                                 bool(case_sensitive))
         self.reward = reward

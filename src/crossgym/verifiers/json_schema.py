@@ -510,7 +510,8 @@ class JsonSchema(_JsonBase):
             try:
                 compile_schema(schema, True, self.formats)
             except ValueError as exc:
-                raise VerifierError(f"verifier 'json_schema': param schema: {exc}") from None
+                raise VerifierError(f"verifier 'json_schema': param schema: {exc} (fix: pass a valid JSON Schema "
+                                    "object, or none and give each task's schema as its answer)") from None
         self.schema, self.trusted_answers, self.partial = schema, bool(trusted_answers), bool(partial)
 
     def _schema(self, task: Task) -> tuple[Any, bool]:

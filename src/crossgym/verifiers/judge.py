@@ -95,22 +95,26 @@ class Judge(BaseVerifier):
             raise VerifierError("verifier 'judge': no endpoint configured (fix: pass params base_url=... and "
                                 "model=..., or set CROSSGYM_JUDGE_BASE_URL and CROSSGYM_JUDGE_MODEL)")
         if not self.base_url.startswith(("http://", "https://")):
-            raise VerifierError(f"verifier 'judge': base_url {self.base_url!r} must start with http:// or https://")
+            raise VerifierError(f"verifier 'judge': base_url {self.base_url!r} must start with http:// or https:// "
+                                "(fix: e.g. base_url: http://127.0.0.1:8001/v1)")
         if not self.model:
             raise VerifierError("verifier 'judge': no model configured (fix: pass model=... or set "
                                 "CROSSGYM_JUDGE_MODEL)")
         if not isinstance(api_key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", api_key_env):
-            raise VerifierError("verifier 'judge': api_key_env must be the NAME of an environment variable")
+            raise VerifierError("verifier 'judge': api_key_env must be the NAME of an environment variable "
+                                "(fix: e.g. api_key_env: OPENAI_API_KEY, never the key itself)")
         for k, v in (("scale", scale), ("threshold", threshold), ("temperature", temperature)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise VerifierError(f"verifier 'judge': {k} must be a non-negative number, got {v!r}")
+                raise VerifierError(f"verifier 'judge': {k} must be a non-negative number, got {v!r} "
+                                    "(fix: pass a number >= 0, or leave it out for the default)")
         if scale <= 0:
-            raise VerifierError("verifier 'judge': scale must be positive")
+            raise VerifierError("verifier 'judge': scale must be positive (fix: pass e.g. scale: 10)")
         try:
             prompt.format(question="", response="", rubric="", reference_block="", reference_clause="", scale=1)
         except (KeyError, IndexError, ValueError) as exc:
             raise VerifierError(f"verifier 'judge': prompt template is broken ({exc}); use only {{question}}, "
-                                "{response}, {rubric}, {reference_block}, {reference_clause}, {scale}") from None
+                                "{response}, {rubric}, {reference_block}, {reference_clause}, {scale} (fix: "
+                                "write a literal brace as {{ or }})") from None
         self.api_key_env, self.rubric, self.prompt = api_key_env, str(rubric), prompt
         self.scale, self.threshold = float(scale), float(threshold)
         self.max_tokens, self.temperature = int(max_tokens), float(temperature)

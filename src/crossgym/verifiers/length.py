@@ -17,7 +17,7 @@ def _bound(v: Any, name: str, err: type[Exception]) -> int | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise err(f"length: {name} must be a non-negative integer, got {v!r}")
+        raise err(f"length: {name} must be a non-negative integer, got {v!r} (fix: pass a whole number, e.g. 100)")
     return v
 
 
@@ -51,11 +51,13 @@ class Length(BaseVerifier):
         super().__init__(**params)
         self.min, self.max = _bound(min, "min", VerifierError), _bound(max, "max", VerifierError)
         if unit not in UNITS:
-            raise VerifierError(f"verifier 'length': unit={unit!r} must be one of {', '.join(UNITS)}")
+            raise VerifierError(f"verifier 'length': unit={unit!r} must be one of {', '.join(UNITS)} "
+                                "(fix: pass one of them, or leave it out for words)")
         if mode not in ("budget", "linear"):
-            raise VerifierError(f"verifier 'length': mode={mode!r} must be 'budget' or 'linear'")
+            raise VerifierError(f"verifier 'length': mode={mode!r} must be 'budget' or 'linear' "
+                                "(fix: pass one of them, or leave it out for budget)")
         if isinstance(slack, bool) or not isinstance(slack, (int, float)) or not 0 < slack <= 10:
-            raise VerifierError(f"verifier 'length': slack must be in (0, 10], got {slack!r}")
+            raise VerifierError(f"verifier 'length': slack must be in (0, 10], got {slack!r} (fix: pass e.g. 0.5)")
         self.unit, self.mode, self.slack, self.count_think = unit, mode, float(slack), bool(count_think)
 
     def _bounds(self, task: Task) -> tuple[int | None, int | None]:

@@ -54,7 +54,8 @@ class _MarkupBase(BaseVerifier):
     def __init__(self, *, fenced: str = "allow", think: bool = True, **params: Any) -> None:
         super().__init__(**params)
         if fenced not in ("allow", "require", "forbid"):
-            raise VerifierError(f"verifier {self.name!r}: fenced={fenced!r} must be allow, require or forbid")
+            raise VerifierError(f"verifier {self.name!r}: fenced={fenced!r} must be allow, require or forbid "
+                                "(fix: pass one of them, or leave it out for allow)")
         self.fenced, self.think = fenced, bool(think)
 
     def text(self, completion: Completion) -> str:

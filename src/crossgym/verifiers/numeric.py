@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import string
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -257,6 +258,9 @@ def parse_reference(answer: Any) -> list[Fraction]:
     for a in items:
         if isinstance(a, bool) or a is None:
             raise BadTask(f"numeric answer must be a number or numeric string, got {a!r}")
+        if isinstance(a, (Mapping, list, tuple, set)):  # (its text, "{'value': 5}", would read as 5: version 9)
+            raise BadTask(f"numeric answer must be a number or numeric string, or a list of them, got "
+                          f"{type(a).__name__} {clip(repr(a), 40)}")
         if isinstance(a, (int, float)):
             if not math.isfinite(a):
                 raise BadTask(f"numeric answer must be finite, got {a!r}")
@@ -309,7 +313,9 @@ class Numeric(BaseVerifier):
     # LaTeX (3π, √9, ±3, 3², sqrt(3), π/2, 2·2, 2 × 2, 3½: "Answer: 3π" passed 3), the hyphens ‐ ‑ are minus signs,
     # ½ and 3 × 10⁸ are read; 8: a "- " starting a line after a line break is a list item's marker, not a minus
     # ("Answer:\n- 18" failed 18), and a factorial in math ($5!$, \boxed{5!}) makes an operand (\boxed{5!} passed 5)
-    version = "8"
+    # 9: an answer that is an object or a list inside the list ({"value": 5}, [[5]]) is a bad task (an exception
+    # verdict naming its type), as in exact_match: its text "{'value': 5}" was read as 5, so "<answer>5</answer>" passed
+    version = "9"
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
     def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float | None = None, extract: str = "auto",
@@ -318,11 +324,14 @@ class Numeric(BaseVerifier):
         super().__init__(**params)
         for k, v in (("rel_tol", rel_tol), ("abs_tol", ZERO_ABS_TOL if abs_tol is None else abs_tol)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
-                raise VerifierError(f"verifier 'numeric': {k} must be a non-negative number, got {v!r}")
+                raise VerifierError(f"verifier 'numeric': {k} must be a non-negative number, got {v!r} "
+                                    f"(fix: pass a number >= 0, e.g. {k}: 1e-6, or leave it out)")
         if fallback not in ("last_number", "none"):
-            raise VerifierError(f"verifier 'numeric': fallback={fallback!r} must be 'last_number' or 'none'")
+            raise VerifierError(f"verifier 'numeric': fallback={fallback!r} must be 'last_number' or 'none' "
+                                "(fix: pass one of them, or leave it out for last_number)")
         if percent not in ("either", "value", "fraction"):
-            raise VerifierError(f"verifier 'numeric': percent={percent!r} must be either, value or fraction")
+            raise VerifierError(f"verifier 'numeric': percent={percent!r} must be either, value or fraction "
+                                "(fix: pass one of them, or leave it out for either)")
         self.rel_tol, self.abs_tol = float(rel_tol), None if abs_tol is None else float(abs_tol)
         self.extract = check_extract(extract, self.name)
         self.tag, self.fallback, self.percent = str(tag), fallback, percent

@@ -102,16 +102,20 @@ class Regex(BaseVerifier):
                  which: str = "last", case_sensitive: bool = False, think: bool = True, **params: Any) -> None:
         super().__init__(**params)
         if mode not in MODES:
-            raise VerifierError(f"verifier 'regex': mode={mode!r} must be one of {', '.join(MODES)}")
+            raise VerifierError(f"verifier 'regex': mode={mode!r} must be one of {', '.join(MODES)} "
+                                "(fix: pass one of them, or leave it out for search)")
         if which not in ("first", "last"):
-            raise VerifierError(f"verifier 'regex': which={which!r} must be 'first' or 'last'")
+            raise VerifierError(f"verifier 'regex': which={which!r} must be 'first' or 'last' "
+                                "(fix: pass one of them, or leave it out for last)")
         if mode == "extract" and not pattern:
-            raise VerifierError("verifier 'regex': mode 'extract' needs a pattern param with a capture group")
+            raise VerifierError("verifier 'regex': mode 'extract' needs a pattern param with a capture group "
+                                "(fix: e.g. pattern: 'Answer: (\\d+)')")
         if pattern is not None:
             try:
                 compile_pattern(str(pattern), str(flags))
             except ValueError as exc:
-                raise VerifierError(f"verifier 'regex': {exc}") from None
+                raise VerifierError(f"verifier 'regex': {exc} (fix: correct the pattern; a literal ( ) [ ] {{ }} . * "
+                                    "+ ? | or \\ needs a backslash before it)") from None
         self.mode, self.pattern, self.flags, self.group = mode, pattern, str(flags), group
         self.which, self.case_sensitive, self.think = which, bool(case_sensitive), bool(think)
 

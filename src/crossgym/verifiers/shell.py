@@ -124,7 +124,8 @@ class Shell(BaseVerifier):
                  command_timeout: float = 5.0, tier: str | None = None, **params: Any) -> None:
         super().__init__(**params)
         if isinstance(command_timeout, bool) or not isinstance(command_timeout, (int, float)) or command_timeout <= 0:
-            raise VerifierError(f"verifier 'shell': command_timeout must be positive seconds, got {command_timeout!r}")
+            raise VerifierError(f"verifier 'shell': command_timeout must be positive seconds, got {command_timeout!r} "
+                                "(fix: pass a number above 0, e.g. 5)")
         self.strict = bool(strict_whitespace)
         self.forbid_extra = bool(forbid_extra)
         self.partial = bool(partial)

@@ -207,11 +207,14 @@ class StringSimilarity(_TextBase):
                  punctuation: bool = True, articles: bool = True, **params: Any) -> None:
         super().__init__(punctuation=punctuation, articles=articles, **params)
         if metric not in ("edit", "token_f1"):
-            raise VerifierError(f"verifier 'string_similarity': metric={metric!r} must be 'edit' or 'token_f1'")
+            raise VerifierError(f"verifier 'string_similarity': metric={metric!r} must be 'edit' or 'token_f1' "
+                                "(fix: pass one of them, or leave it out for edit)")
         if reward not in ("similarity", "binary"):
-            raise VerifierError(f"verifier 'string_similarity': reward={reward!r} must be 'similarity' or 'binary'")
+            raise VerifierError(f"verifier 'string_similarity': reward={reward!r} must be 'similarity' or 'binary' "
+                                "(fix: pass one of them, or leave it out for similarity)")
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise VerifierError(f"verifier 'string_similarity': threshold must be in [0, 1], got {threshold!r}")
+            raise VerifierError(f"verifier 'string_similarity': threshold must be in [0, 1], got {threshold!r} "
+                                "(fix: pass e.g. 0.8)")
         self.metric, self.threshold, self.reward = metric, float(threshold), reward
 
     def score(self, task: Task, completion: Completion) -> Verdict:

@@ -1,9 +1,13 @@
 """File loaders: JSONL, Parquet and local Hugging Face datasets (``load_from_disk``) with column mapping.
 
-Rows that are whole Tasks (``id``, ``prompt``, ``verifier``) load as they are. Other rows map through ``columns``
-(task field -> source column; defaults: prompt <- "prompt", answer <- "answer", id <- "id", verifier <- "verifier"), take the verifier
-from the ``verifier`` param (a name or ``{"name", "params"}``) unless the verifier column holds one, and keep their remaining
-columns in ``metadata``. ``prompt_template`` ("Q: {question}") builds the prompt from several columns.
+Rows that are whole Tasks (``id``, ``prompt``, ``verifier``) load as they are, except for what a param overrides:
+``verifier`` and ``env`` replace the row's own, ``system_prompt`` is added where the prompt has no system message
+(re-score a task file with another verifier: ``--params '{"path": "t.jsonl", "verifier": "exact_match"}'``).
+Other rows map through ``columns`` (task field -> source column; defaults: prompt <- "prompt", answer <- "answer",
+id <- "id", verifier <- "verifier"), take the verifier from the ``verifier`` param (a name or ``{"name",
+"params"}``) unless the verifier column holds one, and keep their remaining columns in ``metadata``.
+``prompt_template`` ("Q: {question}") builds the prompt from several columns. A ``verifier`` param naming no
+registered verifier, or ``columns`` that is no object of column names, is one ConfigError before any row is read.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from crossgym.config.files import iter_user_jsonl, task_from_user_dict
-from crossgym.protocol.errors import BackendUnavailable, ConfigError
+from crossgym.protocol.errors import BackendUnavailable, ConfigError, UnknownNameError
 from crossgym.protocol.messages import Message, ToolSpec, messages_from
+from crossgym.protocol.messages import json_kind as _kind
 from crossgym.protocol.task import Task, VerifierSpec
 
 log = logging.getLogger(__name__)
@@ -39,13 +44,14 @@ class RowMapper:
                  system_prompt: str | None = None, prompt_template: str | None = None,
                  id_prefix: str | None = None, keep_columns: bool = True) -> None:
         self.source = source
+        _check_columns(source, columns)
         unknown = [k for k in (columns or {}) if k not in FIELDS]
         if unknown:
             raise ConfigError(f"task source {source!r}: unknown task field {unknown[0]!r} in columns",
                               fix=f"map these fields: {', '.join(FIELDS)}")
         self.columns = {**DEFAULT_COLUMNS, **dict(columns or {})}
         self.explicit = set(columns or {})
-        self.verifier = None if verifier is None else VerifierSpec.from_dict(verifier)
+        self.verifier = _verifier_param(source, verifier)
         self.env = env
         self.system_prompt = system_prompt
         self.prompt_template = prompt_template
@@ -61,9 +67,12 @@ class RowMapper:
         return self._map(row, index, where)
 
     def _override(self, task: Task) -> Task:
-        if self.env is None and self.system_prompt is None:
+        """A whole-Task row with the params that override it (verifier, env) or add to it (system_prompt)."""
+        if self.verifier is None and self.env is None and self.system_prompt is None:
             return task
         d = task.to_dict()
+        if self.verifier is not None:
+            d["verifier"] = self.verifier.to_dict()
         if self.env is not None:
             d["env"] = self.env
         if self.system_prompt is not None and not any(m["role"] == "system" for m in d["prompt"]):
@@ -79,6 +88,19 @@ class RowMapper:
                                   fix=f"pass columns={{'{field}': '<column>'}}")
             return None
         return row[col]
+
+    @staticmethod
+    def _tools(value: Any, where: str) -> tuple[ToolSpec, ...]:
+        """A tools column: a list of tool specs (none when empty); anything else is one ConfigError naming the row."""
+        if not value:
+            return ()
+        try:
+            if not isinstance(value, (list, tuple)):
+                raise ValueError(f"must be a list of tool specs, got {_kind(value)}")
+            return tuple(ToolSpec.from_dict(t) for t in value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: the tools column: {exc}",
+                              fix="map 'tools' to a column of [{'name': ..., 'parameters': {...}}] lists") from None
 
     def _map(self, row: Mapping[str, Any], index: int, where: str) -> Task:
         used: set[str] = set()
@@ -115,8 +137,7 @@ class RowMapper:
         raw_id = self._get(row, "id", where)
         prefix = self.id_prefix or self.source
         task_id = str(raw_id) if raw_id is not None else f"{prefix}-{index}"
-        tools_value = self._get(row, "tools", where)
-        tools = tuple(ToolSpec.from_dict(t) for t in tools_value or ())
+        tools = self._tools(self._get(row, "tools", where), where)
         env = self._get(row, "env", where) or self.env or "single_turn"
         metadata: dict[str, Any] = {}
         meta_col = self._get(row, "metadata", where)
@@ -132,6 +153,41 @@ class RowMapper:
         metadata.setdefault("source", self.source)
         return Task(id=task_id, prompt=tuple(prompt), answer=_jsonable(self._get(row, "answer", where)),
                     verifier=spec, env=str(env), tools=tools, metadata=_jsonable(metadata))
+
+
+def _check_columns(source: str, columns: Any) -> None:
+    """``columns`` is an object of task field -> column name (or absent): anything else is one ConfigError naming
+    the param and the type it takes, not Python's "'int' object is not iterable" from reading it."""
+    if columns is None:
+        return
+    example = """e.g. "columns": {"prompt": "question", "answer": "solution"}"""
+    if not isinstance(columns, Mapping):
+        raise ConfigError(f"must be an object of task field -> column name, got {_kind(columns)}",
+                          where=f"task source {source!r}: columns", fix=example)
+    for field, col in columns.items():
+        if not isinstance(col, str):
+            raise ConfigError(f"the column for {field!r} must be a column name (text), got {_kind(col)}",
+                              where=f"task source {source!r}: columns", fix=example)
+
+
+def _verifier_param(source: str, verifier: Any) -> VerifierSpec | None:
+    """The ``verifier`` param as a spec, its name checked against the registry now: an unknown name (a typo) is one
+    ConfigError with a did-you-mean before any row is read, instead of every task failing to score later."""
+    if verifier is None:
+        return None
+    from crossgym.plugins.manager import registry
+
+    where = f"task source {source!r}: verifier"
+    try:
+        spec = VerifierSpec.from_dict(verifier)
+    except ValueError as exc:
+        fix = """pass a name ("exact_match") or {"name": ..., "params": {...}}"""
+        raise ConfigError(str(exc), where=where, fix=fix) from None
+    try:
+        registry("verifiers").entry(spec.name)
+    except UnknownNameError as exc:
+        raise ConfigError(exc.message, where=where, fix=exc.fix) from None
+    return spec
 
 
 def _finish(tasks: Iterable[Task], limit: int | None, shuffle: bool, seed: int) -> Iterator[Task]:
