@@ -232,6 +232,10 @@ def test_a_bad_regex_pattern_in_a_config_has_a_fix() -> None:
     ("judge", {"base_url": "http://x", "model": "m", "api_key_env": "sk-1"}),
     ("judge", {"base_url": "http://x", "model": "m", "threshold": -1}),
     ("judge", {"base_url": "http://x", "model": "m", "prompt": "{nope}"}),
+    ("sql", {"rows": "x"}), ("sql", {"order_matters": "x"}), ("sql", {"column_order": 1}),
+    ("sql", {"float_digits": 99}), ("sql", {"max_rows": 0}), ("sql", {"query_timeout": 0}),
+    ("reasoning_gym", {"extract": "x"}), ("reasoning_gym", {"threshold": 0}), ("instructions", {"reward": "x"}),
+    ("tool_call", {"strings": "x"}), ("tool_call", {"scope": "x"}), ("math", {"float_rounding": 0}),
 ])
 def test_every_builtin_param_check_has_a_fix(name: str, params: dict[str, Any]) -> None:
     from crossgym.api import load_verifier

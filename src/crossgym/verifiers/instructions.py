@@ -61,7 +61,8 @@ class Instructions(BaseVerifier):
     def __init__(self, *, reward: str = "fraction", think: bool = True, **params: Any) -> None:
         super().__init__(**params)
         if reward not in ("fraction", "all"):
-            raise VerifierError(f"verifier 'instructions': reward={reward!r} must be 'fraction' or 'all'")
+            raise VerifierError(f"verifier 'instructions': reward={reward!r} must be 'fraction' or 'all' "
+                                  "(fix: reward: fraction for the share met, all for 1.0 only when every one is)")
         self.reward, self.think = reward, bool(think)
 
     @staticmethod

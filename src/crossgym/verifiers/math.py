@@ -442,7 +442,8 @@ class Math(BaseVerifier):
         super().__init__(**params)
         for k, v in (("float_rounding", float_rounding), ("numeric_precision", numeric_precision)):
             if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= 100:
-                raise VerifierError(f"verifier 'math': {k} must be an integer in 1..100, got {v!r}")
+                raise VerifierError(f"verifier 'math': {k} must be an integer in 1..100, got {v!r} "
+                                     f"(fix: leave it out for math-verify's default)")
         self.float_rounding, self.numeric_precision = float_rounding, numeric_precision
         self.strict, self.think, self.fast_path = bool(strict), bool(think), bool(fast_path)
 

@@ -250,9 +250,10 @@ class ReasoningGym(BaseVerifier):
         super().__init__(**params)
         if extract != "reasoning_gym" and extract not in EXTRACT_MODES:
             raise VerifierError(f"verifier 'reasoning_gym': extract={extract!r} is not one of reasoning_gym, "
-                                f"{', '.join(EXTRACT_MODES)}")
+                                f"{', '.join(EXTRACT_MODES)} (fix: leave it out to read the last <answer>, as "
+                                "reasoning-gym does)")
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
-            raise VerifierError(f"verifier 'reasoning_gym': threshold must be in (0, 1], got {threshold!r}")
+            raise VerifierError(f"verifier 'reasoning_gym': threshold must be in (0, 1], got {threshold!r} (fix: e.g. threshold: 1.0)")
         self.extract = extract
         self.tag = str(tag)
         self.regenerate = bool(regenerate)

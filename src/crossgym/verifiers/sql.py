@@ -403,19 +403,19 @@ class SQL(BaseVerifier):
         rows = preset.get("rows", "multiset") if rows is None else rows
         column_order = preset.get("column_order", True) if column_order is None else column_order
         if rows not in ("multiset", "set"):
-            raise VerifierError(f"verifier 'sql': rows must be 'multiset' or 'set', got {rows!r}")
+            raise VerifierError(f"verifier 'sql': rows must be 'multiset' or 'set', got {rows!r} (fix: rows: set to ignore duplicate rows, as BIRD does)")
         if isinstance(order_matters, str) and order_matters != "auto":  # ("false" read as true before)
             raise VerifierError(f"verifier 'sql': order_matters must be true, false or 'auto' (order matters when "
-                                f"the reference query sorts its result), got {order_matters!r}")
+                                f"the reference query sorts its result), got {order_matters!r} (fix: order_matters: auto)")
         if not isinstance(column_order, bool):
-            raise VerifierError(f"verifier 'sql': column_order must be true or false, got {column_order!r}")
+            raise VerifierError(f"verifier 'sql': column_order must be true or false, got {column_order!r} (fix: column_order: false to allow any column order)")
         self.rows, self.column_order = rows, column_order
         if isinstance(float_digits, bool) or not isinstance(float_digits, int) or not 0 <= float_digits <= 15:
-            raise VerifierError(f"verifier 'sql': float_digits must be an int in 0..15, got {float_digits!r}")
+            raise VerifierError(f"verifier 'sql': float_digits must be an int in 0..15, got {float_digits!r} (fix: e.g. float_digits: 6)")
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
-            raise VerifierError(f"verifier 'sql': max_rows must be a positive int, got {max_rows!r}")
+            raise VerifierError(f"verifier 'sql': max_rows must be a positive int, got {max_rows!r} (fix: e.g. max_rows: 10000)")
         if isinstance(query_timeout, bool) or not isinstance(query_timeout, (int, float)) or query_timeout <= 0:
-            raise VerifierError(f"verifier 'sql': query_timeout must be positive seconds, got {query_timeout!r}")
+            raise VerifierError(f"verifier 'sql': query_timeout must be positive seconds, got {query_timeout!r} (fix: e.g. query_timeout: 5)")
         self.order_matters: bool | str = order_matters if order_matters == "auto" else bool(order_matters)
         self.check_columns = bool(check_columns)
         self.digits = float_digits

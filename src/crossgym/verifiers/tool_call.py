@@ -242,7 +242,8 @@ class ToolCallVerifier(BaseVerifier):
         for k, v, ok in (("strings", strings, tuple(_NORMS)), ("scope", scope, ("last", "all")),
                          ("reward", reward, ("all", "fraction"))):
             if v not in ok:
-                raise VerifierError(f"verifier 'tool_call': {k}={v!r} must be one of {', '.join(ok)}")
+                raise VerifierError(f"verifier 'tool_call': {k}={v!r} must be one of {', '.join(ok)} "
+                                     f"(fix: {k}: {ok[0]}, the default)")
         self.order, self.allow_extra_args, self.allow_extra_calls = bool(order), bool(allow_extra_args), \
             bool(allow_extra_calls)
         self.strings, self.scope, self.reward = strings, scope, reward
