@@ -202,3 +202,16 @@ def test_an_unknown_verifier_names_the_task_that_asks_for_it(hf_engine, test_plu
         run_rollouts(hf_engine, tasks, config)
     assert f"task {tasks[2].id!r}: verifier: unknown verifier 'numerik'" in str(info.value)
     assert "did you mean 'numeric'" in str(info.value)
+
+
+def test_a_tasks_own_unregistered_environment_is_played_single_turn_and_said_once(hf_engine, test_plugin, caplog):
+    import dataclasses
+    import logging
+
+    tasks = [dataclasses.replace(t, env="nope_env") for t in test_plugin.make_tasks(3)]
+    config = RolloutConfig(model="tiny", engine="hf", sampling=SAMPLING, n=1)
+    with caplog.at_level(logging.WARNING, logger="crossgym.rollout.runner"):
+        rollouts = run_rollouts(hf_engine, tasks, config)
+    assert [r.provenance["environment"] for r in rollouts] == ["single_turn (built in)"] * 3
+    said = [r.getMessage() for r in caplog.records if "nope_env" in r.getMessage()]
+    assert len(said) == 1 and "not registered here" in said[0] and "environment.name" in said[0], said

@@ -50,7 +50,8 @@ class RolloutRunner:
         self.progress = progress
         self.resumed = 0  # how many of the last run's rollouts the store held already
         self.config_hash = config.hash()
-        self._keyed_hashes: dict[int, str] = {}  # per Task object of the current run (keyed_hash is a digest)
+        self._keyed_hashes: dict[int, str] = {}
+        self._unregistered_said: set[str] = set()  # per Task object of the current run (keyed_hash is a digest)
         self._env_names: set[str] | None = None
 
     # ------------------------------------------------------------------ set-up
@@ -69,6 +70,11 @@ class RolloutRunner:
         if name not in self._env_names:
             if self.config.environment or name != task.env:  # asked for by name: unknown is an error
                 registry("environments").entry(name)
+            if name not in self._unregistered_said:  # a task's own env another install registers: said once
+                self._unregistered_said.add(name)
+                log.warning("task %r names environment %r, which is not registered here: its episodes are played "
+                            "single-turn (install the plugin that registers it, or set environment.name)",
+                            task.id, name)
             return None, BUILTIN_SINGLE_TURN
         return load_environment(name, **params), name
 
