@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_lines import one_line as _one_line
 
 from crossgym.cli import main
 from crossgym.protocol.errors import ConfigError, VerifierError
@@ -43,19 +44,6 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def _jsonl(path: Path, rows: list[Any]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
-
-
-def _one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """The one stderr line of a refused command (exit 2, no traceback), with its fix."""
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    captured = capsys.readouterr()
-    assert exc.value.code == 2, (argv, exc.value.code, captured.err)
-    assert "Traceback" not in captured.err
-    lines = captured.err.splitlines()
-    assert len(lines) == 1, (argv, captured.err[:2000])
-    assert lines[0].startswith("crossgym: error: ") and "(fix: " in lines[0], lines[0]
-    return lines[0]
 
 
 def _rollouts(path: Path, n: int = 2) -> Path:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_lines import one_line as _one_line
 
 from crossgym.cli import main
 from crossgym.protocol import Completion, Task, Verdict, VerifierSpec
@@ -47,17 +48,6 @@ def _rollouts(path: Path, n: int = 4, *, config_hash: str = "h1") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     append_records(path, records)
     return path
-
-
-def _one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    captured = capsys.readouterr()
-    assert exc.value.code == 2, (argv, exc.value.code, captured.err)
-    assert "Traceback" not in captured.err
-    lines = captured.err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("crossgym: error: ") and "(fix: " in lines[0], captured.err
-    return lines[0]
 
 
 OK_LINE = json.dumps({"task": _task("t").to_dict(), "completion": "Paris"}) + "\n"

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_lines import one_line
 
 from crossgym.cli import main
 
@@ -145,16 +146,7 @@ CASES: list[tuple[str, list[str], list[str]]] = [
 
 
 def _one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    captured = capsys.readouterr()
-    assert exc.value.code == 2, (argv, exc.value.code, captured.err)
-    assert "Traceback" not in captured.err and "Traceback" not in captured.out
-    lines = captured.err.splitlines()
-    assert len(lines) == 1, (argv, captured.err)
-    line = lines[0]
-    assert line.startswith("crossgym: error: "), line
-    return line
+    return one_line(argv, capsys, fix=False)
 
 
 @pytest.mark.parametrize(("argv", "words"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
