@@ -98,6 +98,8 @@ def test_a_record_that_is_no_rollout_is_said_in_the_records_words() -> None:
     ({"session_idle_s": -1.0}, ["--session-idle", "e.g. --session-idle 600"]),
     ({"max_batch": 0}, ["--max-batch"]),
     ({"max_sessions": 0}, ["--max-sessions"]),
+    ({"max_body_mb": 1e-9}, ["--max-body-mb", "at least one byte"]),  # (rounded to 0 bytes: it named max_body_bytes)
+    ({"max_body_mb": float("nan")}, ["--max-body-mb"]),
 ])
 def test_serve_options_are_checked_at_startup_naming_the_flag(options: dict[str, Any], words: list[str]) -> None:
     from crossgym.serve.command import build_settings
