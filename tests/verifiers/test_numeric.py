@@ -242,6 +242,8 @@ def test_unicode_numbers_and_honest_markup_keep_their_value(answer, text):
     (-18, "x = - 18", 1.0),  # not at a line's start: a minus
     (-18, "Answer: - 18", 1.0),  # the answer span's start is no line start
     (-18, "<answer>- 18</answer>", 1.0),
+    (18, "<answer>\n- 18\n</answer>", 1.0),  # the tag's body on lines of its own: a list item
+    (18, "<answer>\n  - 18 apples\n</answer>", 1.0),
     (-18, "The answer:\n-18", 1.0),  # no space after it: a minus
     (0.5, "So:\n- \\frac{1}{2}", 1.0),
 ])

@@ -185,6 +185,16 @@ def _shown_source(m: re.Match[str], negative: bool) -> str:
     return text if negative or text[:1] != "-" else text[1:].lstrip()
 
 
+def _on_its_own_line(text: str, span: str) -> bool:
+    """The answer tag's body ``span`` (stripped) starts a line of ``text``: a line break, then only spaces, before
+    its last occurrence ("<answer>\n- 18\n</answer>" holds a list item; "<answer>- 18</answer>" a minus)."""
+    at = text.rfind(span)
+    if at <= 0:
+        return False
+    before = text[:at].rstrip(" \t")
+    return before.endswith("\n")
+
+
 def _context(m: re.Match[str]) -> str:
     """The number with the characters around it, for the reason."""
     return m.string[max(0, m.start() - 12):m.end() + 12].strip()
@@ -314,7 +324,8 @@ class Numeric(BaseVerifier):
     # ½ and 3 × 10⁸ are read; 8: a "- " starting a line after a line break is a list item's marker, not a minus
     # ("Answer:\n- 18" failed 18), and a factorial in math ($5!$, \boxed{5!}) makes an operand (\boxed{5!} passed 5)
     # 9: an answer that is an object or a list inside the list ({"value": 5}, [[5]]) is a bad task (an exception
-    # verdict naming its type), as in exact_match: its text "{'value': 5}" was read as 5, so "<answer>5</answer>" passed
+    # verdict naming its type), as in exact_match: its text "{'value': 5}" was read as 5, so "<answer>5</answer>" passed;
+    # an answer tag whose body sits on lines of its own starts a line too ("<answer>\n- 18\n</answer>" read -18)
     version = "9"
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
@@ -341,8 +352,8 @@ class Numeric(BaseVerifier):
         if where == "boxed" and _FACTORIAL.search(span):
             raise Malformed(f"{clip(span, 40)!r} is an expression (a factorial), not a number (the math verifier "
                             "reads those)")
-        if where == "full":
-            span = "\n" + span  # the text starts a line: "- 18" there is a list item (_list_marker)
+        if where == "full" or (where == "answer_tag" and _on_its_own_line(text, span)):
+            span = "\n" + span  # it starts a line: "- 18" there is a list item (_list_marker)
         found = last_number(span) if where == "full" and self.fallback == "last_number" else single_number(span)
         if found is None:
             raise Malformed(f"no number in the answer {clip(span, 60)!r}")
