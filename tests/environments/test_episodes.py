@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import crossgym
@@ -112,8 +114,8 @@ def test_hermes_parallel_calls_and_the_per_turn_cap() -> None:
     many = Message(role="assistant", content="", tool_calls=tuple(
         ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 0}) for i in range(MAX_CALLS_PER_TURN + 2)))
     out = env.step(many).messages
-    assert len(out) == MAX_CALLS_PER_TURN + 2
-    assert out[-1].content.startswith("Error: at most")
+    assert len(out) == MAX_CALLS_PER_TURN + 1  # the calls run, and one reply for those left out
+    assert out[-1].content == f"Error: at most {MAX_CALLS_PER_TURN} tool calls per turn; the 2 after them were not run"
 
 
 def test_max_turns_truncates_and_task_metadata_sets_the_budget() -> None:
@@ -174,3 +176,37 @@ def test_read_tool_calls_prefers_openai_form() -> None:
                 tool_calls=(ToolCall(id="a", name="y", arguments={}),))
     calls, err = read_tool_calls(m)
     assert err is None and [c.name for c in calls] == ["y"]
+
+
+def test_a_result_too_big_to_show_is_an_error_reply_not_a_failed_step() -> None:
+    """multiply of two 4,000-digit integers: its result has no JSON and no repr (past 4,300 digits), and the error
+    escaped step: the episode failed as the machine's fault (masked under on_error: none)."""
+    env = ToolUseEnv()
+    env.reset(calc_task())
+    big = "9" * 4000
+    args = json.dumps({"name": "multiply", "arguments": {"a": int(big), "b": int(big)}})
+    out = env.step(say(f"<tool_call>{args}</tool_call>"))
+    assert not out.done and out.messages[0].content.startswith("Error: the result cannot be shown"), out
+    assert env.step(call("add", a=1, b=2)).messages[0].content == "3"
+
+
+def test_a_tool_echoing_a_lone_surrogate_leaves_the_conversation_encodable(tiny_model_dir) -> None:  # type: ignore[no-untyped-def]
+    """The model's "\\ud800" (JSON for a lone surrogate) saved and recalled through the notes tools went into the
+    conversation as is: the fast tokenizer raised (a TRL step, a whole eval lost), and the honest answer after it
+    was malformed ("not valid Unicode"). An environment's reply is made UTF-8 safe as the episode takes it."""
+    from crossgym.rollout.driver import Episode
+    from crossgym.scoring.rule import RewardRule
+
+    task = Task(id="n", prompt="Answer 4 in <answer></answer>.", answer=4, verifier=VerifierSpec("numeric"),
+                env="tool_use", metadata={"toolset": "notes"})
+    ep = Episode.open(task, "tool_use", seed=0)
+    ep.take(say('<tool_call>{"name": "remember", "arguments": {"key": "k", "value": "\\ud800"}}</tool_call>'))
+    ep.take(say('<tool_call>{"name": "recall", "arguments": {"key": "k"}}</tool_call>'))
+    assert all(m.content.encode("utf-8") for m in ep.messages)
+    assert "\\ud800" in ep.messages[-1].content
+    ep.take(say("<answer>4</answer>"))
+    assert ep.score(RewardRule()).reward == 1.0
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    assert tok.apply_chat_template([m.to_dict() for m in ep.messages], tokenize=True)

@@ -131,3 +131,18 @@ def test_code_needs_visible_tests() -> None:
     t = Task(id="x", prompt="q", answer={"tests": "x"}, verifier=VerifierSpec("code_tests"), env="code")
     with pytest.raises(ConfigError, match="visible_tests"):
         CodeEnv().reset(t)
+
+
+def test_a_turn_runs_at_most_the_cap_of_tool_calls(shell_task: Task) -> None:
+    """Every call ran, one after another: 20 `sleep 60` calls held one step 103 s. The first MAX_CALLS_PER_TURN run,
+    and one reply says how many more did not."""
+    from crossgym.environments.base import MAX_CALLS_PER_TURN
+
+    env = ShellEnv()
+    env.reset(shell_task)
+    many = Message(role="assistant", content="", tool_calls=tuple(
+        ToolCall(id=f"c{i}", name="run", arguments={"command": f"echo {i} >> ran.txt"}) for i in range(40)))
+    out = env.step(many).messages
+    assert len(out) == MAX_CALLS_PER_TURN + 1 and out[-1].content.endswith("the 24 after them were not run")
+    assert env.step(run("wc -l < ran.txt")).messages[0].content == f"exit code 0\n{MAX_CALLS_PER_TURN}\n"
+    env.close()

@@ -166,6 +166,21 @@ def _check_turns(turns: Any, where: str) -> int:
     return turns
 
 
+#: most tool calls run from one assistant message, in every built-in environment: a turn of 20 `sleep 60` calls held
+#: the shell 103 s, 25 recursive queries the sql one 51 s (each call's own timeout, one after another)
+MAX_CALLS_PER_TURN = 16
+
+
+def within_the_cap(calls: list[ToolCall]) -> tuple[list[ToolCall], list[Message]]:
+    """(the calls to run, the replies to those left out): the first ``MAX_CALLS_PER_TURN``, and one message saying
+    how many more were not run (one message, not one per call: 20,000 calls were 20,000 replies)."""
+    if len(calls) <= MAX_CALLS_PER_TURN:
+        return calls, []
+    left = len(calls) - MAX_CALLS_PER_TURN
+    return calls[:MAX_CALLS_PER_TURN], [tool_message(None, f"Error: at most {MAX_CALLS_PER_TURN} tool calls per turn; "
+                                                           f"the {left} after them were not run")]
+
+
 def tool_message(call: ToolCall | None, content: str) -> Message:
     """A tool-role message answering ``call`` (or reporting a call that could not be read)."""
     if call is None:

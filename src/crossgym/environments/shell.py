@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossgym.environments.base import BaseEnvironment, Reply, read_tool_calls, tool_message
+from crossgym.environments.base import BaseEnvironment, Reply, read_tool_calls, tool_message, within_the_cap
 from crossgym.environments.tools import tool_spec
 from crossgym.protocol.episode import Observation
 from crossgym.protocol.errors import ConfigError, CrossgymError
@@ -69,7 +69,8 @@ class ShellEnv(BaseEnvironment):
                          info={"malformed_call": error})
         if not calls:
             return Reply(done=True, info={"final": True})
-        return Reply(messages=[self._run(c) for c in calls])
+        calls, left_out = within_the_cap(calls)
+        return Reply(messages=[*(self._run(c) for c in calls), *left_out])
 
     def _run(self, call: ToolCall) -> Message:
         if call.name != "run":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from crossgym.environments.base import BaseEnvironment, Reply, read_tool_calls, tool_message
+from crossgym.environments.base import BaseEnvironment, Reply, read_tool_calls, tool_message, within_the_cap
 from crossgym.environments.tools import Tool
 from crossgym.protocol.episode import Observation
 from crossgym.protocol.errors import ConfigError
@@ -113,6 +113,7 @@ class SqlEnv(BaseEnvironment):
                          info={"malformed_call": error})
         if not calls:
             return Reply(done=True, info={"final": "text"})
+        calls, left_out = within_the_cap(calls)
         out = []
         for call in calls:
             tool = self.tools.get(call.name)
@@ -123,7 +124,7 @@ class SqlEnv(BaseEnvironment):
             out.append(tool_message(call, tool.call(call.arguments)))
             if call.name == "submit" and not out[-1].content.startswith("Error"):
                 return Reply(messages=out, done=True, info={"final": "submit"})
-        return Reply(messages=out)
+        return Reply(messages=[*out, *left_out])
 
     def release(self) -> None:
         if self.conn is not None:

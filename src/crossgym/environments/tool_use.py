@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossgym.environments.base import BaseEnvironment, Reply, read_tool_calls, tool_message
+from crossgym.environments.base import (
+    MAX_CALLS_PER_TURN,
+    BaseEnvironment,
+    Reply,
+    read_tool_calls,
+    tool_message,
+    within_the_cap,
+)
 from crossgym.environments.tools import Tool, load_toolset, tools_for_task
 from crossgym.protocol.episode import Observation
 from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Task
-
-#: most tool calls executed from one assistant message
-MAX_CALLS_PER_TURN = 16
 
 
 class ToolUseEnv(BaseEnvironment):
@@ -45,16 +49,14 @@ class ToolUseEnv(BaseEnvironment):
                          info={"malformed_call": error})
         if not calls:
             return Reply(done=True, info={"final": True})
+        info: dict[str, Any] = {"calls": [c.name for c in calls[:MAX_CALLS_PER_TURN]]}
+        calls, left_out = within_the_cap(calls)
         out = []
-        info: dict[str, Any] = {"calls": [c.name for c in calls]}
-        for i, call in enumerate(calls):
-            if i >= MAX_CALLS_PER_TURN:
-                out.append(tool_message(call, f"Error: at most {MAX_CALLS_PER_TURN} tool calls per turn"))
-                continue
+        for call in calls:
             tool = self.tools.get(call.name)
             if tool is None:
                 known = ", ".join(sorted(self.tools)) or "none"
                 out.append(tool_message(call, f"Error: unknown tool {call.name!r}; available tools: {known}"))
                 continue
             out.append(tool_message(call, tool.call(call.arguments)))
-        return Reply(messages=out, info=info)
+        return Reply(messages=[*out, *left_out], info=info)

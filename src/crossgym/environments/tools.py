@@ -219,7 +219,10 @@ class Tool:
             return f"Error: {exc}"
         except Exception as exc:  # the tool itself failed: the model sees why
             return f"Error: {type(exc).__name__}: {exc}"
-        return format_result(result)
+        try:
+            return format_result(result)
+        except Exception as exc:  # (an integer past 4,300 digits has no JSON and no repr: it raised out of step)
+            return f"Error: the result cannot be shown: {type(exc).__name__}: {exc}"
 
 
 def format_result(result: Any) -> str:

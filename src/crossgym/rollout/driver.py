@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from crossgym.inference.base import render_messages, stop_token_ids, tool_dicts
 from crossgym.protocol.messages import Message, ToolSpec
-from crossgym.protocol.task import Completion, Task, Verdict
+from crossgym.protocol.task import Completion, Task, Verdict, safe_text
 
 if TYPE_CHECKING:
     from crossgym.scoring.rule import RewardRule, Scored
@@ -225,7 +225,7 @@ class Episode:
             return ()
         finally:
             self.timings["env_s"] += time.perf_counter() - t
-        reply = tuple(result.messages)
+        reply = tuple(_encodable(m) for m in result.messages)
         self.messages.extend(reply)
         self.last_reply = reply
         self.info = dict(result.info)
@@ -337,3 +337,17 @@ def episode_from_json(raw: str | dict[str, Any]) -> tuple[Completion, str | None
     doc = json.loads(raw) if isinstance(raw, str) else dict(raw)
     err = doc.get(EPISODE_ERROR_KEY)
     return Completion.from_dict(doc), None if err is None else str(err)
+
+
+def _encodable(message: Message) -> Message:
+    """An environment's reply message with its text made UTF-8 safe (``safe_text``: a lone surrogate written as
+    its escape). A tool echoing the model's ``"\\ud800"`` (JSON for a lone surrogate) put one in the conversation:
+    the fast tokenizer raised (a TRL step or a whole eval lost), and the honest answer after it was malformed."""
+    def safe(v: str | None) -> str | None:
+        return v if v is None or v.isascii() else safe_text(v)
+
+    content, name, call_id = safe(message.content), safe(message.name), safe(message.tool_call_id)
+    if content == message.content and name == message.name and call_id == message.tool_call_id:
+        return message
+    return Message(role=message.role, content=content or "", tool_calls=message.tool_calls, tool_call_id=call_id,
+                   name=name)
