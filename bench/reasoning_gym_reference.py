@@ -5,8 +5,9 @@ crossgym's ``reasoning_gym`` verifier (in this process, through ``run_score``), 
 
 For every registered dataset (or those named), ``--n`` entries; each is scored with its oracle answer and with a
 wrong one (the oracle with its last character replaced by a 1, or a 2). An agreement is the same reward from both. Where crossgym
-differs on purpose the difference is counted apart: a dataset whose scorer it corrects (``_CORRECTED``) or an
-answer that holds the oracle among other text (``_holds_oracle``). Anything else is listed: an honest answer that
+differs on purpose the difference is counted apart: a dataset whose scorer it corrects (``_CORRECTED``), an
+answer that holds the oracle among other text (``_holds_oracle``), or one that states an unevaluated operation
+(``Integral(...)``: reasoning-gym's own oracle where sympy could not integrate). Anything else is listed: an honest answer that
 ``expr_guard`` refused would show here. Not a timing.
 """
 
@@ -16,6 +17,12 @@ import argparse
 import collections
 import sys
 import warnings
+
+
+def _unevaluated(answer: str) -> bool:
+    """The answer states an operation instead of its result (expr_guard refuses those): reasoning-gym writes an
+    integral sympy could not do as its own oracle ("3*Integral(x**3*cos(3*x), x) + C")."""
+    return any(f"{op}(" in answer for op in ("Integral", "Derivative", "Sum", "Product", "Limit"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                 ours = verifier.run_score(task, Completion.from_text(f"<answer>{answer}</answer>"))
                 if ours.reward == theirs:
                     c["agree"] += 1
-                elif name in _CORRECTED or _holds_oracle(answer.strip(), entry):
+                elif name in _CORRECTED or _holds_oracle(answer.strip(), entry) or _unevaluated(answer):
                     c["corrected"] += 1
                 else:
                     c["differ"] += 1
@@ -77,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:34s} {c['agree']:6d} {c['corrected']:6d} {c['differ']:6d}")
     judged = total["agree"] + total["corrected"] + total["differ"]
     print(f"{len(counts)} datasets, {judged} answers: {total['agree']} agree, {total['corrected']} differ on "
-          f"purpose (corrected scorers, oracle among other text), {total['differ']} differ otherwise; "
+          f"purpose (corrected scorers, oracle among other text, unevaluated operations), {total['differ']} differ "
+          f"otherwise; "
           f"{total['no text oracle']} entries without a text oracle, {total['unbuildable']} datasets not buildable")
     for line in shown[: args.show]:
         print(" ", line)

@@ -14,10 +14,13 @@ sympy = pytest.importorskip("sympy")
 from sympy.parsing.sympy_parser import parse_expr  # noqa: E402
 
 PLAIN = ["1/2", "2*x + sin(y)/3 + pi + 1.5", "x**2 - 3*x + C", "[[1, 0], [0, 1]]", "'abc'", "(1, 2.5, -3)",
-         "Abs(-2) + sqrt(2) + exp(1) + log(10)", "f(x) + g(x, y)", "Eq(x, 2)", "{1: 'a'}", "Lt(3, 4)", "-x"]
+         "Abs(-2) + sqrt(2) + exp(1) + log(10)", "f(x) + g(x, y)", "Eq(x, 2)", "{1: 'a'}", "Lt(3, 4)", "-x",
+         "-6*pow(x, 3) + abs(C) + max(x, 2)", "2 * 3"]
 CODE = ['__import__("os").system("true")', "open('/etc/hostname').read()", "().__class__.__mro__",
         "[c for c in ().__class__.__mro__]", "lambda: 1", "getattr(1, 'real')", "x[0]", "eval('1')",
-        "globals()", "exec('import os')", "(lambda f: f)(1)", "f'{1}'"]
+        "globals()", "exec('import os')", "(lambda f: f)(1)", "f'{1}'",
+        "Integral(2 - 18*x**2, x)", "Derivative(x**2, x)", "'a' * (4 * 10**9)", "[0] * (5 * 10**8)",
+        "(10**9) * ('a' + 'b')"]
 
 
 def run(fn, source):

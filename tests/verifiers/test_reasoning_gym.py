@@ -295,3 +295,18 @@ def test_prime_factorization_pays_half_credit_for_a_factorisation_only() -> None
     first, *rest = [int(f) for f in entry["answer"].split("×")]
     partial = " × ".join(map(str, [first * rest[0], *rest[1:]]))  # two factors merged: some work done
     assert run(v, task, f"<answer>{partial}</answer>").reward == 0.5
+
+
+@pytest.mark.parametrize(("dataset", "index", "answer", "reward"), [
+    ("simple_integration", 1, "Integral(2 - 18*x**2, x)", 0.0),  # the question restated: its scorer paid 1.0
+    ("intermediate_integration", 1, "Integral(2*x**3*sin(x), x)", 0.0),
+    ("simple_integration", 1, "-6*pow(x, 3) + 2*x + C", 1.0),  # Python's pow, as sympy's parser reads it
+    ("simple_integration", 1, "-6*x**3 + 2*x + abs(C)", 1.0),
+    ("string_insertion", 0, "'a'*(4*10**9)", 0.0),  # 4 GB of the worker's memory
+])
+def test_unevaluated_operations_and_repeated_sequences_earn_nothing_and_python_numbers_pass(
+        dataset: str, index: int, answer: str, reward: float) -> None:
+    got = run(inline(), task_of(dataset, index), f"<answer>{answer}</answer>")
+    assert got.reward == reward, got
+    if reward == 0.0:
+        assert got.error_kind == "malformed" and "would run the answer as code" in got.reason, got

@@ -8,14 +8,21 @@ countdown, the integration and polynomial datasets). Run as they are, in crossgy
 
 :func:`plain_expressions` guards such a call: while it runs in this thread, every ``compile`` of source text (what
 ``eval``, ``exec``, ``compile`` and ``parse_expr`` do with a string) is refused unless the source is a plain
-expression: literals, arithmetic, comparisons, and calls of sympy's constructors and mathematical functions by name.
-No attribute, subscript, lambda, comprehension or statement; no name starting with ``_``; a bare name only for
-sympy's constants and, in sympy's parser, the sympy objects the scorer bound itself (its ``local_dict`` symbols). A refusal raises :class:`RefusedCode` in the scorer and is remembered for the call, whatever the
-scorer does with the exception: the answer is then malformed. Module code compiled from its file (an import), code
-the standard library generates from names it checked (``namedtuple``, ``dataclasses``; ``ast.parse`` executes
-nothing, and what it returns is checked when it is compiled) and code sympy generates from its own templates
-(monomial arithmetic) are left alone; sympy's parsers, lambdify and its other code generators are not. An audit hook (``sys.addaudithook``,
-installed once per process on first use, a no-op outside a guarded call) does the checking.
+expression: literals, arithmetic, comparisons, and calls by name of sympy's constructors and mathematical functions
+(and Python's pow, abs, max, min...).
+
+- No unevaluated operation (Integral, Derivative, Sum, Limit): an answer stating one restates the question.
+- No repeated sequence ("'a' * 10**9").
+- No attribute, subscript, lambda, comprehension or statement, and no name starting with ``_``.
+- A bare name only for sympy's constants and, in sympy's parser, the sympy objects the scorer bound itself (its
+  ``local_dict`` symbols).
+
+A refusal raises :class:`RefusedCode` in the scorer and is remembered for the call, whatever the scorer does with the
+exception: the answer is then malformed. Left alone: module code compiled from its file (an import), code the
+standard library generates from names it checked (``namedtuple``, ``dataclasses``; ``ast.parse`` executes nothing,
+and what it returns is checked when it is compiled) and code sympy generates from its own templates (monomial
+arithmetic); sympy's parsers, lambdify and its other code generators are guarded. An audit hook
+(``sys.addaudithook``, installed once per process on first use, a no-op outside a guarded call) does the checking.
 """
 
 from __future__ import annotations
@@ -34,9 +41,13 @@ from typing import Any
 CORE_CALLABLES = frozenset((
     "Integer", "Float", "Rational", "Symbol", "Function", "Number", "S", "Add", "Mul", "Pow", "Mod", "Abs",
     "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "And", "Or", "Not", "Xor", "Implies", "Equivalent", "Tuple", "FiniteSet",
-    "Interval", "Union", "Intersection", "Complement", "Matrix", "Integral", "Derivative", "Sum", "Product",
-    "Limit", "UnevaluatedExpr", "Dummy", "Wild",
+    "Interval", "Union", "Intersection", "Complement", "Matrix", "Dummy", "Wild",
+    # Python's own numeric functions, which sympy's parser keeps ("-6*pow(x, 3) + C" is an honest antiderivative)
+    "pow", "abs", "max", "min", "round", "sum", "int", "float", "complex",
 ))
+# Not callable: the unevaluated operations (Integral, Derivative, Sum, Product, Limit). An answer stating one is no
+# answer: "Integral(2 - 18*x**2, x)" restated the question and passed both integration datasets, whose scorers
+# differentiate the answer.
 #: names parse_expr leaves bare: sympy's constants
 CONSTANTS = frozenset(("pi", "E", "I", "oo", "zoo", "nan", "EulerGamma", "GoldenRatio", "Catalan",
                        "TribonacciConstant", "true", "false", "S"))
@@ -101,10 +112,22 @@ def why_not_plain(tree: ast.AST, values: Callable[[str], bool] = lambda name: Fa
             continue
         if isinstance(node, ast.Starred):
             return "a starred argument"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (_sequence(node.left) or
+                                                                              _sequence(node.right)):
+            return "a repeated sequence"  # ("'a' * (4 * 10**9)" took 4 GB of the worker's memory)
         if not isinstance(node, _CONTAINERS) and not isinstance(node, _OPERATORS):
             return f"a {type(node).__name__}"
         nodes.extend(ast.iter_child_nodes(node))
     return ""
+
+
+def _sequence(node: ast.AST) -> bool:
+    """``node`` makes a string, bytes or a container (which ``*`` repeats: as long as the number asks)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (str, bytes))
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        return True
+    return isinstance(node, ast.BinOp) and (_sequence(node.left) or _sequence(node.right))
 
 
 _state = threading.local()
