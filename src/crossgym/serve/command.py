@@ -33,7 +33,7 @@ def build_settings(host: str = "127.0.0.1", port: int = 8000, token: str | None 
     check_bind(host, token)
     given = {k: v for k, v in options.items() if v is not None}
     if "max_body_mb" in given and not float(given["max_body_mb"]) * 1024 * 1024 >= 1:  # (0.0000001 MiB is 0 bytes)
-        raise ConfigError(f"must be at least one byte (1/1048576 MiB), got {given['max_body_mb']}",
+        raise ConfigError(f"must be above 0, at least one byte (1/1048576 MiB), got {given['max_body_mb']}",
                           where="--max-body-mb", fix="e.g. --max-body-mb 8")
     for name, value in given.items():  # a value the user typed: its error names the flag (--timeout), not the field
         if name in FLAGS:
