@@ -224,3 +224,15 @@ def test_a_long_run_of_numbers_is_malformed_at_once():
 def test_a_tiny_reference_is_compared_to_six_significant_digits(gold, answer, ok):
     v = Math().run_score(Math.task(gold), Completion.from_text(answer))
     assert v.passed is ok and v.error is None, v
+
+
+@pytest.mark.parametrize(("gold", "answer", "ok", "malformed"), [
+    ("2", "\\boxed{3 = 2}", False, True),  # math-verify compared the last side: a false statement passed
+    ("3", "\\boxed{1+1 = 3}", False, True),
+    ("2", "\\boxed{1+1 = 2}", True, False),  # the computation, then the result
+    ("2", "\\boxed{x = 2}", True, False),
+    ("3.14", "\\boxed{\\frac{22}{7} = 3.14}", True, False),  # a rounding on the way is no false statement
+])
+def test_a_false_equation_is_no_answer(gold, answer, ok, malformed):
+    v = Math().run_score(Math.task(gold), Completion.from_text(answer))
+    assert v.passed is ok and (v.error_kind == "malformed") is malformed, v

@@ -200,6 +200,32 @@ def _plain_decimal(parsed: Any, places: int) -> Any:
     return Decimal(s)
 
 
+#: how far apart (relatively) the two sides of a numeric equation must be to make it false: a rounded value
+#: ("22/7 = 3.14", "1/3 = 0.333") is what a model writes on its way to the answer
+FALSE_EQUATION_REL = 0.01
+
+
+def _false_equation(pred: Any) -> bool:
+    """The answer is an equation between two real numbers more than ``FALSE_EQUATION_REL`` apart (``\\boxed{3 = 2}``):
+    math-verify compares its last side, so a false statement passed the reference 2. An equation naming a variable
+    (x = 2) is an answer, and so is a rounding ("22/7 = 3.14")."""
+    import sympy
+
+    try:
+        eq = pred[0]
+        if not isinstance(eq, sympy.Equality):
+            return False
+        lhs, rhs = eq.lhs, eq.rhs
+        if not (lhs.is_number and rhs.is_number):
+            return False
+        left, right = sympy.N(lhs, 30), sympy.N(rhs, 30)
+        if not (left.is_real and right.is_real):
+            return False
+        return bool(abs(left - right) > FALSE_EQUATION_REL * max(abs(left), abs(right)))
+    except Exception:  # noqa: BLE001 - sympy cannot compare them: math-verify's verdict stands
+        return False
+
+
 def _tiny_apart(gold: Any, pred: Any, places: int) -> bool:
     """The reference is a real number other than 0 below ``10**-places`` in size and the answer a number more than
     ``10**-places`` of it apart, relatively. math-verify rounds numbers to ``places`` decimals (float_rounding)
@@ -431,7 +457,8 @@ class Math(BaseVerifier):
     # an answer whose scoring uses 80% of the timeout as CPU time (base.CPU_SHARE; it was a timeout); "(x, y) =
     # (-1, 3)" states x=-1, y=3 (math-verify kept the values), and a run of 4,000 digits and spaces is malformed
     # 6: a reference other than 0 below 10^-float_rounding is compared to that many significant digits (math-verify's
-    # rounding made it 0: "0.0" passed 1.6 x 10^-19, as numeric's 0 did before its version 5)
+    # rounding made it 0: "0.0" passed 1.6 x 10^-19, as numeric's 0 did before its version 5); an equation between two
+    # numbers that differ is malformed (\boxed{3 = 2} passed 2: math-verify compares the last side)
     version = "6"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
@@ -477,6 +504,8 @@ class Math(BaseVerifier):
             raise Malformed("no mathematical answer found in the completion")
         pred = named_tuple(pred)
         shown = clip(str(pred[-1]), 60)
+        if _false_equation(pred):
+            raise Malformed(f"{shown!r} is a false equation, not an answer (its last side is not what it says)")
         mv = _math_verify()
         mine = _plain_decimal(pred, self.float_rounding) if self.fast_path else None
         for g, parsed in golds:
