@@ -7,9 +7,9 @@ import json
 import pytest
 
 import crossgym
-from crossgym.environments.base import BaseEnvironment, EpisodeError, Reply, read_tool_calls
+from crossgym.environments.base import MAX_CALLS_PER_TURN, BaseEnvironment, EpisodeError, Reply, read_tool_calls
 from crossgym.environments.single_turn import SingleTurnEnv
-from crossgym.environments.tool_use import MAX_CALLS_PER_TURN, ToolUseEnv
+from crossgym.environments.tool_use import ToolUseEnv
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.messages import Message, ToolCall
 from crossgym.protocol.task import Task, VerifierSpec

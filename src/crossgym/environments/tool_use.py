@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from crossgym.environments.base import (
-    MAX_CALLS_PER_TURN,
     BaseEnvironment,
     Reply,
     read_tool_calls,
@@ -49,8 +48,8 @@ class ToolUseEnv(BaseEnvironment):
                          info={"malformed_call": error})
         if not calls:
             return Reply(done=True, info={"final": True})
-        info: dict[str, Any] = {"calls": [c.name for c in calls[:MAX_CALLS_PER_TURN]]}
         calls, left_out = within_the_cap(calls)
+        info: dict[str, Any] = {"calls": [c.name for c in calls]}
         out = []
         for call in calls:
             tool = self.tools.get(call.name)

@@ -81,11 +81,13 @@ def keyed_hash(config_hash: str, task: Task) -> str:
 
 
 def provenance(task: Task, sample: int, config: RolloutConfig, config_hash: str, verifier: Any,
-               environment: str, **extra: Any) -> dict[str, Any]:
-    """Where a reward came from, enough to re-check it later (`crossgym reverify`): crossgym.scoring's Provenance."""
+               environment: str, *, task_hash: str | None = None, **extra: Any) -> dict[str, Any]:
+    """Where a reward came from, enough to re-check it later (`crossgym reverify`): crossgym.scoring's Provenance.
+    ``task_hash``: the task's ``keyed_hash`` when the caller has it (a digest of the task, made once per task)."""
     from crossgym.scoring.provenance import Provenance
 
     spec: VerifierSpec = task.verifier
-    return Provenance.new(spec, verifier, source="eval", key=rollout_key(task.id, sample, keyed_hash(config_hash, task)),
+    key = rollout_key(task.id, sample, task_hash or keyed_hash(config_hash, task))
+    return Provenance.new(spec, verifier, source="eval", key=key,
                           model=config.model, config_hash=config_hash, sample=sample, engine=config.engine,
                           sampling=config.sampling.to_dict(), environment=environment, **extra).to_dict()

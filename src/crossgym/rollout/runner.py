@@ -240,7 +240,8 @@ class RolloutRunner:
         for key in ("truncated", "error"):
             if key in ep.info:
                 extra[f"env_{key}"] = ep.info[key]
-        prov = provenance(task, ep.index, self.config, self.config_hash, verifier, ep.env_name, **extra)
+        prov = provenance(task, ep.index, self.config, self.config_hash, verifier, ep.env_name,
+                          task_hash=self._keyed_hashes.get(id(task)), **extra)  # (made once per task by _wanted)
         return Rollout(task=task, completion=completion, verdict=verdict, turns=ep.turns, timings=timings,
                        provenance=prov)
 
