@@ -113,6 +113,22 @@ def test_broken_solution_and_broken_tests(sandbox: Sandbox) -> None:
     assert empty.total == 0 and not empty.all_passed and "no test" in str(empty.error)
 
 
+def test_tests_that_import_what_the_sandbox_lacks_are_a_bad_task(sandbox: Sandbox) -> None:
+    """HumanEval+'s and MBPP+'s ``import numpy as np``: every solution failed at the set-up, the task's fault
+    scored as a wrong answer; the run is now a "tests:" error naming the module, whatever the solution."""
+    check = "import numpy as np\ndef check(candidate):\n    assert np.allclose(candidate(1, 2), 3)\n"
+    for tests, kwargs in ((check, {"entry_point": "add"}), (["import no_such_pkg.sub\nassert add(1, 2) == 3"], {}),
+                          (ASSERTS, {"prelude": "from no_such_pkg import x\n"})):
+        r = judge(sandbox, ADD, tests, **kwargs)
+        assert r.total == 0 and not r.all_passed and str(r.error).startswith("tests: the tests import "), r.error
+        assert ("numpy" if tests is check else "no_such_pkg") in str(r.error)
+    guarded = ("try:\n    import numpy\nexcept ImportError:\n    numpy = None\n"
+               "def helper():\n    import no_such_pkg\nimport math, os.path\nfrom . import x\n"
+               "assert add(1, 2) == 3\n")  # a guarded, a lazy, a standard and a relative import: judged as before
+    r = judge(sandbox, ADD, guarded)
+    assert r.total == 2 and r.passed == 1 and str(r.error).startswith("setup: ImportError"), r
+
+
 def test_solution_output_is_kept_but_never_judged(sandbox: Sandbox) -> None:
     r = judge(sandbox, "print('loading')\ndef add(a, b):\n    print('adding', a, b)\n    return a + b\n",
               ["assert add(1, 2) == 3"])

@@ -206,6 +206,20 @@ def test_code_output_lines_compares_as_livecodebench_does(got, want, same) -> No
     assert not same_output("1.0", "1", "strip")  # (the default stays exact about numbers)
 
 
+@pytest.mark.parametrize("got,want,same", [
+    (" 6\n", "6\n", True), ("\n6", "6", True), ("\n\n1 2\r\n 3\t\n\n", "1 2\n3", True), ("6  \n\n", "6", True),
+    ("", "\n", True), (" \n", "", True),
+    ("1  2", "1 2", False), ("1\n\n2", "1\n2", False), ("1.0", "1", False), ("yes", "YES", False), ("6", "", False),
+])
+def test_code_output_strip_ignores_whitespace_around_lines(got, want, same) -> None:
+    """compare="strip" (the default): the text and each line stripped, as every stdin/stdout judge does (leading
+    spaces and blank lines failed before version 7); spaces inside a line, blank lines between lines, number formats
+    and case still count."""
+    from crossgym.verifiers.code import same_output
+
+    assert same_output(got, want, "strip") is same
+
+
 def test_code_output_lines_end_to_end() -> None:
     code = "```python\nprint(f'{int(input()) / 2:.2f}')\n```"
     answer = {"cases": [{"stdin": "3\n", "stdout": "1.5\n"}, {"stdin": "4\n", "stdout": "2\n"}]}
@@ -222,6 +236,44 @@ def test_code_output_failures() -> None:
     assert run_output(SOLUTION, {"cases": [{"stdin": 1}]}).error_kind == "exception"
     with pytest.raises(VerifierError):
         load_verifier(VerifierSpec("code_output", {"compare": "fuzzy"}))
+
+
+def test_code_output_reads_stdin_as_judges_do() -> None:
+    """stdin read every usual way passes; reading past its end is a runtime error (EOFError), as judges count it."""
+    case = {"stdin": "3 4", "stdout": "7\n"}  # (no final newline in the input)
+    for read in ("input().split()", "sys.stdin.buffer.read().split()", "open(0).read().split()",
+                 "sys.stdin.readline().split()", "next(iter(sys.stdin)).split()"):
+        assert run_output(f"```python\nimport sys\na, b = map(int, {read})\nprint(a + b)\n```", case).passed, read
+    past = run_output("```python\na, b = map(int, input().split())\ninput()\nprint(a + b)\n```", case)
+    assert not past.passed and "EOFError" in past.reason
+
+
+def test_code_output_judges_a_long_answer_whole() -> None:
+    """An expected output over the 1 MiB capture limit: the correct program passes (it was cut and failed), and
+    one that prints it and then more than twice its size is cut and fails, never judged on the part kept."""
+    want = "\n".join(str(2 * i) for i in range(250_000)) + "\n"  # about 1.7 MB
+    code = "```python\nimport sys\nsys.stdout.write('\\n'.join(str(2 * i) for i in range(250_000)) + '\\n'{})\n```"
+    assert run_output(code.format(""), {"stdin": "", "stdout": want}).passed
+    cut = run_output(code.format(" + ' ' * 4_000_000"), {"stdin": "", "stdout": want})
+    assert not cut.passed and "truncated" in cut.reason
+
+
+def test_mbpp_setup_code_goes_in_the_prelude() -> None:
+    """MBPP's test_setup_code (MBPP+'s test_imports) as ``prelude``: it runs before the solution and the asserts,
+    as in the one namespace MBPP's harness execs, so a solution using a name it imports passes."""
+    answer = {"tests": ["assert count(['a', 'b', 'a'])['a'] == 2", "assert math.isclose(area(1), math.pi)"],
+              "prelude": "import math\nfrom collections import Counter\n"}
+    assert run_tests("def count(xs):\n    return Counter(xs)\ndef area(r):\n    return math.pi * r * r",
+                     answer).passed
+    assert run_tests("def count(xs):\n    return {}\ndef area(r):\n    return 3.14", answer).reward == 0.0
+
+
+def test_tests_importing_a_missing_package_are_a_bad_task() -> None:
+    """HumanEval+'s ``import numpy as np`` in the tests: an exception verdict naming the fix, not a 0 for every
+    solution (the correct one included)."""
+    check = "import numpy as np\ndef check(candidate):\n    assert np.allclose(candidate(2, 3), 5)\n"
+    v = run_tests("def add(a, b):\n    return a + b", {"tests": check, "entry_point": "add"})
+    assert v.error_kind == "exception" and "numpy" in str(v.error) and "fix:" in str(v.error), v
 
 
 def test_code_output_cases_past_the_verifiers_time_fail() -> None:

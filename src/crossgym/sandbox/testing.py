@@ -48,7 +48,8 @@ def _planned(tests: str | tuple[str, ...], entry: str | None, prelude: str | Non
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the harness finds the same problem and reports it
     return {"magic": MAGIC_NUMBER.hex(), "module": base64.b64encode(marshal.dumps(module)).decode(),
-            "names": names, "kinds": kinds,
+            "names": names, "kinds": kinds, "imports": plan.imports(tests if isinstance(tests, str) else list(tests),
+                                                                  prelude),
             "prelude": None if code is None else base64.b64encode(marshal.dumps(code)).decode()}
 
 

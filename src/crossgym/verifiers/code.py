@@ -19,7 +19,7 @@ import ast
 import logging
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crossgym.protocol.errors import CrossgymError, VerifierError
 from crossgym.protocol.task import Completion, Example, Task, Verdict
@@ -34,6 +34,9 @@ from crossgym.verifiers.base import (
     judged_task,
     time_left,
 )
+
+if TYPE_CHECKING:
+    from crossgym.sandbox.result import Limits
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +136,10 @@ class CodeTests(BaseVerifier):
     # nor one that answers for an object it cannot know of), `x in obj` works for a generator __iter__, a class
     # deriving from collections.abc.Mapping/Sequence is one for isinstance, the tests' dict views given to the
     # solution are views there, its in-place changes to their Counter/OrderedDict/defaultdict/deque reach them (they
-    # were lost), and their list or dict subclass given back unchanged is theirs (it was a ValueError)
-    version = "9"
+    # were lost), and their list or dict subclass given back unchanged is theirs (it was a ValueError); 10: tests or
+    # a prelude importing at top level a package the sandbox lacks (HumanEval+'s numpy) are a bad task (every
+    # solution, the correct one too, failed at the set-up)
+    version = "10"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0
@@ -239,19 +244,24 @@ class CodeTests(BaseVerifier):
         ]
 
 
+def _stripped_lines(text: str) -> list[str]:
+    """The text stripped, split at "\\n", each line stripped: whitespace around a line (a "\\r" of CRLF, the
+    leading space of ``s += " " + str(x)``) and blank lines before or after the output are no part of the answer for
+    any stdin/stdout judge (LiveCodeBench, CodeContests, APPS and TACO all ignore them)."""
+    return [line.strip() for line in text.strip().split("\n")]
+
+
 def _normalize_output(text: str, mode: str) -> Any:
     if mode == "exact":
         return text
     if mode == "tokens":
         return text.split()
-    if mode == "lines":
-        return [line.strip() for line in text.strip().split("\n")]
-    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").rstrip().split("\n"))
+    return _stripped_lines(text)
 
 
 def same_output(got: str, want: str, mode: str) -> bool:
-    """Whether a program's stdout ``got`` matches ``want`` under ``mode`` (see CodeOutput). "lines" is
-    LiveCodeBench's stdio rule: the texts stripped, as many lines, each line stripped and equal as text or, failing
+    """Whether a program's stdout ``got`` matches ``want`` under ``mode`` (see CodeOutput). "strip" compares the
+    stripped lines as text; "lines" is LiveCodeBench's stdio rule: the same lines, each equal as text or, failing
     that, as a row of decimal numbers (``1.0`` is ``1``, ``0.50`` is ``0.5``; no tolerance)."""
     a, b = _normalize_output(got, mode), _normalize_output(want, mode)
     if mode != "lines":
@@ -273,8 +283,9 @@ class CodeOutput(BaseVerifier):
     """A program (Python, or a shell script) run on each case's stdin must print the expected stdout.
 
     answer: {"cases": [{"stdin": "...", "stdout": "..."}, ...]} (or one case as {"stdin", "stdout"}).
-    params: compare ("strip": trailing spaces and final newlines ignored | "exact" | "tokens": whitespace-split |
-    "lines": LiveCodeBench's rule, each line stripped and equal as text or as decimal numbers, 1.0 for 1),
+    params: compare ("strip": the text and each line stripped, then equal as text | "exact" | "tokens":
+    whitespace-split | "lines": LiveCodeBench's rule, the stripped lines equal as text or as decimal numbers, 1.0
+    for 1),
     language ("python" | "shell"), partial (True: fraction of cases), run_timeout (5 s per case), tier.
     """
 
@@ -282,8 +293,11 @@ class CodeOutput(BaseVerifier):
     # 2: output cut at the capture limit fails the case; 3: a run that crashed after printing the right output fails
     # (a Python exit status other than 0, or any signal); 4: code in the reasoning (before the last </think>) is not
     # the answer; 5: a program may end with exit()/quit() (NameError under the sandbox's -S before); 6: cases the
-    # verifier's time does not reach fail (the run was a timeout, the machine's fault)
-    version = "6"
+    # verifier's time does not reach fail (the run was a timeout, the machine's fault); 7: compare="strip" strips
+    # each line and the whole text at both ends (leading spaces and blank lines failed an answer that LiveCodeBench,
+    # CodeContests, APPS and TACO all pass: bench/code_output_reference.py), and an expected output over 1 MiB
+    # keeps the program's output up to twice its size (a correct 2 MB answer was cut at 1 MiB and failed)
+    version = "7"
     description = "run the model's program on stdin; compare stdout with the expected output"
     isolation = "thread"
     default_timeout = 60.0
@@ -325,13 +339,14 @@ class CodeOutput(BaseVerifier):
             if time_left(self.run_timeout) - 0.5 < 0.5:  # the cases before it used up the verifier's time: the rest
                 first_fail = first_fail or f"case {i + 1}: not run, the verifier's time ran out"  # fail (it was a
                 break  # timeout, the machine's fault, masked under on_error none: 14 x sleep escaped a 0.07)
-            timeout = _sandbox_timeout(self.run_timeout)
+            timeout, limits = _sandbox_timeout(self.run_timeout), capture_limits(case["stdout"])
             try:
                 if self.language == "python":
-                    res = sandbox.run_python(code, stdin=case.get("stdin", ""), timeout=timeout, tier=self.tier)
+                    res = sandbox.run_python(code, stdin=case.get("stdin", ""), timeout=timeout, limits=limits,
+                                             tier=self.tier)
                 else:
                     res = sandbox.run_program(["/bin/sh", "-c", code], stdin=case.get("stdin", ""), timeout=timeout,
-                                              tier=self.tier)
+                                              limits=limits, tier=self.tier)
             except CrossgymError as exc:
                 raise RuntimeError(f"sandbox: {exc}") from None
             cut = "stdout" in res.truncated_parts  # only part of what it printed came back: never a match
@@ -367,6 +382,18 @@ class CodeOutput(BaseVerifier):
             cls.example(cases, "```python\nprint(7)\n```", "fail", "right only for the first case"),
             cls.example(cases, "Add them and print the sum.", "malformed", "no code"),
         ]
+
+
+def capture_limits(want: str) -> Limits | None:
+    """Sandbox limits that keep the whole of an output as long as ``want`` (None: the defaults do). An output cut
+    at the capture limit always fails, so with the default 1 MiB an honest program printing a 2 MB expected answer
+    (2*10^5 numbers, common in CodeContests and TACO tests) failed every such case; the room is twice the expected
+    size (spaces, CRLF) and at most what a task may write before it is killed."""
+    from crossgym.sandbox.result import Limits
+
+    base = Limits()
+    need = 2 * len(want.encode("utf-8", "surrogatepass")) + 64 * 1024
+    return None if need <= base.output_bytes else base.replace(output_bytes=min(need, base.max_output_bytes))
 
 
 def _shell_code(completion: Completion, langs: tuple[str, ...]) -> str:

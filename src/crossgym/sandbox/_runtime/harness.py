@@ -1902,6 +1902,25 @@ _pending: list[bytes] = []
 _flushed = [0.0]
 
 
+def _missing(modules: list[str]) -> str | None:
+    """Why the tests cannot run here when they import a package this interpreter lacks (None when it has them all):
+    that is the task's fault, the same for every solution, never a failed test (see plan.imports)."""
+    import importlib.util
+
+    absent = []
+    for name in modules:
+        try:
+            found = name in sys.modules or importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            absent.append(name)
+    if not absent:
+        return None
+    return (f"the tests import {', '.join(absent)}, which the sandbox lacks (standard library only); fix: rewrite "
+            "that part with the standard library (math.isclose for numpy.allclose)")
+
+
 def _describe(exc: BaseException) -> str:
     text = ""
     try:
@@ -2370,6 +2389,7 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
     if planned and planned.get("magic") == sys.modules["_frozen_importlib_external"].MAGIC_NUMBER.hex():
         module, names, kinds = _unmarshal(planned["module"]), planned["names"], planned["kinds"]
         prelude = _unmarshal(planned["prelude"]) if planned.get("prelude") else None
+        imported = planned.get("imports") or []
     else:
         try:
             module, names, kinds = plan.build(spec["tests"], entry)
@@ -2377,6 +2397,11 @@ def main(payload: dict[str, Any], spawner: Prefork, scratch: str) -> None:
             emit({"total": 0, "names": [], "error": f"the tests do not parse: {exc}"}, flush=True)
             os._exit(0)
         prelude = _compile_prelude(spec.get("prelude"))
+        imported = plan.imports(spec["tests"], PRELUDE[0])
+    missing = _missing(imported)
+    if missing:
+        emit({"total": 0, "names": [], "error": missing}, flush=True)
+        os._exit(0)
     emit({"total": sum(k == "unit" for k in kinds), "names": names})
     tests = spec.get("tests")
     textguard.arm(*(tests if type(tests) is list else [tests]), PRELUDE[0],  # no text of a solution runs here

@@ -118,6 +118,30 @@ def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], l
     return code, names, kinds  # optimize=0: asserts stay whatever flags (-O) the compiling process has
 
 
+def imports(tests: str | list[str], prelude: str | None) -> list[str]:
+    """The top-level packages the tests and the prelude import unconditionally (a statement of the module itself,
+    not in a ``try``, a branch or a function), in order. The harness checks that its interpreter has each before
+    judging: a suite written for one process with site-packages (HumanEval+'s and MBPP+'s ``import numpy as np``)
+    failed every solution at its set-up, a task's fault scored as a wrong answer. Text that does not parse is
+    the planner's to report: nothing here."""
+    found: list[str] = []
+    with _AST_LOCK:
+        for text in (*(tests if isinstance(tests, list) else [tests]), prelude or ""):
+            try:
+                body = ast.parse(text, "tests.py").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for stmt in body:
+                if isinstance(stmt, ast.Import):
+                    heads = [alias.name for alias in stmt.names]
+                elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module != "__future__":
+                    heads = [stmt.module or ""]
+                else:
+                    continue
+                found += [h.split(".")[0] for h in heads if h and h.split(".")[0] not in found]
+    return found
+
+
 # A unit per test method of a top-level test class (one that subclasses a ``TestCase``, or is named ``Test*`` as
 # pytest collects them; the class's own methods, not inherited ones): unittest's order of set-up and tear-down around each (setUpClass once, setUp, the method,
 # tearDown, cleanups; tearDownClass and the class's cleanups after the class's last), pytest's setup_class/setup_method
