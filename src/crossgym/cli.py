@@ -436,6 +436,8 @@ def main(argv: list[str] | None = None) -> None:
         # not standalone: the command line's own errors (a bad option, a missing argument, an unknown command) reach
         # us, to be said in one line; they were a usage line, a hint and a box of five lines, without a fix
         code = app(args=argv, prog_name="crossgym", standalone_mode=False)
+        if code == 130:  # typer made a Ctrl-C this silent exit (no command exits 130 itself): said, as below
+            sys.stderr.write("crossgym: interrupted\n")
         sys.exit(code if isinstance(code, int) else 0)  # (typer.Exit(n)'s code: no command returns a value)
     except _command_line_errors() as exc:
         if _kind(exc, "NoArgsIsHelpError"):  # `crossgym` alone, or a group without its command: its help, as before
@@ -499,8 +501,21 @@ def _click_error(exc: Any) -> str:
     where = ctx.command_path if ctx is not None else "crossgym"
     what = _one_line(exc.format_message())
     if _kind(exc, "UsageError"):
-        return f"{where}: {what} (fix: `{where} --help` lists its arguments and options)"
+        return f"{where}: {what} (fix: {_usage_fix(where, what)})"
     return f"{where}: {what}"
+
+
+#: commands whose input may be a glob of shards, which the shell expands into many arguments when it is not quoted
+_GLOB_COMMANDS = ("verify-batch", "reverify", "compare")
+
+
+def _usage_fix(where: str, what: str) -> str:
+    """How to fix a command line click refused: for extra arguments to a command that reads shards, the likely
+    cause (an unquoted glob the shell expanded into a list of files, each an argument); else the command's help."""
+    if "unexpected extra argument" in what and where.rsplit(" ", 1)[-1] in _GLOB_COMMANDS:
+        return ("a pattern left unquoted is expanded by the shell into one argument per file: quote it, e.g. "
+                f"'shards/*.jsonl', or pass the folder; `{where} --help` lists the arguments")
+    return f"`{where} --help` lists its arguments and options"
 
 
 if __name__ == "__main__":

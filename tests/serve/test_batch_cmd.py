@@ -145,8 +145,8 @@ def test_resume_after_a_torn_out_scores_the_rest_once(tmp_path: Path) -> None:
     other.write_bytes(b"".join(src.read_bytes().splitlines(keepends=True)[1:]))  # another input: refused
     half = tmp_path / "half.jsonl"
     half.write_bytes(b"".join(lines[:keep]))
-    for args, needle in [((str(other), "--out", str(half)), "--out: --out's last record is not this input's"),
-                         ((str(other), "--out", str(out)), "--out: --out holds 1 more records than the input"),
+    for args, needle in [((str(other), "--out", str(half)), "--out: --out's record 1 is not this input's record at"),
+                         ((str(other), "--out", str(out)), "--out: --out's record 1 is not this input's record at"),
                          ((str(src), "--out", str(src)), "is also an input file")]:
         proc = _cli(*args)
         assert proc.returncode == 2 and needle in proc.stderr, proc.stderr

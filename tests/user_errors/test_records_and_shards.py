@@ -208,7 +208,7 @@ def test_iter_rollouts_warns_with_the_line_number(tmp_path: Path, caplog: pytest
     with caplog.at_level(logging.WARNING):
         assert [r.task.id for r in iter_rollouts(src)] == ["x-0", "x-1"]
     assert f"{src}:4: skipping a record that is not a rollout" in caplog.text  # the line, not the 2nd record
-    assert f"{src}:5: ignoring a line that is not a JSON object (a int)" in caplog.text
+    assert f"{src}:5: ignoring a line that is not a JSON object (a number (7))" in caplog.text
     seen: list[str] = []
     assert len(list(iter_records(src, skipped=lambda where, why: seen.append(where)))) == 3
     assert seen == [f"{src}:5"]

@@ -79,7 +79,9 @@ class BaseEnvironment:
         if self.max_turns_param is None:  # a task may carry its own turn budget
             turns = task.metadata.get("max_turns", self.default_max_turns)
             self.max_turns = _check_turns(turns, f"task {task.id!r} metadata['max_turns']")
-        self.rng = random.Random(seed if seed is not None else task.id)
+        # (the id's bytes seed as the id itself does; surrogatepass: an id with a lone surrogate, read from a JSON
+        # escape such as "\ud800", failed every episode of its task with UnicodeEncodeError)
+        self.rng = random.Random(seed if seed is not None else task.id.encode("utf-8", "surrogatepass"))
         self.turns, self.done, self.closed = 0, False, False
         self._messages, self._verdict = [], None
         self.prompt_observation = self.start(task)

@@ -10,7 +10,7 @@ from typing import Any
 
 from crossgym.protocol.errors import ConfigError
 from crossgym.scoring.drift import MAX_LISTED, reverify
-from crossgym.scoring.records import iter_records, rollout_from_record
+from crossgym.scoring.records import iter_numbered_records, rollout_from_record, why_not_a_rollout
 
 __all__ = ["MAX_LISTED", "reverify", "run_reverify_command"]
 
@@ -58,22 +58,25 @@ def _check_has_rollouts(path: Path) -> None:
             check_user_encoding(f)
     records = 0
     bad: list[str] = []  # lines that are no JSON record at all: how many, and the first (said in the one line)
+    first = ""  # why the first record is no rollout (a verdict's field of another type, say), said in the line
     doc: dict[str, Any] = {}
 
     def skipped(where: str, why: str) -> None:
         bad.append(f"{where}: {why}" if not bad else "")
 
-    for doc in (d for f in files for d in iter_records(f, skipped=skipped)):
+    for where, doc in (wd for f in files for wd in iter_numbered_records(f, skipped=skipped)):
         records += 1
         try:
             rollout_from_record(doc)
             return
-        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+            first = first or f"{where}: {why_not_a_rollout(doc, exc)}"
             continue
     if records == 0:
         what = f"none of its {len(bad)} lines is a JSON record ({bad[0]})" if bad else "the file is empty"
     else:
-        what = f"none of its {records} records is a rollout" + (" (it holds tasks)" if "prompt" in doc else "")
+        held = "it holds tasks" if "prompt" in doc and "verifier" in doc else f"the first: {first}"
+        what = f"none of its {records} records is a rollout ({held})"
     raise ConfigError(f"no rollouts to re-score: {what}", where=str(path),
                       fix="pass a rollouts.jsonl that crossgym eval or train wrote (records with task, completion "
                           "and verdict)")

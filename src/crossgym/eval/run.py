@@ -227,17 +227,35 @@ def load_task_list(source: str | None = None, *, params: dict[str, Any] | None =
         if not Path(f).is_file():
             raise ConfigError("task file not found", where=str(f), fix="check the path")
 
-    def every() -> Iterator[Task]:
+    def every() -> Iterator[tuple[str, int, Task]]:
         if source:
-            yield from iter_tasks(source, **(params or {}))
+            for n, task in enumerate(iter_tasks(source, **(params or {})), 1):
+                yield f"task source {source!r}", n, task
         for f in files:
-            yield from iter_tasks("jsonl", path=str(f))
+            for n, task in enumerate(iter_tasks("jsonl", path=str(f)), 1):
+                yield str(f), n, task
 
     bound = MAX_TASKS if limit is None else min(limit, MAX_TASKS)
-    tasks = list(itertools.islice(every(), bound + 1))
+    tagged = list(itertools.islice(every(), bound + 1))
     if limit is not None:
-        return tasks[:limit]
-    if len(tasks) > MAX_TASKS:
+        tagged = tagged[:limit]
+    elif len(tagged) > MAX_TASKS:
         raise ConfigError(f"more than {MAX_TASKS} tasks, the most one eval loads", where=str(source or files[0]),
                           fix=f"pass --limit N (N <= {MAX_TASKS}) or fewer tasks")
-    return tasks
+    _check_unique_ids(tagged)
+    return [task for _, _, task in tagged]
+
+
+def _check_unique_ids(tagged: Sequence[tuple[str, int, Task]]) -> None:
+    """Refuse two tasks with one id, naming both (file or source, and which task of it): an eval keys its rollouts
+    by task id, so the second would be taken for the first's, resumed and counted as it. The runner refuses them
+    too, but it no longer knows where each task came from."""
+    first: dict[str, tuple[str, int]] = {}
+    for origin, n, task in tagged:
+        if task.id in first:
+            where, m = first[task.id]
+            at = f"tasks {m} and {n} of {where}" if where == origin else f"task {m} of {where} and task {n} of {origin}"
+            raise ConfigError(f"task id {task.id!r} is used twice ({at}, counting non-blank lines): an eval keys its "
+                              "rollouts by task id", where=origin,
+                              fix="give each task its own id, or drop the repeated one")
+        first[task.id] = (origin, n)

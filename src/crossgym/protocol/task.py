@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -268,14 +269,45 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Verdict:
-        reward = d["reward"]
+        """A stored verdict (a rollout record's, a Parquet row's, a server's reply). Its ``reward`` and ``passed``
+        must be a number and true/false: a value of another type (``"passed": "false"``, a text column) is a
+        ValueError naming the field, never converted (``bool("false")`` counted every such rollout as passed)."""
         return cls(
-            reward=math.nan if reward is None else float(reward),
-            passed=bool(d.get("passed", False)),
+            reward=_stored_reward(d["reward"]),
+            passed=_stored_passed(d.get("passed", False)),
             components={str(k): float(v) for k, v in (d.get("components") or {}).items()},
             reason=str(d.get("reason", "")),
             error=d.get("error"),
         )
+
+
+def _stored_reward(value: Any) -> float:
+    """A stored verdict's reward: a number, or null for "no reward" (NaN, which records write as null). Text
+    ("1.0", "nan") and true/false are refused: they are a writer's column of another type, and converting them
+    would score what the writer never meant."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or _numpy_kind(value) == "b":
+        raise ValueError(f"a verdict's 'reward' must be a number, got {json_kind(value)}")
+    return float(value)
+
+
+def _stored_passed(value: Any) -> bool:
+    """A stored verdict's ``passed``: true/false (null, and 0 or 1 as some writers store a flag, read as such).
+    Anything else is refused, above all text: ``bool("false")`` is True, which counted failures as passes."""
+    if value is None:
+        return False
+    if isinstance(value, bool) or _numpy_kind(value) == "b":
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"a verdict's 'passed' must be true or false, got {json_kind(value)}")
+
+
+def _numpy_kind(value: Any) -> str | None:
+    """A numpy scalar's dtype kind ("b" for numpy.bool_, which is no bool), without importing numpy."""
+    dtype = getattr(value, "dtype", None)
+    return getattr(dtype, "kind", None)
 
 
 def _utf8_safe(text: str) -> bool:

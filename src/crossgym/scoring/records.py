@@ -166,6 +166,13 @@ def iter_records(path: str | Path, *, skipped: Callable[[str, str], None] | None
         yield doc
 
 
+def iter_numbered_records(path: str | Path, *, skipped: Callable[[str, str], None] | None = None,
+                          ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, record) for each record of ``iter_records``, for a reader that names a record it cannot use (a
+    record that is no rollout, and why); ``where`` is "file:line" (Parquet: "file:row N")."""
+    yield from _numbered_records(path, skipped)
+
+
 def _numbered_records(path: str | Path, skipped: Callable[[str, str], None] | None = None,
                       ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, record) for each record of ``iter_records``; ``where`` is "file:line" (Parquet: "file:row N")."""
@@ -203,7 +210,7 @@ def _numbered_records(path: str | Path, skipped: Callable[[str, str], None] | No
             if isinstance(doc, dict):
                 yield where, doc
             else:
-                skip(where, f"a line that is not a JSON object (a {type(doc).__name__})")
+                skip(where, f"a line that is not a JSON object ({json_kind(doc)})")
 
 
 def rollout_from_record(doc: Mapping[str, Any]) -> Rollout:

@@ -76,15 +76,15 @@ def _type_name(value: Any) -> str:
                                          "bool": "true/false"}.get(type(value).__name__, type(value).__name__)
 
 
-def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_done: dict[str, Any] | None = None,
+def iter_chunks(paths: list[Path], *, size: int = CHUNK, skip: int = 0,
+                done: _Checkpoints | None = None,
                 ) -> Iterator[tuple[list[dict[str, Any]], list[tuple[Task, Completion]]]]:
     """The records of the files, in order, ``size`` at a time with their (Task, Completion) pairs, after the
-    first ``skip`` records (counted, not parsed: already scored by an interrupted run; ``last_done``, the last
-    record that run wrote, must hold the task and completion of the last one skipped). A bad line is one
-    ConfigError naming file:line."""
+    first ``skip`` records (already scored by an interrupted run; ``done``, what that run wrote, must hold the
+    same tasks and completions: see ``_Checkpoints``). A bad line is one ConfigError naming file:line."""
     from crossgym.text.chunks import chunked
 
-    for raws in chunked(iter_raw(paths, size=size, skip=skip, last_done=last_done), size):
+    for raws in chunked(iter_raw(paths, size=size, skip=skip, done=done), size):
         yield _parse_all(raws)
 
 
@@ -100,18 +100,27 @@ def _parse_all(raws: list[tuple[str, bytes | dict[str, Any]]],
     return records, pairs
 
 
-def iter_raw(paths: list[Path], *, size: int = CHUNK, skip: int = 0, last_done: dict[str, Any] | None = None,
+def iter_raw(paths: list[Path], *, size: int = CHUNK, skip: int = 0,
+             done: _Checkpoints | None = None,
              ) -> Iterator[tuple[str, bytes | dict[str, Any]]]:
     """(where, raw line or Parquet row) of every record of the files, in order, after the first ``skip`` (see
-    ``iter_chunks``; nothing is parsed but the last record skipped). ``--ray`` ships these to its actors."""
+    ``iter_chunks``: each skipped record is checked against ``done``, never scored). ``--ray`` ships these to its
+    actors."""
+    skipped = 0
+    seen = _Checkpoints() if done is not None else None
     for path in paths:
         for where, raw in _raw_records(path, size):
-            if skip:
-                skip -= 1
-                if not skip and last_done is not None:
-                    _check_continues(raw, last_done, where)
+            if skipped < skip:
+                if done is not None and seen is not None:
+                    _check_continues(raw, done, seen, where, skipped)
+                skipped += 1
                 continue
             yield where, raw
+    if done is not None and seen is not None and skipped == skip and seen.digest() != done.digest():
+        raise ConfigError(f"--out's {skip} records are not this input's first {skip}: one of them differs (the input "
+                          "or --out was edited since the first run), and resuming would mix the two", where="--out",
+                          fix="remove it (or pass another --out) to score afresh")
+    skip -= skipped
     if skip:
         raise ConfigError(f"--out holds {skip} more records than the input has", where="--out",
                           fix="remove it (or pass another --out) to score afresh")
@@ -148,15 +157,67 @@ def _torn(raw: bytes) -> bool:
     return False
 
 
-def _check_continues(raw: bytes | dict[str, Any], last_done: dict[str, Any], where: str) -> None:
+def _check_continues(raw: bytes | dict[str, Any], done: _Checkpoints, seen: _Checkpoints, where: str,
+                     at: int) -> None:
+    """Note the skipped input record ``raw`` (at ``where``, position ``at``) in ``seen``, and refuse to resume when
+    --out's record there (one ``done`` kept) holds another task or completion: --out was written from another
+    input, or one of the two changed since."""
     try:
         doc = raw if isinstance(raw, dict) else json.loads(raw)
-        same = doc["task"] == last_done.get("task") and doc["completion"] == last_done.get("completion")
-    except (ValueError, KeyError, TypeError, RecursionError):
-        same = False
-    if not same:
-        raise ConfigError(f"--out's last record is not this input's record at {where}: it holds the output of "
-                          "another input", where="--out", fix="remove it (or pass another --out) to score afresh")
+    except (ValueError, RecursionError):
+        doc = None
+    seen.add(at, doc if isinstance(doc, dict) else {})
+    if at in done.kept and seen.kept[at] != done.kept[at]:
+        raise ConfigError(f"--out's record {at + 1} is not this input's record at {where}: --out holds the output "
+                          "of another input (or the input or --out was edited since), and resuming would mix the "
+                          "two", where="--out", fix="remove it (or pass another --out) to score afresh")
+
+
+def _pair_text(doc: dict[str, Any]) -> str:
+    """A record's task and completion as canonical JSON text, NaN as null (as --out writes it): what must be
+    equal between an input record and its output record."""
+    from crossgym.scoring.records import _nan_to_none
+
+    pair = [doc.get("task"), doc.get("completion")]
+    try:
+        text = json.dumps(pair, sort_keys=True, default=str, allow_nan=False)
+    except ValueError:  # NaN (or an infinity) somewhere: --out holds null there
+        text = json.dumps(_nan_to_none(pair), sort_keys=True, default=str)
+    except RecursionError:
+        text = "<nested too deeply>"
+    return text
+
+
+class _Checkpoints:
+    """The tasks and completions of a run of records (--out's, or the input's records a resume skips): a digest
+    of them all, in order, and the text of a few, evenly spaced (the first and the last always). A resume refuses
+    an input whose skipped records differ from --out's (another file, reordered, edited: results would be mixed);
+    the kept ones name where, the digest catches a change between them. Memory is bounded: when more than
+    2 x ``most`` are kept, every other one is dropped and the spacing doubles."""
+
+    def __init__(self, most: int = 64) -> None:
+        import hashlib
+
+        self.most = most
+        self.every = 1
+        self.kept: dict[int, str] = {}
+        self._hash = hashlib.blake2b(digest_size=16)
+        self._last: tuple[int, str] | None = None
+
+    def add(self, at: int, doc: dict[str, Any]) -> None:
+        """Note the record at position ``at`` (0-based, each position once, in order)."""
+        text = _pair_text(doc)
+        self._hash.update(text.encode("utf-8", "surrogatepass") + b"\n")
+        if self._last is not None and self._last[0] % self.every:
+            del self.kept[self._last[0]]  # the last one was kept only for being the last
+        self._last = (at, text)
+        self.kept[at] = text
+        if len(self.kept) > 2 * self.most:
+            self.every *= 2
+            self.kept = {k: v for k, v in self.kept.items() if k % self.every == 0 or k == at}
+
+    def digest(self) -> bytes:
+        return self._hash.digest()
 
 
 def read_records(path: Path) -> tuple[list[dict[str, Any]], list[tuple[Task, Completion]]]:
@@ -232,9 +293,10 @@ def score_raw(raws: list[tuple[str, bytes | dict[str, Any]]], *, write: bool, bu
     return text, tally
 
 
-def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, dict[str, Any]]:
+def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, _Checkpoints]:
     """Open ``out`` for appending (a torn last line cut off); the records it already holds are counted into
-    ``tally``. Returns the store, how many records to skip in the input and the last record written. An ``out``
+    ``tally``. Returns the store, how many records to skip in the input and its records' ``_Checkpoints`` (the
+    input's skipped records must be the same). An ``out``
     with a damaged line, a record verify-batch did not write (no verdict, or another writer's provenance: a copy of
     the input or of an eval's rollouts, whose stored verdicts would pass for today's), or scored by another
     version of a verifier than today's (``built``: verifiers by spec key), is one ConfigError: resuming would
@@ -252,12 +314,12 @@ def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, 
             raise ConfigError(f"{out} is not the output of verify-batch (it does not start with a JSON record)",
                               where="--out", fix="pass a new --out path (or remove this file)")
     done = 0
-    last: dict[str, Any] = {}
+    marks = _Checkpoints()
     checked: set[str] = set()
     tallied = _Tally()
     for doc in iter_records(out, skipped=damaged):  # all checked before open() cuts anything off the file
+        marks.add(done, doc)
         done += 1
-        last = doc
         _check_version(doc, built, checked, f"{out}:{done}")
         if "verdict" not in doc:  # e.g. a copy of the input: its records were never scored here
             raise ConfigError(f"{out} is not the output of verify-batch (no verdict at line {done}); nothing was "
@@ -276,7 +338,7 @@ def _resume(out: Path, tally: _Tally, built: dict[str, Any]) -> tuple[Any, int, 
         tallied.add(doc.get("previous_verdict"), v)
     store = RolloutStore(out).open()  # the writer's lock; a torn last line cut off
     tally.merge(tallied)
-    return store, done, last
+    return store, done, marks
 
 
 def _check_version(doc: dict[str, Any], built: dict[str, Any], checked: set[str], where: str) -> None:
@@ -322,6 +384,16 @@ def _read_back(source: Path, target: Path) -> bool:
     return Path(os.path.abspath(target)).match(os.path.abspath(text))
 
 
+def _inode(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of an existing file, None for a path that is not there: a hard link to an input is that
+    input under another name, which ``resolve()`` does not see."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def output_groups(files: list[Path], out: Path | None, source: Path | None = None,
                   ) -> list[tuple[list[Path], Path | None]]:
     """Which input files go to which output: all to ``out`` (a file, or None), or, when ``out`` is an existing
@@ -345,9 +417,10 @@ def output_groups(files: list[Path], out: Path | None, source: Path | None = Non
                               where="--out", fix="name it .jsonl, or an existing folder for one file per input")
         groups = [(files, out)]
     inputs = {f.resolve() for f in files}
+    inodes = {_inode(f) for f in files} - {None}
     for _, target in groups:
         check_output_file(target, "--out")  # (a device or FIFO is never replaced, nor removed as "empty")
-        if target is not None and target.resolve() in inputs:
+        if target is not None and (target.resolve() in inputs or _inode(target) in inodes):
             raise ConfigError(f"{target} is also an input file", where="--out",
                               fix="write the re-scored records elsewhere")
         if target is not None and source is not None and _read_back(source, target):
@@ -404,9 +477,9 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
 
             mode = "local"
         for group_files, group_out in groups:
-            store, done, last_done = None, 0, None
+            store, done, marks = None, 0, None
             if group_out is not None and group_out.exists() and group_out.stat().st_size:
-                store, done, last_done = _resume(group_out, tally, built)
+                store, done, marks = _resume(group_out, tally, built)
                 sys.stderr.write(f"resumed: {done} records already in {group_out}\n")
             elif group_out is not None and group_out.exists():
                 group_out.unlink()  # an empty file: nothing to resume
@@ -417,11 +490,11 @@ def verify_batch(path: Path, *, use_ray: bool = False, address: str | None = Non
                     if group_out is not None and store is None:
                         store = RolloutStore(group_out).open()
                     started = time.perf_counter()
-                    _stream_group(stream, iter_raw(group_files, size=max(1, chunk), skip=done, last_done=last_done),
+                    _stream_group(stream, iter_raw(group_files, size=max(1, chunk), skip=done, done=marks),
                                   shard_size, max(1, chunk), store, tally, bar)
                     elapsed += time.perf_counter() - started
                     continue
-                for records, pairs in iter_chunks(group_files, size=max(1, chunk), skip=done, last_done=last_done):
+                for records, pairs in iter_chunks(group_files, size=max(1, chunk), skip=done, done=marks):
                     started = time.perf_counter()
                     verdicts = score(pairs)
                     elapsed += time.perf_counter() - started
@@ -589,6 +662,18 @@ def _rescored(records: list[dict[str, Any]], pairs: list[tuple[Task, Completion]
     return docs
 
 
+def _say_interrupted(out: Path | None) -> None:
+    """The line a Ctrl-C ends with: what is kept (every chunk appended to --out before it) and how to go on. Typer
+    turns a KeyboardInterrupt into a silent exit 130, which told a user of a long run neither."""
+    lead = "\n" if sys.stderr.isatty() else ""  # (the progress line on a terminal has no newline yet)
+    if out is None:
+        sys.stderr.write(f"{lead}crossgym verify-batch: interrupted; nothing was written (no --out): pass --out FILE "
+                         "to keep the records as they are scored, and resume a stopped run\n")
+    else:
+        sys.stderr.write(f"{lead}crossgym verify-batch: interrupted; the records scored so far are kept in {out}: run "
+                         "the same command again to resume (it scores only the rest)\n")
+
+
 def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None, workers: int | None,
                              out: Path | None, as_json: bool, progress: bool = True,
                              shard: int | None = None) -> dict[str, Any]:
@@ -606,8 +691,12 @@ def run_verify_batch_command(rollouts: Path, use_ray: bool, address: str | None,
 
     if out is None or not out.is_dir():  # an existing folder: one output file per input file
         check_output_file(out, "--out")
-    doc = verify_batch(rollouts, use_ray=use_ray, address=address, workers=workers, out=out, progress=progress,
-                       shard=shard)
+    try:
+        doc = verify_batch(rollouts, use_ray=use_ray, address=address, workers=workers, out=out, progress=progress,
+                           shard=shard)
+    except KeyboardInterrupt:
+        _say_interrupted(out)
+        raise SystemExit(130) from None
     if as_json:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return doc

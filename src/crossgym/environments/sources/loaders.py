@@ -60,7 +60,7 @@ class RowMapper:
 
     def __call__(self, row: Any, index: int, where: str) -> Task:
         if not isinstance(row, Mapping):
-            raise ConfigError(f"{where}: a row must be a JSON object, got {type(row).__name__}",
+            raise ConfigError(f"{where}: a row must be a JSON object, got {_kind(row)}",
                               fix="write one object per line")
         if not self.explicit and not self.prompt_template and {"id", "prompt", "verifier"} <= set(row):
             return self._override(task_from_user_dict(row, where))
