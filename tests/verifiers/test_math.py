@@ -236,3 +236,15 @@ def test_a_tiny_reference_is_compared_to_six_significant_digits(gold, answer, ok
 def test_a_false_equation_is_no_answer(gold, answer, ok, malformed):
     v = Math().run_score(Math.task(gold), Completion.from_text(answer))
     assert v.passed is ok and (v.error_kind == "malformed") is malformed, v
+
+
+@pytest.mark.parametrize("text", ["$\\boxed{\\operatorname{zeros}(12000, 12000)}$", "$\\operatorname{eye}(12000)$",
+                                  "The answer is $\\operatorname { ones }(100000, 100000)$."])
+def test_a_sized_matrix_builder_is_malformed_not_gigabytes(text):
+    """``\\operatorname{zeros}(12000, 12000)`` (44 characters) took a pool worker to 4.5 GB in 5 s: sympy fills the
+    matrix at once. The builders are not parsed (and the pool's memory budget bounds what else gets through)."""
+    t0 = time.monotonic()
+    v = run("1", text)
+    assert v.error_kind == "malformed" and "matrix" in v.reason, v
+    assert time.monotonic() - t0 < 2.0
+    assert run("1", "$\\boxed{\\operatorname{rank}(1)}$").error_kind != "malformed"  # other operator names parse

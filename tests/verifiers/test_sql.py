@@ -322,3 +322,18 @@ def test_a_blob_is_no_text_of_its_hex_digits() -> None:
         assert not score({"query": "SELECT '4142'"}, "SELECT X'4142'", **like).passed, like
         assert not score({"query": "SELECT X'4142'"}, "SELECT hex(X'4142')", **like).passed, like
         assert score({"query": "SELECT X'4142'"}, "SELECT CAST('AB' AS BLOB)", **like).passed, like
+
+
+def test_a_querys_scratch_data_stays_under_the_workers_memory_budget_not_on_disk() -> None:
+    """DISTINCT over a million 900 KB values wrote its temp B-tree to /var/tmp: 1.2 GB of disk in 8 s, none of
+    it bounded (3 GB of memory with temp_store = MEMORY and no limit). In a pool worker the scratch data stays in
+    memory, under the worker's budget: past it the query fails (reward 0) and the worker is replaced."""
+    from crossgym.verifiers.pool import get_pool
+
+    query = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000000) "
+             "SELECT count(DISTINCT zeroblob(900000) || x) FROM c")
+    kills = get_pool().kills
+    v = score({"rows": [[3]]}, query)
+    assert not v.passed and v.error is None and "MiB of memory" in v.reason, v  # (it was "ran over 5 s")
+    assert get_pool().kills > kills  # its worker was replaced
+    assert score({"rows": [[4]]}, "SELECT count(*) FROM items").passed  # the pool goes on

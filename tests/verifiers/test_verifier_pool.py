@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from crossgym.protocol.task import Completion, Verdict
+from crossgym.verifiers.base import BaseVerifier, _pool_score
 from crossgym.verifiers.pool import PoolError, PoolTimeout, WorkerPool
 
 
@@ -68,3 +70,95 @@ def test_closed_pool_refuses():
     p.close()
     with pytest.raises(PoolError, match="closed"):
         p.call(square, (2,), timeout=1)
+
+
+def hog(n_bytes):
+    """Allocate ``n_bytes`` and touch them; the size it got."""
+    return len(bytearray(n_bytes))
+
+
+def hog_and_swallow(n_bytes):
+    """What math-verify does: a MemoryError in its parser is caught and the answer read another way."""
+    try:
+        return len(bytearray(n_bytes))
+    except MemoryError:
+        return -1
+
+
+def pid(_):
+    return os.getpid()
+
+
+@pytest.mark.parametrize("text, want", [("", 2**30), ("off", None), ("0", None), ("512M", 512 * 2**20),
+                                        ("2G", 2 * 2**30), ("1.5g", int(1.5 * 2**30)), ("4GiB", 4 * 2**30),
+                                        (str(3 * 2**30), 3 * 2**30)])
+def test_the_memory_budget_reads_sizes_and_off(text, want):
+    from crossgym.verifiers.pool import memory_budget
+
+    assert memory_budget(text) == want
+
+
+@pytest.mark.parametrize("text", ["lots", "12", "-1G", "1X"])
+def test_a_bad_memory_budget_is_a_config_error_saying_the_fix(text):
+    from crossgym.protocol.errors import ConfigError
+    from crossgym.verifiers.pool import memory_budget
+
+    with pytest.raises(ConfigError, match="CROSSGYM_VERIFIER_WORKER_MEMORY"):
+        memory_budget(text)
+
+
+def test_a_job_past_the_memory_budget_fails_and_its_worker_is_replaced():
+    """Workers had a CPU budget only: one 44-character answer to math took a worker to 4.5 GB in 5 s. Each worker
+    may now allocate ``memory`` bytes beyond what it was forked with: past it a MemoryError, and the worker (its
+    heap fragmented, a library's state maybe half-built) is replaced, even when the job's code swallowed it."""
+    p = WorkerPool(1, warm=(), memory=256 * 2**20)
+    try:
+        first = p.call(pid, (0,), timeout=10)
+        assert p.call(hog, (64 * 2**20,), timeout=10) == 64 * 2**20  # within the budget: an ordinary job
+        assert p.call(pid, (0,), timeout=10) == first
+        with pytest.raises(PoolError, match="MemoryError"):
+            p.call(hog, (2 * 2**30,), timeout=10)
+        second = p.call(pid, (0,), timeout=10)
+        assert second != first and p.kills == 1
+        out = p.run_batch(hog_and_swallow, [(2 * 2**30,), (1024,)], timeout=10)
+        assert out == [-1, 1024]  # (a swallowed MemoryError leaves no grown heap: that worker may go on)
+        assert p.map(square, [(i,) for i in range(6)], timeout=10, chunksize=3) == [i * i for i in range(6)]
+    finally:
+        p.close()
+
+
+class Hog(BaseVerifier):
+    """Allocates as many bytes as the completion says, then passes."""
+
+    name = "hog_test"
+
+    def score(self, task, completion):
+        bytearray(int(completion.text))
+        return Verdict.ok(1.0)
+
+
+def test_a_verifier_out_of_memory_in_the_pool_is_malformed_and_the_rest_of_a_batch_goes_on():
+    p = WorkerPool(1, warm=(), memory=256 * 2**20)
+    try:
+        t = Hog.task("x")
+        jobs = [(Hog, {}, t, Completion.from_text(n), 10.0) for n in (str(2**20), str(2**31), str(2**20))]
+        out = p.run_batch(_pool_score, jobs, timeout=10)
+        assert out[0].passed and out[2].passed, out
+        assert out[1].error_kind == "malformed" and "MiB of memory" in out[1].reason, out[1]
+        assert p.kills == 1
+    finally:
+        p.close()
+
+
+class InlineOom(BaseVerifier):
+    name = "inline_oom_test"
+
+    def score(self, task, completion):
+        raise MemoryError
+
+
+def test_out_of_memory_outside_a_limited_worker_is_the_machines_fault():
+    """Only a pool worker's own budget makes a MemoryError the completion's doing; in the caller it stays an
+    exception Verdict (the machine ran out)."""
+    v = InlineOom().verify(InlineOom.task("x"), Completion.from_text("y"))
+    assert v.error_kind == "exception" and "MemoryError" in v.reason, v

@@ -15,7 +15,10 @@ Writing a verifier
      the worker is killed and replaced, and ``verify`` returns ``Verdict.timeout``. For CPU-bound scorers that can
      blow up (sympy through math-verify). The class must be importable by module path and its params picklable.
      A completion whose scoring uses ``CPU_SHARE`` of the timeout as the worker's own CPU time is stopped there
-     and malformed (the model's fault), not a timeout (the machine's): CPU time, so load cannot cause it.
+     and malformed (the model's fault), not a timeout (the machine's): CPU time, so load cannot cause it. So is
+     one whose scoring allocates more than the worker's memory budget beyond what the worker was forked with
+     (``CROSSGYM_VERIFIER_WORKER_MEMORY``, default 1 GiB): a MemoryError, and the worker is replaced. Import big
+     libraries (torch) at module level, so the pool's zygote holds them before forking, or raise the budget.
 
 2. Take your params as keyword-only arguments, validate them (raise ``VerifierError`` with what/where/fix on bad
    ones) and pass ``timeout`` and the rest up::
@@ -233,6 +236,20 @@ def timed_out(timeout: float, cpu_s: float) -> Verdict:
     return Verdict.timeout(timeout)
 
 
+def out_of_memory(name: str) -> Verdict:
+    """The Verdict of a ``score`` that raised MemoryError. In a memory-limited pool worker the completion cost more
+    than the worker's budget (``pool.DEFAULT_WORKER_MEMORY``): malformed, the model's fault, and the worker retires
+    (``pool.note_out_of_memory``). Anywhere else the machine ran out: an exception Verdict, as before."""
+    from crossgym.verifiers.pool import note_out_of_memory, worker_memory
+
+    budget = worker_memory()
+    if budget is None:
+        return Verdict.exception(f"MemoryError: verifier {name!r} ran out of memory")
+    note_out_of_memory()
+    return Verdict.malformed(f"scoring it needed over {budget / 2**20:,.0f} MiB of memory (the verifier worker's "
+                             "budget): an answer that costs that much is unusable")
+
+
 class _OverBudget(BaseException):
     """Raised in a pool worker when scoring one completion used its CPU budget (never caught as an Exception)."""
 
@@ -368,6 +385,8 @@ class BaseVerifier:
                 return Verdict.exception(f"bad task {clip(str(getattr(task, 'id', '?')), 200)!r}: it nests more "
                                          f"than {TASK_DEPTH} levels deep")
             return Verdict.malformed("input is nested too deeply")
+        except MemoryError:
+            return out_of_memory(self.name)
         except Exception as exc:
             log.debug("verifier %s raised", self.name, exc_info=True)
             return Verdict.exception(clip(f"{type(exc).__name__}: {exc}", MAX_REASON))

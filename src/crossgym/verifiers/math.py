@@ -308,10 +308,20 @@ MAX_NUMBER_RUN = 4000
 _NUMBER_RUN = re.compile(rf"(?<![\d.\s])[\d.\s]{{{MAX_NUMBER_RUN},}}|^[\d.\s]{{{MAX_NUMBER_RUN},}}")
 
 
+#: latex2sympy's sized matrix builders (``\operatorname{zeros}(r, c)``, ``ones``, ``eye(n)``): sympy fills the matrix
+#: at once, so ``\operatorname{zeros}(12000, 12000)`` (44 characters) took a worker to 4.5 GB in 5 s; under the
+#: pool's memory budget math-verify swallows the MemoryError and the answer read as its text. An answer writes its
+#: matrix out (``\begin{pmatrix}..``)
+_MATRIX_BUILDER = re.compile(r"\\operatorname\s*\{\s*(?:zeros|ones|eye)\s*\}")
+
+
 def too_hard_to_parse(text: str) -> str | None:
-    """Why ``text`` is not handed to math-verify (nesting past MAX_NESTING, a chain of factorials), else None."""
+    """Why ``text`` is not handed to math-verify (nesting past MAX_NESTING, a chain of factorials, a sized matrix
+    builder), else None."""
     if _FACTORIALS.search(text):
         return "a chain of three or more factorial signs"
+    if "operatorname" in text and _MATRIX_BUILDER.search(text):
+        return "a matrix built by \\operatorname{zeros}, {ones} or {eye} (write the matrix out)"
     if len(text) >= MAX_NUMBER_RUN and _NUMBER_RUN.search(text):
         return f"a run of {MAX_NUMBER_RUN:,} or more digits, dots and spaces"
     if _brackets_nest_deeper(text, MAX_NESTING):
@@ -459,7 +469,9 @@ class Math(BaseVerifier):
     # 6: a reference other than 0 below 10^-float_rounding is compared to that many significant digits (math-verify's
     # rounding made it 0: "0.0" passed 1.6 x 10^-19, as numeric's 0 did before its version 5); an equation between two
     # numbers that differ is malformed (\boxed{3 = 2} passed 2: math-verify compares the last side)
-    version = "6"
+    # 7: \operatorname{zeros}, {ones} and {eye} (sized matrix builders) are malformed; scoring that needs more than the
+    # pool worker's memory budget (pool.DEFAULT_WORKER_MEMORY) is malformed and its worker replaced
+    version = "7"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
     default_timeout = 5.0
@@ -498,7 +510,7 @@ class Math(BaseVerifier):
             raise Malformed("empty completion")
         hard = too_hard_to_parse(text)
         if hard is not None:
-            raise Malformed(f"not parsed: {hard} (math-verify's parser would run out of time)")
+            raise Malformed(f"not parsed: {hard} (math-verify's parser would run out of time or memory)")
         pred = parse_answer(text, self.fast_path)
         if not pred:
             raise Malformed("no mathematical answer found in the completion")

@@ -16,6 +16,7 @@ import atexit
 import logging
 import os
 import pickle
+import re
 import socket
 import sys
 import threading
@@ -28,6 +29,15 @@ log = logging.getLogger(__name__)
 
 #: modules the zygote imports before forking workers (math-verify's import alone takes ~1 s)
 DEFAULT_WARM = ("crossgym.verifiers.base",)
+
+#: bytes of memory a worker may allocate beyond what it holds when forked (the zygote's imports: sympy, math-verify,
+#: a plugin's torch): past it an allocation fails with MemoryError, the job's input is at fault and the worker is
+#: replaced. Without it one completion took a worker to any size: ``\operatorname{zeros}(12000, 12000)`` (44
+#: characters) to math reached 4.5 GB in 5 s, and sql's temp B-trees grew 3 GB (1.2 GB of /var/tmp on disk) in 8 s
+DEFAULT_WORKER_MEMORY = 2**30
+#: the environment variable that sets it (bytes, or a number with K, M or G: "512M", "4G"; "off" for no limit)
+MEMORY_ENV = "CROSSGYM_VERIFIER_WORKER_MEMORY"
+_MEMORY_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(?:ib|b)?")
 
 
 class PoolTimeout(Exception):
@@ -53,8 +63,32 @@ class PoolError(Exception):
     """The job could not run (worker died, result not picklable); the message says why."""
 
 
+def memory_budget(text: str | None = None) -> int | None:
+    """The per-worker memory budget ``text`` (default: $CROSSGYM_VERIFIER_WORKER_MEMORY) names, in bytes; None for
+    no limit ("0", "off", "none"), DEFAULT_WORKER_MEMORY when unset. Raises ConfigError on anything else."""
+    raw = os.environ.get(MEMORY_ENV, "") if text is None else text
+    word = raw.strip().lower()
+    if not word:
+        return DEFAULT_WORKER_MEMORY
+    if word in ("0", "off", "none", "unlimited"):
+        return None
+    m = _MEMORY_SIZE.fullmatch(word)
+    value = float(m[1]) * 2 ** (10 * " kmgt".index(m[2] or " ")) if m else 0.0
+    if not 2**20 <= value < 2**60:
+        from crossgym.protocol.errors import ConfigError
+
+        raise ConfigError(f"{MEMORY_ENV}={raw!r} is not a memory size of 1M or more", where=MEMORY_ENV,
+                          fix='give bytes or a number with K, M or G ("2G", "512M"), or "off" for no limit')
+    return int(value)
+
+
 # ------------------------------------------------------------------------------------------------ worker side
 _IN_WORKER = [False]
+#: (budget, VmData and VmRSS in bytes when the worker started) in a memory-limited worker, else None
+_LIMIT: list[tuple[int, int, int] | None] = [None]
+#: set when a job in this worker ran out of memory: the worker retires after replying (its heap may be left
+#: fragmented or a library's state half-built), however the job's code handled the MemoryError
+_MEMORY_HIT = [False]
 
 
 def in_worker() -> bool:
@@ -62,9 +96,81 @@ def in_worker() -> bool:
     return _IN_WORKER[0]
 
 
-def _serve_jobs(conn: Any) -> None:
-    """Worker loop: (fn, jobs) batches in, one ("ok"|"err", value) reply per job out."""
+def worker_memory() -> int | None:
+    """The memory budget this worker runs under (bytes beyond what it held when forked), None when unlimited or
+    outside a worker. A job that can keep its scratch data in memory or on disk (sql's temp B-trees) picks memory
+    where this bounds it."""
+    lim = _LIMIT[0]
+    return lim[0] if lim is not None and _IN_WORKER[0] else None
+
+
+def note_out_of_memory() -> None:
+    """Record that the current job hit MemoryError (a verifier that catches it calls this): the worker retires."""
+    _MEMORY_HIT[0] = True
+
+
+def _vm_bytes(*fields: str) -> list[int]:
+    """This process's /proc/self/status ``fields`` (VmData, VmRSS...) in bytes, 0 where unreadable."""
+    found = dict.fromkeys(fields, 0)
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                key = line.split(b":", 1)[0].decode()
+                if key in found:
+                    found[key] = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return [found[f] for f in fields]
+
+
+def _limit_memory(budget: int | None) -> None:
+    """In a fresh worker: cap its data segment (RLIMIT_DATA: heap, anonymous and private writable mappings, what
+    Python's allocators use) at what it holds now plus ``budget``. Not RLIMIT_AS: address space only reserved
+    (thread arenas, CUDA's and jemalloc's PROT_NONE reservations after a plugin imports torch) would count too."""
+    if budget is None:
+        return
+    try:
+        import resource
+
+        data, rss = _vm_bytes("VmData", "VmRSS")
+        if not data:
+            return  # no /proc (not Linux): no baseline to add the budget to
+        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        soft = data + budget if hard == resource.RLIM_INFINITY else min(hard, data + budget)
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+        _LIMIT[0] = (budget, data, rss)
+    except (ImportError, OSError, ValueError) as exc:  # the worker runs unlimited rather than not at all
+        log.debug("could not limit a verifier worker's memory: %s", exc)
+
+
+def _should_retire(exc: BaseException | None) -> bool:
+    """Whether this worker must not take another job: it ran out of memory, or still holds over half its budget
+    more than it started with (freed memory not given back)."""
+    hit = _MEMORY_HIT[0] or isinstance(exc, MemoryError)
+    _MEMORY_HIT[0] = False
+    lim = _LIMIT[0]
+    if hit or lim is None:
+        return hit
+    return _rss() > lim[2] + lim[0] // 2
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _rss() -> int:
+    """This process's resident bytes from /proc/self/statm (5 us a job, where status takes 20), 0 if unreadable."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _serve_jobs(conn: Any, memory: int | None = None) -> None:
+    """Worker loop: (fn, jobs) batches in, one ("ok"|"err", value, cpu, retire) reply per job out; a worker that
+    replied retire=True (it ran out of its ``memory`` budget) is killed and replaced by the pool."""
     _IN_WORKER[0] = True
+    _limit_memory(memory)
     conn.send(("ready", os.getpid()))
     while True:
         try:
@@ -78,15 +184,19 @@ def _serve_jobs(conn: Any) -> None:
             return
         fn, jobs = msg
         for args in jobs:
+            failed: BaseException | None = None
             try:
                 out: tuple[Any, ...] = ("ok", fn(*args))
             except BaseException as exc:  # noqa: BLE001 - reported to the caller, never raised here
-                out = ("err", f"{type(exc).__name__}: {exc}")
+                out, failed = ("err", f"{type(exc).__name__}: {exc}"), exc
+            retire = _should_retire(failed)
             try:
                 cpu = os.times()  # (one system call, the same clock as /proc's: where the next job's CPU starts)
-                conn.send(out + (cpu.user + cpu.system,))
+                conn.send(out + (cpu.user + cpu.system, retire))
             except Exception as exc:  # unpicklable result
-                conn.send(("err", f"result could not be sent back: {type(exc).__name__}: {exc}"))
+                conn.send(("err", f"result could not be sent back: {type(exc).__name__}: {exc}", 0.0, retire))
+            if retire:
+                return  # (the pool kills and replaces it; it takes nothing more meanwhile)
 
 
 def _import_all(modules: Sequence[str]) -> None:
@@ -130,7 +240,7 @@ def zygote_main(fd: int) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the caller, which closes us
     ctl = socket.socket(fileno=fd)
-    path, warm = pickle.loads(ctl.recv(1 << 20))
+    path, warm, memory = pickle.loads(ctl.recv(1 << 20))
     sys.path[:] = list(dict.fromkeys(list(path) + sys.path))
     for mod in warm:
         _preload(mod)
@@ -157,7 +267,7 @@ def zygote_main(fd: int) -> None:
                     ctl.close()
                     mine.close()
                     _exit_with_parent()
-                    _serve_jobs(Connection(theirs.detach()))
+                    _serve_jobs(Connection(theirs.detach()), memory)
                 finally:
                     os._exit(0)
             theirs.close()
@@ -189,7 +299,7 @@ def zygote_main(fd: int) -> None:
 class _Zygote:
     """The parent's handle on the zygote process; requests are serialised by a lock."""
 
-    def __init__(self, warm: Sequence[str], startup_timeout: float) -> None:
+    def __init__(self, warm: Sequence[str], startup_timeout: float, memory: int | None = None) -> None:
         import subprocess
 
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -202,7 +312,7 @@ class _Zygote:
         self.sock = ours
         self.lock = threading.Lock()
         self.imported: set[str] = set(warm)
-        ours.send(pickle.dumps((list(sys.path), tuple(warm))))
+        ours.send(pickle.dumps((list(sys.path), tuple(warm), memory)))
         ours.settimeout(startup_timeout)
         try:
             ready = ours.recv(16)
@@ -282,11 +392,14 @@ class _Worker:
 
 
 class WorkerPool:
-    """``size`` worker processes; ``call`` and ``map`` run picklable top-level functions with deadlines."""
+    """``size`` worker processes; ``call`` and ``map`` run picklable top-level functions with deadlines.
+    ``memory``: bytes each worker may allocate beyond what it holds when forked (None: no limit); a job that runs
+    out fails with MemoryError (jobs scored by ``BaseVerifier`` get a malformed Verdict) and its worker is replaced."""
 
     def __init__(self, size: int | None = None, *, warm: Sequence[str] = DEFAULT_WARM,
-                 startup_timeout: float = 60.0) -> None:
+                 startup_timeout: float = 60.0, memory: int | None = None) -> None:
         self.size = max(1, size or min(os.cpu_count() or 1, 8))
+        self.memory = memory
         self.warm = tuple(warm)
         self.startup_timeout = startup_timeout
         self._zygote: _Zygote | None = None
@@ -304,7 +417,7 @@ class WorkerPool:
             if self._zygote is None or not self._zygote.alive():
                 if self._zygote is not None:
                     self._zygote.close()
-                self._zygote = _Zygote(tuple(sorted(self._modules)), self.startup_timeout)
+                self._zygote = _Zygote(tuple(sorted(self._modules)), self.startup_timeout, self.memory)
             zygote = self._zygote
         return _Worker(zygote)
 
@@ -443,6 +556,11 @@ class WorkerPool:
                     broke = True
                     break
                 results.append(value if tag == "ok" else PoolError(value))
+                if len(rest) > 1 and rest[1] is True:  # it ran out of memory: the rest go to a fresh worker
+                    self._discard(w)
+                    pending = pending[i + 1:]
+                    broke = True
+                    break
             if not broke:
                 self._release(w)
                 pending = []
@@ -506,12 +624,13 @@ _POOL_PID = 0
 
 
 def get_pool() -> WorkerPool:
-    """The process-wide verifier pool (size from CROSSGYM_VERIFIER_WORKERS, default min(cpus, 8))."""
+    """The process-wide verifier pool (size from CROSSGYM_VERIFIER_WORKERS, default min(cpus, 8); each worker's
+    memory budget from CROSSGYM_VERIFIER_WORKER_MEMORY, default DEFAULT_WORKER_MEMORY)."""
     global _POOL, _POOL_PID
     with _POOL_LOCK:
         if _POOL is None or _POOL_PID != os.getpid():
             size = int(os.environ.get("CROSSGYM_VERIFIER_WORKERS", "0") or 0) or None
-            _POOL = WorkerPool(size, warm=DEFAULT_WARM + ("math_verify",))
+            _POOL = WorkerPool(size, warm=DEFAULT_WARM + ("math_verify",), memory=memory_budget())
             _POOL_PID = os.getpid()
         return _POOL
 

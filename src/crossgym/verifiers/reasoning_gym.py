@@ -231,7 +231,7 @@ class ReasoningGym(BaseVerifier):
     """A reasoning-gym task, scored by its dataset's own score_answer (reward in 0..1)."""
 
     name = "reasoning_gym"
-    version = "7"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
+    version = "8"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
     # scorers corrected (_CORRECTED): game_of_life_halting passed any text, coin_flip gave "0" full credit; 5: no
     # partial credit for an answer that holds the oracle among other text (_holds_oracle: hedges earned ~0.5); an
     # answer whose scoring uses 80% of the timeout as CPU time is malformed (base.CPU_SHARE; it was a timeout)
@@ -241,6 +241,8 @@ class ReasoningGym(BaseVerifier):
     # an answer holding code is malformed (it wrote files and patched math_verify in the shared worker pool); three
     # more scorers corrected: puzzle24 solved every puzzle with "1*2*3*4", countdown reached every target with pi/pi,
     # prime_factorization paid the number itself half credit
+    # 8: an answer whose scoring needs more than the pool worker's memory budget (pool.DEFAULT_WORKER_MEMORY) is
+    # malformed and its worker replaced (one grew to any size)
     description = "reasoning-gym tasks scored by the dataset's own score_answer"
     isolation = "process"
     default_timeout = 30.0
