@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossgym.protocol.messages import Message, ToolSpec, messages_from
+from crossgym.protocol.messages import Message, ToolSpec, json_kind, messages_from, whole_number
 from crossgym.protocol.task import Completion, Task, Verdict
 
 
@@ -94,6 +95,34 @@ class Rollout:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Rollout:
         return cls(task=Task.from_dict(d["task"]), completion=Completion.from_dict(d["completion"]),
-                   verdict=Verdict.from_dict(d["verdict"]), turns=int(d.get("turns", 1)),
-                   timings={str(k): float(v) for k, v in (d.get("timings") or {}).items()},
-                   provenance=dict(d.get("provenance") or {}))
+                   verdict=Verdict.from_dict(d["verdict"]), turns=_turns(d.get("turns", 1)),
+                   timings=_timings(d.get("timings")), provenance=_object("provenance", d.get("provenance")))
+
+
+def _turns(value: Any) -> int:
+    """A stored rollout's ``turns``: a whole number (null: 1, as when absent). Text or 2.5 were Python's
+    "invalid literal for int()" or quietly 2."""
+    if value is None:
+        return 1
+    turns = whole_number(value)
+    if turns is None:
+        raise ValueError(f"'turns' must be a whole number, got {json_kind(value)}")
+    return turns
+
+
+def _timings(value: Any) -> dict[str, float]:
+    """A stored rollout's ``timings``: an object of numbers (seconds); null or absent is none."""
+    table = _object("timings", value)
+    for k, v in table.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise ValueError(f"'timings' must hold numbers (seconds), got {json_kind(v)} for {str(k)!r}")
+    return {str(k): float(v) for k, v in table.items()}
+
+
+def _object(name: str, value: Any) -> dict[str, Any]:
+    """A stored rollout's field that is an object (empty when null or absent); anything else names the field."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"'{name}' must be an object, got {json_kind(value)}")
+    return dict(value)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
+import numbers
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +16,18 @@ def json_kind(value: Any) -> str:
     not Python's type names, which mean nothing to someone who wrote a JSON file)."""
     names = {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}
     return "null" if value is None else f"{names.get(type(value), type(value).__name__)} ({repr(value)[:40]})"
+
+
+def whole_number(value: Any) -> int | None:
+    """``value`` as an int when it is a whole number as a stored record may hold one (2, numpy's int64, or 2.0 from
+    a float column: Parquet makes an integer column with nulls float); None for anything else (text, 2.5, true)."""
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b":
+        return None
+    if isinstance(value, numbers.Integral):
+        return operator.index(value)
+    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        return int(float(value))
+    return None
 
 
 def _require(d: Mapping[str, Any], key: str, kind: str) -> Any:

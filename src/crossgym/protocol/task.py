@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -29,6 +30,21 @@ def _prompt(value: Any) -> tuple[Message, ...]:
         return messages_from(value)
     except ValueError as exc:
         raise ValueError(f"'prompt': {exc}") from None
+
+
+def task_id_text(value: Any) -> str:
+    """A task's id as text: text, or a number (a dataset's integer index column) written as Python writes it.
+    null, true/false, NaN or infinity and containers are refused naming 'id': they were made text ("None",
+    "True", "nan", "[1]"), so every task of a file with empty ids shared the id "None", one task to an eval."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and _numpy_kind(value) != "b":
+        return str(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
+        return str(value)
+    got = f"{value!r}, which is no number a task can be named by" if isinstance(value, numbers.Real) and \
+        not isinstance(value, bool) else _kind(value)
+    raise ValueError(f"'id' must be text or a finite number, got {got}")
 
 
 def _tools(value: Any) -> tuple[ToolSpec, ...]:
@@ -133,14 +149,14 @@ class Task:
         for key in ("id", "prompt", "verifier"):
             if key not in d:
                 raise ValueError(f"Task is missing required key {key!r}")
-        prompt = _prompt(d["prompt"])
+        task_id, prompt = task_id_text(d["id"]), _prompt(d["prompt"])
         for i, m in enumerate(prompt):  # a task's own data: an unreadable call in it is an error, not a judgement
             for j, c in enumerate(m.tool_calls):
                 if c.error is not None:
-                    raise ValueError(f"Task {str(d['id'])!r}: prompt message {i + 1}, tool call {j + 1} ({c.name}): "
+                    raise ValueError(f"Task {task_id!r}: prompt message {i + 1}, tool call {j + 1} ({c.name}): "
                                      f"{c.error}; write its arguments as one JSON object")
         return cls(
-            id=str(d["id"]),
+            id=task_id,
             prompt=prompt,
             answer=d.get("answer"),
             verifier=VerifierSpec.from_dict(d["verifier"]),
@@ -200,9 +216,28 @@ class Completion:
         lps = d.get("logprobs")
         return cls(
             messages=messages_from(d.get("messages") or ()),
-            token_ids=None if ids is None else tuple(int(i) for i in ids),
-            logprobs=None if lps is None else tuple(float(x) for x in lps),
+            token_ids=None if ids is None else _numbers("token_ids", ids, integers=True),
+            logprobs=None if lps is None else _numbers("logprobs", lps, integers=False),
         )
+
+
+def _numbers(field: str, value: Any, *, integers: bool) -> tuple[Any, ...]:
+    """A completion's ``token_ids`` (integers) or ``logprobs`` (numbers) as a tuple: a list of them, or an array a
+    Parquet reader gave. Anything else is a ValueError naming the field and the first bad item: text was read
+    character by character (Python's "invalid literal for int()"), and 1.5 or "12" became token 1 or 12."""
+    want = "integers" if integers else "numbers"
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"'{field}' must be a list of {want}, got {_kind(value)}")
+    items = tuple(value)
+    if integers and all(type(i) is int for i in items):
+        return items  # (the common case: a JSON list of ints, one pass)
+    out: list[Any] = []
+    for n, item in enumerate(items):
+        if isinstance(item, bool) or _numpy_kind(item) == "b" or not isinstance(item, numbers.Real) or (
+                integers and not isinstance(item, numbers.Integral)):
+            raise ValueError(f"'{field}' must be a list of {want}, got {_kind(item)} at item {n + 1}")
+        out.append(operator.index(item) if isinstance(item, numbers.Integral) and integers else float(item))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -275,7 +310,7 @@ class Verdict:
         return cls(
             reward=_stored_reward(d["reward"]),
             passed=_stored_passed(d.get("passed", False)),
-            components={str(k): float(v) for k, v in (d.get("components") or {}).items()},
+            components=_stored_components(d.get("components")),
             reason=str(d.get("reason", "")),
             error=d.get("error"),
         )
@@ -289,7 +324,25 @@ def _stored_reward(value: Any) -> float:
         return math.nan
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or _numpy_kind(value) == "b":
         raise ValueError(f"a verdict's 'reward' must be a number, got {json_kind(value)}")
-    return float(value)
+    reward = float(value)
+    if math.isinf(reward):  # (JSON 1e400): no verifier gives one, and a mean over it is no mean
+        raise ValueError(f"a verdict's 'reward' must be finite, got {value!r}")
+    return reward
+
+
+def _stored_components(value: Any) -> dict[str, float]:
+    """A stored verdict's components: an object of numbers (none when null or absent); anything else names the
+    field and the component (it was Python's "could not convert string to float"); null is NaN, as for reward."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"a verdict's 'components' must be an object of numbers, got {json_kind(value)}")
+    out = {}
+    for k, v in value.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+            raise ValueError(f"a verdict's component {str(k)!r} must be a number, got {json_kind(v)}")
+        out[str(k)] = math.nan if v is None else float(v)  # (null: NaN, as records write it)
+    return out
 
 
 def _stored_passed(value: Any) -> bool:

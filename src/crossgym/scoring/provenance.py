@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from crossgym.protocol.messages import json_kind, whole_number
 from crossgym.protocol.task import VerifierSpec
 
 PROVENANCE_SCHEMA = 2
@@ -99,14 +100,14 @@ class Provenance:
         raw = d.get("verifier")
         ref: VerifierRef | None
         if isinstance(raw, Mapping) and raw.get("name"):
-            ref = VerifierRef(name=str(raw["name"]), params=dict(raw.get("params") or {}),
+            ref = VerifierRef(name=str(raw["name"]), params=_params(raw.get("params")),
                               version=None if raw.get("version") in (None, "", "None") else str(raw["version"]))
         elif isinstance(raw, str) and raw:
             params = d.get("verifier_params")
             version = d.get("verifier_version")
             if params is None and default is not None and default.name == raw:
                 params = default.params
-            ref = VerifierRef(name=raw, params=dict(params or {}),
+            ref = VerifierRef(name=raw, params=_params(params),
                               version=None if version in (None, "", "None") else str(version))
         elif default is not None:
             ref = VerifierRef(name=default.name, params=dict(default.params))
@@ -120,8 +121,29 @@ class Provenance:
                    step=int(step) if isinstance(step, (int, float)) else None, key=d.get("key"),
                    reward_seen=float(reward_seen) if isinstance(reward_seen, (int, float)) else None,
                    crossgym_version=str(d.get("crossgym_version") or ""),
-                   schema=int(d.get("schema") or 1), extra=extra)
+                   schema=_schema(d.get("schema")), extra=extra)
 
     def spec(self, default: VerifierSpec) -> VerifierSpec:
         """The spec that scored this rollout (``default``, the task's own, when the record does not say)."""
         return default if self.verifier is None else self.verifier.spec
+
+
+def _params(value: Any) -> dict[str, Any]:
+    """A provenance's verifier params: an object (none when null or absent). Anything else is a ValueError naming
+    the field, which readers report with the record's file:line (it was Python's "dictionary update sequence")."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"provenance: the verifier's 'params' must be an object, got {json_kind(value)}")
+    return dict(value)
+
+
+def _schema(value: Any) -> int:
+    """A provenance's schema number (1 when absent: the 0.1 shapes wrote none); text ("two") is a ValueError naming
+    the field, not Python's "invalid literal for int()"."""
+    if not value:
+        return 1
+    schema = whole_number(value)
+    if schema is None:
+        raise ValueError(f"provenance: 'schema' must be a whole number, got {json_kind(value)}")
+    return schema

@@ -22,7 +22,7 @@ from crossgym.config.files import iter_user_jsonl, task_from_user_dict
 from crossgym.protocol.errors import BackendUnavailable, ConfigError, UnknownNameError
 from crossgym.protocol.messages import Message, ToolSpec, messages_from
 from crossgym.protocol.messages import json_kind as _kind
-from crossgym.protocol.task import Task, VerifierSpec
+from crossgym.protocol.task import Task, VerifierSpec, task_id_text
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class RowMapper:
                               fix="pass verifier='exact_match' (or {'name': ..., 'params': {...}})")
         raw_id = self._get(row, "id", where)
         prefix = self.id_prefix or self.source
-        task_id = str(raw_id) if raw_id is not None else f"{prefix}-{index}"
+        task_id = _row_id(raw_id, where) or f"{prefix}-{index}"
         tools = self._tools(self._get(row, "tools", where), where)
         env = self._get(row, "env", where) or self.env or "single_turn"
         metadata: dict[str, Any] = {}
@@ -153,6 +153,19 @@ class RowMapper:
         metadata.setdefault("source", self.source)
         return Task(id=task_id, prompt=tuple(prompt), answer=_jsonable(self._get(row, "answer", where)),
                     verifier=spec, env=str(env), tools=tools, metadata=_jsonable(metadata))
+
+
+def _row_id(raw: Any, where: str) -> str | None:
+    """A row's id column as text; None where the row has none (null, or NaN: a pandas column's missing value),
+    which gets the source's own "<prefix>-<index>". true/false and containers are a ConfigError: they became ids
+    such as "True" or "[1]", shared by many rows."""
+    if raw is None or (isinstance(raw, float) and raw != raw):
+        return None
+    try:
+        return task_id_text(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}", fix="give each row a text or integer id, or leave the id column out "
+                                                 "to number the rows") from None
 
 
 def _check_columns(source: str, columns: Any) -> None:
