@@ -189,3 +189,43 @@ def test_what_an_earlier_member_loaded_changes_no_verdict(sandbox: Sandbox, load
     assert solo[:2] == (2, 3), solo  # as in one process, but for the module the tests never imported themselves
     group = run_python_tests_many([LOADERS[loader], FROZEN, FROZEN], BY_NAME, sandbox=sandbox, timeout=5.0)
     assert [outcome(r) for r in group[1:]] == [solo, solo]
+
+
+# every process of the slot's uid (the harness, the group's waiting solution processes, the slot's spawner) set to
+# SCHED_IDLE, nice 19 and one CPU: no Landlock rule covers that (the same uid is enough), and what the spawner is
+# given, every process it makes in the later tasks of the slot inherits
+DESCHEDULE = """
+import os
+for entry in os.listdir('/proc'):
+    if entry.isdigit() and int(entry) != os.getpid():
+        for change in (lambda pid: os.sched_setaffinity(pid, {min(os.sched_getaffinity(0))}),
+                       lambda pid: os.setpriority(os.PRIO_PROCESS, pid, 19),
+                       lambda pid: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))):
+            try:
+                change(int(entry))
+            except OSError:
+                pass
+for which in (os.PRIO_USER, os.PRIO_PGRP):
+    try:
+        os.setpriority(which, 0, 19)
+    except OSError:
+        pass
+"""
+SCHEDULING = "[os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), sorted(os.sched_getaffinity(0))]"
+
+
+def test_no_solution_changes_another_processs_scheduling(sandbox: Sandbox) -> None:
+    """A saboteur that deschedules every process of its uid left its siblings' units (and the harness's own
+    checks) failing, and the spawner's processes in a later task too; now each process's scheduling is its own."""
+    mine = [os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), sorted(os.sched_getaffinity(0))]  # (the
+    # pool's processes inherit this process's scheduling)
+    probe = f"import os\ndef add(a, b):\n    return a + b if {SCHEDULING} == {mine!r} else None\n"
+    reborn = REBORN.replace("return a + b", f"return a + b if {SCHEDULING} == {mine!r} else None")
+    tests = TESTS + [f"import os\nassert {SCHEDULING} == {mine!r}"]
+    before = outcome(run_python_tests(reborn, tests, sandbox=sandbox, timeout=5.0))  # (a spawner's process)
+    alone = outcome(run_python_tests(probe, tests, sandbox=sandbox, timeout=5.0))
+    assert before[:2] == (3, 4) and alone[:2] == (4, 4), (before, alone)
+    group = run_python_tests_many([DESCHEDULE + CORRECT, probe, probe], tests, sandbox=sandbox, timeout=5.0)
+    assert [outcome(r) for r in group[1:]] == [alone, alone]
+    for _ in range(2):  # (a later task of either slot: the spawner of each was within the saboteur's reach)
+        assert outcome(run_python_tests(reborn, tests, sandbox=sandbox, timeout=5.0)) == before

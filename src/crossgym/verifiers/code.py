@@ -138,8 +138,11 @@ class CodeTests(BaseVerifier):
     # solution are views there, its in-place changes to their Counter/OrderedDict/defaultdict/deque reach them (they
     # were lost), and their list or dict subclass given back unchanged is theirs (it was a ValueError); 10: tests or
     # a prelude importing at top level a package the sandbox lacks (HumanEval+'s numpy) are a bad task (every
-    # solution, the correct one too, failed at the set-up)
-    version = "10"
+    # solution, the correct one too, failed at the set-up); 11: a solution may change the scheduling (nice, policy,
+    # CPU affinity, I/O priority) of its own process only (one set every process of its uid to SCHED_IDLE, nice 19
+    # and one CPU: the siblings judged after it in a group, and the later tasks' processes of its slot's spawner,
+    # lost their solo verdicts)
+    version = "11"
     description = "Python solution vs unit tests in the sandbox; harness out of the solution's reach"
     isolation = "thread"
     default_timeout = 30.0
@@ -296,8 +299,10 @@ class CodeOutput(BaseVerifier):
     # verifier's time does not reach fail (the run was a timeout, the machine's fault); 7: compare="strip" strips
     # each line and the whole text at both ends (leading spaces and blank lines failed an answer that LiveCodeBench,
     # CodeContests, APPS and TACO all pass: bench/code_output_reference.py), and an expected output over 1 MiB
-    # keeps the program's output up to twice its size (a correct 2 MB answer was cut at 1 MiB and failed)
-    version = "7"
+    # keeps the program's output up to twice its size (a correct 2 MB answer was cut at 1 MiB and failed); 8: a
+    # program may change the scheduling of its own process only (renice -p, taskset -p of a pid are refused: they
+    # reached the sandbox's other processes of its uid)
+    version = "8"
     description = "run the model's program on stdin; compare stdout with the expected output"
     isolation = "thread"
     default_timeout = 60.0

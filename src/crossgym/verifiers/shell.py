@@ -114,8 +114,10 @@ class Shell(BaseVerifier):
     # shell environment replays only what it executes (run calls with a command: no other tool, no cmd key, no
     # ```bash block in the final message); 9: a message with a tool call whose arguments are not one JSON object
     # runs none of its calls (the environment refuses it whole, as it does a bad Hermes block); 10: commands that
-    # use up the verifier's time fail (it was an exception verdict, the machine's fault: masked under on_error none)
-    version = "10"
+    # use up the verifier's time fail (it was an exception verdict, the machine's fault: masked under on_error none);
+    # 11: commands may change the scheduling of their own processes only (renice -p, taskset -p, ionice -p of a pid
+    # are refused: they reached the sandbox's other processes of its uid)
+    version = "11"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0
