@@ -188,7 +188,9 @@ class CodeTests(BaseVerifier):
     def verify_group(self, task: Task, completions: Sequence[Completion | str]) -> list[Verdict]:
         """Verdicts for several completions of one task (a GRPO group) from one sandbox call
         (``run_python_tests_many``: the tests are planned once); each is the one :meth:`verify` gives. Never
-        raises. Each completion has ``run_timeout``; the call blocks for at most their sum."""
+        raises. Each completion has ``run_timeout``; the call blocks for their sum, plus at most ``CLEAR_S`` (2 s)
+        a member for clearing up after it or stopping a harness it held in a C call of the tests (the members
+        after that one run in a fresh harness, with their own timeouts)."""
         from crossgym import sandbox
 
         comps = [Completion.from_text(c) if isinstance(c, str) else c for c in completions]
