@@ -86,3 +86,23 @@ def test_weights_too_large_to_sum_are_a_config_error():
     spec = {"verifier": {"name": "exact_match", "params": {}}, "weight": 1e308}
     with pytest.raises(VerifierError, match="weight must be a number from 0 to"):
         Composite(components=[spec, spec])
+
+
+def test_a_component_reward_outside_0_1_is_that_components_error() -> None:
+    """Composite 2: json_answer's default 2.0 outweighed the other component (a right value passed threshold 0.75
+    with format_tags failing), and under min its 1.0 of 2 read as full marks."""
+    from crossgym.api import load_verifier
+    from crossgym.protocol.task import Completion, Task, VerifierSpec
+
+    params = {"threshold": 0.75, "components": [
+        {"verifier": "json_answer", "label": "value"},
+        {"verifier": {"name": "format_tags", "params": {"tags": ["think"]}}, "answer": None, "label": "format"}]}
+    task = Task(id="t", prompt="q", answer=7, verifier=VerifierSpec("composite", params))
+    v = load_verifier({"name": "composite", "params": params}).verify(task, Completion.from_text('{"answer": 7}'))
+    assert not v.passed and v.reward == 0.0 and v.error and "outside 0..1" in v.error and "normalize" in v.error
+    zero = {**params, "on_error": "zero"}
+    v = load_verifier({"name": "composite", "params": zero}).verify(task, Completion.from_text('{"answer": 7}'))
+    assert not v.passed and v.reward == 0.0 and v.components == {"value": 0.0, "format": 0.0}
+    ok = {**params, "components": [{"verifier": {"name": "json_answer", "params": {"normalize": True}}}]}
+    v = load_verifier({"name": "composite", "params": ok}).verify(task, Completion.from_text('{"answer": 7}'))
+    assert v.passed and v.reward == 1.0

@@ -232,6 +232,11 @@ def test_a_tiny_reference_is_compared_to_six_significant_digits(gold, answer, ok
     ("2", "\\boxed{1+1 = 2}", True, False),  # the computation, then the result
     ("2", "\\boxed{x = 2}", True, False),
     ("3.14", "\\boxed{\\frac{22}{7} = 3.14}", True, False),  # a rounding on the way is no false statement
+    ("2", "\\boxed{x = 5 = 2}", False, True),  # math 8: a chain with a false link
+    ("2", "\\boxed{5 = 2.5 = 2}", False, True),
+    ("2", "\\boxed{\\infty = 2}", False, True),  # a finite number equal to an infinite one
+    ("2", "\\boxed{\\frac{1}{0} = 2}", False, True),
+    ("2", "\\boxed{x = 1 + 1 = 2}", True, False),  # a true chain is an answer
 ])
 def test_a_false_equation_is_no_answer(gold, answer, ok, malformed):
     v = Math().run_score(Math.task(gold), Completion.from_text(answer))
@@ -248,3 +253,22 @@ def test_a_sized_matrix_builder_is_malformed_not_gigabytes(text):
     assert v.error_kind == "malformed" and "matrix" in v.reason, v
     assert time.monotonic() - t0 < 2.0
     assert run("1", "$\\boxed{\\operatorname{rank}(1)}$").error_kind != "malformed"  # other operator names parse
+
+
+@pytest.mark.parametrize(("gold", "answer", "ok", "malformed"), [
+    ("\\frac{1}{3}", "\\boxed{\\int_0^1 x^2\\,dx}", False, True),  # math 8: the question's integral passed its value
+    ("x^2", "\\boxed{\\int 2x\\, dx}", False, True),
+    ("5050", "The answer is $\\sum_{k=1}^{100} k$", False, True),
+    ("120", "\\boxed{\\prod_{k=1}^{5} k}", False, True),
+    ("1", "\\boxed{\\lim_{x \\to 0} \\frac{\\sin x}{x}}", False, True),
+    ("6x", "\\boxed{\\frac{d}{dx} 3x^2}", False, True),
+    ("2x", "\\boxed{\\frac{\\partial}{\\partial x} x^2}", False, True),
+    ("\\frac{1}{3}", "\\boxed{\\frac{1}{3}}", True, False),
+    ("\\frac{d}{2}", "\\boxed{\\frac{d}{2}}", True, False),  # a variable d is no derivative
+    ("10", "\\boxed{\\binom{5}{2}}", True, False),
+])
+def test_an_answer_that_writes_out_the_operation_is_no_answer(gold, answer, ok, malformed):
+    """math-verify's parser evaluates integrals, sums, products, limits and derivatives, so an answer that copied
+    the question's operation passed its value."""
+    v = Math().run_score(Math.task(gold), Completion.from_text(answer))
+    assert v.passed is ok and (v.error_kind == "malformed") is malformed, v

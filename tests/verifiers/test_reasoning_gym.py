@@ -310,3 +310,43 @@ def test_unevaluated_operations_and_repeated_sequences_earn_nothing_and_python_n
     assert got.reward == reward, got
     if reward == 0.0:
         assert got.error_kind == "malformed" and "would run the answer as code" in got.reason, got
+
+
+def _constant_for(entry: dict) -> str:
+    """One answer in the task's format, the same for every task of its kind (the middle of the range)."""
+    return {"date": "50 days", "time": "12:00", "time_seconds": "12:00:00",
+            "time_ms": "12:00:00.000"}.get(entry["metadata"]["task_type"], "50 days, 12:00")
+
+
+@pytest.mark.parametrize("dataset, guess", [("time_intervals", None), ("rectangle_count", "6"),
+                                            ("coin_flip", "0.5")])
+def test_one_constant_answer_earns_next_to_nothing(dataset: str, guess: str | None) -> None:
+    """Version 9: time_intervals paid closeness over its whole range ("50 days" earned 0.76 on average),
+    rectangle_count counts within 4 ("6": 0.40), coin_flip the "0." every probability starts with ("0.5": 0.25)."""
+    v, config = inline(), {"seed": 1, "size": 40}
+    ds = dataset_for(dataset, config)
+    ours, theirs = [], []
+    for i in range(40):
+        task, entry = rg_task(dataset, config, i)
+        answer = guess or _constant_for(entry)
+        if answer == entry["answer"]:
+            continue
+        theirs.append(ds.score_answer(answer, entry))
+        ours.append(run(v, task, f"<answer>{answer}</answer>").reward)
+        assert run(v, task, f"<answer>{entry['answer']}</answer>").reward == 1.0
+    assert sum(theirs) / len(theirs) > 0.2 and sum(ours) / len(ours) < 0.05, (sum(theirs), sum(ours))
+
+
+def test_near_misses_keep_partial_credit() -> None:
+    """A day off of 100 earns 0.5 in time_intervals; a probability right to 3 of its 6 digits earns half."""
+    v, config = inline(), {"seed": 1, "size": 40}
+    ds = dataset_for("time_intervals", config)
+    i = next(i for i in range(40) if ds[i]["metadata"]["task_type"] == "date")
+    task, entry = rg_task("time_intervals", config, i)
+    days = int(entry["answer"].split()[0])
+    assert run(v, task, f"<answer>{days + 1} days</answer>").reward == pytest.approx(0.5)
+    config = {"seed": 3, "size": 8}
+    ds = dataset_for("coin_flip", config)
+    i = next(i for i in range(8) if ds[i]["answer"] == "0.234375")
+    task, entry = rg_task("coin_flip", config, i)
+    assert run(v, task, "<answer>0.2349</answer>").reward == pytest.approx(0.5)

@@ -56,6 +56,16 @@ class _Part:
         return replace(task, answer=answer, verifier=self.spec)
 
 
+def in_range(part: _Part, v: Verdict) -> Verdict:
+    """``v``, or an exception Verdict when a component's reward is outside 0..1. Weights and ``min`` compare rewards
+    on one scale: json_answer's 2.0 (its default, 0..2) outweighed every other component, so one right value passed a
+    threshold the others failed, and under ``min`` its 1.0 of 2 read as full marks."""
+    if v.error is not None or 0.0 <= v.reward <= 1.0:
+        return v
+    return Verdict.exception(f"component {part.label!r} ({part.spec.name}) gave reward {v.reward:g}, outside 0..1 "
+                             "(fix: scale it to 0..1, e.g. json_answer's normalize: true)")
+
+
 class Composite(BaseVerifier):
     """Combines other verifiers' verdicts on the same completion.
 
@@ -65,12 +75,14 @@ class Composite(BaseVerifier):
     ..., "label": ...}), mode ("sum": weighted sum, divided by the total weight when normalize | "min": the lowest
     reward | "all": 1.0 when every component passes), normalize (True), threshold (passed when reward >= it;
     default: every component passed), on_error ("propagate": a component timeout/exception makes the whole
-    verdict that error | "zero": it scores 0). A malformed component scores 0 and is reported; when every
-    component is malformed so is the composite. components holds each label's reward.
+    verdict that error | "zero": it scores 0); a component reward outside 0..1 is such an error. A malformed
+    component scores 0 and is reported; when every component is malformed so is the composite. components holds
+    each label's reward.
     """
 
     name = "composite"
-    version = "1"
+    version = "2"  # 2: a component reward outside 0..1 is that component's error (json_answer's 2.0 outweighed
+    # the other components)
     description = "weighted sum / min / all of other verifiers' specs, with per-component rewards"
 
     def __init__(self, *, components: list[dict[str, Any]] | None = None, mode: str = "sum",
@@ -106,7 +118,7 @@ class Composite(BaseVerifier):
     def score(self, task: Task, completion: Completion) -> Verdict:
         verdicts: list[tuple[_Part, Verdict]] = []
         for p in self.parts:
-            v = p.verifier.verify(p.task_for(task), completion)
+            v = in_range(p, p.verifier.verify(p.task_for(task), completion))
             if v.error is not None and v.error_kind != "malformed" and self.on_error == "propagate":
                 return Verdict(reward=0.0, passed=False, components={p.label: 0.0},
                                reason=f"{p.label}: {v.reason}", error=v.error)

@@ -206,24 +206,53 @@ FALSE_EQUATION_REL = 0.01
 
 
 def _false_equation(pred: Any) -> bool:
-    """The answer is an equation between two real numbers more than ``FALSE_EQUATION_REL`` apart (``\\boxed{3 = 2}``):
-    math-verify compares its last side, so a false statement passed the reference 2. An equation naming a variable
-    (x = 2) is an answer, and so is a rounding ("22/7 = 3.14")."""
+    """The answer is an equation, or a chain of them (``x = 5 = 2``), stating two real numbers more than
+    ``FALSE_EQUATION_REL`` apart (``\\boxed{3 = 2}``), or a finite number equal to an infinite one (``\\infty = 2``,
+    ``\\frac{1}{0} = 2``): math-verify compares its last side, so a false statement passed the reference 2. An
+    equation naming a variable (x = 2) is an answer, and so is a rounding ("22/7 = 3.14")."""
     import sympy
 
     try:
-        eq = pred[0]
-        if not isinstance(eq, sympy.Equality):
+        first = pred[0]
+        if isinstance(first, sympy.And) and all(isinstance(a, sympy.Equality) for a in first.args):
+            equations = list(first.args)  # (a chain: math-verify makes it And(Eq(x, 5), Eq(5, 2)))
+        elif isinstance(first, sympy.Equality):
+            equations = [first]
+        else:
             return False
-        lhs, rhs = eq.lhs, eq.rhs
-        if not (lhs.is_number and rhs.is_number):
-            return False
-        left, right = sympy.N(lhs, 30), sympy.N(rhs, 30)
-        if not (left.is_real and right.is_real):
-            return False
-        return bool(abs(left - right) > FALSE_EQUATION_REL * max(abs(left), abs(right)))
+        return any(_sides_differ(eq.lhs, eq.rhs) for eq in equations)
     except Exception:  # noqa: BLE001 - sympy cannot compare them: math-verify's verdict stands
         return False
+
+
+def _sides_differ(lhs: Any, rhs: Any) -> bool:
+    """Both sides are numbers and differ: one infinite (or undefined) and the other finite, or two reals more than
+    ``FALSE_EQUATION_REL`` apart."""
+    import sympy
+
+    if not (lhs.is_number and rhs.is_number):
+        return False
+    left, right = sympy.N(lhs, 30), sympy.N(rhs, 30)
+    if left.is_finite is not right.is_finite and None not in (left.is_finite, right.is_finite):
+        return True
+    if not (left.is_real and right.is_real):
+        return False
+    return bool(abs(left - right) > FALSE_EQUATION_REL * max(abs(left), abs(right)))
+
+
+#: operations whose value the answer should state, not the operation itself: integrals, sums, products, limits and
+#: derivatives, in LaTeX (\\int, \\sum, \\lim, \\frac{d}{dx}, \\partial) or as sympy names (Integral(...))
+_OPERATION = re.compile(r"\\(?:i{1,3}nt|oint|sum|prod|lim|limsup|liminf|partial)(?![A-Za-z])"
+                        r"|\\frac\s*\{\s*(?:\\mathrm\s*\{\s*d\s*\}|d)(?:\^\{?\d+\}?)?\s*[A-Za-z]?\s*\}"
+                        r"\s*\{\s*(?:\\mathrm\s*\{\s*d\s*\}|d)\s*[A-Za-z]"  # (d/dx, dy/dx; not d/2)
+                        r"|(?<![A-Za-z])(?:Integral|Derivative|Limit|Sum|Product)\s*\(")
+
+
+def unevaluated_operation(text: str) -> str | None:
+    """The integral, sum, product, limit or derivative ``text`` writes out, else None. math-verify's parser
+    evaluates them, so an answer that copied the question's ``\\int_0^1 x^2\\,dx`` passed its value 1/3."""
+    m = _OPERATION.search(text)
+    return m.group(0).rstrip("({ ") if m else None
 
 
 def _tiny_apart(gold: Any, pred: Any, places: int) -> bool:
@@ -471,7 +500,11 @@ class Math(BaseVerifier):
     # numbers that differ is malformed (\boxed{3 = 2} passed 2: math-verify compares the last side)
     # 7: \operatorname{zeros}, {ones} and {eye} (sized matrix builders) are malformed; scoring that needs more than the
     # pool worker's memory budget (pool.DEFAULT_WORKER_MEMORY) is malformed and its worker replaced
-    version = "7"
+    # 8: a chain of equations with a false link (x = 5 = 2) or an equation of a finite number to an infinite one
+    # (\infty = 2, \frac{1}{0} = 2) is a false equation, as 3 = 2 was in version 6 (each passed the reference 2);
+    # an answer writing out an integral, sum, product, limit or derivative is malformed unless the reference does
+    # (math-verify evaluates them: the question's own \int_0^1 x^2\,dx passed 1/3)
+    version = "8"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
     default_timeout = 5.0
@@ -518,6 +551,9 @@ class Math(BaseVerifier):
         shown = clip(str(pred[-1]), 60)
         if _false_equation(pred):
             raise Malformed(f"{shown!r} is a false equation, not an answer (its last side is not what it says)")
+        stated = unevaluated_operation(str(pred[-1]))
+        if stated and not any(unevaluated_operation(g) for g, _ in golds):
+            raise Malformed(f"{shown!r} states an operation ({stated}), not its value: it restates the question")
         mv = _math_verify()
         mine = _plain_decimal(pred, self.float_rounding) if self.fast_path else None
         for g, parsed in golds:

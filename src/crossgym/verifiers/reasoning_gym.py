@@ -1,6 +1,6 @@
 """reasoning_gym: any reasoning-gym task scored by that dataset's own ``score_answer`` (those that reward answers
 that do not solve the task, game_of_life_halting, coin_flip, complex_arithmetic, propositional_logic, puzzle24,
-countdown and prime_factorization, are corrected here: see ``_CORRECTED``; and no dataset's substring credit is paid
+countdown, prime_factorization, time_intervals and rectangle_count, are corrected here: see ``_CORRECTED``; and no dataset's substring credit is paid
 to an answer that holds the oracle among other text: see ``_holds_oracle``). Scorers that evaluate the answer as
 Python (``eval``, sympy's ``parse_expr``) see plain expressions only: an answer holding code is malformed
 (``crossgym.verifiers.expr_guard``).
@@ -87,7 +87,9 @@ def _coin_flip(ds: Any, answer: str, entry: dict[str, Any]) -> float:
     """Its partial credit divides the digits an answer shares with the probability by the *shorter* of the two, so
     "0" earned 1.0 against 0.234375 (and any prefix did): divided by the longer one here. Its tolerance, 1e-4 of
     probability, is also 5% of the probability at most: "0" passed every probability below 1e-4 (15 heads in a row:
-    3.05e-05), as it passed numeric's tiny references before numeric 5; 0.000031 for it still passes."""
+    3.05e-05), as it passed numeric's tiny references before numeric 5; 0.000031 for it still passes. The digits
+    shared are the significant ones, from the same power of ten: every probability's "0." made "0.5" worth 0.17 to
+    0.33 on every task."""
     from fractions import Fraction
 
     if not answer.strip():
@@ -98,10 +100,20 @@ def _coin_flip(ds: Any, answer: str, entry: dict[str, Any]) -> float:
         return 0.0
     if abs(a - o) <= min(1e-4, 0.05 * abs(o)) or a == o:  # (its own 1e-4, and 5% of a probability below 0.002)
         return 1.0
-    mine, theirs = f"{a:.10g}", f"{o:.10g}"
-    pairs = enumerate(zip(mine, theirs, strict=False))
-    shared = next((i for i, (x, y) in pairs if x != y), min(len(mine), len(theirs)))
-    return shared / max(len(mine), len(theirs))
+    return _shared_significant_digits(a, o)
+
+
+def _shared_significant_digits(a: float, o: float) -> float:
+    """The share of ``o``'s significant digits (10 at most) that ``a`` repeats from the first, when both are written
+    with the same sign and power of ten; 0.0 otherwise."""
+    mine, theirs = f"{a:.9e}", f"{o:.9e}"
+    (m_digits, m_exp), (t_digits, t_exp) = mine.split("e"), theirs.split("e")
+    if m_exp != t_exp or (a < 0) != (o < 0):
+        return 0.0
+    m_digits, t_digits = (d.lstrip("-").replace(".", "").rstrip("0") for d in (m_digits, t_digits))
+    pairs = enumerate(zip(m_digits, t_digits, strict=False))
+    shared = next((i for i, (x, y) in pairs if x != y), min(len(m_digits), len(t_digits)))
+    return shared / max(len(m_digits), len(t_digits), 1)
 
 
 def _complex_arithmetic(ds: Any, answer: str, entry: dict[str, Any]) -> float:
@@ -135,6 +147,28 @@ def _propositional_logic(ds: Any, answer: str, entry: dict[str, Any]) -> float:
     except Exception:  # (reasoning-gym's internals moved: its own score stands)
         pass
     return score
+
+
+#: how near (a share of the scorer's whole range) a time_intervals answer must be to earn partial credit
+NEAR_MISS = 0.02
+
+
+def _time_intervals(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """Its partial credit falls linearly to 0 over the task's whole range (100 days, 24 hours), so one constant
+    answer in the format ("50 days", "12:00") earned 0.68 to 0.76 on average, above 0.5 on nearly every task. The
+    credit falls to 0 over ``NEAR_MISS`` of the range instead (a day off of 100: 0.5; 15 minutes of 24 hours: 0.5).
+    Its score is ``1 - diff / range``, so the distance is read from it."""
+    score = float(ds.score_answer(answer, entry))
+    if score >= 1.0:
+        return score
+    return max(0.0, 1.0 - (1.0 - score) / NEAR_MISS)
+
+
+def _rectangle_count(ds: Any, answer: str, entry: dict[str, Any]) -> float:
+    """It paid 0.8 * (1 - distance / 5) to a count within 4 of the right one; the counts cluster, so the constant "6"
+    earned 0.40 on average. A count is right or wrong here (its 0.0 otherwise)."""
+    score = float(ds.score_answer(answer, entry))
+    return 1.0 if score >= 1.0 else 0.0
 
 
 #: what ``_arithmetic`` reads: integers, the four operations, parentheses and spaces (no other character, so no
@@ -224,14 +258,15 @@ def _holds_oracle(answer: str, entry: dict[str, Any]) -> bool:
 #: reasoning-gym datasets whose own scorer rewards answers that do not solve the task: scored by these instead
 _CORRECTED = {"game_of_life_halting": _game_of_life_halting, "coin_flip": _coin_flip,
               "complex_arithmetic": _complex_arithmetic, "propositional_logic": _propositional_logic,
-              "puzzle24": _puzzle24, "countdown": _countdown, "prime_factorization": _prime_factorization}
+              "puzzle24": _puzzle24, "countdown": _countdown, "prime_factorization": _prime_factorization,
+              "time_intervals": _time_intervals, "rectangle_count": _rectangle_count}
 
 
 class ReasoningGym(BaseVerifier):
     """A reasoning-gym task, scored by its dataset's own score_answer (reward in 0..1)."""
 
     name = "reasoning_gym"
-    version = "8"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
+    version = "9"  # 2: the answer marker in any case mix; 3: "the answer is: X" reads X, not ": X"; 4: two upstream
     # scorers corrected (_CORRECTED): game_of_life_halting passed any text, coin_flip gave "0" full credit; 5: no
     # partial credit for an answer that holds the oracle among other text (_holds_oracle: hedges earned ~0.5); an
     # answer whose scoring uses 80% of the timeout as CPU time is malformed (base.CPU_SHARE; it was a timeout)
@@ -243,6 +278,9 @@ class ReasoningGym(BaseVerifier):
     # prime_factorization paid the number itself half credit
     # 8: an answer whose scoring needs more than the pool worker's memory budget (pool.DEFAULT_WORKER_MEMORY) is
     # malformed and its worker replaced (one grew to any size)
+    # 9: constant answers no longer earn partial credit: time_intervals' credit for closeness spans NEAR_MISS of its
+    # range ("50 days" earned 0.76 on average), rectangle_count pays exact counts only ("6" earned 0.40), coin_flip's
+    # shared digits are significant ones ("0.5" earned 0.17-0.33 for the "0." every probability starts with)
     description = "reasoning-gym tasks scored by the dataset's own score_answer"
     isolation = "process"
     default_timeout = 30.0
