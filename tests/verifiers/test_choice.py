@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.protocol.task import Completion
+from crossgym.protocol.task import Completion, Task, VerifierSpec
 from crossgym.verifiers.choice import MultipleChoice
 
 OPTS = {"answer": "B", "options": ["Lyon", "Paris", "Nice", "Lille"]}
@@ -88,3 +88,55 @@ def test_option_letters_one_a_line_in_the_answer_name_several_options(text):
     for honest in ("<answer>B\nBecause Paris is the capital.</answer>", "<answer>B\nB</answer>", "<answer>\nB\n</answer>",
                    "<answer>B\nA good answer.</answer>"):
         assert run(OPTS, honest).passed, honest
+
+
+@pytest.mark.parametrize("text", [
+    "Answer: B, because Paris is the capital.", "The answer is B because it is the capital.", "Answer: B (Paris)",
+    "Answer: (B) Paris, since it is the capital.", "Answer: B because I know it.", "Answer: Definitely B",
+    "Respuesta: B", "Réponse : (B)", "Antwort: B", "Resposta: B", "Risposta: B", "La respuesta correcta es B.",
+    "逐项分析。\n答案：B", "答案是B", "Answer: Ｂ", "I'll go with B.", "I will choose B.",
+    "Option A is wrong. B is the correct answer.", "<think>Lyon?</think>\nRespuesta: B",
+])
+def test_honest_answers_the_harnesses_read(text):
+    """Version 7: simple-evals' "Answer: X" (and its multilingual spellings) or lm-evaluation-harness's flexible
+    match read these (bench/choice_reference.py); crossgym found them malformed."""
+    v = run("B", text)
+    assert v.passed, (text, v)
+    assert not run("C", text).passed, text
+
+
+@pytest.mark.parametrize("text", [
+    "Answer: B or C", "Answer: B (or possibly C)", "Answer: B/C", "Respuesta: B o C", "Answer: B, I think C",
+    "<think>Answer: B</think>", "Answer: Both", "Answer: Definitely not B", "Answer: B (Lyon)",
+])
+def test_hedges_the_harnesses_pass_stay_unread(text):
+    """simple-evals reads "Answer: B or C" as B and "Answer: Both" as B, and both read an answer left in <think>:
+    multiple_choice never pays for a hedge (bench/choice_reference.py counts these apart)."""
+    for answer in ("B", "C"):
+        v = run(OPTS if answer == "B" else {**OPTS, "answer": "C"}, text)
+        assert not v.passed and v.error_kind == "malformed", (text, answer, v)
+
+
+def test_non_english_marker_in_marker_mode_and_english_first():
+    assert run("B", "Respuesta: B", extract="marker").passed
+    assert run("B", "no marker here", extract="marker").error_kind == "malformed"
+    assert run("B", "Answer: B\nRespuesta: C").passed  # an English marker comes first, as before
+    assert run("A", "Statement I is correct.").error_kind == "malformed"  # a roman numeral, not option I
+
+
+@pytest.mark.parametrize("text", ["A is the correct answer or B is the correct answer",
+                                  "I choose A or I choose B", "I pick A / I pick B",
+                                  "A is the right answer and B is the right answer"])
+def test_two_stated_choices_joined_in_one_sentence_are_a_hedge(text: str) -> None:
+    """Each phrase alone is a choice ("B is the correct answer", version 7); two joined by or/and/"/" in one
+    sentence hedge, whichever comes last (the last was taken: B, the gold here, passed)."""
+    v = MultipleChoice()
+    task = Task(id="t", prompt="q", answer="B", verifier=VerifierSpec("multiple_choice", {}))
+    verdict = v.verify(task, Completion.from_text(text))
+    assert verdict.error_kind == "malformed" and "several options: A, B" in verdict.reason
+
+
+def test_a_later_sentence_that_chooses_again_is_a_change_of_mind() -> None:
+    v = MultipleChoice()
+    task = Task(id="t", prompt="q", answer="B", verifier=VerifierSpec("multiple_choice", {}))
+    assert v.verify(task, Completion.from_text("I choose A. Actually, I choose B.")).passed

@@ -265,3 +265,24 @@ def test_a_factorial_in_math_is_an_expression(answer, text, error):
         assert v.error_kind == "malformed" and "expression" in v.reason and not v.passed, v
     else:
         assert v.passed, v
+
+
+@pytest.mark.parametrize("text", [
+    "48 + 24 = 72.\n#### 72\nThat took 2 steps.", "#### **72**\n\nSo 3 friends shared it.",
+    "The answer is 72. She sold 24 of them in May.", "The answer is $72.00! That is 3 more than before.",
+    "Answer: 72 clips. In May she sold 24.",
+])
+def test_gsm8k_answers_with_prose_after_them(text):
+    """Version 10: lm-evaluation-harness's gsm8k strict match reads "#### 72" and gsm8k-cot's "The answer is 72.";
+    crossgym read the prose after them (2) or found two numbers (malformed)."""
+    v = Numeric().verify(Numeric.task(72), Completion.from_text(text))
+    assert v.passed, (text, v)
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("The answer is 72. Or maybe 73.", "malformed"), ("The answer is 72. Actually, it is 73.", "malformed"),
+    ("The answer is 72 (48 + 24).", "malformed"), ("#### 2. Add the May sales\nThe total is 73", "fail"),
+])
+def test_a_later_sentence_taking_the_answer_back_stays_strict(text, kind):
+    v = Numeric().verify(Numeric.task(72), Completion.from_text(text))
+    assert not v.passed and (v.error_kind == "malformed") == (kind == "malformed"), (text, v)

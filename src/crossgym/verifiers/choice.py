@@ -8,7 +8,7 @@ from typing import Any
 
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip
-from crossgym.verifiers.extract import locate_answer, normalize
+from crossgym.verifiers.extract import locate_answer, nfkc, normalize, sentence_answer, strip_think
 
 _DECOR = str.maketrans("", "", "*_`$")
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}")
@@ -19,8 +19,42 @@ _LISTED = re.compile(r"(?<![A-Za-z])(?:[(\[]([A-Z])[)\]]|([A-Z])[.:)](?!\w))")
 _PHRASE = re.compile(
     r"(?i:answer|option|choice)\s{0,3}(?i:is|would be|should be)?\s{0,3}[:\-]?\s{0,3}(?i:option\s|choice\s)?"
     r"[(\[]?([A-Z])[)\]]?(?![\w'])"
-    r"|(?i:I\s(?:choose|pick|select|go with)|selected|select|choose)\s(?i:option\s)?[(\[]?([A-Z])[)\]]?(?![\w'])"
-    r"|(?i:it is|it's|it must be|must be)\s(?i:option\s)?[(\[]?([A-Z])[)\]]?(?=\s{0,3}(?:[.!,;]|$))")
+    r"|(?i:I(?:'ll|'d| will| would)?\s(?:choose|pick|select|go with)|selected|select|choose)\s(?i:option\s)?"
+    r"[(\[]?([A-Z])[)\]]?(?![\w'])"
+    r"|(?i:it is|it's|it must be|must be)\s(?i:option\s)?[(\[]?([A-Z])[)\]]?(?=\s{0,3}(?:[.!,;]|$))"
+    # version 7: "B is the correct answer."
+    r"|(?<![\w'])(?<![Ss]tatement )(?i:option\s|choice\s)?[(\[]?([A-Z])[)\]]?\s(?i:is\s(?:the\s)?(?:correct|right|best))"
+    r"(?![\w'])")
+#: "Respuesta: C", "La réponse est C", "答案：C" (version 7; simple-evals reads these spellings): the rest of the line
+#: after the last one is the answer, as after "Answer:"
+_FOREIGN_MARKER = re.compile(
+    r"(?i:respuesta|r[ée]ponse|antwort|resposta|risposta|jawaban|jibu|ответ)"
+    r"(?:\s(?i:correcta|correcte|correta|corretta|richtige|final|finale|finala|benar))?"
+    r"(?:\s*[:：]|\s(?i:es|est|ist|é|è|adalah)\s)[ \t]*"
+    r"|(?:正确答案|答案|答え|回答|解答|正解|答|정답|답변|답|उत्तर|উত্তর|الإجابة|الجواب|إجابة)\s*(?:[:：ঃ]|是|为|は)[ \t]*")
+#: a marked answer that starts with its one option letter: "B (Paris)", "B, because ...", "(B) since ...",
+#: "Definitely B"
+_FIRST = re.compile(r"(?:(?i:definitely|clearly|certainly|surely|obviously)\s+)?(?:(?i:option|choice)\s+)?"
+                    r"[(\[]?([A-Z])[)\]]?(?![\w'])")
+#: a lone capital letter in a marked answer; "I" before a lower-case word or an apostrophe is the pronoun
+_LONE = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z'])(?<!I(?=\s[a-z]))")
+
+
+#: what joins two stated choices into a hedge when no sentence ends between them ("A is correct or B is correct")
+_HEDGE = re.compile(r"(?i:\bor\b|\band\b|\beither\b|/)")
+
+
+def _no_hedge(text: str, picks: list[tuple[re.Match[str], str]]) -> None:
+    """Malformed when the last stated choice and the one before it (another letter) are joined in one sentence
+    by "or"/"and"/"/": "A is the correct answer or B is the correct answer" hedges. A later sentence that picks
+    again ("I choose A. Actually, I choose B.") is a change of mind, and the last choice stands."""
+    last_match, last = picks[-1]
+    for m, letter in reversed(picks[:-1]):
+        if letter != last:
+            between = text[m.end():last_match.start()]
+            if _HEDGE.search(between) and not re.search(r"[.!?;\n]", between):
+                raise Malformed(f"the answer names several options: {', '.join(sorted({letter, last}))}")
+            return
 
 
 def _letters(n: int) -> str:
@@ -34,15 +68,19 @@ class MultipleChoice(BaseVerifier):
     order; the model may then answer with the option text too). Options may also come from task.metadata["options"].
     params: num_options (default: the number of options, else 10: letters A-J), extract ("auto", as exact_match).
     Reads "B", "(B)", "B.", "**B**", "\\boxed{B}", "<answer>B</answer>", "Answer: B", "The correct option is (B)",
-    "I choose B", "B) Paris", or the option text alone. Naming two different options is malformed.
+    "I choose B", "B) Paris", "Answer: B, because ...", "Respuesta: B", "答案：B", or the option text alone. Naming
+    two different options is malformed.
     """
 
     name = "multiple_choice"
     # 2: <answer> tags are case-sensitive, like XML; 3: the answer marker in any case mix; 4: a line listing the
     # options ("(A) (B) (C) (D)") picks none, "answer is: B" reads B; 5: an answer over 2,000,000 characters in
     # NFKC is malformed (1 MB of U+FDFA took 4.1 s); 6: a marked answer with other option letters alone on later lines
-    # names several options ("<answer>A\nB\nC\nD</answer>" chose A)
-    version = "6"
+    # names several options ("<answer>A\nB\nC\nD</answer>" chose A); 7: answers the harnesses read that were
+    # malformed: a marked answer starting with its one letter ("Answer: B, because ...", "Answer: B (Paris)", "The
+    # answer is B because ..."; "I" before a lower-case word is the pronoun), non-English markers ("Respuesta: C",
+    # "答案：C"), fullwidth letters ("Answer: Ｃ"), "I'll go with B", "B is the correct answer"
+    version = "7"
     description = "multiple-choice letter or option text from varied phrasings"
 
     def __init__(self, *, num_options: int | None = None, extract: str = "auto", **params: Any) -> None:
@@ -79,9 +117,31 @@ class MultipleChoice(BaseVerifier):
             raise BadTask(f"multiple_choice answer {a!r} is not one of the letters {letters}")
         return a, list(options or [])
 
+    def _locate(self, text: str) -> tuple[str, str]:
+        """``locate_answer``, then where it found no marked answer, the last non-English answer marker's line."""
+        try:
+            span, where = locate_answer(text, self.extract)
+        except Malformed:
+            if self.extract != "marker":
+                raise
+            span, where = "", "none"
+        if where in ("full", "none") and self.extract in ("auto", "marker"):
+            body = strip_think(text)
+            last = None
+            for last in _FOREIGN_MARKER.finditer(body):  # noqa: B007
+                pass
+            found = sentence_answer(body[last.end():].split("\n", 1)[0]) if last is not None else ""
+            if found:
+                return found, "marker"
+            if where == "none":
+                return locate_answer(text, self.extract)  # raises its Malformed
+        return span, where
+
     def choose(self, text: str, letters: str, options: list[str]) -> str:
         """The one letter the completion picks; Malformed when there is none or there are several."""
-        span, where = locate_answer(text, self.extract)
+        span, where = self._locate(text)
+        if not span.isascii():  # fullwidth "Ｂ", mathematical bold letters (version 7)
+            span = nfkc(span)
         span = _WRAP.sub(r"\1", span).translate(_DECOR).strip()
         if not span:
             raise Malformed("empty answer")
@@ -94,9 +154,12 @@ class MultipleChoice(BaseVerifier):
                 raise Malformed(f"the answer names several options: {', '.join(sorted(others | {letter}))}")
             return letter
         if where != "full":  # a marked answer span: a letter list is ambiguous
-            found = {x.upper() for x in re.findall(r"(?<![A-Za-z])([A-Z])(?![A-Za-z'])", span) if x in letters}
+            found = {x.upper() for x in _LONE.findall(span) if x in letters}
             if len(found) > 1:
                 raise Malformed(f"the answer names several options: {', '.join(sorted(found))}")
+            m = _FIRST.match(span)
+            if m and {m.group(1)} == found:  # "B (Paris)", "B, because ..." (version 7: malformed)
+                return self._agree(m.group(1), span[m.end():], letters, options)
         m = _LEAD.match(first_line)
         if m and (m.group(1) or m.group(2)) in letters:
             letter = m.group(1) or m.group(2)
@@ -104,10 +167,12 @@ class MultipleChoice(BaseVerifier):
             if listed - {letter}:  # "(A) (B) (C) (D)" lists the options, it picks none of them
                 raise Malformed(f"the answer lists several options: {', '.join(sorted(listed | {letter}))}")
             return self._agree(letter, first_line[m.end():], letters, options)
-        picks: list[str] = [(x or y or z) for x, y, z in _PHRASE.findall(span[-2000:])]
-        picks = [p for p in picks if p in letters]
+        tail = span[-2000:]
+        picks = [(m, next(g for g in m.groups() if g)) for m in _PHRASE.finditer(tail)]
+        picks = [(m, p) for m, p in picks if p in letters]
         if picks:
-            return picks[-1]
+            _no_hedge(tail, picks)
+            return picks[-1][1]
         if options:
             t = normalize(span, punctuation=True)
             norm = [normalize(o, punctuation=True) for o in options]

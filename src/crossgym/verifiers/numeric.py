@@ -301,6 +301,24 @@ def _shown(r: Fraction) -> str:
         return clip(str(r), 40)
 
 
+#: GSM8K's answer line, "#### 72": a line holding only "####" and one number (a heading "#### 2. Costs" is none)
+_HASHES = re.compile(r"^[ \t]*####[ \t]*(\**\$?[-+]?\d[\d.,]*\**)[ \t]*$", re.M)
+#: the end of a marked answer's first sentence: ".", "!" or "?" before spaces and a capital letter
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z])")
+#: a later sentence with one of these words may take the answer back ("The answer is 17. Or maybe 18.")
+_HEDGE = re.compile(r"(?i)\b(?:or|maybe|perhaps|possibly|alternatively|actually|wait|but|however|not|instead)\b")
+
+
+def _first_sentence(span: str) -> str:
+    """A marked answer cut after its first sentence when that sentence holds a number and the rest takes nothing
+    back (version 10): "The answer is 72. She sold 24 in May." is 72, where it was malformed (two numbers)."""
+    end = _SENTENCE_END.search(span)
+    if end is None or _HEDGE.search(span, end.end()) is not None:
+        return span
+    head = span[:end.start()]
+    return head if _NUM.search(_clean(head)) is not None else span
+
+
 class Numeric(BaseVerifier):
     """The answer is one number equal to the reference within tolerance.
 
@@ -326,7 +344,10 @@ class Numeric(BaseVerifier):
     # 9: an answer that is an object or a list inside the list ({"value": 5}, [[5]]) is a bad task (an exception
     # verdict naming its type), as in exact_match: its text "{'value': 5}" was read as 5, so "<answer>5</answer>" passed;
     # an answer tag whose body sits on lines of its own starts a line too ("<answer>\n- 18\n</answer>" read -18)
-    version = "9"
+    # 10: GSM8K's "#### 72" line is the answer when nothing else is marked (prose after it was read: "#### 72\nThat
+    # took 2 steps." read 2), and a marked answer is its first sentence when that holds a number and the rest takes
+    # nothing back ("The answer is 72. She sold 24 in May." was malformed)
+    version = "10"
     description = "one number compared within absolute/relative tolerance (units, separators, %, fractions)"
 
     def __init__(self, *, rel_tol: float = 1e-6, abs_tol: float | None = None, extract: str = "auto",
@@ -349,6 +370,14 @@ class Numeric(BaseVerifier):
 
     def _prediction(self, text: str) -> tuple[Fraction, bool, str]:
         span, where = locate_answer(text, self.extract, tag=self.tag)
+        if where == "full" and self.extract == "auto":
+            last = None
+            for last in _HASHES.finditer(span):  # noqa: B007
+                pass
+            if last is not None:  # GSM8K's "#### 72" line (version 10: prose after it was read instead)
+                span, where = last.group(1), "marker"
+        if where == "marker":
+            span = _first_sentence(span)
         if where == "boxed" and _FACTORIAL.search(span):
             raise Malformed(f"{clip(span, 40)!r} is an expression (a factorial), not a number (the math verifier "
                             "reads those)")
