@@ -261,7 +261,34 @@ def test_set_rows_ignore_duplicates_and_multiset_rows_count_them() -> None:
     assert score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10", rows="set").passed
     assert not score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10").passed
     assert score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10", like="bird").passed
-    assert not score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10", like="spider").passed
+    assert not score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10", like="spider", keep_distinct=True).passed
+
+
+def test_like_spider_drops_distinct_from_both_queries_as_spiders_evaluation_does() -> None:
+    """Spider's test-suite evaluation (without --keep_distinct, its default) drops DISTINCT from the gold and the
+    predicted query before running them: SELECT DISTINCT a reads as SELECT a, count(DISTINCT a) as count(a)."""
+    from crossgym.verifiers.sql import drop_distinct
+
+    assert drop_distinct("SELECT DISTINCT a FROM t") == "SELECT  a FROM t"
+    assert drop_distinct("select count(distinct a), 'distinct' AS \"distinct\" FROM t -- distinct") == \
+        "select count( a), 'distinct' AS \"distinct\" FROM t -- distinct"
+    assert drop_distinct("SELECT distinct_name, a.distinct$ FROM t") == "SELECT distinct_name, a.distinct$ FROM t"
+    gold = {"query": "SELECT qty FROM items WHERE qty = 10"}  # two rows of 10
+    assert score(gold, "SELECT DISTINCT qty FROM items WHERE qty = 10", like="spider").passed
+    assert score({"query": "SELECT count(DISTINCT qty) FROM items"}, "SELECT count(*) FROM items", like="spider").passed
+    assert not score({"query": "SELECT count(DISTINCT qty) FROM items"}, "SELECT count(*) FROM items").passed
+    assert score({"rows": [[10], [10]]}, "SELECT DISTINCT qty FROM items WHERE qty = 10", keep_distinct=False).passed
+
+
+def test_like_compares_floats_exactly_as_the_benchmarks_do() -> None:
+    """BIRD's and Spider's evaluations compare the values with Python's ==: 0.1 + 0.2 is not 0.3 there, 1.0 is 1.
+    ``like`` rounded floats to float_digits (6) places, so it passed what the benchmark fails."""
+    for like in ("bird", "spider"):
+        assert not score({"query": "SELECT 0.3"}, "SELECT 0.1 + 0.2", like=like).passed, like
+        assert not score({"query": "SELECT 1"}, "SELECT 1.000000001", like=like).passed, like
+        assert score({"query": "SELECT 1"}, "SELECT 1.0", like=like).passed, like
+        assert score({"query": "SELECT 0.3"}, "SELECT 0.1 + 0.2", like=like, float_digits=6).passed, like
+    assert score({"query": "SELECT 0.3"}, "SELECT 0.1 + 0.2").passed  # (crossgym's default: 6 places)
 
 
 def test_order_matters_auto_reads_only_the_reference_querys_own_order_by() -> None:
@@ -297,6 +324,7 @@ def test_columns_in_another_order_are_matched_by_their_values() -> None:
     ({"like": "mysql"}, "like must be one of bird, spider"), ({"rows": "bag"}, "rows must be 'multiset' or 'set'"),
     ({"order_matters": "false"}, "order_matters must be true, false or 'auto'"),
     ({"column_order": "no"}, "column_order must be true or false"),
+    ({"keep_distinct": "no"}, "keep_distinct must be true or false"),
 ])
 def test_bad_comparison_params_are_config_errors(params, match) -> None:
     with pytest.raises(VerifierError, match=match):

@@ -7,7 +7,8 @@ tool call, else the last ```sql block of its final message, else that message wh
 It runs read-only (query_only, an authorizer that allows reads only, one statement, length limits) under a deadline
 enforced by SQLite's progress handler, in crossgym's worker-process pool (isolation "process": see ``SQL``), which
 kills a query that outlives the verifier's timeout between SQLite's own checks. Rows compare as multisets unless
-``order_matters``; numbers compare with ``float_tol``; column names are ignored unless ``check_columns``.
+``order_matters``; floats compare to ``float_digits`` places (exactly under ``like``); column names are
+ignored unless ``check_columns``; ``like`` selects BIRD's or Spider's own comparison.
 """
 
 from __future__ import annotations
@@ -248,7 +249,7 @@ def extract_query(completion: Completion) -> str:
 
 
 # ------------------------------------------------------------------ comparing
-def _norm_value(v: Any, digits: int) -> Any:
+def _norm_value(v: Any, digits: int | None) -> Any:
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, float):
@@ -256,13 +257,14 @@ def _norm_value(v: Any, digits: int) -> Any:
             return ("nan",)
         if v.is_integer() and abs(v) < 2**53:
             return int(v)
-        return round(v, digits)
+        return v if digits is None else round(v, digits)
     if isinstance(v, (bytes, bytearray, memoryview)):
         return ("blob", bytes(v))  # (its hex digits as text were equal to it: SELECT X'4142' passed '4142')
     return v
 
 
-def normalize_rows(rows: Sequence[Sequence[Any]], digits: int) -> list[tuple[Any, ...]]:
+def normalize_rows(rows: Sequence[Sequence[Any]], digits: int | None) -> list[tuple[Any, ...]]:
+    """Rows of comparable values: floats rounded to ``digits`` places (None: as they are, 1.0 still equal to 1)."""
     return [tuple(_norm_value(v, digits) for v in row) for row in rows]
 
 
@@ -275,7 +277,7 @@ MAX_COLUMN_ORDERS = 1000
 
 
 def compare(got: Sequence[Sequence[Any]], want: Sequence[Sequence[Any]], *, order_matters: bool,
-            digits: int, rows: str = "multiset", column_order: bool = True) -> tuple[bool, str]:
+            digits: int | None, rows: str = "multiset", column_order: bool = True) -> tuple[bool, str]:
     """(equal, reason) for two result sets. ``rows``: "multiset" (each row as often as in ``want``) or "set"
     (duplicates ignored, as BIRD's evaluation compares); ``column_order`` False: the columns may come in another
     order (as Spider's test-suite evaluation allows: ``SELECT age, name`` for ``SELECT name, age``)."""
@@ -346,13 +348,30 @@ def _compare_rows(g: list[tuple[Any, ...]], w: list[tuple[Any, ...]], order_matt
 #: the ``like`` param: the comparison a text-to-SQL benchmark's own evaluation makes. BIRD (evaluation.py):
 #: ``set(predicted) == set(gold)``, rows as tuples in their column order, duplicates and row order ignored. Spider
 #: (test-suite-sql-eval, exec_eval.result_eq): rows as a multiset, in order when the gold query has an ORDER BY,
-#: the columns in any order that makes them equal.
+#: the columns in any order that makes them equal, DISTINCT dropped from both queries (evaluation.py without
+#: --keep_distinct). Both compare the values as Python does: floats exactly (float_digits None), 1.0 equal to 1.
 LIKE: dict[str, dict[str, Any]] = {
-    "bird": {"rows": "set", "column_order": True, "order_matters": False},
-    "spider": {"rows": "multiset", "column_order": False, "order_matters": "auto"},
+    "bird": {"rows": "set", "column_order": True, "order_matters": False, "float_digits": None},
+    "spider": {"rows": "multiset", "column_order": False, "order_matters": "auto", "float_digits": None,
+               "keep_distinct": False},
 }
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
 _ORDER_BY = re.compile(r"\border\s+by\b", re.I)
+
+
+_DISTINCT = re.compile(r"(?<![\w$])distinct(?![\w$])", re.I)
+
+
+def drop_distinct(query: str) -> str:
+    """``query`` without the keyword DISTINCT where it stands outside strings, quoted names and comments, as
+    Spider's test-suite evaluation drops it from both queries unless ``--keep_distinct`` (``SELECT DISTINCT a`` reads
+    as ``SELECT a``, ``count(DISTINCT a)`` as ``count(a)``)."""
+    out, last = [], 0
+    for m in _QUOTED.finditer(query):
+        out += [_DISTINCT.sub("", query[last:m.start()]), m.group(0)]
+        last = m.end()
+    out.append(_DISTINCT.sub("", query[last:]))
+    return "".join(out)
 
 
 def _reference_query(answer: Any) -> str | None:
@@ -392,7 +411,10 @@ class SQL(BaseVerifier):
     # Spider's evaluations compare the values as SQLite returns them)
     # 9: in the pool a query's scratch B-trees stay in memory under the worker's budget (pool.DEFAULT_WORKER_MEMORY),
     # where temp files took any size of disk: a query that needs more fails (reward 0) and its worker is replaced
-    version = "9"
+    # 10: ``like`` compares floats exactly, as BIRD's and Spider's evaluations do (0.1 + 0.2 is not 0.3: they were
+    # rounded to float_digits), and ``like: spider`` drops DISTINCT from both queries, as Spider's evaluation does
+    # by default (``keep_distinct: true`` keeps it)
+    version = "10"
     description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
     default_timeout = 10.0
     #: "process", not "inline": SQLite reads its interrupt flag and progress handler only at jump instructions, and
@@ -411,8 +433,9 @@ class SQL(BaseVerifier):
     isolation = "process"
 
     def __init__(self, *, order_matters: bool | str | None = None, check_columns: bool = False,
-                 float_digits: int = 6, query_timeout: float = 5.0, max_rows: int = 10_000, rows: str | None = None,
-                 column_order: bool | None = None, like: str | None = None, **params: Any) -> None:
+                 float_digits: int | None = None, query_timeout: float = 5.0, max_rows: int = 10_000,
+                 rows: str | None = None, column_order: bool | None = None, like: str | None = None,
+                 keep_distinct: bool | None = None, **params: Any) -> None:
         super().__init__(**params)
         if like is not None and like not in LIKE:
             raise VerifierError(f"verifier 'sql': like must be one of {', '.join(LIKE)}, got {like!r} (fix: leave it "
@@ -421,6 +444,11 @@ class SQL(BaseVerifier):
         order_matters = preset.get("order_matters", False) if order_matters is None else order_matters
         rows = preset.get("rows", "multiset") if rows is None else rows
         column_order = preset.get("column_order", True) if column_order is None else column_order
+        keep_distinct = preset.get("keep_distinct", True) if keep_distinct is None else keep_distinct
+        if not isinstance(keep_distinct, bool):
+            raise VerifierError(f"verifier 'sql': keep_distinct must be true or false, got {keep_distinct!r} (fix: "
+                                "keep_distinct: false to drop DISTINCT from both queries, as Spider's evaluation does)")
+        self.keep_distinct = keep_distinct
         if rows not in ("multiset", "set"):
             raise VerifierError(f"verifier 'sql': rows must be 'multiset' or 'set', got {rows!r} (fix: rows: set to ignore duplicate rows, as BIRD does)")
         if isinstance(order_matters, str) and order_matters != "auto":  # ("false" read as true before)
@@ -429,15 +457,18 @@ class SQL(BaseVerifier):
         if not isinstance(column_order, bool):
             raise VerifierError(f"verifier 'sql': column_order must be true or false, got {column_order!r} (fix: column_order: false to allow any column order)")
         self.rows, self.column_order = rows, column_order
-        if isinstance(float_digits, bool) or not isinstance(float_digits, int) or not 0 <= float_digits <= 15:
+        if float_digits is None:
+            self.digits: int | None = preset["float_digits"] if "float_digits" in preset else 6
+        elif isinstance(float_digits, bool) or not isinstance(float_digits, int) or not 0 <= float_digits <= 15:
             raise VerifierError(f"verifier 'sql': float_digits must be an int in 0..15, got {float_digits!r} (fix: e.g. float_digits: 6)")
+        else:
+            self.digits = float_digits
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
             raise VerifierError(f"verifier 'sql': max_rows must be a positive int, got {max_rows!r} (fix: e.g. max_rows: 10000)")
         if isinstance(query_timeout, bool) or not isinstance(query_timeout, (int, float)) or query_timeout <= 0:
             raise VerifierError(f"verifier 'sql': query_timeout must be positive seconds, got {query_timeout!r} (fix: e.g. query_timeout: 5)")
         self.order_matters: bool | str = order_matters if order_matters == "auto" else bool(order_matters)
         self.check_columns = bool(check_columns)
-        self.digits = float_digits
         self.query_timeout = float(query_timeout)
         self.max_rows = max_rows
 
@@ -445,6 +476,8 @@ class SQL(BaseVerifier):
         ans = task.answer
         query = _reference_query(ans)
         if query is not None:
+            if not self.keep_distinct:
+                query = drop_distinct(query)
             try:
                 ref_cols, ref_rows = execute(script, query, timeout=max(self.query_timeout, 5.0),
                                              max_rows=self.max_rows)
@@ -462,6 +495,8 @@ class SQL(BaseVerifier):
         if not isinstance(script, str) or not script.strip():
             raise BadTask("metadata['database'] must hold the SQL script that builds the database")
         query = extract_query(completion)
+        if not self.keep_distinct:
+            query = drop_distinct(query)
         want_cols, want = self.expected(task, script)
         timeout = max(0.05, min(self.query_timeout, time_left(self.query_timeout) - 0.05))
         try:
