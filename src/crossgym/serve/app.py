@@ -26,7 +26,8 @@ from crossgym.serve import models as m
 from crossgym.serve.batch_body import add_request_body, parse_batch, to_pair
 from crossgym.serve.envs import add_env_routes
 from crossgym.serve.errors import ApiError, error_responses, install_handlers
-from crossgym.serve.middleware import BearerAuth, BodyLimit
+from crossgym.serve.guard import check_spec, check_wire, loop_safe, refusal
+from crossgym.serve.middleware import BearerAuth, BodyLimit, Draining, media_problem
 from crossgym.serve.runner import Runner
 from crossgym.serve.sessions import SessionStore
 from crossgym.serve.settings import ServeSettings
@@ -51,12 +52,16 @@ class _Request(Request):
 
 
 class _Route(APIRoute):
-    """FastAPI's route with the faster JSON body parser (FastAPI's documented custom-route pattern)."""
+    """FastAPI's route with the faster JSON body parser (FastAPI's documented custom-route pattern), and only JSON
+    bodies."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def with_fast_json(request: Request) -> Response:
+            problem = media_problem(request.scope)  # 415 unless the body is declared JSON (after routing: 405 first)
+            if problem is not None:
+                raise problem
             return await handler(_Request(request.scope, request.receive))
 
         return with_fast_json
@@ -153,9 +158,9 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
     auth = (401,) if settings.token else ()
 
     # ------------------------------------------------------------------ service
-    @app.get("/health", response_model=m.Health, tags=["service"])
+    @app.api_route("/health", methods=["GET", "HEAD"], response_model=m.Health, tags=["service"])
     async def health() -> Response:
-        """Liveness and load; never needs the token."""
+        """Liveness and load; never needs the token. HEAD too (load balancers' health checks use it)."""
         return _json({"status": "ok", "version": __version__, "sessions": len(store), "in_flight": runner.running,
                       "queued": runner.queued})
 
@@ -167,7 +172,7 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
         return _json({"verifiers": verifier_rows})
 
     # ------------------------------------------------------------------ verification
-    verify_errors = _errors(*auth, 413, 422, 503, 504)
+    verify_errors = _errors(*auth, 408, 413, 415, 422, 503, 504)
 
     scorers: list[Any] = []
 
@@ -190,6 +195,7 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
         more than they do); everything else, and every first build, runs on a thread through the runner."""
         from crossgym.scoring.rule import safe_verify as _safe_verify
 
+        check_spec(task.verifier, settings.request_timeout_s, where)
         key = task.verifier.key()
         verifier = warm.get(key)
         if verifier is None:
@@ -197,7 +203,7 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
             if len(warm) >= 1024:
                 warm.clear()
             warm[key] = verifier
-        if getattr(verifier, "isolation", None) == "inline" and _chars(completion) <= INLINE_CHARS:
+        if loop_safe(task.verifier, verifier) and _chars(completion) <= INLINE_CHARS:
             verdict = _safe_verify(verifier, task, completion)
         else:
             verdict = await runner.run(_safe_verify, verifier, task, completion)
@@ -233,6 +239,23 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
             """Score one completion with the task's verifier (or ``verifier``); an unknown verifier is a 422."""
             return await verify_crossgym(body, await request.json())
 
+    def guarded_many(pairs: list[tuple[Task, Completion]]) -> list[Verdict]:
+        """``verify_many`` on the pairs whose verifier spec the guard allows; the others get an "exception" Verdict
+        saying why (one bad record does not fail its batch, as with a verifier that cannot be built)."""
+        from crossgym.verifiers.batch import verify_many
+
+        refused: dict[int, ApiError | None] = {}  # by spec object: a batch's items share a few
+        out: list[Verdict | None] = []
+        for i, (task, _) in enumerate(pairs):
+            spec = task.verifier
+            if id(spec) not in refused:
+                refused[id(spec)] = refusal(task, settings.request_timeout_s, f"body.items[{i}].verifier")
+            err = refused[id(spec)]
+            out.append(None if err is None else Verdict.exception(f"{err.what} (at {err.where}; fix: {err.fix})"))
+        todo = [p for p, v in zip(pairs, out, strict=True) if v is None]
+        scored = iter(verify_many(todo, workers=settings.batch_workers) if todo else [])
+        return [v if v is not None else next(scored) for v in out]
+
     @app.post("/verify/batch", response_model=m.BatchResponse, responses=verify_errors, tags=["verify"])
     async def verify_batch(request: Request) -> Response:
         """Score many pairs (``verify_many``: one Verdict each, in order; a verifier that cannot be built gives an
@@ -240,13 +263,22 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
         body = await request.body()
 
         def work() -> bytes:  # parsing, checking, scoring and writing the reply, all off the event loop
-            from crossgym.verifiers.batch import verify_many
-
-            pairs = parse_batch(body, tasks, settings.max_batch)
-            verdicts = verify_many(pairs, workers=settings.batch_workers)
+            verdicts = guarded_many(parse_batch(body, tasks, settings.max_batch))
             return jsonio.dumps({"verdicts": [m.verdict_dict(v) for v in verdicts]})
 
         return Response(content=await runner.run(work), media_type="application/json")
+
+    def check_label(label: Any, where: str) -> None:
+        """The guard on a label's verifier spec (a label is Task JSON, as text or an object; one that is not a
+        Task scores on_error)."""
+        doc = label
+        if isinstance(label, str) and '"verifier"' in label:
+            try:
+                doc = jsonio.loads(label)
+            except ValueError:
+                return
+        if isinstance(doc, dict):
+            check_wire(doc.get("verifier"), settings.request_timeout_s, where)
 
     @app.post("/openrlhf/reward", response_model=openrlhf.OpenRLHFRewardResponse, responses=verify_errors,
               tags=["verify"])
@@ -257,6 +289,8 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
             raise ApiError(413, "batch_too_large", f"{len(body.query)} queries is over this server's "
                            f"{settings.max_batch}", where="body.query",
                            fix=f"send at most {settings.max_batch} queries per request")
+        for i, label in enumerate(body.labels):
+            check_label(label, f"body.labels[{i}].verifier")
 
         def work() -> dict[str, Any]:
             n = len(body.query)
@@ -280,7 +314,8 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
     app.openapi = openapi  # type: ignore[method-assign]
 
     # middleware: the body limit first (outermost after auth), so unauthenticated clients cannot send big bodies
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(Draining)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, timeout_s=settings.read_timeout_s)
     if settings.token:
         app.add_middleware(BearerAuth, token=settings.token)
     return app

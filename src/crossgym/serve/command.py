@@ -65,15 +65,38 @@ def run_serve_command(host: str = "127.0.0.1", port: int = 8000, token: str | No
     import uvicorn
 
     from crossgym.serve.app import create_app
+    from crossgym.serve.protocol import uvicorn_config
 
     sock = bind_socket(host, port)  # before the banner: a busy port is one line, not uvicorn's error after it
     app = create_app(settings)
     shapes = " + NeMo Gym /verify" if settings.nemo_gym else ""
     sys.stderr.write(f"crossgym serve: http://{host}:{port} ({'bearer token required' if token else 'no token'}"
                      f"{shapes}; docs at /docs)\n")
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, backlog=2048,
-                            timeout_keep_alive=30)
-    uvicorn.Server(config).run(sockets=[sock])
+    code = 0
+    try:
+        uvicorn.Server(uvicorn_config(app, settings)).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it handled, once the server has stopped
+        code = 130
+        raise
+    finally:
+        _leave_stragglers(code)
+
+
+def _leave_stragglers(code: int) -> None:
+    """Exit now when job threads still run: their requests were answered 503 at the end of the shutdown grace, and
+    Python would otherwise wait for each at exit (a verifier with a 100 s timeout kept a stopped server 100 s).
+    atexit handlers (worker and sandbox pools) still run; only the thread joins are skipped."""
+    import atexit
+    import os
+    import threading
+
+    busy = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon and t.is_alive()]
+    if not busy:
+        return
+    log.warning("exiting with %d job thread(s) still running (their requests got 503)", len(busy))
+    atexit._run_exitfuncs()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

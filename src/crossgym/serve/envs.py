@@ -17,6 +17,7 @@ from crossgym.protocol.task import Task, Verdict
 from crossgym.serve import jsonio
 from crossgym.serve import models as m
 from crossgym.serve.errors import ApiError, error_responses
+from crossgym.serve.guard import check_wire
 from crossgym.serve.runner import Runner
 from crossgym.serve.sessions import Session, SessionStore
 from crossgym.serve.settings import ServeSettings
@@ -43,10 +44,11 @@ def add_env_routes(app: FastAPI, settings: ServeSettings, runner: Runner, store:
     """Register the session routes on ``app``."""
     _errors = error_responses
 
-    @app.post("/envs", status_code=201, response_model=m.EnvCreated, responses=_errors(*auth, 413, 422, 429, 503, 504),
-              tags=["environments"])
+    @app.post("/envs", status_code=201, response_model=m.EnvCreated,
+              responses=_errors(*auth, 408, 413, 415, 422, 429, 503, 504), tags=["environments"])
     async def create_env(body: m.EnvCreateRequest) -> Response:
         """Start an episode: builds the environment, resets it on the task, returns the session id."""
+        check_wire(body.task.model_dump()["verifier"], settings.request_timeout_s, "body.task.verifier")
         store.reserve()
         try:
             def work() -> tuple[str, Any, Any, Task]:
@@ -110,7 +112,7 @@ def add_env_routes(app: FastAPI, settings: ServeSettings, runner: Runner, store:
                 "verdict": None if verdict is None else m.verdict_dict(verdict)}
 
     @app.post("/envs/{sid}/step", response_model=m.StepResponse,
-              responses=_errors(*auth, 404, 409, 413, 422, 503, 504), tags=["environments"])
+              responses=_errors(*auth, 404, 408, 409, 413, 415, 422, 503, 504), tags=["environments"])
     async def step_env(sid: str, body: m.StepRequest) -> Response:
         """One assistant action; when the episode ends, the reply carries the task verifier's Verdict."""
         session = store.get(sid)

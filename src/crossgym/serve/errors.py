@@ -60,7 +60,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` for these error statuses, all with the ErrorResponse body."""
     from crossgym.serve.models import ErrorResponse
 
-    text = {401: "Missing or wrong bearer token", 404: "Unknown session", 409: "Session busy or episode over",
+    text = {401: "Missing or wrong bearer token", 404: "Unknown session", 408: "Body not sent in time",
+            409: "Session busy or episode over", 415: "Body not declared JSON, or compressed",
             413: "Body too large", 422: "Invalid request", 429: "Too many sessions", 503: "Overloaded",
             504: "Timed out"}
     return {c: {"model": ErrorResponse, "description": text[c]} for c in codes}
@@ -89,6 +90,8 @@ def validation_error(errors: list[dict[str, Any]]) -> dict[str, Any]:
         msg = str(err.get("msg", "invalid value"))
         if err.get("type") == "extra_forbidden":
             msg = "unknown field"
+        elif err.get("type") == "json_invalid" and (err.get("ctx") or {}).get("error"):  # say why, not just "error"
+            msg = f"the body is not valid JSON ({err['ctx']['error']})"
         problems.append({"what": msg, "where": _loc(err.get("loc", ()))})
     # the headline is the deepest problem: for a union (text or messages) it is the branch the client meant
     depth = [p["where"].count(".") + p["where"].count("[") for p in problems]
@@ -117,6 +120,7 @@ def install_handlers(app: Any) -> None:
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
+    from starlette.requests import ClientDisconnect
 
     from crossgym.protocol.errors import ConfigError, CrossgymError
 
@@ -136,6 +140,8 @@ def install_handlers(app: Any) -> None:
         codes = {404: ("not_found", "no such route", "see GET /openapi.json for the routes"),
                  405: ("method_not_allowed", f"{request.method} is not allowed here",
                        "see GET /openapi.json for each route's methods"),
+                 408: ("request_timeout", str(exc.detail), "send the whole body at once, with a Content-Length "
+                                                           "that matches it"),
                  413: ("body_too_large", str(exc.detail), "split the batch, or start the server with a larger "
                                                           "--max-body-mb")}
         code, what, fix = codes.get(exc.status_code, ("http_error", str(exc.detail), None))
@@ -149,6 +155,12 @@ def install_handlers(app: Any) -> None:
     async def on_crossgym(request: Any, exc: CrossgymError) -> JSONResponse:
         return JSONResponse(error_body(422, "invalid_request", str(exc)), status_code=422)
 
+    async def on_disconnect(request: Any, exc: Exception) -> JSONResponse:
+        """The client left mid-body: nobody reads a reply. Not a 500 with two tracebacks in the log per disconnect
+        (a client could flood the log that way)."""
+        return JSONResponse(error_body(400, "client_disconnected", "the client disconnected before sending the body",
+                                       where="body"), status_code=400)
+
     async def on_other(request: Any, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return JSONResponse(error_body(500, "internal_error", f"{type(exc).__name__} (see the server log)"),
@@ -159,4 +171,5 @@ def install_handlers(app: Any) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(ConfigError, on_config)
     app.add_exception_handler(CrossgymError, on_crossgym)
+    app.add_exception_handler(ClientDisconnect, on_disconnect)
     app.add_exception_handler(Exception, on_other)

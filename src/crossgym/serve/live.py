@@ -18,6 +18,7 @@ class LiveServer:
         import uvicorn
 
         from crossgym.serve.app import create_app
+        from crossgym.serve.protocol import uvicorn_config
 
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -25,9 +26,8 @@ class LiveServer:
         self.port = int(self.sock.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         self.start_timeout = start_timeout
-        config = uvicorn.Config(create_app(settings or ServeSettings()), log_level="warning", access_log=False,
-                                backlog=2048, timeout_keep_alive=30)
-        self.server = uvicorn.Server(config)
+        settings = settings or ServeSettings()
+        self.server = uvicorn.Server(uvicorn_config(create_app(settings), settings))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True,
                                        name="crossgym-live-server")
 

@@ -53,6 +53,17 @@ class ServeSettings:
     rule: RewardRule | None = None
     #: the policy's tokenizer (a local directory), for cutting OpenRLHF responses after a tokenizer round trip
     model: str | None = None
+    #: seconds a client may take to send a request's headers (from its first byte, or from connecting), and again
+    #: its body; then 408 and the connection is closed (a slow or stalled client must not hold a connection forever)
+    read_timeout_s: float = 30.0
+    #: bytes of request line and headers before 431 (the body cap does not bound headers: uvicorn keeps them all)
+    max_header_bytes: int = 64 * 1024
+    #: open connections; past it the longest-waiting connection that is not mid-request is closed for the new one,
+    #: or, when every one is mid-request, the new one gets 503 (kept below the process's open-file limit)
+    max_connections: int = 4096
+    #: on SIGINT/SIGTERM, seconds in-flight requests get to finish; then each gets 503 and the server exits (it
+    #: waited for them however long they took, and a client's verifier timeout could make that an hour)
+    shutdown_grace_s: float = 10.0
 
     @property
     def reward_rule(self) -> RewardRule:
@@ -71,7 +82,8 @@ class ServeSettings:
 
 
 #: the fields that must be above 0
-POSITIVE = ("max_body_bytes", "request_timeout_s", "max_concurrency", "max_batch", "max_sessions", "session_idle_s")
+POSITIVE = ("max_body_bytes", "request_timeout_s", "max_concurrency", "max_batch", "max_sessions", "session_idle_s",
+            "read_timeout_s", "max_header_bytes", "max_connections", "shutdown_grace_s")
 #: the `crossgym serve` flag that sets each field checked here: an error about a value the user typed names what
 #: they typed (``--timeout``), not the field (``request_timeout_s``); --max-body-mb (in MiB, not the field's bytes)
 #: is checked where it is converted (crossgym.serve.command.build_settings)
