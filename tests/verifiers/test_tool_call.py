@@ -7,7 +7,7 @@ import json
 import pytest
 
 from crossgym.protocol.errors import VerifierError
-from crossgym.protocol.messages import Message, ToolCall
+from crossgym.protocol.messages import Message, ToolCall, ToolSpec
 from crossgym.protocol.task import Completion
 from crossgym.verifiers.tool_call import ToolCallVerifier
 
@@ -38,12 +38,11 @@ def openai(*calls):
 @pytest.mark.parametrize("completion", [
     openai(("get_weather", {"city": "Paris"})),
     '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
-    '<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": \\"paris, france\\"}"}</tool_call>',
-    'Let me check.\n<tool_call>{"name": "get_weather", "parameters": {"city": "Paris"}}</tool_call>',
+    'Let me check.\n<tool_call>{"name": "get_weather", "arguments": {"city": "paris, france"}}</tool_call>',
+    '<|python_start|>[get_weather(city="Paris")]<|python_end|>',  # Llama 4's wrapper, as vLLM's llama4_pythonic
     'get_weather(city="Paris")',
     '[get_weather(city="Paris")]',
     '```python\nget_weather(city="Paris")\n```',
-    "get_weather('Paris')",  # positional, mapped through the schema's property order
     'get_weather(city="Paris", unit="celsius")',  # explicit default
     '<think>the user wants weather</think><tool_call>{"name": "get_weather", "arguments": {"city": "PARIS"}}'
     "</tool_call>",
@@ -185,3 +184,33 @@ def test_an_argument_that_makes_the_tool_schemas_pattern_backtrack_fails_on_time
     assert got.reward == 0.0 and not got.passed, got
     loaded = os.getloadavg()[0] >= (os.cpu_count() or 1)
     assert got.error_kind == "malformed" or (loaded and got.error == "timeout"), got
+
+
+@pytest.mark.parametrize("completion,why", [
+    # arguments as a JSON string: vLLM's hermes parser and SGLang's pass on json.dumps of the string, no object
+    ('<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}</tool_call>', "a JSON string"),
+    ('<tool_call>{"name": "get_weather", "arguments": null}</tool_call>', "null"),
+    # 'parameters' or no 'arguments': vLLM's hermes parser raises KeyError and makes no call at all
+    ('Let me check.\n<tool_call>{"name": "get_weather", "parameters": {"city": "Paris"}}</tool_call>', "'parameters'"),
+    ('<tool_call>{"name": "get_time"}</tool_call>', "no 'arguments'"),
+    # an OpenAI function wrapper or a code fence: no server's Hermes parser makes a call of it
+    ('<tool_call>{"type": "function", "function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}}'
+     '</tool_call>', "wrapper"),
+    ('<tool_call>\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n</tool_call>', "invalid JSON"),
+    # a positional argument: vLLM's and SGLang's pythonic parsers drop it and call get_weather()
+    ("get_weather('Paris')", "positional"),
+    ("[get_weather('Paris')]", "positional"),
+])
+def test_calls_servers_do_not_make_are_malformed(completion, why):
+    """Version 15: text the servers' tool parsers make no executable call of (or a call without the argument)
+    earns nothing (bench/tool_parse_reference.py); each passed before."""
+    v = run(PARIS, completion)
+    assert v.error_kind == "malformed" and why in v.reason, (why, v)
+
+
+def test_served_reading_is_the_verifiers_only():
+    """The shared parser keeps its lenient reading for environments; the verifier asks for the served one."""
+    from crossgym.text import parse_tool_calls
+    text = '<tool_call>{"name": "get_weather", "parameters": {"city": "Paris"}}</tool_call>'
+    assert parse_tool_calls(text)[0].arguments == {"city": "Paris"}
+    assert parse_tool_calls("get_weather('Paris')", [ToolSpec(**WEATHER)])[0].arguments == {"city": "Paris"}

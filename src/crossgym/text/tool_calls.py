@@ -29,14 +29,22 @@ class MalformedToolCall(ValueError):
 _TOOL_OPEN = "<tool_call>"
 _TOOL_CLOSE = "</tool_call>"
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_PY_START, _PY_END = "<|python_start|>", "<|python_end|>"
 _PY_CALL_START = re.compile(r"\A\s*\[?\s*[A-Za-z_][\w.]*\s*\(")
 
 
-def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = ()) -> list[ToolCall]:
+def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = (), *, served: bool = False) \
+        -> list[ToolCall]:
     """The tool calls in an assistant message, in order: OpenAI ``tool_calls`` if present, else Hermes
     ``<tool_call>`` blocks in the text, else a Python call expression making up the whole text (in a ```python
     fence allowed). ``tools`` lets positional Python arguments map to parameter names. Returns [] when the message
-    holds no call; raises MalformedToolCall when a call is present but unreadable."""
+    holds no call; raises MalformedToolCall when a call is present but unreadable.
+
+    ``served=True`` reads text only as the servers' tool parsers turn it into calls a client can execute (vLLM's
+    hermes/qwen3_json and pythonic, SGLang's detectors; bench/tool_parse_reference.py): a Hermes block is one JSON
+    object with a string ``name`` and an ``arguments`` object (no code fence, no OpenAI ``function`` wrapper, no
+    ``parameters`` in its place, no arguments as a JSON string: those parsers drop such a call or pass on arguments
+    that are no object), and a Python call has keyword arguments only (they drop positional ones)."""
     if isinstance(message, Message):
         if message.tool_calls:
             return list(message.tool_calls)
@@ -47,14 +55,16 @@ def parse_tool_calls(message: Message | str, tools: Sequence[ToolSpec] = ()) -> 
         raise MalformedToolCall(f"message content must be text, got {type(text).__name__}")
     text = after_reasoning(text)
     if _TOOL_OPEN in text or _TOOL_CLOSE in text:
-        return _parse_hermes(text)
+        return _parse_hermes(text, served)
     body = text.strip()
+    if body.startswith(_PY_START):  # Llama 4 wraps its Python calls in these (vLLM's llama4_pythonic drops them)
+        body = body[len(_PY_START):].replace(_PY_END, "").strip()
     if body.startswith(("```", "~~~")):
         fenced = extract_fenced(body, ("python", "py", "tool_code", ""))
         if fenced is not None and is_single_block(body):
             body = fenced.strip()
     if _PY_CALL_START.match(body):
-        return parse_python_calls(body, tools)
+        return parse_python_calls(body, tools, positional=not served)
     return []
 
 
@@ -74,7 +84,7 @@ def after_reasoning(text: str) -> str:
     return text
 
 
-def _parse_hermes(text: str) -> list[ToolCall]:
+def _parse_hermes(text: str, served: bool = False) -> list[ToolCall]:
     calls: list[ToolCall] = []
     pos = 0
     while True:
@@ -92,7 +102,7 @@ def _parse_hermes(text: str) -> list[ToolCall]:
         body = text[start + len(_TOOL_OPEN):end].strip()
         if _TOOL_OPEN in body:
             raise MalformedToolCall("nested <tool_call> tags")
-        if "```" in body or "~~~" in body:
+        if ("```" in body or "~~~" in body) and not served:  # served: vLLM's and SGLang's json.loads fail on it
             fenced = extract_fenced(body, ("json", ""))
             if fenced is not None:
                 body = fenced.strip()
@@ -100,14 +110,16 @@ def _parse_hermes(text: str) -> list[ToolCall]:
             obj = loads_strict(body, unique_keys=True)  # which one counts (the verifier's and the tool's may not agree)
         except MalformedJSON as exc:
             raise MalformedToolCall(f"<tool_call> number {len(calls) + 1}: {exc}") from None
-        calls.append(_call_from_obj(obj, len(calls)))
+        calls.append(_call_from_obj(obj, len(calls), served))
         pos = end + len(_TOOL_CLOSE)
 
 
-def _call_from_obj(obj: Any, index: int) -> ToolCall:
+def _call_from_obj(obj: Any, index: int, served: bool = False) -> ToolCall:
     where = f"tool call {index + 1}"
     if not isinstance(obj, dict):
         raise MalformedToolCall(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if served:
+        _served_block(obj, where)
     if "function" in obj and isinstance(obj["function"], dict):  # OpenAI wire form inside the tag
         if {"name", "arguments", "parameters"} & set(obj):  # which one is called depends on the parser
             raise MalformedToolCall(f"{where}: both a 'function' object and a top-level "
@@ -127,6 +139,31 @@ def _call_from_obj(obj: Any, index: int) -> ToolCall:
     return ToolCall(id=str(obj.get("id") or f"call_{index}"), name=name, arguments=args)
 
 
+def _served_block(obj: dict[str, Any], where: str) -> None:
+    """A Hermes block's object as vLLM's hermes parser (Qwen's qwen3_json too) makes it a call a client can execute:
+    it reads ``obj["name"]`` and ``obj["arguments"]`` and writes ``json.dumps(arguments)`` as the call's arguments
+    text. Without either key it makes no call at all (SGLang's detectors drop a wrapped call too); arguments that
+    are a JSON string, null or a list reach the client as that value, no object."""
+    name = obj.get("name")
+    fix = "write <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>"
+    if "function" in obj and "name" not in obj:
+        raise MalformedToolCall(f"{where}: an OpenAI 'function' wrapper, which servers' Hermes parsers do not "
+                                f"read (they make no call): {fix}")
+    if isinstance(name, str) and name.strip() and "arguments" not in obj:
+        what = "'parameters' in place of 'arguments'" if "parameters" in obj else "no 'arguments'"
+        raise MalformedToolCall(f"{where} ({name}): {what}: vLLM's hermes parser makes no call of it; {fix}")
+    if isinstance(name, str) and name.strip() and not isinstance(obj["arguments"], dict):
+        if isinstance(obj["arguments"], str):  # unreadable text: the reason an OpenAI call with it gets
+            try:
+                read_arguments(obj["arguments"])
+            except MalformedToolCall as exc:
+                raise MalformedToolCall(f"{where} ({name}): {exc}") from None
+        kind = "a JSON string" if isinstance(obj["arguments"], str) else type(obj["arguments"]).__name__
+        kind = "null" if obj["arguments"] is None else kind
+        raise MalformedToolCall(f"{where} ({name}): arguments are {kind}, not an object: the served call passes "
+                                f"them on as that value, which no client reads as arguments; {fix}")
+
+
 def read_arguments(args: Any) -> dict[str, Any]:
     """A call's arguments as one JSON object, read as every tool-call form reads them (Hermes text, OpenAI
     ``tool_calls``, ``ToolCall.from_dict``): an object as it is; a JSON text of one object, strictly (no duplicate
@@ -144,19 +181,20 @@ def read_arguments(args: Any) -> dict[str, Any]:
     raise MalformedToolCall(f"arguments must be an object, got {type(args).__name__}")
 
 
-def parse_python_calls(text: str, tools: Sequence[ToolSpec] = ()) -> list[ToolCall]:
+def parse_python_calls(text: str, tools: Sequence[ToolSpec] = (), *, positional: bool = True) -> list[ToolCall]:
     """Calls written as Python: ``f(a=1)``, ``f(1, b=[2])``, ``[f(a=1), g()]`` or one call per line.
-    Literal arguments only (never evaluated); raises MalformedToolCall."""
+    Literal arguments only (never evaluated); raises MalformedToolCall. ``positional=False``: a positional
+    argument is malformed (servers' pythonic parsers drop it and call the function without it)."""
     if len(text) > MAX_PY_CALL_CHARS:
         raise MalformedToolCall(f"python call text is over {MAX_PY_CALL_CHARS:,} characters")
     src = text.strip()
     quick = _simple_call(src)
     if quick is not None:
         return [quick]
-    return _parse_python_ast(src, tools)
+    return _parse_python_ast(src, tools, positional)
 
 
-def _parse_python_ast(src: str, tools: Sequence[ToolSpec]) -> list[ToolCall]:
+def _parse_python_ast(src: str, tools: Sequence[ToolSpec], positional: bool = True) -> list[ToolCall]:
     try:
         tree = pyast.parse(src, mode="exec")
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
@@ -180,6 +218,9 @@ def _parse_python_ast(src: str, tools: Sequence[ToolSpec]) -> list[ToolCall]:
         if name is None:
             raise MalformedToolCall(f"call {i + 1}: the function must be a plain (dotted) name")
         args: dict[str, Any] = {}
+        if node.args and not positional:
+            raise MalformedToolCall(f"call {i + 1} ({name}): a positional argument, which servers' pythonic parsers "
+                                    "drop (the function is called without it): write name=value")
         if node.args:
             spec = by_name.get(name)
             order = list((spec.parameters.get("properties") or {}).keys()) if spec else []

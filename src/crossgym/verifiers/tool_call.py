@@ -199,8 +199,9 @@ class ToolCallVerifier(BaseVerifier):
     an argument left out that has a ``default`` in the tool's schema is compared as that default. BFCL's
     possible-answer form is taken too: ``{"get_weather": {"city": ["Paris"], "unit": ["celsius", ""]}}`` ("" marks
     an argument that may be left out; a dict argument's per-key alternatives are expanded).
-    Calls are read from OpenAI ``tool_calls``, Hermes ``<tool_call>{json}</tool_call>`` or Python syntax
-    ``get_weather(city="Paris")`` after the reasoning (text before the first ``</think>`` makes no call); ``task.tools`` (ToolSpecs) name the callable functions and their JSON Schemas:
+    Calls are read from OpenAI ``tool_calls``, Hermes ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` or
+    Python syntax ``get_weather(city="Paris")`` (keyword arguments) as servers' tool parsers read them, after the
+    reasoning (text before the first ``</think>`` makes no call); ``task.tools`` (ToolSpecs) name the callable functions and their JSON Schemas:
     a call to an unknown function, or with arguments the schema rejects, fails.
     params: order (False: parallel calls may come in any order), allow_extra_args (False), allow_extra_calls
     (False; True allows calls to other functions than the expected ones, never more calls to one than expected),
@@ -233,7 +234,12 @@ class ToolCallVerifier(BaseVerifier):
     # level); strings="bfcl" as BFCL's checker: strings standardised in an argument and one level inside it (deeper
     # ones compare exactly), an array argument's items of the schema's type (1.0 passed an integer array); the
     # argument schemas' uniqueItems takes 1 and 1.0 for one item, as JSON Schema does
-    version = "14"
+    # 15: text is read as the servers' tool parsers make calls of it (vLLM's hermes and pythonic, SGLang's detectors;
+    # bench/tool_parse_reference.py): a Hermes block with its JSON in a code fence, in an OpenAI function wrapper,
+    # with 'parameters' or no 'arguments', or arguments that are a JSON string or null, and a Python call with a
+    # positional argument, are malformed (the server makes no call of them, a call without the argument, or one
+    # whose arguments are no object: they passed); Llama 4's <|python_start|> around Python calls is read
+    version = "15"
     description = "expected function calls (OpenAI/Hermes/Python syntax), schema-checked, parallel in any order"
 
     def __init__(self, *, order: bool = False, allow_extra_args: bool = False, allow_extra_calls: bool = False,
@@ -260,7 +266,7 @@ class ToolCallVerifier(BaseVerifier):
         out: list[ToolCall] = []
         for m in msgs:
             try:
-                found = parse_tool_calls(m, tools)
+                found = parse_tool_calls(m, tools, served=True)
             except MalformedToolCall as exc:
                 raise Malformed(str(exc)) from None
             for i, c in enumerate(found):  # arguments ToolCall.from_dict could not read: malformed, as in Hermes text
