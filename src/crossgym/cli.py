@@ -12,6 +12,7 @@ import errno
 import importlib
 import itertools
 import json
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ import typer
 
 from crossgym import __version__
 from crossgym.protocol.errors import ConfigError, CrossgymError
+from crossgym.text.visible import visible
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="crossgym: verifiers and environments written once; GRPO on TRL, Unsloth, veRL and OpenRLHF.")
@@ -136,7 +138,8 @@ def verify_cmd(
         _print_json(verdict.to_dict())
     else:
         status = "PASS" if verdict.passed else ("ERROR" if verdict.error else "FAIL")
-        typer.echo(f"{status} reward={verdict.reward:g} {verdict.error or verdict.reason}".rstrip())
+        # the reason quotes the completion and the program's output: one line, its escape sequences as text
+        typer.echo(visible(f"{status} reward={verdict.reward:g} {verdict.error or verdict.reason}".rstrip()))
     if verdict.error and verdict.error_kind != "malformed":
         raise typer.Exit(1)
 
@@ -429,9 +432,45 @@ def _escape_unencodable(stream: Any) -> None:
         pass
 
 
+class _VisibleFormatter(logging.Formatter):
+    """Python's last-resort format (the message alone, then any traceback) with the text made ``visible``: a
+    warning quotes task ids, file:line places, verifier errors and skipped lines (all of them text a dataset or a
+    policy wrote), and a task id "x\\nERROR ..." printed a line of its own that read as another log record, an
+    ESC sequence in it acted on the terminal."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return visible(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:
+        return visible(super().formatException(ei), lines=True)  # (a traceback's lines are its own)
+
+
+class _VisibleLastResort(logging.Handler):
+    """``logging.lastResort`` as Python has it (WARNING and above to the stderr of the moment, when no handler is
+    configured: crossgym configures none) but through ``_VisibleFormatter``. Only what would have printed prints:
+    an application or a test that configures logging keeps its own handlers."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.setFormatter(_VisibleFormatter())
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except Exception:  # (as every handler: a failed log line never stops the command)
+            self.handleError(record)
+
+
+def _visible_logs() -> None:
+    """Log lines with no handler of their own (every crossgym logger's) print through ``_VisibleLastResort``."""
+    if not isinstance(logging.lastResort, _VisibleLastResort):
+        logging.lastResort = _VisibleLastResort()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors are one line and exit 2."""
     _escape_unencodable(sys.stdout)
+    _visible_logs()
     try:
         # not standalone: the command line's own errors (a bad option, a missing argument, an unknown command) reach
         # us, to be said in one line; they were a usage line, a hint and a box of five lines, without a fix
@@ -446,7 +485,7 @@ def main(argv: list[str] | None = None) -> None:
         elif _state["debug"]:
             raise
         else:
-            sys.stderr.write(f"crossgym: error: {_click_error(exc)}\n")
+            sys.stderr.write(f"crossgym: error: {visible(_click_error(exc))}\n")
         sys.exit(getattr(exc, "exit_code", 2))
     except typer.Abort:  # (end of input at a prompt)
         sys.stderr.write("crossgym: interrupted\n")
@@ -454,7 +493,7 @@ def main(argv: list[str] | None = None) -> None:
     except CrossgymError as exc:
         if _state["debug"]:
             raise
-        sys.stderr.write(f"crossgym: error: {_one_line(str(exc))}\n")
+        sys.stderr.write(f"crossgym: error: {visible(_one_line(str(exc)))}\n")  # (it may quote a task id)
         sys.exit(exc.exit_code)
     except OSError as exc:
         fix = _OS_FIXES.get(exc.errno or 0) if not isinstance(exc, (FileNotFoundError, IsADirectoryError,
@@ -464,7 +503,8 @@ def main(argv: list[str] | None = None) -> None:
         if _state["debug"] or fix is None or not (exc.filename or exc.errno in _NO_PATH_NEEDED):
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        sys.stderr.write(f"crossgym: error: {where}{exc.strerror} (fix: {fix}; --debug shows where it was used)\n")
+        sys.stderr.write(visible(f"crossgym: error: {where}{exc.strerror} (fix: {fix}; --debug shows where it was "
+                                 "used)") + "\n")
         sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write("crossgym: interrupted\n")

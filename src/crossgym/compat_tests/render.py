@@ -5,6 +5,8 @@ from __future__ import annotations
 import html as _html
 from typing import Any
 
+from crossgym.text.visible import visible
+
 _LABEL = {"pass": "pass", "mismatch": "MISMATCH", "error": "ERROR", "skip": "skip", "no_driver": "no driver",
           "unavailable": "unavailable", "not_installed": "not installed"}
 _STYLE = {"pass": "green", "mismatch": "bold red", "error": "bold red", "skip": "dim", "no_driver": "yellow",
@@ -77,10 +79,18 @@ def blend_cell(r: dict[str, Any]) -> str:
     return f"{r['status']} ({r.get('checked', 0)} samples over {n_parts} parts)" if parts else str(r["status"])
 
 
-def render_text(doc: dict[str, Any]) -> None:
-    """Print the matrix, then the first mismatch of each failing cell, install commands and failed checks."""
-    from rich.console import Console
+def _plain(text: object) -> str:
+    """One line for rich with markup: ``visible`` (details quote completions and reasons, and rich passes ESC to
+    the terminal) and its brackets escaped (a ``[link=...]`` in them would be rich markup)."""
     from rich.markup import escape
+
+    return escape(visible(text))
+
+
+def render_text(doc: dict[str, Any]) -> None:
+    """Print the matrix, then the first mismatch of each failing cell, install commands and failed checks. Every
+    name, detail and reason goes through ``_plain`` (markup) or ``visible`` (markup=False)."""
+    from rich.console import Console
     from rich.table import Table
 
     console = Console(soft_wrap=False)
@@ -91,60 +101,61 @@ def render_text(doc: dict[str, Any]) -> None:
     table.add_column("verifier")
     table.add_column("conformance")
     for b in backends:
-        table.add_column(b)
+        table.add_column(_plain(b))
     for vname in sorted(doc["verifiers"]):
         conf = conformance_status(doc["verifiers"][vname])
         cells = []
         for b in backends:
             cell = doc["matrix"].get(vname, {}).get(b)
-            cells.append("-" if cell is None else f"[{_STYLE.get(cell['status'], '')}]{cell_text(cell)}[/]")
-        table.add_row(vname, f"[{'red' if conf.startswith('fail') else 'green'}]{conf}[/]", *cells)
+            cells.append("-" if cell is None else
+                         f"[{_STYLE.get(cell['status'], '')}]{_plain(cell_text(cell))}[/]")
+        table.add_row(_plain(vname), f"[{'red' if conf.startswith('fail') else 'green'}]{_plain(conf)}[/]", *cells)
     console.print(table)
     rows, adv_backends, tol = advantage_rows(doc)
     if rows:
         adv = Table(title=f"advantages: each backend's own advantage code vs crossgym's reference ({tol})")
         adv.add_column("variant")
         for b in adv_backends:
-            adv.add_column(b)
+            adv.add_column(_plain(b))
         style = {"pass": "green", "fail": "bold red", "error": "bold red", "skip": "dim"}
         for v in rows:
             cells = []
             for b in adv_backends:
                 r = doc["backends"][b]["advantages"].get(v)
-                cells.append("-" if r is None else f"[{style.get(r['status'], '')}]{advantage_cell(r)}[/]")
-            adv.add_row(v, *cells)
+                cells.append("-" if r is None else f"[{style.get(r['status'], '')}]{_plain(advantage_cell(r))}[/]")
+            adv.add_row(_plain(v), *cells)
         console.print(adv)
         for b in adv_backends:
             for v, r in doc["backends"][b]["advantages"].items():
                 if r["status"] in ("fail", "error"):
-                    console.print(f"{b} x {v}: {r['status']}: {r.get('detail', '')}", markup=False, highlight=False)
+                    console.print(visible(f"{b} x {v}: {r['status']}: {r.get('detail', '')}"), markup=False,
+                                  highlight=False)
     for vname, row in sorted(doc["matrix"].items()):
         for b, cell in sorted(row.items()):
             fm = cell.get("first_mismatch")
             if cell["status"] in ("mismatch", "error") and fm:
-                console.print(f"[red]{vname} x {b}[/]: " + escape(f"{fm.get('why')} on {fm.get('sample')} "
-                                                                   f"(mode {fm.get('mode', '?')}): "
-                                                                   f"{fm.get('completion')!r}"))
+                what = f"{fm.get('why')} on {fm.get('sample')} (mode {fm.get('mode', '?')}): {fm.get('completion')!r}"
+                console.print(f"[red]{_plain(vname)} x {_plain(b)}[/]: {_plain(what)}")
     for b in backends:
         info = doc["backends"][b]
         if info["status"] != "installed":
             hint = f"; install: {info['install']}" if info.get("install") else ""
-            console.print(f"{b}: {_LABEL.get(info['status'], info['status'])} ({info.get('reason', '')}){hint}",
-                          markup=False, highlight=False)
+            console.print(visible(f"{b}: {_LABEL.get(info['status'], info['status'])} ({info.get('reason', '')})"
+                                  f"{hint}"), markup=False, highlight=False)
         tok = info.get("tokens")
         if tok:
             state = "n/a" if tok["status"] == "skip" else tok["status"]
             detail = str(tok.get("detail", "")).removeprefix("n/a: ")
-            console.print(f"{b}: token consistency {state} {detail}".rstrip(), markup=False)
+            console.print(visible(f"{b}: token consistency {state} {detail}".rstrip()), markup=False)
         for name, r in (info.get("blend") or {}).items():  # compat_tests.blend: per-part parity, mixed-batch ids
-            console.print(f"{b}: blend {name} {blend_cell(r)} {r.get('detail', '')}".rstrip(), markup=False)
+            console.print(visible(f"{b}: blend {name} {blend_cell(r)} {r.get('detail', '')}".rstrip()), markup=False)
         plans = info.get("plans") or {}
         if plans:
             bad = [k for k, r in plans.items() if r["status"] in ("fail", "error")]
-            console.print(f"{b}: plans {len(plans) - len(bad)}/{len(plans)} valid" +
-                          (f"; failed: {', '.join(bad)}" if bad else ""), markup=False)
+            console.print(visible(f"{b}: plans {len(plans) - len(bad)}/{len(plans)} valid" +
+                                  (f"; failed: {', '.join(bad)}" if bad else "")), markup=False)
     for item in doc["summary"]["failed_checks"]:
-        console.print(f"[red]failed[/]: {item}")
+        console.print(f"[red]failed[/]: {_plain(item)}")
     console.print("[green]ok[/]" if doc["summary"]["ok"] else "[red]not ok[/]")
 
 

@@ -27,6 +27,7 @@ from crossgym.compat_tests.parity import parity_ready, run_parity_batch, samples
 from crossgym.compat_tests.results import CheckResult
 from crossgym.compat_tests.verdicts import VerdictCache
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
+from crossgym.text.visible import visible
 
 log = logging.getLogger(__name__)
 
@@ -385,7 +386,7 @@ def run_compat_command(backends: Sequence[str] | None = None, as_json: bool = Fa
     start = time.monotonic()
 
     def say(msg: str) -> None:  # seconds since start: where a slow run spends its time
-        typer.echo(f"compat: {time.monotonic() - start:6.1f}s {msg}", err=True)
+        typer.echo(visible(f"compat: {time.monotonic() - start:6.1f}s {msg}"), err=True)  # (it names checks)
 
     with _stdout_to_stderr() if as_json else contextlib.nullcontext():  # --json: stdout holds the document only
         doc = build_matrix(backends, verifiers, corpus=corpus, checks=checks, progress=say)

@@ -11,6 +11,7 @@ from crossgym.protocol.episode import SamplingParams
 from crossgym.protocol.errors import ConfigError
 from crossgym.protocol.task import Task
 from crossgym.rollout.config import RolloutConfig
+from crossgym.text.visible import visible
 
 DEFAULT_OUTPUT = Path("runs") / "eval"
 
@@ -174,7 +175,9 @@ def _ci(doc: dict[str, Any] | None) -> str:
 
 
 def summary_lines(metrics: dict[str, Any]) -> list[str]:
-    """The human summary of a metrics document: failure modes first, then pass@k and rewards with 95% intervals."""
+    """The human summary of a metrics document: failure modes first, then pass@k and rewards with 95% intervals.
+    Each line quotes text a policy or a dataset wrote (reasons, task ids, sources, the model's name): made
+    ``visible``, so an escape sequence in it reaches the terminal as text and a newline starts no line of its own."""
     from crossgym.eval.failures import top_modes
 
     def f(v: Any) -> str:
@@ -218,12 +221,12 @@ def summary_lines(metrics: dict[str, Any]) -> list[str]:
                      f"errors {g['errors']['total']}")
     if metrics.get("identical_rewards"):
         lines.append("  note: every reward is identical: GRPO would have nothing to learn from these tasks")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def _print_summary(metrics: dict[str, Any], output_dir: Path | None, report: Path | None) -> None:
     lines = summary_lines(metrics)
     if output_dir is not None:
-        lines.append(f"  wrote {output_dir / 'rollouts.jsonl'}, {output_dir / 'metrics.json'}"
-                     + (f", {report}" if report else ""))
+        lines.append(visible(f"  wrote {output_dir / 'rollouts.jsonl'}, {output_dir / 'metrics.json'}"
+                             + (f", {report}" if report else "")))
     sys.stdout.write("\n".join(lines) + "\n")

@@ -42,6 +42,7 @@ from crossgym.protocol.episode import Rollout
 from crossgym.protocol.errors import ConfigError
 from crossgym.scoring.provenance import Provenance
 from crossgym.scoring.records import HOLDS_A_TASK, NOT_A_ROLLOUT, iter_numbered_rollouts, provenance_of
+from crossgym.text.visible import visible
 
 log = logging.getLogger(__name__)
 
@@ -475,6 +476,8 @@ def _what(side: dict[str, Any]) -> str:
 
 
 def summary_lines(doc: dict[str, Any]) -> list[str]:
+    """The comparison in lines for a terminal. Task ids, sources, verifier names and reasons are text a dataset or
+    a policy wrote: each line is made ``visible`` (an escape sequence prints as text, a newline forges no line)."""
     a, b, o = doc["a"], doc["b"], doc["overall"]
     lines = [f"A {a['path']} ({_what(a)})  vs  B {b['path']} ({_what(b)}): {doc['shared_tasks']} shared tasks",
              f"  pass rate   {_delta_text(o['pass_rate'])}",
@@ -503,7 +506,7 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         if doc[key]:
             more = f" (+{len(doc[key]) - 10} more)" if len(doc[key]) > 10 else ""
             lines.append(f"  {label}: {len(doc[key])} tasks: {', '.join(doc[key][:10])}{more}")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def write_html(doc: dict[str, Any], path: str | Path) -> Path:
@@ -576,6 +579,6 @@ def run_compare_command(run_a: Path, run_b: Path, as_json: bool = False, html: P
     else:
         lines = summary_lines(doc)
         if html is not None:
-            lines.append(f"  wrote {html}")
+            lines.append(visible(f"  wrote {html}"))
         sys.stdout.write("\n".join(lines) + "\n")
     return doc

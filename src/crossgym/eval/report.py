@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from crossgym.protocol.episode import Rollout
+from crossgym.text.visible import visible
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,16 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _plot_label(name: str) -> str:
+    """A task source's name as matplotlib must be given it to draw it as it reads: matplotlib parses text between
+    two ``$`` as math, and a name such as ``$\\frac{$`` (from a dataset's metadata) raised ValueError at savefig,
+    after the whole eval had run, so no report and no summary; ``\\$`` is drawn as ``$``. A control character is
+    drawn as its escape (a font has no glyph for ESC, and matplotlib's warning about it printed the raw character),
+    and a leading ``_`` gains a space (matplotlib leaves such labels out of a legend)."""
+    text = visible(name).replace("$", r"\$")
+    return " " + text if text.startswith("_") else text
 
 
 def plot_reward_histogram(metrics: dict[str, Any], path: Path) -> None:
@@ -61,7 +72,8 @@ def plot_reward_histogram(metrics: dict[str, Any], path: Path) -> None:
 def plot_pass_at_k(metrics: dict[str, Any], path: Path) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.2), dpi=100)
-    for label, doc, style in [("all", metrics, "o-")] + [(s, d, ".--") for s, d in metrics["by_source"].items()]:
+    lines = [("all", metrics, "o-")] + [(_plot_label(s), d, ".--") for s, d in metrics["by_source"].items()]
+    for label, doc, style in lines:
         ks = sorted(int(k) for k in doc["pass@k"])
         if ks:
             ax.plot(ks, [doc["pass@k"][str(k)] for k in ks], style, label=label)
@@ -106,7 +118,7 @@ def plot_by_source(metrics: dict[str, Any], path: Path) -> None:
     ax2.set_title("mean reward (95% bootstrap)", fontsize=9)
     for ax in (ax1, ax2):
         ax.set_xticks(xs)
-        ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
+        ax.set_xticklabels([_plot_label(n) for n in names], rotation=20, ha="right", fontsize=8)
     fig.suptitle("By task source", fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
@@ -278,7 +290,7 @@ def plot_source_panels(metrics: dict[str, Any], rollouts: Iterable[Rollout] | _P
         g = (metrics.get("by_source") or {}).get(name) or {}
         p1, ci = g.get("pass@1"), (g.get("intervals") or {}).get("pass@1")
         p1_text = ("n/a" if p1 is None else f"{p1:.2f}") + (f" [{ci['low']:.2f}, {ci['high']:.2f}]" if ci else "")
-        ax.set_title(f"{name}\npass@1 {p1_text} · n={panel.n}", fontsize=9)
+        ax.set_title(f"{_plot_label(name)}\npass@1 {p1_text} · n={panel.n}", fontsize=9)
         ax.set_xlabel(f"reward (all {lo:g})" if lo == hi else f"reward ({lo:g} to {hi:g})", fontsize=8)
         ax.set_ylabel("rollouts", fontsize=8)
         ax.tick_params(labelsize=8)

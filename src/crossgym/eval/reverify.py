@@ -11,6 +11,7 @@ from typing import Any
 from crossgym.protocol.errors import ConfigError
 from crossgym.scoring.drift import MAX_LISTED, reverify
 from crossgym.scoring.records import iter_numbered_records, rollout_from_record, why_not_a_rollout
+from crossgym.text.visible import visible
 
 __all__ = ["MAX_LISTED", "reverify", "run_reverify_command"]
 
@@ -36,7 +37,8 @@ def run_reverify_command(rollouts: Path, as_json: bool) -> dict[str, Any]:
         for c in doc["changes"]:
             lines.append(f"  {c['task']} [{c['verifier']}]: {c['old']['reward']:g} -> {c['new']['reward']:g}"
                          + (f" ({c['new']['error']})" if c["new"]["error"] else ""))
-        sys.stdout.write("\n".join(lines) + "\n")
+        # task ids, verifier names and errors (which quote the program's output) are untrusted: one line each
+        sys.stdout.write("\n".join(visible(line) for line in lines) + "\n")
     if not doc["ok"]:
         raise typer.Exit(1)
     return doc
