@@ -293,12 +293,19 @@ def serve_cmd(
     session_idle: float | None = typer.Option(None, "--session-idle", help="Seconds before an idle session closes (600)."),
     config: Path | None = typer.Option(None, "--config", help="A RunConfig: its reward rule (task_weight, extra "
                                        "verifiers, on_error) and model for the OpenRLHF/veRL/NeMo Gym routes."),
+    read_timeout: float | None = typer.Option(None, "--read-timeout", help="Seconds a client may take to send "
+                                              "its headers, and again its body (30); then 408."),
+    max_connections: int | None = typer.Option(None, "--max-connections", help="Open connections (4096, kept "
+                                               "below the open-file limit)."),
+    shutdown_grace: float | None = typer.Option(None, "--shutdown-grace", help="Seconds in-flight requests get "
+                                                "on SIGINT/SIGTERM before a 503 (10)."),
 ) -> None:
     """Serve verifiers and environments over HTTP (docs/serve.md)."""
     _call("crossgym.serve.command:run_serve_command", host=host, port=port, token=token, nemo_gym=nemo_gym,
           nemo_gym_verifier=nemo_gym_verifier, max_concurrency=max_concurrency, request_timeout_s=timeout,
           max_body_mb=max_body_mb, max_batch=max_batch, max_sessions=max_sessions, session_idle_s=session_idle,
-          config=config)
+          config=config, read_timeout_s=read_timeout, max_connections=max_connections,
+          shutdown_grace_s=shutdown_grace)
 
 
 @app.command("verify-batch")

@@ -223,3 +223,29 @@ def test_a_client_leaving_mid_body_is_not_logged_as_a_server_error(live_server: 
         time.sleep(0.3)
     assert _honest(srv) == 200
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+@pytest.mark.parametrize(("host", "status"), [
+    ("localhost:8000", 200), ("LOCALHOST.", 200), ("api.localhost:8000", 200), ("127.0.0.1:8000", 200),
+    ("[::1]:8000", 200), ("10.0.0.5", 200), ("evil.example:8000", 421), ("localhost.evil.example", 421), ("", 421),
+])
+def test_a_loopback_server_without_a_token_answers_only_localhost_names(make_client: Any, host: str,
+                                                                         status: int) -> None:
+    """DNS rebinding: a web page whose own name is re-pointed at 127.0.0.1 is same-origin with the server and may
+    POST JSON and read the reply; its Host header still says its name, which is refused before anything runs."""
+    c = make_client(allowed_hosts=("localhost",))
+    r = c.post("/verify", json={"task": TASK, "completion": "x"}, headers={"host": host})
+    assert r.status_code == status
+    if status == 421:
+        err = r.json()["error"]
+        assert err["code"] == "wrong_host" and "--token" in err["fix"]
+
+
+def test_the_cli_settings_check_host_names_only_without_a_token_on_loopback() -> None:
+    from crossgym.serve.command import build_settings
+
+    assert build_settings("127.0.0.1", 8000, None).allowed_hosts == ("localhost",)
+    assert build_settings("127.0.0.1", 8000, "a-long-enough-secret-token").allowed_hosts is None
+    assert build_settings("0.0.0.0", 8000, "a-long-enough-secret-token").allowed_hosts is None
+    s = build_settings("127.0.0.1", 8000, None, read_timeout_s=5.0, max_connections=64, shutdown_grace_s=2.0)
+    assert (s.read_timeout_s, s.max_connections, s.shutdown_grace_s) == (5.0, 64, 2.0)

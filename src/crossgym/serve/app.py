@@ -27,7 +27,7 @@ from crossgym.serve.batch_body import add_request_body, parse_batch, to_pair
 from crossgym.serve.envs import add_env_routes
 from crossgym.serve.errors import ApiError, error_responses, install_handlers
 from crossgym.serve.guard import check_spec, check_wire, loop_safe, refusal
-from crossgym.serve.middleware import BearerAuth, BodyLimit, Draining, media_problem
+from crossgym.serve.middleware import BearerAuth, BodyLimit, Draining, HostCheck, media_problem
 from crossgym.serve.runner import Runner
 from crossgym.serve.sessions import SessionStore
 from crossgym.serve.settings import ServeSettings
@@ -318,4 +318,6 @@ def create_app(settings: ServeSettings | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, timeout_s=settings.read_timeout_s)
     if settings.token:
         app.add_middleware(BearerAuth, token=settings.token)
+    if settings.allowed_hosts is not None:  # outermost: a rebinding page's request reaches nothing else
+        app.add_middleware(HostCheck, allowed=settings.allowed_hosts)
     return app

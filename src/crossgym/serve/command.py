@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from crossgym.protocol.errors import BackendUnavailable, ConfigError
-from crossgym.serve.settings import FLAGS, ServeSettings, check_bind, check_field
+from crossgym.serve.settings import FLAGS, LOOPBACK_NAMES, ServeSettings, check_bind, check_field, is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,8 @@ def build_settings(host: str = "127.0.0.1", port: int = 8000, token: str | None 
             raise ConfigError("on_error 'none' cannot be served: the OpenRLHF and veRL shapes need a number",
                               where="on_error", fix="set on_error to a number in the config")
         given.update(rule=rule, on_error=float(rule.on_error), model=run.model)
+    if not token and is_loopback(host):  # no token to stop a rebinding web page: only localhost's names answer
+        given.setdefault("allowed_hosts", LOOPBACK_NAMES)
     return ServeSettings(host=host, port=port, token=token or None, **given)
 
 

@@ -53,6 +53,31 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+class HostCheck:
+    """421 unless the Host header names an IP address or one of ``allowed`` (settings.allowed_hosts): a loopback
+    server without a token is otherwise open to any web page the user visits through DNS rebinding (the page's name
+    re-pointed at 127.0.0.1 is same-origin with the server, so it may POST JSON and read the replies)."""
+
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
+        self.app, self.allowed = app, tuple(a.lower() for a in allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from crossgym.serve.settings import host_allowed
+
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = next((v for k, v in scope.get("headers") or () if k == b"host"), b"").decode("latin-1")
+        if not host_allowed(host, self.allowed):
+            await _reply(send, 421, error_bytes(
+                421, "wrong_host", f"this server answers requests for localhost or an IP address, not "
+                f"{host[:100]!r}", where="Host header",
+                fix="connect to http://127.0.0.1:PORT or http://localhost:PORT; to serve under a name, start it "
+                    "with --token (and bind that address)"))
+            return
+        await self.app(scope, receive, send)
+
+
 def _body_error(name: str) -> type[Exception]:
     """An HTTPException subclass: FastAPI re-raises those from body reading, so this middleware answers them."""
     from starlette.exceptions import HTTPException

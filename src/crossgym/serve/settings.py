@@ -64,6 +64,10 @@ class ServeSettings:
     #: on SIGINT/SIGTERM, seconds in-flight requests get to finish; then each gets 503 and the server exits (it
     #: waited for them however long they took, and a client's verifier timeout could make that an hour)
     shutdown_grace_s: float = 10.0
+    #: the Host header names a request may carry, besides IP addresses (None: any). ``crossgym serve`` on loopback
+    #: without a token sets ("localhost",): a web page the user opens could otherwise reach it through DNS
+    #: rebinding (its own name re-pointed at 127.0.0.1) and use it as its own
+    allowed_hosts: tuple[str, ...] | None = None
 
     @property
     def reward_rule(self) -> RewardRule:
@@ -89,7 +93,8 @@ POSITIVE = ("max_body_bytes", "request_timeout_s", "max_concurrency", "max_batch
 #: is checked where it is converted (crossgym.serve.command.build_settings)
 FLAGS = {"request_timeout_s": "--timeout", "max_concurrency": "--max-concurrency", "max_batch": "--max-batch",
          "max_sessions": "--max-sessions", "session_idle_s": "--session-idle",
-         "nemo_gym_verifier": "--nemo-gym-verifier"}
+         "nemo_gym_verifier": "--nemo-gym-verifier", "read_timeout_s": "--read-timeout",
+         "max_connections": "--max-connections", "shutdown_grace_s": "--shutdown-grace"}
 
 
 def check_field(name: str, value: Any, flag: str | None = None) -> None:
@@ -127,6 +132,27 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+#: the host names a loopback server without a token answers (IP addresses always pass)
+LOOPBACK_NAMES = ("localhost",)
+
+
+def host_allowed(header: str, allowed: tuple[str, ...]) -> bool:
+    """Whether a request's Host header (``name[:port]``) names an IP address, one of ``allowed`` or a subdomain of
+    ``localhost`` (which resolves to loopback only). A rebinding page's own name ("evil.example") fails."""
+    name = header.strip().lower()
+    if name.startswith("["):  # [::1]:8000
+        name = name[1:].split("]", 1)[0]
+    elif name.count(":") == 1:
+        name = name.split(":", 1)[0]
+    name = name.rstrip(".")
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    return name in allowed or ("localhost" in allowed and name.endswith(".localhost"))
 
 
 def check_bind(host: str, token: str | None) -> None:
