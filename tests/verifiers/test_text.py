@@ -210,3 +210,66 @@ def test_text_growing_past_the_nfkc_cap_is_malformed():
         assert v.error_kind == "malformed" and "NFKC" in v.reason, (cls, v)
     assert run(ExactMatch, "Paris", "\ufdfa" * 1000).error is None  # under the cap: judged
     assert run(ExactMatch, "صلى الله عليه وسلم", "\ufdfa").passed
+
+
+@pytest.mark.parametrize("answer,text", [
+    ("10 a.m.", "10 am"), ("10 a.m.", "10 A.M."), ("u.s.a.", "USA"), ("A-ha", "aha"), ('"A Tale of Two Cities"',
+    "A Tale of Two Cities"), ("1,000", "1000"), ("1,000,000", "1000000"), ("12%", "12 %"), ("the-end", "theend"),
+])
+def test_punctuation_goes_before_articles_as_in_squad(answer, text):
+    """Version 7 (string_similarity 5): articles were dropped first, so the "a" of "a.m." or "u.s.a." went and "10 a.m."
+    failed "10 am", which SQuAD, TriviaQA and HotpotQA all accept; "1,000" failed "1000" and "12 %" "12%"."""
+    assert run(ExactMatch, answer, text, punctuation=True, articles=True).passed
+    assert run(StringSimilarity, answer, text, reward="binary", threshold=1.0).passed
+    assert run(StringSimilarity, answer, text, metric="token_f1").reward == 1.0
+
+
+@pytest.mark.parametrize("answer,text", [
+    ("1,2", "12"), ("12,5", "125"), ("1,0000", "10000"), ("Paris", "Paris, Lyon"), ("Vitamin A", "Vitamin"),
+    ("12%", "12"), ("-5", "5"),
+])
+def test_the_new_order_keeps_what_changes_an_answer(answer, text):
+    assert not run(ExactMatch, answer, text, punctuation=True, articles=True).passed
+    assert not run(StringSimilarity, answer, text, reward="binary", threshold=1.0).passed
+
+
+def _squad_norm(s):
+    import re
+    import string
+
+    s = "".join(c for c in s.lower() if c not in set(string.punctuation))
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", s).split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aAnNtThHeE .,'-_!?é\u00a0Ｐ1", max_size=30))
+def test_squad_normalize_is_squads_normalize_answer(s):
+    from crossgym.verifiers.text import squad_normalize
+
+    assert squad_normalize(s) == _squad_norm(s)
+
+
+@pytest.mark.parametrize("answer,text,em,f1", [
+    ("Paris", "the Paris.", 1.0, 1.0), ("U.S.", "US", 1.0, 1.0), ("Albert Einstein", "Einstein", 0.0, 2 / 3),
+    (["Isaac Newton", "Albert Einstein"], "albert einstein or isaac newton", 0.0, 4 / 7),
+    ("-5", "5", 1.0, 1.0),  # SQuAD's rule: its punctuation takes the sign (the default rules keep it)
+    ("Ｐａｒｉｓ", "Paris", 0.0, 0.0),  # and SQuAD folds no Unicode
+    ("Vitamin A", "vitamin", 1.0, 1.0), ("10 a.m.", "10 am", 1.0, 1.0),
+])
+def test_normalize_squad_selects_squads_rule(answer, text, em, f1):
+    assert run(ExactMatch, answer, text, normalize="squad").reward == em
+    v = run(StringSimilarity, answer, text, metric="token_f1", normalize="squad")
+    assert abs(v.reward - f1) < 1e-9, v
+
+
+def test_normalize_squad_keeps_the_guards():
+    assert not run(ExactMatch, "?", "!", normalize="squad").passed  # a reference left empty: compared as written
+    assert run(ExactMatch, "?", "?", normalize="squad").passed
+    assert run(ExactMatch, "Paris", "", normalize="squad").error_kind == "malformed"
+    assert run(ExactMatch, "Paris", "<answer>Paris</answer><answer>Lyon</answer>",
+               normalize="squad").error_kind == "malformed"
+    v = run(StringSimilarity, "Paris", "Paris, Lyon, Berlin", metric="token_f1", normalize="squad", reward="binary")
+    assert v.reward == 0.0 and not v.passed  # a list earns SQuAD's F1 share (0.5) only as similarity
+    for cls in (ExactMatch, StringSimilarity):
+        with pytest.raises(VerifierError):
+            cls(normalize="SQuAD")

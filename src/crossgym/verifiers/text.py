@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import re
+import string
 from collections import Counter
 from typing import Any
 
@@ -12,6 +15,7 @@ from crossgym.verifiers.extract import (
     answers_list,
     check_extract,
     locate_answer,
+    nfkc,
     normalize,
     normalize_cached,
     sentence_answer,
@@ -35,12 +39,61 @@ def unwrap_emphasis(span: str) -> str:
             return s
 
 
+#: the ``normalize`` param: crossgym's rules, or the SQuAD evaluate script's ``normalize_answer`` exactly
+NORMALIZE_MODES = ("default", "squad")
+_SQUAD_PUNCT = str.maketrans("", "", string.punctuation)
+_SQUAD_ARTICLES = re.compile(r"\b(a|an|the)\b")
+#: a thousands separator: a comma between a digit and a group of exactly three digits ("1,000" but not "1,2")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+#: a percent sign set apart from its number ("12 %"), joined to it before punctuation is dropped
+_PERCENT_APART = re.compile(r"(?<=\d)\s+%")
+
+
+def squad_normalize(text: str) -> str:
+    """SQuAD v1.1/v2.0 ``normalize_answer`` (also HotpotQA's and NQ-open's): lower-case, delete ASCII punctuation,
+    replace a/an/the with a space, collapse whitespace; no Unicode folding."""
+    text = text.lower().translate(_SQUAD_PUNCT)
+    return " ".join(_SQUAD_ARTICLES.sub(" ", text).split())
+
+
+def text_normalize(text: str, *, case_sensitive: bool = False, whitespace: bool = True, punctuation: bool = False,
+                   articles: bool = False) -> str:
+    """``extract.normalize`` with the order SQuAD uses when both punctuation and articles are dropped: punctuation
+    first, so an article glued to punctuation stays part of its word ("a.m." is "am", "u.s.a." "usa", "A-ha" "Aha";
+    they lost their "a" and "10 a.m." failed "10 am"), a thousands separator goes too ("1,000" is "1000") and a
+    percent sign set apart stays with its number ("12 %" is "12%")."""
+    if punctuation and "%" in text:
+        text = _PERCENT_APART.sub("%", text)
+    if punctuation and articles:
+        text = normalize(text, case_sensitive=True, whitespace=False, punctuation=True)
+    elif not punctuation:
+        return normalize(text, case_sensitive=case_sensitive, whitespace=whitespace, articles=articles)
+    text = normalize(text, case_sensitive=case_sensitive, whitespace=whitespace, articles=articles,
+                     punctuation=not articles)
+    return _THOUSANDS.sub("", text) if "," in text else text
+
+
+@functools.lru_cache(maxsize=65536)
+def text_normalize_cached(text: str, case_sensitive: bool = False, whitespace: bool = True,
+                          punctuation: bool = False, articles: bool = False) -> str:
+    """``text_normalize`` memoised, for references."""
+    if not (punctuation or articles):
+        return normalize_cached(text, case_sensitive, whitespace)
+    return text_normalize(text, case_sensitive=case_sensitive, whitespace=whitespace, punctuation=punctuation,
+                          articles=articles)
+
+
 class _TextBase(BaseVerifier):
     def __init__(self, *, extract: str = "auto", tag: str = "answer", case_sensitive: bool = False,
-                 whitespace: bool = True, punctuation: bool = False, articles: bool = False, **params: Any) -> None:
+                 whitespace: bool = True, punctuation: bool = False, articles: bool = False,
+                 normalize: str = "default", **params: Any) -> None:
         super().__init__(**params)
         self.extract = check_extract(extract, self.name)
         self.tag = str(tag)
+        if normalize not in NORMALIZE_MODES:
+            raise VerifierError(f"verifier {self.name!r}: normalize={normalize!r} must be 'default' or 'squad' "
+                                "(fix: pass one of them, or leave it out for the default)")
+        self.squad = normalize == "squad"
         self.norm = {"case_sensitive": bool(case_sensitive), "whitespace": bool(whitespace),
                      "punctuation": bool(punctuation), "articles": bool(articles)}
 
@@ -55,14 +108,23 @@ class _TextBase(BaseVerifier):
         """(reference, normalised span, normalised reference) per reference. A reference normalised as the span
         was: an "answer is" line loses its final period, so the reference does too ("U.S." against "The answer is
         U.S."). A reference that punctuation or article dropping leaves empty ("?", "the") is compared with both
-        kept, on both sides: two empty strings matched any such answer."""
-        pred = normalize(span, **self.norm)
+        kept, on both sides: two empty strings matched any such answer. With normalize="squad" both sides go
+        through SQuAD's ``normalize_answer`` instead (a reference it leaves empty: lower-case and whitespace only)."""
+        if self.squad:
+            if not span.isascii():
+                nfkc(span)  # the same cap on compatibility characters as the default rules
+            pred = squad_normalize(span)
+        else:
+            pred = text_normalize(span, **self.norm)
         out = []
         for r in refs:
             ref = sentence_answer(r) if where == "marker" else r
-            n = normalize_cached(ref, **self.norm)
-            if n or not (self.norm["punctuation"] or self.norm["articles"]):
+            n = squad_normalize(ref) if self.squad else text_normalize_cached(ref, **self.norm)
+            if n or not (self.squad or self.norm["punctuation"] or self.norm["articles"]):
                 out.append((r, pred, n))
+                continue
+            if self.squad:
+                out.append((r, " ".join(span.lower().split()), " ".join(ref.lower().split())))
                 continue
             light = {**self.norm, "punctuation": False, "articles": False}
             out.append((r, normalize(span, **light), normalize_cached(ref, **light)))
@@ -76,7 +138,8 @@ class ExactMatch(_TextBase):
     params: extract ("auto" | "full" | "answer_tag" | "boxed" | "marker" | "last_line", default "auto": an
     <answer> tag, else \\boxed{}, else an "answer:" line, else the whole text), tag ("answer"), case_sensitive
     (False), whitespace (True: collapse runs), punctuation (False: True drops it), articles (False: True drops
-    a/an/the). Unicode is NFKC-normalised and \\text{..}/$..$ unwrapped.
+    a/an/the; with punctuation, punctuation goes first, as in SQuAD), normalize ("default" | "squad": SQuAD's
+    normalize_answer exactly, overriding the four). Unicode is NFKC-normalised and \\text{..}/$..$ unwrapped.
     """
 
     name = "exact_match"
@@ -85,8 +148,10 @@ class ExactMatch(_TextBase):
     # dropping punctuation keeps a number's sign and point ("-5" is not "5") and C++/C#, dropping articles keeps
     # "Vitamin A"'s letter, a reference left empty by them ("?") is compared with both kept; 5: an answer over
     # 2,000,000 characters in NFKC is malformed (1 MB of U+FDFA is 18 MB there: 1.4 s); 6: an answer wrapped whole
-    # in markdown emphasis or code (**Paris**, *Paris*, `Paris`) is also read without it (it failed "Paris")
-    version = "6"
+    # in markdown emphasis or code (**Paris**, *Paris*, `Paris`) is also read without it (it failed "Paris"); 7: with
+    # punctuation and articles both dropped, punctuation goes first, as in SQuAD ("10 a.m." lost its "a" and failed
+    # "10 am"), and a thousands separator goes with it ("1,000" is "1000"); normalize="squad" (SQuAD's rule exactly)
+    version = "7"
     description = "answer equals the reference after normalisation (case, whitespace, punctuation, articles)"
 
     def score(self, task: Task, completion: Completion) -> Verdict:
@@ -192,15 +257,18 @@ class StringSimilarity(_TextBase):
     answer: a string, or a list of accepted strings (the best one counts).
     params: metric ("edit" | "token_f1", default "edit"), threshold (0.8: passed when similarity >= it),
     reward ("similarity": the similarity itself | "binary": 1.0 at or above the threshold, else 0.0), plus
-    exact_match's extract, tag and normalisation params (punctuation and articles default to True here).
+    exact_match's extract, tag and normalisation params (punctuation and articles default to True here; normalize
+    "squad" with metric "token_f1" is SQuAD v2.0's F1).
     Edit distance refuses answers over 10,000 characters (malformed); token F1 is linear.
     """
 
     name = "string_similarity"
     # 2: the answer marker in any case mix; 3: "answer is: X", final periods, kept punctuation (-5, 3.14, C++),
     # "Vitamin A" and references left empty by normalisation, as exact_match 4 (its defaults drop both); 4: an answer
-    # over 2,000,000 characters in NFKC is malformed, as exact_match 5 (1 MB of U+FDFA took 5 s)
-    version = "4"
+    # over 2,000,000 characters in NFKC is malformed, as exact_match 5 (1 MB of U+FDFA took 5 s); 5: punctuation
+    # dropped before articles and thousands separators dropped, normalize="squad", as exact_match 7 (token_f1 with
+    # it is SQuAD v2.0's F1 to 1e-9)
+    version = "5"
     description = "normalised edit distance or token F1 against a reference, with a threshold"
 
     def __init__(self, *, metric: str = "edit", threshold: float = 0.8, reward: str = "similarity",
