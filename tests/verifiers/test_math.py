@@ -272,3 +272,25 @@ def test_an_answer_that_writes_out_the_operation_is_no_answer(gold, answer, ok, 
     the question's operation passed its value."""
     v = Math().run_score(Math.task(gold), Completion.from_text(answer))
     assert v.passed is ok and (v.error_kind == "malformed") is malformed, v
+
+
+@pytest.mark.parametrize(("gold", "answer", "ok"), [
+    ("12.5\\%", "12.5", True),  # math 9: failed, while 25\% passed 25 (math-verify's integer-only rule)
+    ("7.5\\%", "\\boxed{7.5}", True),
+    ("12.5", "\\boxed{12.5\\%}", True),
+    ("12.5\\%", "0.125", True),
+    ("12.5\\%", "\\boxed{12.5\\%}", True),
+    ("25\\%", "\\boxed{25.0}", True),
+    ("25\\%", "25", True),
+    ("12.5\\%", "12.6", False),
+    ("12.5\\%", "1.25", False),
+    ("7.5\\%", "\\boxed{75}", False),
+    ("7.5\\%", "\\boxed{7.4\\%}", False),
+    ("12.5\\%", "\\boxed{x}", False),
+])
+def test_a_decimal_percentage_matches_its_number(gold, answer, ok):
+    """A percentage is its number or its hundredth (MATH's graders drop the sign; math-verify took 9\\% for 9 but
+    12.5\\% only for 0.125)."""
+    for fast in (True, False):
+        v = Math(fast_path=fast).run_score(Math.task(gold), Completion.from_text(answer))
+        assert v.passed is ok and v.error_kind is None, (fast, v)

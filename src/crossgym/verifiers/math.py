@@ -276,6 +276,34 @@ def _tiny_apart(gold: Any, pred: Any, places: int) -> bool:
         return False
 
 
+def _pct_value(expr: Any) -> Any:
+    """X for latex2sympy's percentage ``X%`` (``Mul(X, UnevaluatedExpr(1/100))``) of a number X, else None."""
+    import sympy
+
+    if (isinstance(expr, sympy.Mul) and len(expr.args) == 2 and isinstance(expr.args[0], sympy.Number)
+            and expr.args[1] == sympy.UnevaluatedExpr(sympy.Rational(1, 100))):
+        return expr.args[0]
+    return None
+
+
+def _readings(gold: Any, pred: Any) -> list[tuple[Any, Any]]:
+    """The (gold, prediction) pairs compared: as parsed, and, where one is a percentage of a number and the other a
+    bare number, also with the percentage's number for it ("12.5\\%" against "12.5"). math-verify takes an integer
+    percentage for its number (9\\% == 9) but a decimal one only for its hundredth, so 12.5 failed 12.5\\%
+    (0.125 passes either way)."""
+    import sympy
+
+    pairs = [(gold, pred)]
+    try:
+        g, p = gold[0], pred[0]
+        gv, pv = _pct_value(g), _pct_value(p)
+        if (gv is None) != (pv is None) and isinstance(p if pv is None else g, sympy.Number):
+            pairs.append(([g if gv is None else gv], [p if pv is None else pv]))
+    except (IndexError, TypeError):
+        pass
+    return pairs
+
+
 def _pct(value: Any) -> Any:
     import sympy
 
@@ -504,7 +532,8 @@ class Math(BaseVerifier):
     # (\infty = 2, \frac{1}{0} = 2) is a false equation, as 3 = 2 was in version 6 (each passed the reference 2);
     # an answer writing out an integral, sum, product, limit or derivative is malformed unless the reference does
     # (math-verify evaluates them: the question's own \int_0^1 x^2\,dx passed 1/3)
-    version = "8"
+    # 9: a percentage of a decimal matches its number as one of an integer does (12.5 failed 12.5\%, 25 passed 25\%)
+    version = "9"
     description = "mathematical equivalence of the final answer via math-verify (process pool, hard timeout)"
     isolation = "process"
     default_timeout = 5.0
@@ -564,9 +593,14 @@ class Math(BaseVerifier):
             theirs = None if mine is None else _plain_decimal(parsed, self.float_rounding)
             if theirs is None and "=" in g and not _names_variables(pred):
                 parsed = ordered_values(g, parsed) or parsed  # (x=3, y=-1: the values in the order it names them)
-            if mine == theirs if theirs is not None else mv.verify(
-                    list(parsed), pred, float_rounding=self.float_rounding, numeric_precision=self.numeric_precision,
-                    strict=self.strict, timeout_seconds=None) and not _tiny_apart(parsed, pred, self.float_rounding):
+            if theirs is not None:
+                same = mine == theirs
+            else:
+                same = any(mv.verify(
+                    list(g_side), p_side, float_rounding=self.float_rounding, numeric_precision=self.numeric_precision,
+                    strict=self.strict, timeout_seconds=None) for g_side, p_side in _readings(parsed, pred)) \
+                    and not _tiny_apart(parsed, pred, self.float_rounding)
+            if same:
                 return Verdict.ok(1.0, reason=f"{shown!r} is equivalent to {clip(g, 60)!r}")
         return Verdict.ok(0.0, reason=f"{shown!r} is not equivalent to {clip(golds[0][0], 60)!r}")
 
