@@ -35,8 +35,10 @@ class ToolCallIn(_In):
 
     id: str = ""
     """Call id (tool results answer it through tool_call_id)."""
-    name: str = Field(min_length=1)
-    """The tool's name."""
+    name: str
+    """The tool's name. May be empty, as ``ToolCall.from_dict`` takes it: an OpenAI endpoint's call with an empty
+    name is recorded as one by eval, and a rollout record must post as it is (a verifier judges such a call; a
+    422 here left serve unable to score what verify-batch and reverify score)."""
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     """Arguments as a JSON object, or as OpenAI writes them: the object's JSON text (text that is not one JSON object
     makes the call unreadable: judged malformed)."""
