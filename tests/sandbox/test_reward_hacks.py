@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -159,6 +161,67 @@ def test_the_callers_other_limits_do_not_change_the_judgement(sandbox: Sandbox) 
                           preexec_fn=pre)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [1, 1, 1]
+
+
+_STATE = textwrap.dedent("""
+    import json, sys
+    from crossgym.sandbox import run_python_tests, run_python_tests_many
+    sols = ["def add(a, b):\\n    return a + b\\n",
+            "import time\\ndef add(a, b):\\n    t = time.monotonic()\\n    time.sleep(0.01)\\n"
+            "    return a + b if time.monotonic() - t < 0.4 else None\\n"]
+    tests = ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]
+    one = [run_python_tests(s, tests, timeout=5, tier=sys.argv[1]).passed for s in sols]
+    print(json.dumps(one + [r.passed for r in run_python_tests_many(sols, tests, timeout=5, tier=sys.argv[1])]))
+""")
+
+
+def _caller_state(how: str) -> None:
+    """The process state a trainer may be started with (a hardened login's umask, ``ulimit -n 64``, systemd's
+    TimerSlackNSec): all of it survives fork and exec into the sandbox's server."""
+    if how == "umask":
+        os.umask(0o077)
+    elif how == "nofile":
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    elif how == "timerslack":
+        import ctypes
+
+        ctypes.CDLL(None).prctl(29, 1 << 30, 0, 0, 0)  # PR_SET_TIMERSLACK: every sleep up to 1 s late
+
+
+@pytest.mark.parametrize("how", ["umask", "nofile", "timerslack", "nested_tmpdir"])
+def test_the_callers_process_state_does_not_change_the_judgement(sandbox: Sandbox, how: str) -> None:
+    """Before: a caller umask of 077 (or 027) scored every solution 0 (the slots could not reach their own
+    directories), ``ulimit -n 64`` failed every task's set-up, a caller's timer slack made sleeps late, and in the
+    strong tier a $TMPDIR below /tmp (bubblewrap made its parents 0700) scored every solution 0."""
+    env = dict(os.environ)
+    if how == "nested_tmpdir":  # below /tmp, every directory open to others (pytest's own tmp_path is 0700)
+        top = tempfile.mkdtemp(prefix="cg-nested-", dir="/tmp")
+        os.chmod(top, 0o755)
+        env["TMPDIR"] = nested = os.path.join(top, "a b", "c")
+        os.makedirs(nested, mode=0o755)
+    done = subprocess.run([sys.executable, "-c", _STATE, sandbox.tier], env=env, capture_output=True, text=True,
+                          timeout=120, preexec_fn=lambda: _caller_state(how))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [2, 2, 2, 2]
+    if how == "nested_tmpdir":
+        shutil.rmtree(top)
+
+
+def test_a_scratch_directory_the_tasks_cannot_reach_is_refused_not_scored_zero(sandbox: Sandbox) -> None:
+    """$TMPDIR inside a private (0700) directory: with a uid per slot the default tier's tasks could not reach
+    their directories and every verdict was 0; now the call says why (the strong tier builds its own parents)."""
+    top = tempfile.mkdtemp(prefix="cg-private-", dir="/tmp")  # mkdtemp: 0700
+    try:
+        env = dict(os.environ, TMPDIR=os.path.join(top, "inner"))
+        os.makedirs(env["TMPDIR"], mode=0o755)
+        done = subprocess.run([sys.executable, "-c", _STATE, sandbox.tier], env=env, capture_output=True,
+                              text=True, timeout=120)
+        if done.returncode == 0:
+            assert json.loads(done.stdout.strip().splitlines()[-1]) == [2, 2, 2, 2]
+        else:
+            assert sandbox.tier == "default" and "cannot pass through" in done.stderr, done.stderr[-2000:]
+    finally:
+        shutil.rmtree(top)
 
 
 def test_plan_made_under_O_keeps_its_asserts() -> None:

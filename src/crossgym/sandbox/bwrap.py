@@ -42,7 +42,19 @@ def _common(bwrap: str, root: bool, read_only: list[str]) -> list[str]:
 
 def pool_argv(bwrap: str, root: bool, scratch_root: str, read_only: list[str]) -> list[str]:
     """The long-lived server inside one bubblewrap; the scratch root is the only writable host path."""
-    return _common(bwrap, root, read_only) + ["--bind", scratch_root, scratch_root, "--chdir", "/", "--"]
+    return _common(bwrap, root, read_only) + _ancestors(scratch_root) + ["--bind", scratch_root, scratch_root,
+                                                                         "--chdir", "/", "--"]
+
+
+def _ancestors(path: str) -> list[str]:
+    """The directories above ``path`` made searchable (0755) before it is bound: bubblewrap creates the missing
+    ones (inside its tmpfs /tmp, /run, / itself) as 0700 root, and a scratch root under $TMPDIR=/tmp/x left every
+    slot's uid unable to reach its own directory (every verdict 0). An existing directory keeps its mode."""
+    parts = [p for p in os.path.abspath(path).split("/") if p][:-1]
+    args: list[str] = []
+    for i in range(1, len(parts) + 1):
+        args += ["--perms", "0755", "--dir", "/" + "/".join(parts[:i])]
+    return args
 
 
 TASK_DIR = "/scratch"

@@ -67,8 +67,24 @@ class Sandbox:
                 _sweep_stale_roots(config.scratch_base())
                 path = tempfile.mkdtemp(prefix=f"crossgym-sbx-{os.getpid()}-", dir=config.scratch_base())
                 os.chmod(path, 0o711 if config.uid_base() is not None else 0o700)
+                self._check_reachable(path)
                 self._scratch_root = path
             return self._scratch_root
+
+    def _check_reachable(self, path: str) -> None:
+        """With a uid per slot the tasks must be able to pass through every directory above the scratch root: under
+        a private one ($TMPDIR in a 0700 home or /run/user/N) every task failed to reach its own directory and
+        every verdict was 0, silently. Refused with the reason instead (the strong tier builds its own parents)."""
+        if config.uid_base() is None or self.tier == "strong":
+            return
+        parent = os.path.dirname(path)
+        while parent != os.path.dirname(parent):
+            if not os.stat(parent).st_mode & 0o001:
+                os.rmdir(path)
+                raise SandboxError(f"the sandbox's tasks run as other uids and cannot pass through {parent!r} "
+                                   f"(no search permission for others): set ${config.ENV_SCRATCH} or $TMPDIR to "
+                                   "a directory they can reach, such as /tmp")
+            parent = os.path.dirname(parent)
 
     def new_scratch(self) -> str:
         """A fresh empty directory under the scratch root (for shell tasks and sessions)."""

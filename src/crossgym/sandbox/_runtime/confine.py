@@ -16,6 +16,9 @@ from . import landlock
 
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP = 1, 4, 22
 PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
+PR_SET_TIMERSLACK = 29
+TIMERSLACK_NS = 50_000  # the kernel's default
+MIN_OPEN_FILES = 1024  # the usual soft default; the runtime parks fds at 200+ before a task's own limit
 SECCOMP_MODE_FILTER = 2
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -126,6 +129,19 @@ class Confinement:
         if self._prog is not None and libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
                                                    ctypes.byref(self._prog), 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "seccomp filter failed to load")
+
+
+def normalise_inherited() -> None:
+    """Undo what the caller's process state would pass on to every task (all of it survives fork and exec): a
+    umask of 027 or 077 made the slots' directories closed to their own uids (every verdict 0), a soft
+    ``ulimit -n`` under 200 failed every task's set-up (the runtime parks descriptors at 200 and above), and a timer
+    slack the caller raised (``prctl``, systemd's TimerSlackNSec) stretched every sleep of a solution."""
+    os.umask(0o022)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < MIN_OPEN_FILES:
+        wanted = MIN_OPEN_FILES if hard == resource.RLIM_INFINITY else min(MIN_OPEN_FILES, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    libc.prctl(PR_SET_TIMERSLACK, TIMERSLACK_NS, 0, 0, 0)
 
 
 def rlimits(limits: dict[str, int], nproc_base: int) -> None:

@@ -387,6 +387,7 @@ def main(argv: list[str]) -> None:
     """``python3 -S -I -c BOOT serve CFG`` (fd 3 is the request socket) or ``oneshot CFG HDR FDS``."""
     mode, cfg = argv[0], json.loads(argv[1])
     os.environ.clear()
+    confine.normalise_inherited()  # the caller's umask, fd limit and timer slack are not the tasks'
     server = Server(cfg, zygotes=mode == "serve" and not cfg.get("no_zygotes"))
     child.install_quitters()  # (the tasks it forks itself)
     gc.collect()
