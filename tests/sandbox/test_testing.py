@@ -222,3 +222,15 @@ def answer():
     assert r.passed == 0 and r.total == 1
     control = judge(sandbox, solution + "KEPT = HEAD + TAIL\n", [f"assert answer() == {expected!r}"], timeout=10.0)
     assert control.passed == 1  # the same scan finds the value when the solution's process does hold it
+
+
+def test_only_the_tests_leading_imports_must_be_installed() -> None:
+    """The tests' leading block of imports is their set-up (HumanEval+'s ``import numpy as np``); an import after
+    other code may be of a module that code made (a file the solution wrote, a path the tests added), judged as the
+    unit runs."""
+    from crossgym.sandbox._runtime import plan
+
+    assert plan.imports('"""doc"""\nimport numpy as np\nfrom os import path\nx = 1\nimport planted', None) == \
+        ["numpy", "os"]
+    assert plan.imports(["import sys\nstamp('p.py')\nimport planted", "from __future__ import annotations\n"
+                         "import json"], "import re\nprint(1)\nimport later") == ["sys", "json", "re"]

@@ -30,10 +30,15 @@ def encodes(verdict: Verdict) -> None:
 
 # ---------------------------------------------------------------------------------------------- truncation
 def test_code_output_fails_output_cut_at_the_capture_limit() -> None:
+    """An expected output of the capture limit's size keeps up to twice as much (code_output 7), so output past
+    it is judged whole (and fails), and output past the raised limit is cut and fails as truncated."""
     expected = "x" * CAP
     t = task("code_output", {"cases": [{"stdin": "", "stdout": expected}]})
     cheat = Completion.from_text(f"```python\nimport sys\nsys.stdout.write('x' * {CAP} + 'WRONG' * 1000)\n```")
     v = CodeOutput(compare="exact").verify(t, cheat)
+    assert v.reward == 0.0 and "truncated" not in v.reason, v
+    flood = Completion.from_text(f"```python\nimport sys\nsys.stdout.write('x' * {3 * CAP})\n```")
+    v = CodeOutput(compare="exact").verify(t, flood)
     assert v.reward == 0.0 and "truncated" in v.reason, v
     honest = Completion.from_text(f"```python\nimport sys\nsys.stdout.write('x' * {CAP})\n```")
     assert CodeOutput(compare="exact").verify(t, honest).reward == 1.0

@@ -119,11 +119,13 @@ def _build(tests: str | list[str], entry: str | None) -> tuple[Any, list[str], l
 
 
 def imports(tests: str | list[str], prelude: str | None) -> list[str]:
-    """The top-level packages the tests and the prelude import unconditionally (a statement of the module itself,
-    not in a ``try``, a branch or a function), in order. The harness checks that its interpreter has each before
-    judging: a suite written for one process with site-packages (HumanEval+'s and MBPP+'s ``import numpy as np``)
-    failed every solution at its set-up, a task's fault scored as a wrong answer. Text that does not parse is
-    the planner's to report: nothing here."""
+    """The top-level packages the tests and the prelude import in their leading block of imports (the statements
+    before anything else runs: a docstring may come first), in order. The harness checks that its interpreter has
+    each before judging: a suite written for one process with site-packages (HumanEval+'s and MBPP+'s ``import
+    numpy as np``) failed every solution at its set-up, a task's fault scored as a wrong answer. An import after
+    other code is that code's business: a module the solution writes or a path the tests add first
+    (``stamp('planted.py')`` then ``import planted``) is judged as the unit runs. Text that does not parse is the
+    planner's to report: nothing here."""
     found: list[str] = []
     with _AST_LOCK:
         for text in (*(tests if isinstance(tests, list) else [tests]), prelude or ""):
@@ -131,13 +133,15 @@ def imports(tests: str | list[str], prelude: str | None) -> list[str]:
                 body = ast.parse(text, "tests.py").body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
-            for stmt in body:
+            for n, stmt in enumerate(body):
                 if isinstance(stmt, ast.Import):
                     heads = [alias.name for alias in stmt.names]
-                elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module != "__future__":
-                    heads = [stmt.module or ""]
+                elif isinstance(stmt, ast.ImportFrom) and not stmt.level:
+                    heads = [stmt.module or ""] if stmt.module != "__future__" else []
+                elif n == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                    continue  # a docstring
                 else:
-                    continue
+                    break  # the leading imports end here
                 found += [h.split(".")[0] for h in heads if h and h.split(".")[0] not in found]
     return found
 
