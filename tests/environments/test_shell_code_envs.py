@@ -146,3 +146,22 @@ def test_a_turn_runs_at_most_the_cap_of_tool_calls(shell_task: Task) -> None:
     assert len(out) == MAX_CALLS_PER_TURN + 1 and out[-1].content.endswith("the 24 after them were not run")
     assert env.step(run("wc -l < ran.txt")).messages[0].content == f"exit code 0\n{MAX_CALLS_PER_TURN}\n"
     env.close()
+
+
+def test_shell_replay_skips_calls_past_the_per_turn_cap(shell_task: Task) -> None:
+    """Calls past MAX_CALLS_PER_TURN are answered "not run" in the episode; the replay must not run them either."""
+    from crossgym.environments.base import MAX_CALLS_PER_TURN
+    from crossgym.rollout.driver import Episode
+
+    def episode(calls: list[str]) -> float:
+        ep = Episode.open(shell_task, "shell", seed=0)
+        ep.take(Message(role="assistant", content="", tool_calls=tuple(
+            ToolCall(id=f"c{i}", name="run", arguments={"command": c}) for i, c in enumerate(calls))))
+        ep.take(say("Done"))
+        reward = ep.verdict(crossgym.load_verifier(shell_task.verifier)).reward
+        ep.close()
+        return reward
+
+    reference = list(shell_task.metadata["reference"])
+    assert episode(reference) == 1.0
+    assert episode(["true"] * MAX_CALLS_PER_TURN + reference) == 0.0  # it was 1.0: replayed, never run

@@ -91,3 +91,35 @@ def test_an_exploration_query_that_outlives_sqlites_checks_ends_on_time(task: Ta
     assert took < 0.3 + 1.0 + 1.0, took
     assert "ran over" in step.messages[0].content and not step.done
     assert "unit_price" in env.step(call("describe", table="orders")).messages[0].content
+
+
+def _play(task: Task, action: Message) -> tuple[bool, float, str]:
+    """(done, reward, reason) of a one-turn episode through the driver."""
+    from crossgym.api import load_verifier
+    from crossgym.rollout.driver import Episode
+
+    ep = Episode.open(task, "sql", seed=0, max_turns=1)
+    ep.take(action)
+    verdict = ep.verdict(load_verifier(task.verifier))
+    ep.close()
+    return ep.done, verdict.reward, verdict.reason
+
+
+def test_the_verifier_scores_the_submit_the_environment_took(task: Task) -> None:
+    """The first submit ends the episode; a later one, or one past the per-turn cap, was never taken."""
+    from crossgym.environments.base import MAX_CALLS_PER_TURN
+
+    right, wrong = task.answer["query"], "SELECT 1"
+
+    def many(*calls: ToolCall) -> Message:
+        return Message(role="assistant", content="", tool_calls=calls)
+
+    sub = lambda q: ToolCall(id="s", name="submit", arguments={"query": q})  # noqa: E731
+    assert _play(task, many(sub(right)))[1] == 1.0
+    assert _play(task, many(sub(wrong), sub(right)))[1] == 0.0  # it was scored 1.0: the last submit
+    padded = many(*[ToolCall(id=f"l{i}", name="list_tables", arguments={}) for i in range(MAX_CALLS_PER_TURN)],
+                  sub(right))
+    assert _play(task, padded)[1] == 0.0  # the submit was answered "not run"; it was scored 1.0
+    block = Message(role="assistant", content=f"```sql\n{right}\n```",
+                    tool_calls=(ToolCall(id="l", name="list_tables", arguments={}),))
+    assert _play(task, block)[1] == 0.0  # a final message of other calls submits nothing, as in Hermes text

@@ -6,7 +6,8 @@ as its own step of a sandbox ShellSession (files carry over between commands; th
 do not, exactly as in the environment). Without tool calls, the last ```bash block of the final message (after its
 reasoning, the last ``</think>``) runs as one script. For a task of the ``shell`` environment (``task.env ==
 "shell"``) only what that environment executes is replayed: ``run`` calls with a ``command``, never a ```bash
-block. The seed files are ``task.metadata["files"]``.
+block, and of one message only the calls within the environment's per-turn cap. The seed files are
+``task.metadata["files"]``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from crossgym.protocol.errors import CrossgymError, VerifierError
+from crossgym.protocol.messages import ToolCall
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.text import MalformedToolCall, extract_fenced, parse_tool_calls
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
@@ -43,7 +45,7 @@ def extract_commands(completion: Completion, *, env: str | None = None) -> list[
                 calls = parse_tool_calls(m)
             except MalformedToolCall:
                 calls = []  # the environment answered it with an error and ran nothing
-        for c in calls:
+        for c in _executed(calls, episode):
             if c.name in tools:
                 cmd = next((c.arguments[k] for k in keys if k in c.arguments), None)
                 if isinstance(cmd, str) and cmd.strip():
@@ -59,6 +61,17 @@ def extract_commands(completion: Completion, *, env: str | None = None) -> list[
     if episode:
         raise Malformed("no run(command) call in the episode (the shell environment runs nothing else)")
     raise Malformed("no shell commands in the completion (use the run tool or a ```bash block)")
+
+
+def _executed(calls: list[ToolCall], episode: bool) -> list[ToolCall]:
+    """The calls of one message the shell environment ran: its first ``MAX_CALLS_PER_TURN`` (it answers the rest
+    "not run"). Replaying them all credited commands the episode refused: 16 ``true`` calls, then the task's
+    command as the 17th, scored 1.0 though the file was never made in the episode."""
+    if not episode:
+        return calls
+    from crossgym.environments.base import MAX_CALLS_PER_TURN
+
+    return calls[:MAX_CALLS_PER_TURN]
 
 
 def _norm(text: str, strict: bool) -> str:
@@ -117,7 +130,9 @@ class Shell(BaseVerifier):
     # use up the verifier's time fail (it was an exception verdict, the machine's fault: masked under on_error none);
     # 11: commands may change the scheduling of their own processes only (renice -p, taskset -p, ionice -p of a pid
     # are refused: they reached the sandbox's other processes of its uid)
-    version = "11"
+    # 12: a task of the shell environment replays only the first 16 calls of a message (MAX_CALLS_PER_TURN), as the
+    # environment runs them: the 17th was replayed and credited though the episode never ran it
+    version = "12"
     description = "replay the model's shell commands in a seeded sandbox dir; compare final files and output"
     isolation = "thread"
     default_timeout = 60.0

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crossgym.protocol.errors import VerifierError
+from crossgym.protocol.messages import Message
 from crossgym.protocol.task import Completion, Example, Task, Verdict
 from crossgym.text import extract_fenced
 from crossgym.verifiers.base import BadTask, BaseVerifier, Malformed, clip, time_left
@@ -208,11 +209,34 @@ def execute_bounded(script: str, query: str, *, timeout: float = 5.0,
 
 
 # ------------------------------------------------------------------ reading the answer
-def extract_query(completion: Completion) -> str:
-    """The model's final query (see the module docstring); raises Malformed when there is none."""
+def _episode_answer(last: Message) -> str:
+    """The query the sql environment took from its final message's tool calls: the first ``submit`` with a query
+    among the calls it runs (its first ``MAX_CALLS_PER_TURN``), which ends the episode there. The last submit of
+    the message was scored: ``submit(wrong), submit(right)`` ended the episode on the wrong one and scored 1.0, and
+    a submit past the cap, answered "not run", was scored too; a final message of other calls (OpenAI form) had
+    its ```sql block scored though it submitted nothing (Hermes text was malformed)."""
+    from crossgym.environments.base import MAX_CALLS_PER_TURN, read_tool_calls
+
+    calls, error = read_tool_calls(last)
+    if error is not None:
+        raise Malformed(f"unreadable tool call: {error}")
+    for call in calls[:MAX_CALLS_PER_TURN]:
+        q = call.arguments.get("query")
+        if call.name == "submit" and set(call.arguments) == {"query"} and isinstance(q, str):  # what its check takes
+            if not q.strip():
+                raise Malformed("submit with an empty query (the environment ended the episode on it)")
+            return q.strip()
+    raise Malformed("the final message calls tools but the environment took no submit(query) from it")
+
+
+def extract_query(completion: Completion, *, env: str | None = None) -> str:
+    """The model's final query (see the module docstring); raises Malformed when there is none. ``env="sql"`` (a
+    completion from the sql environment): the answer the environment took, see :func:`_episode_answer`."""
     last = next((m for m in reversed(completion.messages) if m.role == "assistant"), None)
     if last is None:
         raise Malformed("no assistant message")
+    if env == "sql" and (last.tool_calls or "<tool_call>" in (last.content or "")):
+        return _episode_answer(last)
     for call in reversed(last.tool_calls):
         if call.name in SUBMIT_TOOLS:
             q = call.arguments.get("query", call.arguments.get("sql"))
@@ -414,7 +438,10 @@ class SQL(BaseVerifier):
     # 10: ``like`` compares floats exactly, as BIRD's and Spider's evaluations do (0.1 + 0.2 is not 0.3: they were
     # rounded to float_digits), and ``like: spider`` drops DISTINCT from both queries, as Spider's evaluation does
     # by default (``keep_distinct: true`` keeps it)
-    version = "10"
+    # 11: a task of the sql environment takes the answer the environment took: the first submit(query) within the
+    # per-turn cap of the final message (the last one was scored, and one past the cap), and a final message of
+    # other tool calls submits nothing in OpenAI form too (its ```sql block was scored)
+    version = "11"
     description = "run the model's SQL read-only on the task's SQLite database; compare result sets"
     default_timeout = 10.0
     #: "process", not "inline": SQLite reads its interrupt flag and progress handler only at jump instructions, and
@@ -494,7 +521,7 @@ class SQL(BaseVerifier):
         script = task.metadata.get("database")
         if not isinstance(script, str) or not script.strip():
             raise BadTask("metadata['database'] must hold the SQL script that builds the database")
-        query = extract_query(completion)
+        query = extract_query(completion, env=task.env)
         if not self.keep_distinct:
             query = drop_distinct(query)
         want_cols, want = self.expected(task, script)
