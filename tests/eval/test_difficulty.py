@@ -89,3 +89,13 @@ def test_filter_groups_maps_to_each_backends_dynamic_sampling():
 
     notes = TRLBackend().plan(run).notes
     assert any("no dynamic sampling" in n for n in notes)
+
+
+def test_a_group_of_nan_rewards_is_zero_variance():
+    from crossgym.eval.difficulty import TaskRate, _reward_key
+
+    nan_group = TaskRate(0, 3, {_reward_key(float("nan") * x) for x in (1.0, 2.0, 3.0)})  # three distinct NaNs
+    masked = TaskRate(0, 2, {_reward_key(None), _reward_key(float("nan"))})
+    varied = TaskRate(1, 2, {_reward_key(1.0), _reward_key(float("nan"))})
+    assert nan_group.zero_variance and masked.zero_variance and not varied.zero_variance
+    assert _reward_key(0.1 + 0.2) == _reward_key(0.3)

@@ -68,3 +68,23 @@ def test_reward_distribution():
     assert spread["values"] is None and spread["histogram"]["counts"] == [10] * 10
     m = compute_metrics([_r("t", Verdict.ok(0.0)), _r("t", Verdict.ok(0.0))])
     assert m["identical_rewards"] is True
+
+
+def test_pass1_interval_holds_pass1_when_tasks_have_unequal_samples():
+    # one task of 1 passing sample, one of 20 failing: pass@1 is 0.5 (mean of per-task rates), the pooled rate 1/21
+    rollouts = [_r("t1", Verdict.ok(1.0))] + [_r("t2", Verdict.ok(0.0)) for _ in range(20)]
+    m = compute_metrics(rollouts, ks=[2])  # pass@1 bootstrapped even when k = 1 is not asked for
+    ci = m["intervals"]["pass@1"]
+    assert m["pass@1"] is None  # (k = 1 not asked for)
+    assert ci["method"] == "bootstrap" and (ci["successes"], ci["trials"]) == (1, 21)
+    assert ci["low"] <= 0.5 <= ci["high"]
+    full = compute_metrics(rollouts)
+    assert full["pass@1"] == pytest.approx(0.5)
+    assert full["intervals"]["pass@1"]["low"] <= 0.5 <= full["intervals"]["pass@1"]["high"]
+    assert (full["intervals"]["pass@1"]["low"], full["intervals"]["pass@1"]["high"]) == pytest.approx(
+        (full["intervals"]["pass@k"]["1"]["low"], full["intervals"]["pass@k"]["1"]["high"]))
+
+
+def test_pass1_interval_is_wilson_with_equal_samples():
+    m = compute_metrics(_rollouts())
+    assert m["intervals"]["pass@1"]["method"] == "wilson"

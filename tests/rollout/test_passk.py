@@ -23,3 +23,19 @@ def test_mean_skips_tasks_with_fewer_samples_than_k():
     assert k_values(8) == [1, 2, 4, 8] and k_values(5) == [1, 2, 4, 5] and k_values(1) == [1]
     with pytest.raises(ValueError):
         pass_at_k(3, 4, 1)
+
+
+def _humaneval(n: int, c: int, k: int) -> float:
+    """HumanEval's estimate_pass_at_k (Chen et al. 2021), as it is written there."""
+    import numpy as np
+
+    if n - c < k:
+        return 1.0
+    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+@pytest.mark.parametrize("n", [1, 10, 50, 200])
+def test_matches_humaneval_estimator_up_to_200_samples(n):
+    for c in sorted({0, 1, n // 3, n // 2, n - 1, n} - {-1}):
+        for k in sorted({1, 2, 5, 10, 64, 100, n} & set(range(1, n + 1))):
+            assert pass_at_k(n, c, k) == pytest.approx(_humaneval(n, c, k), abs=1e-12)

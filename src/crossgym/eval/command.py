@@ -174,6 +174,14 @@ def _ci(doc: dict[str, Any] | None) -> str:
     return "" if not doc else f" [{doc['low']:.2f}, {doc['high']:.2f}]"
 
 
+def _pass1_method(ci: dict[str, Any]) -> str:
+    """How pass@1's interval was computed: Wilson over rollouts, or the bootstrap over tasks when tasks have unequal
+    samples (metrics._pass1_interval), so the note under the figures says what they are."""
+    p1 = ci.get("pass@1") or {}
+    return "bootstrap over tasks (unequal samples per task)" if p1.get("method") == "bootstrap" else \
+        "Wilson over rollouts"
+
+
 def summary_lines(metrics: dict[str, Any]) -> list[str]:
     """The human summary of a metrics document: failure modes first, then pass@k and rewards with 95% intervals.
     Each line quotes text a policy or a dataset wrote (reasons, task ids, sources, the model's name): made
@@ -210,7 +218,7 @@ def summary_lines(metrics: dict[str, Any]) -> list[str]:
                                for k, v in metrics["pass@k"].items()),
               f"  mean reward {f(metrics['mean_reward'])}{_ci(ci.get('mean_reward'))}  "
               f"(std {f(metrics['reward_std'])})",
-              "  (95% intervals: pass@1 Wilson over rollouts; mean reward and pass@k>1 bootstrap over tasks)"]
+              "  (95% intervals: pass@1 " + _pass1_method(ci) + "; mean reward and pass@k>1 bootstrap over tasks)"]
     for name, g in metrics["by_source"].items():
         gci = g.get("intervals") or {}
         lines.append(f"  source {name}: pass@1 {f(g['pass@1'])}{_ci(gci.get('pass@1'))}, mean reward "

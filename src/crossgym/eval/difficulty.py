@@ -82,9 +82,17 @@ def task_rates(run: Any, rollouts: Iterable[Rollout]) -> dict[str, TaskRate]:
         rate = out.setdefault(r.task.id, TaskRate())
         rate.n += 1
         rate.passed += int(bool(r.verdict.passed))
-        reward = rule.score(r.task, r.completion, verdict=r.verdict).reward
-        rate.rewards.add(math.nan if reward is None else round(float(reward), 9))
+        rate.rewards.add(_reward_key(rule.score(r.task, r.completion, verdict=r.verdict).reward))
     return out
+
+
+def _reward_key(reward: float | None) -> float:
+    """A reward as a zero-variance group compares it: rounded to 9 places, and every missing or NaN reward as the
+    one ``math.nan`` object, because a set tells NaNs apart by identity (``nan != nan``): without it a group whose
+    samples all scored NaN would count as varied, though every sample is alike."""
+    if reward is None or math.isnan(reward):
+        return math.nan
+    return round(float(reward), 9)
 
 
 def filter_rows(rows: Sequence[Task], rates: dict[str, TaskRate], *, min_pass: float, max_pass: float

@@ -106,7 +106,8 @@ class _Group:
 
 
 def intervals(tasks: Sequence[Sequence[Rollout]], ks: Sequence[int]) -> dict[str, Any]:
-    """95% intervals: Wilson on pass@1 (over rollouts), a seeded bootstrap over tasks on mean reward and pass@k."""
+    """95% intervals: Wilson on pass@1 (over rollouts; the bootstrap when tasks have unequal samples), a seeded
+    bootstrap over tasks on mean reward and pass@k."""
     return _intervals([(len(rs), sum(1 for r in rs if r.verdict.passed)) for rs in tasks],
                       [sum(r.verdict.reward for r in rs if not math.isnan(r.verdict.reward)) for rs in tasks],
                       [float(sum(1 for r in rs if not math.isnan(r.verdict.reward))) for rs in tasks], ks)
@@ -119,14 +120,28 @@ def _intervals(counts: Sequence[tuple[int, int]], sums: Sequence[float], finite:
 
     successes, trials = sum(c for _, c in counts), sum(n for n, _ in counts)
     statistics = {"mean_reward": stats.ratio_stat(sums, finite)}
-    for k in ks:
+    unequal = len({n for n, _ in counts}) > 1  # pass@1's interval is then the bootstrap's (_pass1_interval)
+    for k in sorted(set(ks) | ({1} if unequal else set())):
         statistics[f"pass@{k}"] = stats.mean_stat([pass_at_k(n, c, k) if n >= k else None for n, c in counts])
     boot = stats.bootstrap(len(counts), statistics)
     return {"confidence": stats.CONFIDENCE,
-            "pass@1": stats.interval(stats.wilson(successes, trials), stats.WILSON, successes=successes,
-                                     trials=trials),
+            "pass@1": _pass1_interval(counts, successes, trials, boot.get("pass@1")),
             "mean_reward": stats.interval(boot["mean_reward"], stats.BOOTSTRAP),
             "pass@k": {str(k): stats.interval(boot[f"pass@{k}"], stats.BOOTSTRAP) for k in ks}}
+
+
+def _pass1_interval(counts: Sequence[tuple[int, int]], successes: int, trials: int,
+                    boot: tuple[float, float] | None) -> dict[str, Any] | None:
+    """pass@1's interval: Wilson over the rollouts when every task has the same number of samples, since only then
+    is the pooled rate (successes / trials) the reported pass@1 (the mean of per-task rates). With unequal samples
+    the two differ (a task of 1 passing sample beside one of 100 failing: pass@1 0.5, pooled 1/101) and a Wilson
+    interval around the pooled rate need not hold pass@1, so it is the bootstrap over tasks instead (its method
+    says so; None when pass@1 was not bootstrapped)."""
+    from crossgym.eval import stats
+
+    if len({n for n, _ in counts}) <= 1:
+        return stats.interval(stats.wilson(successes, trials), stats.WILSON, successes=successes, trials=trials)
+    return stats.interval(boot, stats.BOOTSTRAP, successes=successes, trials=trials)
 
 
 def error_counts(rollouts: Iterable[Rollout]) -> dict[str, Any]:

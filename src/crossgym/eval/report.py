@@ -101,7 +101,8 @@ def _errbars(values: list[float], docs: list[dict[str, Any] | None]) -> list[lis
 
 
 def plot_by_source(metrics: dict[str, Any], path: Path) -> None:
-    """pass@1 (0-1, Wilson intervals) and mean reward (its own scale, bootstrap intervals) per source, side by side."""
+    """pass@1 (0-1, Wilson intervals; bootstrap with unequal samples per task) and mean reward (its own scale,
+    bootstrap intervals) per source, side by side."""
     plt = _pyplot()
     groups = metrics["by_source"]
     names = list(groups)
@@ -112,7 +113,7 @@ def plot_by_source(metrics: dict[str, Any], path: Path) -> None:
     ci = [groups[s].get("intervals") or {} for s in names]
     ax1.bar(xs, p1, color="#4c72b0", yerr=_errbars(p1, [c.get("pass@1") for c in ci]), capsize=3)
     ax1.set_ylim(0.0, 1.02)
-    ax1.set_title("pass@1 (95% Wilson)", fontsize=9)
+    ax1.set_title("pass@1 (95% Wilson or bootstrap)", fontsize=9)
     ax2.bar(xs, mr, color="#dd8452", yerr=_errbars(mr, [c.get("mean_reward") for c in ci]), capsize=3)
     ax2.axhline(0, color="#888", linewidth=0.6)
     ax2.set_title("mean reward (95% bootstrap)", fontsize=9)
@@ -342,7 +343,7 @@ def _group_table(title: str, groups: dict[str, Any]) -> str:
         f"<td>{g['errors']['total']}</td>"
         f"<td>{html.escape(', '.join(g.get('versions', [])))}</td></tr>" for name, g in groups.items())
     return (f"<h2>{html.escape(title)}</h2><table><tr><th>name</th><th>tasks</th><th>rollouts</th>"
-            f"<th>pass@1 [95% Wilson]</th><th>mean reward [95% bootstrap]</th><th>errors</th><th>versions</th></tr>"
+            f"<th>pass@1 [95% Wilson; bootstrap with unequal samples]</th><th>mean reward [95% bootstrap]</th><th>errors</th><th>versions</th></tr>"
             f"{rows}</table>")
 
 
@@ -560,7 +561,8 @@ margin:1em 0}}.next li{{margin:6px 0}}code{{background:#eee;padding:0 3px}}</sty
 {_health(metrics)}
 <h2>By task source, each on its own scale</h2>
 <p>Rewards of each source's rollouts: passed, failed (the model's) and verifier/infrastructure errors; each panel
-has its own reward axis and its pass@1 with a 95% Wilson interval.</p>
+has its own reward axis and its pass@1 with a 95% interval (Wilson; bootstrap over tasks where tasks have unequal
+samples).</p>
 <div><img src="{PLOTS['source_panels']}" alt="reward per task source, each on its own scale"></div>{more}
 <h2>Summary</h2><table>{summary_rows}</table>
 <div><img src="{PLOTS['reward_hist']}" alt="reward histogram"><img src="{PLOTS['pass_at_k']}" alt="pass@k curve">
