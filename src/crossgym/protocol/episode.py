@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossgym.protocol.messages import Message, ToolSpec, json_kind, messages_from, whole_number
+from crossgym.protocol.messages import Message, ToolSpec, json_kind, json_object, messages_from, whole_number
 from crossgym.protocol.task import Completion, Task, Verdict
 
 
@@ -96,7 +96,7 @@ class Rollout:
     def from_dict(cls, d: Mapping[str, Any]) -> Rollout:
         return cls(task=Task.from_dict(d["task"]), completion=Completion.from_dict(d["completion"]),
                    verdict=Verdict.from_dict(d["verdict"]), turns=_turns(d.get("turns", 1)),
-                   timings=_timings(d.get("timings")), provenance=_object("provenance", d.get("provenance")))
+                   timings=_timings(d.get("timings")), provenance=json_object("'provenance'", d.get("provenance")))
 
 
 def _turns(value: Any) -> int:
@@ -112,17 +112,9 @@ def _turns(value: Any) -> int:
 
 def _timings(value: Any) -> dict[str, float]:
     """A stored rollout's ``timings``: an object of numbers (seconds); null or absent is none."""
-    table = _object("timings", value)
+    table = json_object("'timings'", value)
     for k, v in table.items():
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise ValueError(f"'timings' must hold numbers (seconds), got {json_kind(v)} for {str(k)!r}")
     return {str(k): float(v) for k, v in table.items()}
 
-
-def _object(name: str, value: Any) -> dict[str, Any]:
-    """A stored rollout's field that is an object (empty when null or absent); anything else names the field."""
-    if not value:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"'{name}' must be an object, got {json_kind(value)}")
-    return dict(value)

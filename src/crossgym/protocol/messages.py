@@ -18,10 +18,26 @@ def json_kind(value: Any) -> str:
     return "null" if value is None else f"{names.get(type(value), type(value).__name__)} ({repr(value)[:40]})"
 
 
+def true_false(value: Any) -> bool:
+    """Whether ``value`` is true/false: a bool, or numpy's bool_ (no bool, and no int either, but read as one
+    by ``numbers``' checks elsewhere), found without importing numpy. Stored numbers are never true/false."""
+    return isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b"
+
+
+def json_object(what: str, value: Any) -> dict[str, Any]:
+    """A stored record's field that is an object, as a dict (empty when null, absent or empty: a columnar file may
+    hold an empty list); anything else is a ValueError naming ``what`` (e.g. "'metadata'") and what it got."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be an object, got {json_kind(value)}")
+    return dict(value)
+
+
 def whole_number(value: Any) -> int | None:
     """``value`` as an int when it is a whole number as a stored record may hold one (2, numpy's int64, or 2.0 from
     a float column: Parquet makes an integer column with nulls float); None for anything else (text, 2.5, true)."""
-    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", None) == "b":
+    if true_false(value):
         return None
     if isinstance(value, numbers.Integral):
         return operator.index(value)

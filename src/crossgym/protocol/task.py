@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from crossgym.protocol.messages import Message, ToolSpec, json_kind, messages_from
+from crossgym.protocol.messages import Message, ToolSpec, json_kind, json_object, messages_from, true_false
 
 JSON = Any  # a JSON-serialisable value
 
@@ -38,7 +38,7 @@ def task_id_text(value: Any) -> str:
     "True", "nan", "[1]"), so every task of a file with empty ids shared the id "None", one task to an eval."""
     if isinstance(value, str):
         return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and _numpy_kind(value) != "b":
+    if isinstance(value, numbers.Integral) and not true_false(value):
         return str(int(value))
     if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
         return str(value)
@@ -65,13 +65,8 @@ def _tools(value: Any) -> tuple[ToolSpec, ...]:
 
 
 def _metadata(value: Any) -> dict[str, Any]:
-    """A task's metadata: an object (empty when absent, null or empty, as before: a columnar file may hold an
-    empty list); anything else is a ValueError naming it."""
-    if not value:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"'metadata' must be an object, got {_kind(value)}")
-    return dict(value)
+    """A task's metadata: an object (empty when absent, null or empty, as before); anything else names it."""
+    return json_object("'metadata'", value)
 
 
 @dataclass(frozen=True)
@@ -233,7 +228,7 @@ def _numbers(field: str, value: Any, *, integers: bool) -> tuple[Any, ...]:
         return items  # (the common case: a JSON list of ints, one pass)
     out: list[Any] = []
     for n, item in enumerate(items):
-        if isinstance(item, bool) or _numpy_kind(item) == "b" or not isinstance(item, numbers.Real) or (
+        if true_false(item) or not isinstance(item, numbers.Real) or (
                 integers and not isinstance(item, numbers.Integral)):
             raise ValueError(f"'{field}' must be a list of {want}, got {_kind(item)} at item {n + 1}")
         out.append(operator.index(item) if isinstance(item, numbers.Integral) and integers else float(item))
@@ -322,7 +317,7 @@ def _stored_reward(value: Any) -> float:
     would score what the writer never meant."""
     if value is None:
         return math.nan
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or _numpy_kind(value) == "b":
+    if true_false(value) or not isinstance(value, numbers.Real):
         raise ValueError(f"a verdict's 'reward' must be a number, got {json_kind(value)}")
     reward = float(value)
     if math.isinf(reward):  # (JSON 1e400): no verifier gives one, and a mean over it is no mean
@@ -350,17 +345,13 @@ def _stored_passed(value: Any) -> bool:
     Anything else is refused, above all text: ``bool("false")`` is True, which counted failures as passes."""
     if value is None:
         return False
-    if isinstance(value, bool) or _numpy_kind(value) == "b":
+    if true_false(value):
         return bool(value)
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
     raise ValueError(f"a verdict's 'passed' must be true or false, got {json_kind(value)}")
 
 
-def _numpy_kind(value: Any) -> str | None:
-    """A numpy scalar's dtype kind ("b" for numpy.bool_, which is no bool), without importing numpy."""
-    dtype = getattr(value, "dtype", None)
-    return getattr(dtype, "kind", None)
 
 
 def _utf8_safe(text: str) -> bool:

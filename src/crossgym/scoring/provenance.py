@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossgym.protocol.messages import json_kind, whole_number
+from crossgym.protocol.messages import json_kind, json_object, whole_number
 from crossgym.protocol.task import VerifierSpec
 
 PROVENANCE_SCHEMA = 2
@@ -129,13 +129,9 @@ class Provenance:
 
 
 def _params(value: Any) -> dict[str, Any]:
-    """A provenance's verifier params: an object (none when null or absent). Anything else is a ValueError naming
+    """A provenance's verifier params: an object (none when null or absent); anything else is a ValueError naming
     the field, which readers report with the record's file:line (it was Python's "dictionary update sequence")."""
-    if not value:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"provenance: the verifier's 'params' must be an object, got {json_kind(value)}")
-    return dict(value)
+    return json_object("provenance: the verifier's 'params'", value)
 
 
 def _schema(value: Any) -> int:
